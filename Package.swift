@@ -1,0 +1,85 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny")
+]
+
+let package = Package(
+    name: "Klaxon",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "klaxon", targets: ["klaxon"]),
+        .library(name: "KlaxonCore", targets: ["KlaxonCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+    ],
+    targets: [
+        // Pure domain: rule kinds, alert state machine, readings parsing. Foundation + Logging only.
+        .target(
+            name: "KlaxonCore",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        // SQLite (WAL) through GRDB: migrations, records, queries.
+        .target(
+            name: "KlaxonStore",
+            dependencies: [
+                "KlaxonCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Notifiers and message templates.
+        .target(
+            name: "KlaxonDelivery",
+            dependencies: [
+                "KlaxonCore",
+                .product(name: "Mustache", package: "swift-mustache"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Config and rule loading, command implementations, wiring.
+        .target(
+            name: "KlaxonApp",
+            dependencies: [
+                "KlaxonCore", "KlaxonStore", "KlaxonDelivery",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "klaxon",
+            dependencies: [
+                "KlaxonApp",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Release-build benchmark driver: generates data, runs the real `klaxon` binary, reports wall time and peak RSS.
+        .executableTarget(
+            name: "klaxon-bench",
+            dependencies: ["KlaxonCore"],
+            path: "Sources/KlaxonBench",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "KlaxonCoreTests", dependencies: ["KlaxonCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KlaxonStoreTests",
+            dependencies: ["KlaxonCore", "KlaxonStore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KlaxonAppTests",
+            dependencies: ["KlaxonApp", "KlaxonCore", "KlaxonStore", "KlaxonDelivery"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,189 @@
+import Foundation
+import KlaxonCore
+import KlaxonDelivery
+import KlaxonStore
+
+/// `klaxon dry-run`: replays readings in time order through the same engine `evaluate` uses, from a
+/// clean state, and returns the transitions it would produce. Never writes, never delivers.
+///
+/// Readings files are streamed: memory holds one session per watched series and the transitions,
+/// not the readings. A series whose readings are out of order in the files is replayed again, sorted,
+/// in a second pass that holds only that series' readings.
+public struct DryRun {
+    public struct Result: Sendable {
+        public var transitions: [Transition] = []
+        public var readings = 0
+        public var rejected = 0
+    }
+
+    public let engine: RuleEngine
+    public var from: Int64?
+    public var to: Int64?
+
+    public init(rules: [Rule], from: Int64? = nil, to: Int64? = nil) {
+        engine = RuleEngine(rules: rules)
+        self.from = from
+        self.to = to
+    }
+
+    /// Sessions by series, with a one-entry cache for files grouped by series.
+    struct Sessions {
+        var index: [SeriesKey: Int] = [:]
+        var sessions: [SeriesSession] = []
+        var lastKey: SeriesKey? = nil
+        var lastIndex = -1
+
+        /// The session index for a series (-1 when no rule watches it).
+        mutating func lookup(_ key: SeriesKey, unit: String?, engine: RuleEngine) -> Int {
+            if let lastKey, lastKey == key { return lastIndex }
+            let i: Int
+            if let known = index[key] {
+                i = known
+            } else if let s = engine.session(for: key, unit: unit) {
+                sessions.append(s)
+                i = sessions.count - 1
+                index[key] = i
+            } else {
+                i = -1
+                index[key] = -1
+            }
+            lastKey = key
+            lastIndex = i
+            return i
+        }
+    }
+
+    func inRange(_ t: Int64) -> Bool { (from.map { t >= $0 } ?? true) && (to.map { t <= $0 } ?? true) }
+
+    /// Replays readings files.
+    public func run(files: [String], report: (String) -> Void = printError) throws -> Result {
+        var result = Result()
+        var sessions = Sessions()
+        var out: [Transition] = []
+        var disordered: Set<SeriesKey> = []
+        var maxTime = Int64.min
+        for path in files {
+            try ReadingsFiles.stream(path: path) { row in
+                switch row {
+                case .rejected(let line, let reason):
+                    result.rejected += 1
+                    report("\(path):\(line): \(reason)")
+                case .reading(let r, _):
+                    guard inRange(r.time) else { return }
+                    result.readings += 1
+                    maxTime = max(maxTime, r.time)
+                    let key = r.series
+                    let i = sessions.lookup(key, unit: r.unit, engine: engine)
+                    guard i >= 0, !disordered.contains(key) else { return }
+                    if let last = sessions.sessions[i].lastTime, r.time <= last {
+                        disordered.insert(key)
+                        return
+                    }
+                    engine.step(&sessions.sessions[i], time: r.time, value: r.value, into: &out)
+                }
+            }
+        }
+        if !disordered.isEmpty {
+            // Second pass: only the out-of-order series, sorted; a repeated time keeps the last value (as ingest would).
+            out.removeAll { disordered.contains(SeriesKey(station: $0.station, metric: $0.metric)) }
+            var held: [SeriesKey: [(time: Int64, order: Int, value: Double, unit: String?)]] = [:]
+            var order = 0
+            for path in files {
+                try ReadingsFiles.stream(path: path) { row in
+                    guard case .reading(let r, _) = row, inRange(r.time), disordered.contains(r.series) else { return }
+                    order += 1
+                    held[r.series, default: []].append((r.time, order, r.value, r.unit))
+                }
+            }
+            for (key, var readings) in held {
+                readings.sort { ($0.time, $0.order) < ($1.time, $1.order) }
+                guard var s = engine.session(for: key, unit: readings.first?.unit) else { continue }
+                for (k, r) in readings.enumerated() where k + 1 == readings.count || readings[k + 1].time != r.time {
+                    engine.step(&s, time: r.time, value: r.value, into: &out)
+                }
+                sessions.sessions[sessions.index[key]!] = s
+            }
+        }
+        finish(&sessions, end: to ?? maxTime, into: &out)
+        result.transitions = out.sorted(by: Transition.outputOrder)
+        return result
+    }
+
+    /// Replays a store's readings (read-only).
+    public func run(store: Store) throws -> Result {
+        var result = Result()
+        var sessions = Sessions()
+        var out: [Transition] = []
+        var maxTime = Int64.min
+        try store.forEachReading(from: from, to: to) { key, unit, time, value in
+            result.readings += 1
+            maxTime = max(maxTime, time)
+            let i = sessions.lookup(key, unit: unit, engine: engine)
+            guard i >= 0 else { return }
+            engine.step(&sessions.sessions[i], time: time, value: value, into: &out)
+        }
+        finish(&sessions, end: to ?? maxTime, into: &out)
+        result.transitions = out.sorted(by: Transition.outputOrder)
+        return result
+    }
+
+    /// Lets time run to the end of the replay, so a series that went quiet is seen as stale.
+    func finish(_ sessions: inout Sessions, end: Int64, into out: inout [Transition]) {
+        guard end != Int64.min else { return }
+        for i in sessions.sessions.indices {
+            engine.advance(&sessions.sessions[i], to: end, into: &out)
+        }
+    }
+}
+
+/// Prints dry-run results.
+public enum DryRunPrinter {
+    public static func json(_ transitions: [Transition], renderer: MessageRenderer, explain: Bool) -> [String] {
+        transitions.map { t in
+            var o: [String: Any] = [
+                "rule": t.rule, "station": t.station, "metric": t.metric, "state": t.state.rawValue,
+                "at": Timestamp.format(t.at), "message": renderer.render(t),
+            ]
+            o["value"] = t.value.map { $0 as Any } ?? NSNull()
+            if t.kind == LevelsRule.kindName {
+                o["level"] = t.level.map { $0 as Any } ?? NSNull()
+                o["from_level"] = t.fromLevel.map { $0 as Any } ?? NSNull()
+            }
+            if explain { o["explanation"] = t.explanation }
+            let data = (try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    /// A readable table; with `explain`, a `why:` line under each row.
+    public static func text(_ transitions: [Transition], renderer: MessageRenderer, explain: Bool) -> [String] {
+        guard !transitions.isEmpty else { return ["no transitions"] }
+        let header = ["AT", "RULE", "STATION", "METRIC", "STATE", "LEVEL", "VALUE", "MESSAGE"]
+        let rows: [[String]] = transitions.map { t in
+            let level: String
+            switch (t.fromLevel, t.level) {
+            case (let f?, let l?): level = "\(f)→\(l)"
+            case (nil, let l?): level = l
+            case (let f?, nil): level = "\(f)→"
+            default: level = "-"
+            }
+            return [
+                Timestamp.format(t.at), t.rule, t.station, t.metric, t.state.rawValue, level,
+                t.value.map(formatValue) ?? "-", renderer.render(t),
+            ]
+        }
+        var widths = header.map(\.count)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { i, c in
+                i == cells.count - 1 ? c : c + String(repeating: " ", count: widths[i] - c.count)
+            }.joined(separator: "  ")
+        }
+        var out = [line(header)]
+        for (row, t) in zip(rows, transitions) {
+            out.append(line(row))
+            if explain { out.append("    why: \(t.explanation)") }
+        }
+        return out
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import KlaxonCore
+import KlaxonDelivery
+import Yams
+
+/// Loads rule files: YAML, one rule per file or a list under `rules:`. Strict: unknown keys, wrong
+/// types, missing fields and bad durations are reported as `PATH:LINE:COL: error: message`, and every
+/// problem in every file is reported, not just the first.
+public enum RuleLoader {
+    static let commonKeys = ["name", "kind", "severity", "labels", "notify", "message"]
+    static let kindKeys: [String: [String]] = [
+        ThresholdRule.kindName: ["metric", "stations", "above", "below", "clear", "for"],
+        LevelsRule.kindName: ["metric", "stations", "levels", "deadband", "min_dwell"],
+        StaleRule.kindName: ["metric", "stations", "after"],
+    ]
+
+    /// The rule files under the given paths: files as given, folders' `*.yaml`/`*.yml` (not recursive,
+    /// so `Rules/tests/` holds tests, not rules), sorted for a stable order.
+    public static func ruleFiles(_ paths: [String]) throws -> [String] {
+        var out: [String] = []
+        let fm = FileManager.default
+        for path in paths {
+            var isDir: ObjCBool = false
+            guard fm.fileExists(atPath: path, isDirectory: &isDir) else {
+                throw UserError("\(path): no such file or folder")
+            }
+            if isDir.boolValue {
+                let names = try fm.contentsOfDirectory(atPath: path).filter {
+                    $0.hasSuffix(".yaml") || $0.hasSuffix(".yml")
+                }.sorted()
+                out += names.map { (path as NSString).appendingPathComponent($0) }
+            } else {
+                out.append(path)
+            }
+        }
+        return out
+    }
+
+    /// Loads every rule under `paths`; throws `DiagnosticsError` listing every problem.
+    public static func load(paths: [String]) throws -> [Rule] {
+        let diagnostics = Diagnostics()
+        let rules = try load(paths: paths, diagnostics: diagnostics)
+        guard diagnostics.isEmpty else { throw DiagnosticsError(diagnostics: diagnostics.items) }
+        return rules
+    }
+
+    /// Loads what it can, reporting problems into `diagnostics`.
+    public static func load(paths: [String], diagnostics: Diagnostics) throws -> [Rule] {
+        var rules: [Rule] = []
+        var names: [String: String] = [:]
+        for file in try ruleFiles(paths) {
+            let text: String
+            do {
+                text = try String(contentsOfFile: file, encoding: .utf8)
+            } catch {
+                diagnostics.add(Diagnostic(path: file, line: 1, column: 1, message: "cannot read: \(error.localizedDescription)"))
+                continue
+            }
+            for (rule, node) in parse(text, path: file, diagnostics: diagnostics) {
+                if let first = names[rule.name] {
+                    let mark = node.mark
+                    diagnostics.add(
+                        Diagnostic(
+                            path: file, line: mark?.line ?? 1, column: mark?.column ?? 1,
+                            message: "rule name \"\(rule.name)\" is already used at \(first)"))
+                    continue
+                }
+                names[rule.name] = rule.origin
+                rules.append(rule)
+            }
+        }
+        return rules
+    }
+
+    /// Parses one file's text.
+    static func parse(_ text: String, path: String, diagnostics: Diagnostics) -> [(Rule, Node)] {
+        let file = YAMLFile(path: path, diagnostics: diagnostics)
+        guard let root = file.compose(text) else {
+            if diagnostics.items.last?.path != path {
+                diagnostics.add(Diagnostic(path: path, line: 1, column: 1, message: "the file holds no rule"))
+            }
+            return []
+        }
+        var ruleNodes: [Node] = []
+        if let m = root.mapping, m.keys.contains(where: { $0.string == "rules" }) {
+            guard var top = file.map(root, what: "a rule file") else { return [] }
+            if let list = top.required("rules", what: "the file"), let items = file.list(list, what: "rules") {
+                ruleNodes = items
+            }
+            top.rejectUnknown(known: ["rules"], what: "a file with a rules: list")
+        } else {
+            ruleNodes = [root]
+        }
+        return ruleNodes.compactMap { node in rule(node, file: file).map { ($0, node) } }
+    }
+
+    static func rule(_ node: Node, file: YAMLFile) -> Rule? {
+        guard var m = file.map(node, what: "a rule") else { return nil }
+        let before = file.diagnostics.items.count
+        let name = m.required("name", what: "the rule").flatMap { file.string($0, what: "name") }
+        let what = name.map { "rule \"\($0)\"" } ?? "the rule"
+        if let name, name.isEmpty || name.contains(where: { $0.isNewline }) {
+            file.error(m.value("name"), "name must be a non-empty single line")
+        }
+        let kindNode = m.required("kind", what: what)
+        let kindName = kindNode.flatMap { file.string($0, what: "kind") }
+        var severity = Severity.warning
+        if let n = m.value("severity"), let s = file.string(n, what: "severity") {
+            if let v = Severity(rawValue: s) {
+                severity = v
+            } else {
+                file.error(n, "severity must be info, warning or critical, not \"\(s)\"")
+            }
+        }
+        let labels = m.value("labels").flatMap { file.stringMap($0, what: "labels") } ?? [:]
+        let notify = m.value("notify").flatMap { file.stringList($0, what: "notify") } ?? []
+        var message: String? = nil
+        if let n = m.value("message"), let s = file.string(n, what: "message") {
+            do {
+                _ = try MessageRenderer.compile(s, origin: "message")
+                message = s
+            } catch {
+                file.error(n, "\(error)")
+            }
+        }
+        var kind: (any RuleKind)? = nil
+        var known = commonKeys
+        if let kindName {
+            if let keys = kindKeys[kindName] {
+                known += keys
+                switch kindName {
+                case ThresholdRule.kindName: kind = threshold(&m, file: file, what: what)
+                case LevelsRule.kindName: kind = levels(&m, file: file, what: what)
+                default: kind = stale(&m, file: file, what: what)
+                }
+            } else {
+                file.error(
+                    kindNode,
+                    "unknown kind \"\(kindName)\" (kinds are \(kindKeys.keys.sorted().joined(separator: ", ")))")
+                m.markAllUsed()
+            }
+        }
+        m.rejectUnknown(known: known, what: what)
+        guard let name, let kind, file.diagnostics.items.count == before else { return nil }
+        let mark = node.mark
+        return Rule(
+            name: name, kind: kind, severity: severity, labels: labels, notify: notify, message: message,
+            origin: "\(file.path):\(mark?.line ?? 1):\(mark?.column ?? 1)")
+    }
+
+    static func metricAndStations(_ m: inout YAMLMap, file: YAMLFile, what: String) -> (String, Set<String>?)? {
+        let metric = m.required("metric", what: what).flatMap { file.string($0, what: "metric") }
+        var stations: Set<String>? = nil
+        if let n = m.value("stations"), let list = file.stringList(n, what: "stations") {
+            if list.isEmpty { file.error(n, "stations is empty: leave it out to watch every station") }
+            stations = Set(list)
+        }
+        guard let metric else { return nil }
+        if metric.isEmpty { file.error(m.value("metric"), "metric is empty") }
+        return (metric, stations)
+    }
+
+    static func threshold(_ m: inout YAMLMap, file: YAMLFile, what: String) -> ThresholdRule? {
+        let ms = metricAndStations(&m, file: file, what: what)
+        let aboveNode = m.value("above")
+        let belowNode = m.value("below")
+        let above = aboveNode.flatMap { file.number($0, what: "above") }
+        let below = belowNode.flatMap { file.number($0, what: "below") }
+        let clearNode = m.value("clear")
+        let clear = clearNode.flatMap { file.number($0, what: "clear") }
+        let holdFor = m.value("for").flatMap { file.duration($0, what: "for") } ?? 0
+        switch (aboveNode, belowNode) {
+        case (nil, nil):
+            file.error(m.node, "\(what) needs exactly one of above: or below:")
+            return nil
+        case (.some, .some):
+            file.error(belowNode, "\(what) has both above: and below:; use one (two rules for a band)")
+            return nil
+        default: break
+        }
+        guard let ms else { return nil }
+        if let above, let clear, clear > above {
+            file.error(clearNode, "clear (\(formatValue(clear))) must be at or below above (\(formatValue(above))): an above alert resolves when the value drops below clear")
+            return nil
+        }
+        if let below, let clear, clear < below {
+            file.error(clearNode, "clear (\(formatValue(clear))) must be at or above below (\(formatValue(below))): a below alert resolves when the value rises above clear")
+            return nil
+        }
+        if let above {
+            return ThresholdRule(metric: ms.0, stations: ms.1, direction: .above, threshold: above, clear: clear, holdFor: holdFor)
+        }
+        if let below {
+            return ThresholdRule(metric: ms.0, stations: ms.1, direction: .below, threshold: below, clear: clear, holdFor: holdFor)
+        }
+        return nil
+    }
+
+    static func levels(_ m: inout YAMLMap, file: YAMLFile, what: String) -> LevelsRule? {
+        let ms = metricAndStations(&m, file: file, what: what)
+        var ladder: [LevelsRule.Level] = []
+        if let n = m.required("levels", what: what), let items = file.list(n, what: "levels") {
+            if items.isEmpty { file.error(n, "levels is empty: list at least one {name, at}") }
+            for item in items {
+                guard var lm = file.map(item, what: "a level") else { continue }
+                let name = lm.required("name", what: "the level").flatMap { file.string($0, what: "level name") }
+                let atNode = lm.required("at", what: "the level")
+                let at = atNode.flatMap { file.number($0, what: "at") }
+                lm.rejectUnknown(known: ["name", "at"], what: "a level")
+                guard let name, let at else { continue }
+                if name.isEmpty { file.error(item, "a level name is empty") }
+                if ladder.contains(where: { $0.name == name }) {
+                    file.error(item, "level \"\(name)\" appears twice")
+                } else if let last = ladder.last, at <= last.at {
+                    file.error(
+                        atNode,
+                        "levels must ascend: \"\(name)\" at \(formatValue(at)) is not above \"\(last.name)\" at \(formatValue(last.at))"
+                    )
+                }
+                ladder.append(.init(name: name, at: at))
+            }
+        }
+        var deadband = 0.0
+        if let n = m.value("deadband"), let d = file.number(n, what: "deadband") {
+            if d < 0 { file.error(n, "deadband must not be negative") } else { deadband = d }
+        }
+        let dwell = m.value("min_dwell").flatMap { file.duration($0, what: "min_dwell") } ?? 0
+        guard let ms, !ladder.isEmpty else { return nil }
+        return LevelsRule(metric: ms.0, stations: ms.1, levels: ladder, deadband: deadband, minDwell: dwell)
+    }
+
+    static func stale(_ m: inout YAMLMap, file: YAMLFile, what: String) -> StaleRule? {
+        let ms = metricAndStations(&m, file: file, what: what)
+        let after = m.required("after", what: what).flatMap { file.duration($0, what: "after") }
+        guard let ms, let after else { return nil }
+        if after <= 0 { file.error(m.value("after"), "after must be longer than 0s") }
+        return StaleRule(metric: ms.0, stations: ms.1, after: after)
+    }
+}

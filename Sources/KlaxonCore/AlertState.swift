@@ -1,0 +1,23 @@
+/// The persisted state of one alert (one rule on one series). Every rule kind keeps its state here,
+/// so the store needs one table and replay one dictionary.
+public struct AlertState: Sendable, Hashable, Codable {
+    public enum Status: String, Sendable, Codable {
+        case inactive, pending, firing
+    }
+
+    public var status: Status = .inactive
+    /// When the current status began: pending since, or firing since.
+    public var since: Int64?
+    /// `levels`: the announced level, by name (so an edited ladder keeps working).
+    public var level: String?
+    /// `levels`: a level waiting out `min_dwell`, and since when the value has been away from the announced level.
+    public var candidate: String?
+    public var candidateSince: Int64?
+    /// The time and value of the last reading this alert saw. Readings at or before `lastTime` are late.
+    public var lastTime: Int64?
+    public var lastValue: Double?
+
+    public init() {}
+
+    public var isFiring: Bool { status == .firing }
+}

@@ -1,0 +1,87 @@
+/// The state of every rule watching one series, carried from reading to reading.
+public struct SeriesSession: Sendable {
+    public let series: SeriesKey
+    public var unit: String?
+    /// Indexes into `RuleEngine.rules`, one per rule that watches the series.
+    public let ruleIndexes: [Int]
+    /// The state of each of those rules' alert, in the same order.
+    public var states: [AlertState]
+    /// The newest reading time seen; a reading at or before it is late.
+    public var lastTime: Int64?
+    /// Readings dropped because they were not newer than `lastTime`.
+    public var lateReadings = 0
+
+    var context: SeriesContext { SeriesContext(station: series.station, metric: series.metric, unit: unit) }
+}
+
+/// Evaluates rules against readings. Pure and shared by `evaluate`, `dry-run`, `test` and the
+/// daemon: they differ only in where readings come from and where transitions go.
+public struct RuleEngine: Sendable {
+    public let rules: [Rule]
+
+    public init(rules: [Rule]) {
+        self.rules = rules
+    }
+
+    /// The rules that watch a series.
+    public func ruleIndexes(watching series: SeriesKey) -> [Int] {
+        rules.indices.filter { rules[$0].kind.watches(series) }
+    }
+
+    /// A session for a series, resuming from stored states (by rule name); nil when no rule watches it.
+    public func session(for series: SeriesKey, unit: String? = nil, states stored: [String: AlertState] = [:])
+        -> SeriesSession?
+    {
+        let indexes = ruleIndexes(watching: series)
+        guard !indexes.isEmpty else { return nil }
+        let states = indexes.map { stored[rules[$0].name] ?? AlertState() }
+        let last = states.compactMap(\.lastTime).max()
+        return SeriesSession(series: series, unit: unit, ruleIndexes: indexes, states: states, lastTime: last)
+    }
+
+    /// Feeds one reading. Returns false when the reading was late (not newer than the last one) and ignored.
+    @discardableResult
+    public func step(_ s: inout SeriesSession, time: Int64, value: Double, into out: inout [Transition]) -> Bool {
+        if let last = s.lastTime, time <= last {
+            s.lateReadings += 1
+            return false
+        }
+        let context = s.context
+        for i in s.ruleIndexes.indices {
+            let rule = rules[s.ruleIndexes[i]]
+            if let change = rule.kind.advance(&s.states[i], to: time, context: context) {
+                out.append(rule.transition(change, context))
+            }
+            if let change = rule.kind.step(&s.states[i], time: time, value: value, context: context) {
+                out.append(rule.transition(change, context))
+            }
+            s.states[i].lastTime = time
+            s.states[i].lastValue = value
+        }
+        s.lastTime = time
+        return true
+    }
+
+    /// Lets time pass to `now` with no new reading (stale detection).
+    public func advance(_ s: inout SeriesSession, to now: Int64, into out: inout [Transition]) {
+        let context = s.context
+        for i in s.ruleIndexes.indices {
+            let rule = rules[s.ruleIndexes[i]]
+            if let change = rule.kind.advance(&s.states[i], to: now, context: context) {
+                out.append(rule.transition(change, context))
+            }
+        }
+    }
+
+    /// The alerts of a session that are firing now, with their level.
+    public func firing(in s: SeriesSession) -> [(rule: String, level: String?)] {
+        s.ruleIndexes.indices.compactMap { i in
+            s.states[i].isFiring ? (rules[s.ruleIndexes[i]].name, s.states[i].level) : nil
+        }
+    }
+
+    /// Stored states of a session, by rule name.
+    public func states(of s: SeriesSession) -> [(rule: String, state: AlertState)] {
+        s.ruleIndexes.indices.map { (rules[s.ruleIndexes[$0]].name, s.states[$0]) }
+    }
+}

@@ -1,0 +1,75 @@
+/// What a rule kind reports for one step of one series.
+public struct Change: Sendable, Hashable {
+    public var state: TransitionState
+    public var at: Int64
+    public var value: Double?
+    public var level: String?
+    public var fromLevel: String?
+    /// The default one-line message.
+    public var summary: String
+    /// Why: the condition, the value, pending since, the previous level.
+    public var explanation: String
+
+    public init(
+        state: TransitionState, at: Int64, value: Double?, level: String? = nil, fromLevel: String? = nil,
+        summary: String, explanation: String
+    ) {
+        self.state = state
+        self.at = at
+        self.value = value
+        self.level = level
+        self.fromLevel = fromLevel
+        self.summary = summary
+        self.explanation = explanation
+    }
+}
+
+/// What a step needs to word its messages.
+public struct SeriesContext: Sendable {
+    public var station: String
+    public var metric: String
+    public var unit: String?
+
+    public init(station: String, metric: String, unit: String? = nil) {
+        self.station = station
+        self.metric = metric
+        self.unit = unit
+    }
+
+    /// `12.4 ft` or `12.4`.
+    public func show(_ v: Double) -> String {
+        if let unit, !unit.isEmpty { return "\(formatValue(v)) \(unit)" }
+        return formatValue(v)
+    }
+}
+
+/// One kind of rule (`threshold`, `levels`, `stale`, …). A kind is pure: given an alert's state and a
+/// reading (or the passing of time) it updates the state and may report a change. One file per kind.
+public protocol RuleKind: Sendable {
+    /// The name used in rule files (`kind: threshold`).
+    static var kindName: String { get }
+    /// The metric the rule watches.
+    var metric: String { get }
+    /// The stations it watches; nil means every station with the metric.
+    var stations: Set<String>? { get }
+    /// A reading arrived (readings come in time order; the engine drops late ones).
+    func step(_ state: inout AlertState, time: Int64, value: Double, context: SeriesContext) -> Change?
+    /// Time passed with no reading up to `now` (used by kinds that react to missing data).
+    func advance(_ state: inout AlertState, to now: Int64, context: SeriesContext) -> Change?
+    /// True for kinds whose `advance` can report a change: they are checked even when no reading arrives.
+    var reactsToTime: Bool { get }
+}
+
+extension RuleKind {
+    public func advance(_ state: inout AlertState, to now: Int64, context: SeriesContext) -> Change? { nil }
+
+    public var kindName: String { Self.kindName }
+
+    public func watches(_ series: SeriesKey) -> Bool {
+        series.metric == metric && (stations?.contains(series.station) ?? true)
+    }
+}
+
+extension RuleKind {
+    public var reactsToTime: Bool { false }
+}

@@ -1,0 +1,91 @@
+/// What happened to an alert.
+public enum TransitionState: String, Sendable, Codable, Hashable {
+    /// The alert started (for `levels`: entered its first level).
+    case firing
+    /// The alert ended.
+    case resolved
+    /// A firing alert moved to another level.
+    case changed
+}
+
+/// A state change of one alert, as evaluation produces it. A value: the engine hands it to a sink
+/// (stdout, the store, the delivery outbox) and never performs I/O itself.
+public struct Transition: Sendable, Hashable, Codable {
+    public var rule: String
+    public var kind: String
+    public var station: String
+    public var metric: String
+    public var state: TransitionState
+    /// The level entered (`levels` rules only).
+    public var level: String?
+    /// The level left (`levels` rules only; nil when entering the first level).
+    public var fromLevel: String?
+    /// The data time of the transition: the reading that caused it, or the moment a series went stale.
+    public var at: Int64
+    /// The value behind the transition; nil for a series gone stale.
+    public var value: Double?
+    public var unit: String?
+    public var severity: Severity
+    public var labels: [String: String]
+    /// A one-line default message ("gage_height at 01646500 is 12.4 ft, at or above 12").
+    public var summary: String
+    /// Why it happened: threshold, value, pending since, previous level.
+    public var explanation: String
+
+    public init(
+        rule: String, kind: String, station: String, metric: String, state: TransitionState, level: String? = nil,
+        fromLevel: String? = nil, at: Int64, value: Double?, unit: String? = nil, severity: Severity,
+        labels: [String: String] = [:], summary: String, explanation: String
+    ) {
+        self.rule = rule
+        self.kind = kind
+        self.station = station
+        self.metric = metric
+        self.state = state
+        self.level = level
+        self.fromLevel = fromLevel
+        self.at = at
+        self.value = value
+        self.unit = unit
+        self.severity = severity
+        self.labels = labels
+        self.summary = summary
+        self.explanation = explanation
+    }
+
+    /// The alert this transition belongs to.
+    public var alertKey: AlertKey { AlertKey(rule: rule, station: station, metric: metric) }
+
+    /// Orders transitions for output: by time, then rule, station, metric.
+    public static func outputOrder(_ a: Transition, _ b: Transition) -> Bool {
+        (a.at, a.rule, a.station, a.metric) < (b.at, b.rule, b.station, b.metric)
+    }
+}
+
+/// Identifies one alert: a rule applied to one series.
+public struct AlertKey: Sendable, Hashable, Codable, Comparable {
+    public var rule: String
+    public var station: String
+    public var metric: String
+
+    public init(rule: String, station: String, metric: String) {
+        self.rule = rule
+        self.station = station
+        self.metric = metric
+    }
+
+    public static func < (a: AlertKey, b: AlertKey) -> Bool {
+        (a.rule, a.station, a.metric) < (b.rule, b.station, b.metric)
+    }
+}
+
+/// Formats a value for people: at most 3 decimals, no trailing zeros.
+public func formatValue(_ v: Double) -> String {
+    if v.isNaN || v.isInfinite { return "\(v)" }
+    let rounded = (v * 1000).rounded() / 1000
+    if rounded == rounded.rounded(), abs(rounded) < 1e15 { return String(Int64(rounded)) }
+    var s = String(rounded)
+    if s.contains("e") { return s }
+    while s.hasSuffix("0") { s.removeLast() }
+    return s
+}

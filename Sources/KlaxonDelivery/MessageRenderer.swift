@@ -1,0 +1,59 @@
+import Foundation
+import KlaxonCore
+import Mustache
+
+/// Renders alert messages from mustache templates. A rule without a template gets its kind's summary.
+///
+/// Template variables: `rule`, `kind`, `station`, `metric`, `state`, `level`, `from_level`, `value`,
+/// `unit`, `at` (ISO 8601 UTC), `severity`, `summary`, `explanation`, `labels.NAME`, and the booleans
+/// `firing`, `resolved`, `changed`.
+public struct MessageRenderer: Sendable {
+    private let templates: [String: MustacheTemplate]
+
+    /// Compiles every rule's template; a template that does not compile is an error naming the rule.
+    public init(rules: [Rule]) throws {
+        var templates: [String: MustacheTemplate] = [:]
+        for rule in rules {
+            guard let text = rule.message else { continue }
+            templates[rule.name] = try Self.compile(text, origin: "rule \(rule.name)")
+        }
+        self.templates = templates
+    }
+
+    /// Compiles a template, turning the parser's error into a message with line and column.
+    public static func compile(_ text: String, origin: String) throws -> MustacheTemplate {
+        do {
+            return try MustacheTemplate(string: text)
+        } catch let error as MustacheTemplate.ParserError {
+            throw TemplateError(
+                message:
+                    "\(origin): template error at line \(error.context.lineNumber), column \(error.context.columnNumber): \(error.error)"
+            )
+        }
+    }
+
+    public func render(_ t: Transition) -> String {
+        guard let template = templates[t.rule] else { return t.summary }
+        return template.render(Self.context(t)).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The values a template sees.
+    public static func context(_ t: Transition) -> [String: Any] {
+        var c: [String: Any] = [
+            "rule": t.rule, "kind": t.kind, "station": t.station, "metric": t.metric, "state": t.state.rawValue,
+            "at": Timestamp.format(t.at), "severity": t.severity.rawValue, "summary": t.summary,
+            "explanation": t.explanation, "labels": t.labels,
+            "firing": t.state == .firing, "resolved": t.state == .resolved, "changed": t.state == .changed,
+        ]
+        if let v = t.value { c["value"] = formatValue(v) }
+        if let u = t.unit { c["unit"] = u }
+        if let l = t.level { c["level"] = l }
+        if let f = t.fromLevel { c["from_level"] = f }
+        return c
+    }
+}
+
+public struct TemplateError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public var description: String { message }
+}

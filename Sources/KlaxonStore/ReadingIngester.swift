@@ -1,0 +1,119 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import KlaxonCore
+
+/// Counts of what an ingest did.
+public struct IngestStats: Sendable, Equatable {
+    /// New readings.
+    public var inserted = 0
+    /// Readings whose value or quality changed for a key already stored (marked revised).
+    public var revised = 0
+    /// Readings identical to what was stored: nothing written.
+    public var unchanged = 0
+
+    public init() {}
+
+    public static func += (a: inout IngestStats, b: IngestStats) {
+        a.inserted += b.inserted
+        a.revised += b.revised
+        a.unchanged += b.unchanged
+    }
+}
+
+/// Writes readings in batches, one transaction per batch. Idempotent: the same reading twice is one
+/// row; a changed value for the same (station, metric, time) updates the row and marks it revised.
+/// The hot loop binds a prepared statement through the raw SQLite API (about twice GRDB's row speed).
+public final class ReadingIngester {
+    private let writer: any DatabaseWriter
+    private var seriesIDs: [SeriesKey: Int64] = [:]
+
+    public init(store: Store) throws {
+        writer = try store.requireWriter()
+    }
+
+    /// Stores one batch in one transaction.
+    public func write(_ batch: [Reading]) throws -> IngestStats {
+        guard !batch.isEmpty else { return IngestStats() }
+        var cacheAdditions: [SeriesKey: Int64] = [:]
+        let stats = try writer.write { db -> IngestStats in
+            var stats = IngestStats()
+            var seq = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM readings") ?? 0
+            let upsert = try db.makeStatement(
+                sql: """
+                    INSERT INTO readings (series_id, time, value, quality, revised, seq) VALUES (?, ?, ?, ?, 0, ?)
+                    ON CONFLICT (series_id, time) DO UPDATE
+                        SET value = excluded.value, quality = excluded.quality, revised = 1, seq = excluded.seq
+                        WHERE readings.value IS NOT excluded.value OR readings.quality IS NOT excluded.quality
+                    RETURNING revised
+                    """)
+            let handle = upsert.sqliteStatement
+            let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+            var lastKey: SeriesKey? = nil
+            var lastID: Int64 = 0
+            for r in batch {
+                let id: Int64
+                if let lastKey, lastKey.station == r.station, lastKey.metric == r.metric {
+                    id = lastID
+                } else {
+                    let key = r.series
+                    if let known = seriesIDs[key] ?? cacheAdditions[key] {
+                        id = known
+                    } else {
+                        id = try Self.seriesID(db, for: r)
+                        cacheAdditions[key] = id
+                    }
+                    lastKey = key
+                    lastID = id
+                }
+                seq += 1
+                sqlite3_reset(handle)
+                sqlite3_bind_int64(handle, 1, id)
+                sqlite3_bind_int64(handle, 2, r.time)
+                sqlite3_bind_double(handle, 3, r.value)
+                if let q = r.quality {
+                    sqlite3_bind_text(handle, 4, q, -1, transient)
+                } else {
+                    sqlite3_bind_null(handle, 4)
+                }
+                sqlite3_bind_int64(handle, 5, seq)
+                var rc = sqlite3_step(handle)
+                if rc == SQLITE_ROW {
+                    if sqlite3_column_int64(handle, 0) == 0 { stats.inserted += 1 } else { stats.revised += 1 }
+                    rc = sqlite3_step(handle)
+                } else if rc == SQLITE_DONE {
+                    stats.unchanged += 1
+                }
+                guard rc == SQLITE_DONE else {
+                    throw DatabaseError(
+                        resultCode: ResultCode(rawValue: rc),
+                        message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                }
+            }
+            sqlite3_reset(handle)
+            return stats
+        }
+        seriesIDs.merge(cacheAdditions) { a, _ in a }
+        return stats
+    }
+
+    /// Finds or creates the series (and its station) for a reading.
+    static func seriesID(_ db: Database, for r: Reading) throws -> Int64 {
+        if let row = try Row.fetchOne(
+            db, sql: "SELECT id, unit FROM series WHERE station = ? AND metric = ?", arguments: [r.station, r.metric])
+        {
+            let id: Int64 = row["id"]
+            if let unit = r.unit, (row["unit"] as String?) == nil {
+                try db.execute(sql: "UPDATE series SET unit = ? WHERE id = ?", arguments: [unit, id])
+            }
+            return id
+        }
+        try db.execute(
+            sql: "INSERT INTO stations (id, source) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
+            arguments: [r.station, r.source])
+        try db.execute(
+            sql: "INSERT INTO series (station, metric, unit) VALUES (?, ?, ?)",
+            arguments: [r.station, r.metric, r.unit])
+        return db.lastInsertedRowID
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import GRDB
+import KlaxonCore
+
+/// A row of `stations`.
+public struct StationRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "stations"
+    public var id: String
+    public var source: String?
+    public var name: String?
+    public var latitude: Double?
+    public var longitude: Double?
+    public var timeZone: String?
+    /// Free attributes as a JSON object.
+    public var attributes: String
+
+    enum CodingKeys: String, CodingKey {
+        case id, source, name, latitude, longitude
+        case timeZone = "time_zone"
+        case attributes
+    }
+
+    public init(
+        id: String, source: String? = nil, name: String? = nil, latitude: Double? = nil, longitude: Double? = nil,
+        timeZone: String? = nil, attributes: [String: String] = [:]
+    ) {
+        self.id = id
+        self.source = source
+        self.name = name
+        self.latitude = latitude
+        self.longitude = longitude
+        self.timeZone = timeZone
+        let data = (try? JSONSerialization.data(withJSONObject: attributes, options: [.sortedKeys])) ?? Data("{}".utf8)
+        self.attributes = String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// A row of `series`: one metric at one station.
+public struct SeriesRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "series"
+    public var id: Int64
+    public var station: String
+    public var metric: String
+    public var unit: String?
+}
+
+/// A row of `readings`, with its series spelled out.
+public struct StoredReading: Sendable, Equatable, FetchableRecord {
+    public var station: String
+    public var metric: String
+    public var time: Int64
+    public var value: Double
+    public var unit: String?
+    public var quality: String?
+    public var revised: Bool
+    public var seq: Int64
+
+    public init(row: Row) throws {
+        station = row["station"]
+        metric = row["metric"]
+        time = row["time"]
+        value = row["value"]
+        unit = row["unit"]
+        quality = row["quality"]
+        revised = row["revised"]
+        seq = row["seq"]
+    }
+}
+
+/// A row of `alert_states`: the state of one alert.
+public struct AlertStateRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "alert_states"
+    public var rule: String
+    public var station: String
+    public var metric: String
+    public var status: String
+    public var level: String?
+    public var since: Int64?
+    /// The whole `AlertState` as JSON.
+    public var state: String
+    public var updatedAt: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case rule, station, metric, status, level, since, state
+        case updatedAt = "updated_at"
+    }
+
+    public init(key: AlertKey, state: AlertState, updatedAt: Int64) {
+        rule = key.rule
+        station = key.station
+        metric = key.metric
+        status = state.status.rawValue
+        level = state.level
+        since = state.since
+        self.state = String(decoding: (try? JSONEncoder().encode(state)) ?? Data("{}".utf8), as: UTF8.self)
+        self.updatedAt = updatedAt
+    }
+
+    public var alertState: AlertState {
+        (try? JSONDecoder().decode(AlertState.self, from: Data(state.utf8))) ?? AlertState()
+    }
+}
+
+/// A row of `transitions`: the log of every alert state change with its explanation.
+public struct TransitionRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "transitions"
+    public var id: Int64?
+    public var rule: String
+    public var kind: String
+    public var station: String
+    public var metric: String
+    public var state: String
+    public var level: String?
+    public var fromLevel: String?
+    public var at: Int64
+    public var value: Double?
+    public var unit: String?
+    public var severity: String
+    public var labels: String
+    public var summary: String
+    public var explanation: String
+    public var message: String
+    public var recordedAt: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case id, rule, kind, station, metric, state, level
+        case fromLevel = "from_level"
+        case at, value, unit, severity, labels, summary, explanation, message
+        case recordedAt = "recorded_at"
+    }
+
+    public init(_ t: Transition, message: String, recordedAt: Int64) {
+        rule = t.rule
+        kind = t.kind
+        station = t.station
+        metric = t.metric
+        state = t.state.rawValue
+        level = t.level
+        fromLevel = t.fromLevel
+        at = t.at
+        value = t.value
+        unit = t.unit
+        severity = t.severity.rawValue
+        let data = (try? JSONSerialization.data(withJSONObject: t.labels, options: [.sortedKeys])) ?? Data("{}".utf8)
+        labels = String(decoding: data, as: UTF8.self)
+        summary = t.summary
+        explanation = t.explanation
+        self.message = message
+        self.recordedAt = recordedAt
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) {
+        id = inserted.rowID
+    }
+}

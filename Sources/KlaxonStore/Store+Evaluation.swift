@@ -1,0 +1,138 @@
+import Foundation
+import GRDB
+import KlaxonCore
+
+/// What one incremental evaluation did.
+public struct EvaluationResult: Sendable {
+    /// Transitions recorded, in output order, each with its rendered message.
+    public var transitions: [(transition: Transition, message: String)] = []
+    /// Readings that arrived since the previous evaluation.
+    public var newReadings = 0
+    /// New readings not newer than what their alerts had already seen (late or revised history): ignored.
+    public var lateReadings = 0
+}
+
+extension Store {
+    static let cursorKey = "evaluated_seq"
+
+    /// Evaluates the readings that arrived since the last evaluation, then lets time pass to `now`
+    /// (stale checks). Alert states, the transition log and the cursor are written in one transaction,
+    /// so a crash leaves either everything or nothing, and evaluating the same readings twice creates
+    /// no new transitions. Cost grows with the new readings, not with history.
+    ///
+    /// - Parameters:
+    ///   - render: the message for a transition (the rule's template, or its summary).
+    ///   - record: called inside the transaction with the transitions just logged, so callers (the
+    ///     delivery outbox) can write their rows atomically with them.
+    public func evaluate(
+        engine: RuleEngine, now: Int64, render: (Transition) -> String,
+        record: (Database, [(transition: Transition, message: String, id: Int64)]) throws -> Void = { _, _ in }
+    ) throws -> EvaluationResult {
+        let writer = try requireWriter()
+        return try writer.write { db in
+            var result = EvaluationResult()
+            let cursor = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", arguments: [Self.cursorKey]) ?? 0
+            let top = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM readings") ?? 0
+            var out: [Transition] = []
+            var touched: Set<Int64> = []
+
+            func loadStates(_ key: SeriesKey) throws -> [String: AlertState] {
+                var states: [String: AlertState] = [:]
+                for r in try AlertStateRecord.filter(Column("station") == key.station && Column("metric") == key.metric)
+                    .fetchAll(db)
+                {
+                    states[r.rule] = r.alertState
+                }
+                return states
+            }
+            func save(_ session: SeriesSession) throws {
+                for (rule, state) in engine.states(of: session) {
+                    try AlertStateRecord(
+                        key: AlertKey(rule: rule, station: session.series.station, metric: session.series.metric),
+                        state: state, updatedAt: now
+                    ).upsert(db)
+                }
+            }
+
+            if top > cursor {
+                let rows = try Row.fetchCursor(
+                    db,
+                    sql: """
+                        SELECT r.series_id, s.station, s.metric, s.unit, r.time, r.value
+                        FROM readings r JOIN series s ON s.id = r.series_id
+                        WHERE r.seq > ? AND r.seq <= ?
+                        ORDER BY r.series_id, r.time
+                        """, arguments: [cursor, top])
+                var currentID: Int64 = -1
+                var session: SeriesSession? = nil
+                while let row = try rows.next() {
+                    result.newReadings += 1
+                    let id: Int64 = row[0]
+                    if id != currentID {
+                        if let s = session {
+                            result.lateReadings += s.lateReadings
+                            engine.advance(&session!, to: now, into: &out)
+                            try save(session!)
+                            _ = s
+                        }
+                        currentID = id
+                        touched.insert(id)
+                        let key = SeriesKey(station: row[1], metric: row[2])
+                        session = engine.session(for: key, unit: row[3], states: try loadStates(key))
+                    }
+                    if session != nil {
+                        engine.step(&session!, time: row[4], value: row[5], into: &out)
+                    }
+                }
+                if session != nil {
+                    result.lateReadings += session!.lateReadings
+                    engine.advance(&session!, to: now, into: &out)
+                    try save(session!)
+                }
+            }
+
+            // Time passes for series that got no reading: stale checks.
+            let timeRules = engine.rules.filter { $0.kind.reactsToTime }
+            if !timeRules.isEmpty {
+                for row in try Row.fetchAll(db, sql: "SELECT id, station, metric, unit FROM series") {
+                    let id: Int64 = row["id"]
+                    guard !touched.contains(id) else { continue }
+                    let key = SeriesKey(station: row["station"], metric: row["metric"])
+                    guard timeRules.contains(where: { $0.kind.watches(key) }) else { continue }
+                    var stored = try loadStates(key)
+                    // A series never evaluated yet: seed the time-driven rules from its newest reading.
+                    for rule in timeRules where stored[rule.name]?.lastTime == nil && rule.kind.watches(key) {
+                        if let last = try Row.fetchOne(
+                            db, sql: "SELECT time, value FROM readings WHERE series_id = ? ORDER BY time DESC LIMIT 1",
+                            arguments: [id])
+                        {
+                            var st = stored[rule.name] ?? AlertState()
+                            st.lastTime = last["time"]
+                            st.lastValue = last["value"]
+                            stored[rule.name] = st
+                        }
+                    }
+                    guard var s = engine.session(for: key, unit: row["unit"], states: stored) else { continue }
+                    let before = out.count
+                    engine.advance(&s, to: now, into: &out)
+                    if out.count > before { try save(s) }
+                }
+            }
+
+            out.sort(by: Transition.outputOrder)
+            var logged: [(transition: Transition, message: String, id: Int64)] = []
+            for t in out {
+                let message = render(t)
+                var record = TransitionRecord(t, message: message, recordedAt: now)
+                try record.insert(db)
+                logged.append((t, message, record.id ?? 0))
+                result.transitions.append((t, message))
+            }
+            try record(db, logged)
+            try db.execute(
+                sql: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                arguments: [Self.cursorKey, String(top)])
+            return result
+        }
+    }
+}

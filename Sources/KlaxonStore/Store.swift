@@ -1,0 +1,157 @@
+import Foundation
+import GRDB
+import KlaxonCore
+
+/// Klaxon's SQLite database (WAL mode, named migrations). Pass a path to open a file; the file and
+/// its schema are created on first use.
+public final class Store: Sendable {
+    public let path: String
+    /// Readers: every query goes through this.
+    public let reader: any DatabaseReader
+    /// Nil when the store was opened read-only.
+    public let writer: (any DatabaseWriter)?
+
+    private init(path: String, reader: any DatabaseReader, writer: (any DatabaseWriter)?) {
+        self.path = path
+        self.reader = reader
+        self.writer = writer
+    }
+
+    /// Opens (creating if needed) a database file for reading and writing, and migrates it.
+    public static func open(path: String) throws -> Store {
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: "\(error)")
+        }
+        try migrator.migrate(pool)
+        return Store(path: path, reader: pool, writer: pool)
+    }
+
+    /// Opens an existing database read-only: nothing can write to it through this store.
+    public static func openReadOnly(path: String) throws -> Store {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError.cannotOpen(path: path, reason: "no such file")
+        }
+        var config = Configuration()
+        config.readonly = true
+        config.busyMode = .timeout(10)
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(path: path, configuration: config)
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: "\(error)")
+        }
+        let applied = try queue.read { try migrator.appliedIdentifiers($0) }
+        guard applied.contains("v1-readings") else {
+            throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (run `klaxon ingest` first)")
+        }
+        return Store(path: path, reader: queue, writer: nil)
+    }
+
+    func requireWriter() throws -> any DatabaseWriter {
+        guard let writer else { throw StoreError.readOnly(path: path) }
+        return writer
+    }
+
+    /// The schema, one named migration per step. Never edit a shipped migration: add one.
+    static let migrator: DatabaseMigrator = {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1-readings") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE stations (
+                        id TEXT PRIMARY KEY NOT NULL CHECK (id <> ''),
+                        source TEXT,
+                        name TEXT,
+                        latitude REAL CHECK (latitude IS NULL OR latitude BETWEEN -90 AND 90),
+                        longitude REAL CHECK (longitude IS NULL OR longitude BETWEEN -180 AND 180),
+                        time_zone TEXT,
+                        attributes TEXT NOT NULL DEFAULT '{}'
+                    );
+                    CREATE TABLE series (
+                        id INTEGER PRIMARY KEY,
+                        station TEXT NOT NULL REFERENCES stations(id),
+                        metric TEXT NOT NULL CHECK (metric <> ''),
+                        unit TEXT,
+                        UNIQUE (station, metric)
+                    );
+                    CREATE TABLE readings (
+                        series_id INTEGER NOT NULL REFERENCES series(id),
+                        time INTEGER NOT NULL,
+                        value REAL NOT NULL,
+                        quality TEXT,
+                        revised INTEGER NOT NULL DEFAULT 0 CHECK (revised IN (0, 1)),
+                        seq INTEGER NOT NULL,
+                        PRIMARY KEY (series_id, time)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX readings_by_seq ON readings(seq);
+                    CREATE TABLE meta (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        value TEXT NOT NULL
+                    );
+                    """)
+        }
+        m.registerMigration("v1-alerts") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE alert_states (
+                        rule TEXT NOT NULL,
+                        station TEXT NOT NULL,
+                        metric TEXT NOT NULL,
+                        status TEXT NOT NULL CHECK (status IN ('inactive', 'pending', 'firing')),
+                        level TEXT,
+                        since INTEGER,
+                        state TEXT NOT NULL,
+                        updated_at INTEGER NOT NULL,
+                        PRIMARY KEY (rule, station, metric)
+                    );
+                    CREATE TABLE transitions (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        rule TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        station TEXT NOT NULL,
+                        metric TEXT NOT NULL,
+                        state TEXT NOT NULL CHECK (state IN ('firing', 'resolved', 'changed')),
+                        level TEXT,
+                        from_level TEXT,
+                        at INTEGER NOT NULL,
+                        value REAL,
+                        unit TEXT,
+                        severity TEXT NOT NULL CHECK (severity IN ('info', 'warning', 'critical')),
+                        labels TEXT NOT NULL DEFAULT '{}',
+                        summary TEXT NOT NULL,
+                        explanation TEXT NOT NULL,
+                        message TEXT NOT NULL,
+                        recorded_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX transitions_by_alert ON transitions(rule, station, metric, id);
+                    """)
+        }
+        return m
+    }()
+}
+
+/// Errors the store reports to people.
+public struct StoreError: Error, CustomStringConvertible, Sendable {
+    private enum Code: Sendable {
+        case cannotOpen, readOnly
+    }
+
+    private let code: Code
+    public let description: String
+
+    public static func cannotOpen(path: String, reason: String) -> StoreError {
+        StoreError(code: .cannotOpen, description: "cannot open database \(path): \(reason)")
+    }
+
+    public static func readOnly(path: String) -> StoreError {
+        StoreError(code: .readOnly, description: "database \(path) is open read-only")
+    }
+}

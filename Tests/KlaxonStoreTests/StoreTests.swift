@@ -1,0 +1,174 @@
+import Foundation
+import GRDB
+import KlaxonCore
+import KlaxonStore
+import Testing
+
+/// A fresh database file in a temporary folder, removed afterwards.
+final class TempDatabase {
+    let dir: URL
+    let path: String
+
+    init() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("klaxon-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        path = dir.appendingPathComponent("test.sqlite").path
+    }
+
+    deinit { try? FileManager.default.removeItem(at: dir) }
+}
+
+func t(_ s: String) -> Int64 { Timestamp.parse(s)! }
+
+func reading(_ station: String, _ time: String, _ value: Double, metric: String = "gage_height", quality: String? = nil)
+    -> Reading
+{
+    Reading(station: station, metric: metric, time: t(time), value: value, unit: "ft", quality: quality)
+}
+
+@Suite struct StoreTests {
+    @Test func opensInWALModeWithNamedMigrations() throws {
+        let tmp = try TempDatabase()
+        let store = try Store.open(path: tmp.path)
+        let mode = try store.reader.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
+        #expect(mode == "wal")
+        let applied = try store.reader.read { db in
+            try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+        }
+        #expect(applied == ["v1-alerts", "v1-readings"])
+    }
+
+    @Test func ingestIsIdempotentAndMarksRevisions() throws {
+        let tmp = try TempDatabase()
+        let store = try Store.open(path: tmp.path)
+        let ingester = try ReadingIngester(store: store)
+        let batch = [
+            reading("A", "2026-01-01T00:00:00Z", 1), reading("A", "2026-01-01T00:15:00Z", 2),
+            reading("B", "2026-01-01T00:00:00+01:00", 3),
+        ]
+        var s = try ingester.write(batch)
+        #expect(s == { var e = IngestStats(); e.inserted = 3; return e }())
+        s = try ingester.write(batch)
+        #expect(s.inserted == 0 && s.revised == 0 && s.unchanged == 3)
+        #expect(try store.readingCount() == 3)
+
+        // A changed value for the same key updates the row and marks it revised.
+        s = try ingester.write([reading("A", "2026-01-01T00:15:00Z", 2.5)])
+        #expect(s.revised == 1 && s.inserted == 0)
+        let a = try store.readings(station: "A", metric: "gage_height")
+        #expect(a.map(\.value) == [1, 2.5])
+        #expect(a.map(\.revised) == [false, true])
+        // Stored as UTC: +01:00 midnight is 23:00 the day before.
+        let b = try store.readings(station: "B", metric: "gage_height")
+        #expect(b.first?.time == t("2025-12-31T23:00:00Z"))
+        #expect(b.first?.unit == "ft")
+        // A quality change alone is a revision too.
+        s = try ingester.write([reading("B", "2025-12-31T23:00:00Z", 3, quality: "A")])
+        #expect(s.revised == 1)
+        #expect(try store.station(id: "A") != nil)
+    }
+
+    @Test func readOnlyStoreRefusesWritesAndMissingFiles() throws {
+        let tmp = try TempDatabase()
+        _ = try Store.open(path: tmp.path)
+        let ro = try Store.openReadOnly(path: tmp.path)
+        #expect(throws: (any Error).self) { try ReadingIngester(store: ro) }
+        #expect(throws: (any Error).self) { try Store.openReadOnly(path: tmp.path + ".missing") }
+    }
+
+    @Test func readingsStreamBySeriesInTimeOrder() throws {
+        let tmp = try TempDatabase()
+        let store = try Store.open(path: tmp.path)
+        let ingester = try ReadingIngester(store: store)
+        _ = try ingester.write([
+            reading("B", "2026-01-01T01:00:00Z", 2), reading("A", "2026-01-01T02:00:00Z", 3),
+            reading("A", "2026-01-01T00:00:00Z", 1), reading("B", "2026-01-01T00:00:00Z", 0),
+        ])
+        var seen: [(String, Int64)] = []
+        try store.forEachReading(from: t("2026-01-01T00:00:00Z"), to: t("2026-01-01T01:00:00Z")) { key, _, time, _ in
+            seen.append((key.station, time))
+        }
+        #expect(seen.map(\.0) == ["B", "B", "A"])
+        #expect(seen.map(\.1) == [t("2026-01-01T00:00:00Z"), t("2026-01-01T01:00:00Z"), t("2026-01-01T00:00:00Z")])
+    }
+}
+
+@Suite struct EvaluationTests {
+    let rules = [
+        Rule(name: "high", kind: ThresholdRule(metric: "gage_height", direction: .above, threshold: 10)),
+        Rule(name: "quiet", kind: StaleRule(metric: "gage_height", after: 3600), severity: .info),
+    ]
+
+    @Test func incrementalAndRestartSafe() throws {
+        let tmp = try TempDatabase()
+        let engine = RuleEngine(rules: rules)
+        var store = try Store.open(path: tmp.path)
+        var ingester = try ReadingIngester(store: store)
+        _ = try ingester.write([reading("A", "2026-01-01T00:00:00Z", 5), reading("A", "2026-01-01T00:15:00Z", 11)])
+        var r = try store.evaluate(engine: engine, now: t("2026-01-01T00:20:00Z"), render: \.summary)
+        #expect(r.newReadings == 2)
+        #expect(r.transitions.map { "\($0.transition.rule) \($0.transition.state)" } == ["high firing"])
+
+        // Evaluating again (for example after a restart) sees no new readings and records nothing.
+        store = try Store.open(path: tmp.path)
+        r = try store.evaluate(engine: engine, now: t("2026-01-01T00:20:00Z"), render: \.summary)
+        #expect(r.newReadings == 0 && r.transitions.isEmpty)
+
+        // Ingesting the same readings again is not new either.
+        ingester = try ReadingIngester(store: store)
+        _ = try ingester.write([reading("A", "2026-01-01T00:00:00Z", 5), reading("A", "2026-01-01T00:15:00Z", 11)])
+        r = try store.evaluate(engine: engine, now: t("2026-01-01T00:25:00Z"), render: \.summary)
+        #expect(r.newReadings == 0 && r.transitions.isEmpty)
+
+        // A late reading (older than what the alert saw) is counted and ignored.
+        _ = try ingester.write([reading("A", "2026-01-01T00:05:00Z", 1), reading("A", "2026-01-01T00:30:00Z", 9)])
+        r = try store.evaluate(engine: engine, now: t("2026-01-01T00:35:00Z"), render: \.summary)
+        #expect(r.newReadings == 2 && r.lateReadings == 1)
+        #expect(r.transitions.map { "\($0.transition.rule) \($0.transition.state)" } == ["high resolved"])
+
+        // Time passes with no reading: stale fires, at the moment the series went quiet.
+        r = try store.evaluate(engine: engine, now: t("2026-01-01T02:00:00Z"), render: \.summary)
+        #expect(r.transitions.map(\.transition.state) == [.firing])
+        #expect(r.transitions.first?.transition.at == t("2026-01-01T01:30:00Z"))
+        r = try store.evaluate(engine: engine, now: t("2026-01-01T03:00:00Z"), render: \.summary)
+        #expect(r.transitions.isEmpty)
+
+        // Everything is in the log, with explanations, and the states are persisted.
+        let log = try store.transitions()
+        #expect(log.map { "\($0.rule) \($0.state)" } == ["high firing", "high resolved", "quiet firing"])
+        #expect(log.allSatisfy { !$0.explanation.isEmpty })
+        let states = try store.alertStates()
+        #expect(states[AlertKey(rule: "quiet", station: "A", metric: "gage_height")]?.status == .firing)
+        #expect(states[AlertKey(rule: "high", station: "A", metric: "gage_height")]?.status == .inactive)
+    }
+
+    @Test func aFailedEvaluationWritesNothing() throws {
+        let tmp = try TempDatabase()
+        let engine = RuleEngine(rules: rules)
+        let store = try Store.open(path: tmp.path)
+        _ = try ReadingIngester(store: store).write([reading("A", "2026-01-01T00:00:00Z", 50)])
+        struct Boom: Error {}
+        #expect(throws: Boom.self) {
+            _ = try store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"), render: \.summary) { _, _ in
+                throw Boom()
+            }
+        }
+        #expect(try store.transitions().isEmpty)
+        #expect(try store.alertStates().isEmpty)
+        // The readings are still new: the next evaluation sees them.
+        let r = try store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"), render: \.summary)
+        #expect(r.newReadings == 1 && r.transitions.count == 1)
+    }
+
+    @Test func revisedValueOfTheLatestReadingIsLateNotATransition() throws {
+        let tmp = try TempDatabase()
+        let engine = RuleEngine(rules: rules)
+        let store = try Store.open(path: tmp.path)
+        let ingester = try ReadingIngester(store: store)
+        _ = try ingester.write([reading("A", "2026-01-01T00:00:00Z", 50)])
+        _ = try store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"), render: \.summary)
+        _ = try ingester.write([reading("A", "2026-01-01T00:00:00Z", 1)])
+        let r = try store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"), render: \.summary)
+        #expect(r.newReadings == 1 && r.lateReadings == 1 && r.transitions.isEmpty)
+    }
+}

@@ -65,30 +65,27 @@ extension Store {
                         """, arguments: [cursor, top])
                 var currentID: Int64 = -1
                 var session: SeriesSession? = nil
+                // Closes a series: time passes to `now` (stale checks), then its states are saved.
+                func close(_ s: inout SeriesSession) throws {
+                    result.lateReadings += s.lateReadings
+                    engine.advance(&s, to: now, into: &out)
+                    try save(s)
+                }
                 while let row = try rows.next() {
                     result.newReadings += 1
                     let id: Int64 = row[0]
                     if id != currentID {
-                        if let s = session {
-                            result.lateReadings += s.lateReadings
-                            engine.advance(&session!, to: now, into: &out)
-                            try save(session!)
-                            _ = s
-                        }
+                        if var s = session { try close(&s) }
                         currentID = id
                         touched.insert(id)
                         let key = SeriesKey(station: row[1], metric: row[2])
                         session = engine.session(for: key, unit: row[3], states: try loadStates(key))
                     }
                     if session != nil {
-                        engine.step(&session!, time: row[4], value: row[5], into: &out)
+                        engine.step(&session!, time: row[4], value: row[5], into: &out)  // in place: no copy per reading
                     }
                 }
-                if session != nil {
-                    result.lateReadings += session!.lateReadings
-                    engine.advance(&session!, to: now, into: &out)
-                    try save(session!)
-                }
+                if var s = session { try close(&s) }
             }
 
             // Time passes for series that got no reading: stale checks.

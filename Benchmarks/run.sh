@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds klaxon and klaxon-bench in release mode and runs the benchmarks.
+#
+#   Benchmarks/run.sh                      # all benchmarks, data in bench-data/
+#   Benchmarks/run.sh --only check --check-runs 11
+#   Benchmarks/run.sh --runs 3 --data /tmp/klaxon-bench
+#
+# Arguments are passed to klaxon-bench (see `--help`). The release build lives in .build-release/
+# so it never disturbs the debug build in .build/. Exit status: that of klaxon-bench
+# (0 every target met, 1 a target missed, 2 an error).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scratch=.build-release
+# `swift build` takes one --product (a second replaces the first), so build each in turn.
+for product in klaxon klaxon-bench; do
+    swift build -c release --scratch-path "$scratch" --product "$product"
+done
+
+bin="$scratch/release"
+exec "$bin/klaxon-bench" --klaxon "$bin/klaxon" "$@"

@@ -1,7 +1,9 @@
 /// `kind: levels` — an ordered ladder over one metric (flood stages, AQI categories). Entering the
 /// first level fires, moving between levels is a change, dropping below the lowest resolves.
-/// `deadband` keeps a value that hovers at a boundary from flapping down and up; `min_dwell` makes a
-/// new level hold before it is announced.
+/// `deadband` keeps a value that hovers at a boundary from flapping down and up. `min_dwell` makes a
+/// change hold before it is announced: once the value has stayed away from the announced level (on
+/// the same side) for `min_dwell`, the level it is at then is announced. A river rising through two
+/// levels inside the dwell time is announced once, at the higher level, without waiting again.
 public struct LevelsRule: RuleKind {
     public static let kindName = "levels"
 

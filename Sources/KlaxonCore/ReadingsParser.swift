@@ -375,7 +375,7 @@ public enum NumberParser {
 
     public static func parse(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
         let n = b.count
-        guard n > 0, n < 64 else { return nil }
+        guard n > 0 else { return nil }
         var i = 0
         var negative = false
         if b[0] == 0x2D || b[0] == 0x2B {
@@ -386,10 +386,12 @@ public enum NumberParser {
         var digits = 0
         var fraction = 0
         var sawDot = false
+        var sawDigit = false
         var simple = true
         while i < n {
             let c = b[i]
             if c &- 48 < 10 {
+                sawDigit = true
                 if digits < 18 {
                     mantissa = mantissa * 10 + UInt64(c - 48)
                     if mantissa != 0 { digits += 1 }
@@ -405,7 +407,8 @@ public enum NumberParser {
             }
             i += 1
         }
-        if simple && (i > (negative || b[0] == 0x2B ? 1 : 0)) && !(sawDot && n == 1) && digits <= 15 && fraction <= 22 {
+        guard sawDigit || !simple else { return nil }  // "", "-", ".", "-." are not numbers
+        if simple && digits <= 15 && fraction <= 22 {
             var v = Double(mantissa) / powers[fraction]
             if negative { v = -v }
             return v

@@ -143,7 +143,10 @@ public enum DurationText {
             case UInt8(ascii: "w"): unit = 7 * 86400
             default: return nil
             }
-            total += number * unit
+            let (term, o1) = number.multipliedReportingOverflow(by: unit)
+            let (sum, o2) = total.addingReportingOverflow(term)
+            guard !o1, !o2 else { return nil }
+            total = sum
             number = 0
             sawDigit = false
             sawUnit = true

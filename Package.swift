@@ -18,6 +18,10 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Pure domain: rule kinds, alert state machine, readings parsing. Foundation + Logging only.
@@ -36,12 +40,31 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Notifiers and message templates.
+        // libcurl's easy API, for SMTP (typed wrappers over its variadic setopt in shim.h).
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // Notifiers (webhook presets, email through libcurl, stdout), templates, the dispatcher.
         .target(
             name: "KlaxonDelivery",
             dependencies: [
-                "KlaxonCore",
+                "KlaxonCore", "KlaxonStore", "CCurl",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Test servers for the adapters' tests: a scriptable HTTP sink on Hummingbird, SMTP via aiosmtpd.
+        .target(
+            name: "KlaxonTesting",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -51,6 +74,7 @@ let package = Package(
             dependencies: [
                 "KlaxonCore", "KlaxonStore", "KlaxonDelivery",
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -58,7 +82,8 @@ let package = Package(
         .executableTarget(
             name: "klaxon",
             dependencies: [
-                "KlaxonApp",
+                "KlaxonApp", "KlaxonCore", "KlaxonStore", "KlaxonDelivery",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -78,7 +103,12 @@ let package = Package(
         ),
         .testTarget(
             name: "KlaxonAppTests",
-            dependencies: ["KlaxonApp", "KlaxonCore", "KlaxonStore", "KlaxonDelivery"],
+            dependencies: ["KlaxonApp", "KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KlaxonDeliveryTests",
+            dependencies: ["KlaxonDelivery", "KlaxonCore", "KlaxonStore", "KlaxonTesting"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -12,9 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scratch=.build-release
-# `swift build` takes one --product (a second replaces the first), so build each in turn.
+# `swift build` takes one --product (a second replaces the first), so build each in turn. Build logs
+# go to stderr, so stdout holds only the results and the Markdown table.
 for product in klaxon klaxon-bench; do
-    swift build -c release --scratch-path "$scratch" --product "$product"
+    swift build -c release --scratch-path "$scratch" --product "$product" >&2
 done
 
 bin="$scratch/release"

@@ -12,20 +12,19 @@ public enum Check {
     public static func run(rulePaths: [String], configPath: String?) -> Outcome {
         var outcome = Outcome()
         let diagnostics = Diagnostics()
-        if let configPath {
-            do { _ = try Config.load(path: configPath) } catch let e as DiagnosticsError {
-                e.diagnostics.forEach(diagnostics.add)
-            } catch {
-                diagnostics.add(Diagnostic(path: configPath, line: 1, column: 1, message: "\(error)"))
-            }
+        let config = configPath.map {
+            Config.load(path: $0, environment: ProcessInfo.processInfo.environment, diagnostics: diagnostics)
         }
         do {
             outcome.files = try RuleLoader.ruleFiles(rulePaths).count
-            outcome.rules = try RuleLoader.load(paths: rulePaths, diagnostics: diagnostics).count
+            let rules = try RuleLoader.load(paths: rulePaths, diagnostics: diagnostics)
+            outcome.rules = rules.count
+            // Cross-references: a rule's notify must name a receiver of the config.
+            if let config { config.check(rules: rules).forEach(diagnostics.add) }
         } catch {
             diagnostics.add(Diagnostic(path: rulePaths.joined(separator: " "), line: 1, column: 1, message: "\(error)"))
         }
-        outcome.diagnostics = diagnostics.items
+        outcome.diagnostics = diagnostics.items.sorted { ($0.path, $0.line, $0.column) < ($1.path, $1.line, $1.column) }
         return outcome
     }
 }

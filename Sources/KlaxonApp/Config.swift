@@ -1,44 +1,426 @@
 import Foundation
 import KlaxonCore
+import KlaxonDelivery
+import Yams
 
-/// `klaxon.yaml`. Strict like rule files: unknown keys are errors with `PATH:LINE:COL`.
-/// Relative paths inside it are relative to the config file's folder.
+/// `klaxon.yaml`. Strict like rule files: unknown keys, wrong types and dangling references are errors
+/// with `PATH:LINE:COL`. Relative paths inside it are relative to the config file's folder. Secrets
+/// come from `${ENV}` references or `*_file` paths and never print.
 public struct Config: Sendable {
     /// The SQLite database file.
     public var database: String?
     /// Rule files or folders.
     public var rules: [String]?
+    public var receivers: [Receiver] = []
+    public var routing = Routing()
+    /// Where a `delivery-failing` alert goes when a notification is given up on.
+    public var fallbackReceiver: String?
+    /// Seconds after which an undelivered notification is dead.
+    public var giveUpAfter: Int64 = 86400
+    /// Every receiver name declared, even those whose other keys have errors (so one mistake does not
+    /// cascade into "undefined receiver" errors elsewhere).
+    var declaredReceivers: Set<String> = []
+    /// Positions of names, for cross-reference errors: receiver name → where it is used.
+    var references: [(name: String, path: String, line: Int, column: Int, what: String)] = []
 
     public init(database: String? = nil, rules: [String]? = nil) {
         self.database = database
         self.rules = rules
     }
 
-    public static let keys = ["database", "rules"]
+    public static let keys = [
+        "database", "rules", "receivers", "routes", "default_receiver", "fallback_receiver", "give_up_after",
+    ]
 
-    public static func load(path: String) throws -> Config {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw UserError("\(path): cannot read the config file")
-        }
+    public func receiver(named name: String) -> Receiver? { receivers.first { $0.name == name } }
+
+    /// Loads and validates the file; `environment` resolves `${NAME}` references.
+    public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws
+        -> Config
+    {
         let diagnostics = Diagnostics()
-        let file = YAMLFile(path: path, diagnostics: diagnostics)
-        var config = Config()
-        if let root = file.compose(text), var m = file.map(root, what: "the config") {
-            let dir = (path as NSString).deletingLastPathComponent
-            func resolve(_ p: String) -> String {
-                p.hasPrefix("/") || dir.isEmpty ? p : (dir as NSString).appendingPathComponent(p)
-            }
-            config.database = m.value("database").flatMap { file.string($0, what: "database") }.map(resolve)
-            if let n = m.value("rules") {
-                if n.scalar != nil {
-                    config.rules = file.string(n, what: "rules").map { [resolve($0)] }
-                } else {
-                    config.rules = file.stringList(n, what: "rules")?.map(resolve)
-                }
-            }
-            m.rejectUnknown(known: keys, what: "the config")
-        }
+        let config = load(path: path, environment: environment, diagnostics: diagnostics)
         guard diagnostics.isEmpty else { throw DiagnosticsError(diagnostics: diagnostics.items) }
         return config
     }
+
+    /// Loads what it can, reporting every problem into `diagnostics`.
+    public static func load(path: String, environment: [String: String], diagnostics: Diagnostics) -> Config {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            diagnostics.add(Diagnostic(path: path, line: 1, column: 1, message: "cannot read the config file"))
+            return Config()
+        }
+        let file = YAMLFile(path: path, diagnostics: diagnostics)
+        var config = Config()
+        if let root = file.compose(text), var m = file.map(root, what: "the config") {
+            let reader = ConfigReader(
+                file: file, dir: (path as NSString).deletingLastPathComponent, environment: environment)
+            config.database = m.value("database").flatMap { file.string($0, what: "database") }.map(reader.resolve)
+            if let n = m.value("rules") {
+                config.rules =
+                    n.scalar != nil
+                    ? file.string(n, what: "rules").map { [reader.resolve($0)] }
+                    : file.stringList(n, what: "rules")?.map(reader.resolve)
+            }
+            if let n = m.value("give_up_after"), let d = file.duration(n, what: "give_up_after") {
+                config.giveUpAfter = d
+            }
+            if let n = m.value("receivers"), let items = file.list(n, what: "receivers") {
+                for item in items {
+                    if let name = item.mapping?["name"]?.scalar?.string { config.declaredReceivers.insert(name) }
+                    guard let r = reader.receiver(item) else { continue }
+                    if config.receivers.contains(where: { $0.name == r.name }) {
+                        file.error(item, "receiver name \"\(r.name)\" is used twice")
+                    } else {
+                        config.receivers.append(r)
+                    }
+                }
+            }
+            if let n = m.value("routes"), let items = file.list(n, what: "routes") {
+                config.routing.routes = items.compactMap { reader.route($0, references: &config.references) }
+            }
+            for key in ["default_receiver", "fallback_receiver"] {
+                if let n = m.value(key), let name = file.string(n, what: key) {
+                    if key == "default_receiver" {
+                        config.routing.defaultReceiver = name
+                    } else {
+                        config.fallbackReceiver = name
+                    }
+                    config.references.append((name, path, n.mark?.line ?? 1, n.mark?.column ?? 1, key))
+                }
+            }
+            m.rejectUnknown(known: keys, what: "the config")
+            for ref in config.references where !config.declaredReceivers.contains(ref.name) {
+                diagnostics.add(
+                    Diagnostic(
+                        path: ref.path, line: ref.line, column: ref.column,
+                        message: "\(ref.what) names undefined receiver \"\(ref.name)\"\(config.knownReceivers)"))
+            }
+        }
+        return config
+    }
+
+    var knownReceivers: String {
+        declaredReceivers.isEmpty
+            ? " (no receivers are defined)" : " (receivers are \(declaredReceivers.sorted().joined(separator: ", ")))"
+    }
+
+    /// Cross-checks rules against the config: every `notify` must name a defined receiver.
+    public func check(rules: [Rule]) -> [Diagnostic] {
+        var out: [Diagnostic] = []
+        for rule in rules {
+            for name in rule.notify where !declaredReceivers.contains(name) {
+                let parts = rule.origin.split(separator: ":")
+                let line = parts.count >= 3 ? Int(parts[parts.count - 2]) ?? 1 : 1
+                let column = parts.count >= 3 ? Int(parts[parts.count - 1]) ?? 1 : 1
+                let path = parts.count >= 3 ? parts.dropLast(2).joined(separator: ":") : rule.origin
+                out.append(
+                    Diagnostic(
+                        path: path, line: line, column: column,
+                        message: "rule \"\(rule.name)\" notify names undefined receiver \"\(name)\"\(knownReceivers)"))
+            }
+        }
+        return out
+    }
+}
+
+/// Reads the receiver and route parts of the config.
+struct ConfigReader {
+    let file: YAMLFile
+    let dir: String
+    let environment: [String: String]
+
+    func resolve(_ p: String) -> String {
+        p.hasPrefix("/") || dir.isEmpty ? p : (dir as NSString).appendingPathComponent(p)
+    }
+
+    static let receiverKeys: [String: [String]] = [
+        "webhook": [
+            "url", "url_file", "preset", "template", "headers", "hmac_secret", "hmac_secret_file", "timeout",
+            "rate_limit",
+        ],
+        "email": [
+            "smtp_url", "starttls", "username", "password", "password_file", "from", "to", "subject", "text", "html",
+            "timeout",
+            "rate_limit",
+        ],
+        "stdout": ["format"],
+    ]
+
+    /// Expands `${NAME}` from the environment; a missing variable is an error naming it (not a value).
+    func expand(_ text: String, node: Node, what: String) -> String? {
+        var out = ""
+        var rest = Substring(text)
+        while let open = rest.range(of: "${") {
+            out += rest[..<open.lowerBound]
+            guard let close = rest[open.upperBound...].firstIndex(of: "}") else {
+                file.error(node, "\(what): unterminated ${ in the value")
+                return nil
+            }
+            let name = String(rest[open.upperBound..<close])
+            guard let value = environment[name] else {
+                file.error(node, "\(what): environment variable \(name) is not set")
+                return nil
+            }
+            out += value
+            rest = rest[rest.index(after: close)...]
+        }
+        return out + rest
+    }
+
+    /// A secret from `key` (with `${ENV}` expansion) or `key_file`, never both.
+    func secret(_ m: inout YAMLMap, _ key: String, required: Bool, what: String) -> Secret? {
+        let direct = m.value(key)
+        let fileNode = m.value("\(key)_file")
+        switch (direct, fileNode) {
+        case (.some, .some):
+            file.error(fileNode, "\(what): give \(key) or \(key)_file, not both")
+            return nil
+        case (let n?, nil):
+            return file.string(n, what: key).flatMap { expand($0, node: n, what: key) }.map(Secret.init)
+        case (nil, let n?):
+            guard let p = file.string(n, what: "\(key)_file") else { return nil }
+            let full = resolve(p)
+            guard let text = try? String(contentsOfFile: full, encoding: .utf8) else {
+                file.error(n, "\(key)_file: cannot read \(full)")
+                return nil
+            }
+            return Secret(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        case (nil, nil):
+            if required { file.error(m.node, "\(what) needs \(key) or \(key)_file") }
+            return nil
+        }
+    }
+
+    func seconds(_ m: inout YAMLMap, _ key: String, default d: Double) -> Double {
+        m.value(key).flatMap { file.duration($0, what: key) }.map(Double.init) ?? d
+    }
+
+    func rate(_ m: inout YAMLMap) -> Double? {
+        guard let n = m.value("rate_limit"), let v = file.number(n, what: "rate_limit") else { return nil }
+        guard v > 0 else {
+            file.error(n, "rate_limit must be more than 0 messages per second")
+            return nil
+        }
+        return v
+    }
+
+    func template(_ m: inout YAMLMap, _ key: String, what: String) -> String? {
+        guard let n = m.value(key), let s = file.string(n, what: key) else { return nil }
+        do {
+            _ = try MessageRenderer.compile(s, origin: key)
+        } catch {
+            file.error(n, "\(what): \(error)")
+            return nil
+        }
+        return s
+    }
+
+    func receiver(_ node: Node) -> Receiver? {
+        guard var m = file.map(node, what: "a receiver") else { return nil }
+        let before = file.diagnostics.items.count
+        let name = m.required("name", what: "the receiver").flatMap { file.string($0, what: "name") }
+        let what = name.map { "receiver \"\($0)\"" } ?? "the receiver"
+        let typeNode = m.required("type", what: what)
+        let type = typeNode.flatMap { file.string($0, what: "type") }
+        var result: Receiver? = nil
+        if let type, let keys = Self.receiverKeys[type] {
+            switch type {
+            case "webhook":
+                let url = secret(&m, "url", required: true, what: what)
+                var preset = Receiver.Webhook.Preset.generic
+                if let n = m.value("preset"), let s = file.string(n, what: "preset") {
+                    if let p = Receiver.Webhook.Preset(rawValue: s) {
+                        preset = p
+                    } else {
+                        file.error(
+                            n,
+                            "preset must be one of \(Receiver.Webhook.Preset.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(s)\""
+                        )
+                    }
+                }
+                let template = template(&m, "template", what: what)
+                let headers = m.value("headers").flatMap { file.stringMap($0, what: "headers") } ?? [:]
+                let hmac = secret(&m, "hmac_secret", required: false, what: what)
+                let timeout = seconds(&m, "timeout", default: 10)
+                let rateLimit = rate(&m)
+                if let url, let name {
+                    if let u = URL(string: url.value), let scheme = u.scheme, ["http", "https"].contains(scheme),
+                        u.host != nil
+                    {
+                        result = .webhook(
+                            .init(
+                                name: name, url: url, preset: preset, template: template, headers: headers,
+                                hmacSecret: hmac,
+                                timeout: timeout, rateLimit: rateLimit))
+                    } else {
+                        file.error(
+                            m.value("url") ?? m.value("url_file") ?? node,
+                            "\(what): url must be an http:// or https:// URL")
+                    }
+                }
+            case "email":
+                let smtpNode = m.required("smtp_url", what: what)
+                let smtp = smtpNode.flatMap { file.string($0, what: "smtp_url") }.flatMap {
+                    expand($0, node: smtpNode!, what: "smtp_url")
+                }
+                if let smtp, !(smtp.hasPrefix("smtp://") || smtp.hasPrefix("smtps://")) {
+                    file.error(smtpNode, "smtp_url must start with smtp:// or smtps://")
+                }
+                var starttls = Receiver.Email.StartTLS.opportunistic
+                if let n = m.value("starttls"), let s = file.string(n, what: "starttls") {
+                    if let v = Receiver.Email.StartTLS(rawValue: s) {
+                        starttls = v
+                    } else {
+                        file.error(n, "starttls must be required, opportunistic or off, not \"\(s)\"")
+                    }
+                }
+                let username = m.value("username").flatMap { file.string($0, what: "username") }
+                let password = secret(&m, "password", required: false, what: what)
+                let from = m.required("from", what: what).flatMap { file.string($0, what: "from") }
+                let toNode = m.required("to", what: what)
+                let to = toNode.flatMap { n in
+                    n.scalar != nil ? file.string(n, what: "to").map { [$0] } : file.stringList(n, what: "to")
+                }
+                if let to, to.isEmpty { file.error(toNode, "to lists no address") }
+                let subject = template(&m, "subject", what: what)
+                let text = template(&m, "text", what: what)
+                let html = template(&m, "html", what: what)
+                let timeout = seconds(&m, "timeout", default: 30)
+                let rateLimit = rate(&m)
+                if let name, let smtp, let from, let to {
+                    result = .email(
+                        .init(
+                            name: name, smtpURL: smtp, starttls: starttls, username: username, password: password,
+                            from: from,
+                            to: to, subject: subject, text: text, html: html, timeout: timeout, rateLimit: rateLimit))
+                }
+            default:
+                var format = StdoutNotifier.Format.text
+                if let n = m.value("format"), let s = file.string(n, what: "format") {
+                    if let f = StdoutNotifier.Format(rawValue: s) {
+                        format = f
+                    } else {
+                        file.error(n, "format must be text or json, not \"\(s)\"")
+                    }
+                }
+                if let name { result = .stdout(.init(name: name, format: format)) }
+            }
+            m.rejectUnknown(known: ["name", "type"] + keys, what: what)
+        } else {
+            if let type { file.error(typeNode, "type must be webhook, email or stdout, not \"\(type)\"") }
+            m.markAllUsed()
+        }
+        return file.diagnostics.items.count == before ? result : nil
+    }
+
+    func route(_ node: Node, references: inout [(name: String, path: String, line: Int, column: Int, what: String)])
+        -> Route?
+    {
+        guard var m = file.map(node, what: "a route") else { return nil }
+        var route = Route()
+        if let n = m.value("match"), var mm = file.map(n, what: "match") {
+            for key in ["rule", "severity", "station", "metric", "level"] {
+                if let v = mm.value(key), let s = file.string(v, what: "match.\(key)") {
+                    if let matcher = try? Matcher(
+                        name: key, op: s.hasPrefix("~") ? .regex : .equal,
+                        value: s.hasPrefix("~") ? String(s.dropFirst()) : s)
+                    {
+                        route.matchers.append(matcher)
+                    } else {
+                        file.error(v, "match.\(key): \"\(s)\" is not a valid regular expression")
+                    }
+                }
+            }
+            if let v = mm.value("labels"), let labels = file.stringMap(v, what: "match.labels") {
+                for (k, value) in labels.sorted(by: { $0.key < $1.key }) {
+                    if let matcher = try? Matcher(name: k, op: .equal, value: value) {
+                        route.matchers.append(matcher)
+                    } else {
+                        file.error(v, "match.labels: \"\(k)\" is not a valid label name")
+                    }
+                }
+            }
+            mm.rejectUnknown(known: ["rule", "severity", "station", "metric", "level", "labels"], what: "match")
+        }
+        if let n = m.required("receivers", what: "the route"), let names = file.stringList(n, what: "receivers") {
+            route.receivers = names
+            for name in names {
+                references.append((name, file.path, n.mark?.line ?? 1, n.mark?.column ?? 1, "a route's receivers"))
+            }
+        }
+        if let n = m.value("group_by"), let v = file.stringList(n, what: "group_by") { route.groupBy = v }
+        if let n = m.value("group_wait"), let v = file.duration(n, what: "group_wait") { route.groupWait = v }
+        if let n = m.value("group_interval"), let v = file.duration(n, what: "group_interval") {
+            route.groupInterval = v
+        }
+        if let n = m.value("repeat_interval"), let v = file.duration(n, what: "repeat_interval") {
+            if v <= 0 { file.error(n, "repeat_interval must be longer than 0s") } else { route.repeatInterval = v }
+        }
+        if let n = m.value("send_resolved"), let v = file.bool(n, what: "send_resolved") { route.sendResolved = v }
+        if let n = m.value("continue"), let v = file.bool(n, what: "continue") { route.continue = v }
+        if let n = m.value("quiet_hours") { route.quietHours = quietHours(n) }
+        m.rejectUnknown(
+            known: [
+                "match", "receivers", "group_by", "group_wait", "group_interval", "repeat_interval", "send_resolved",
+                "continue", "quiet_hours",
+            ],
+            what: "a route")
+        return route
+    }
+
+    func quietHours(_ node: Node) -> QuietHours? {
+        guard var m = file.map(node, what: "quiet_hours") else { return nil }
+        let tzNode = m.required("timezone", what: "quiet_hours")
+        let tzName = tzNode.flatMap { file.string($0, what: "timezone") }
+        let zone = tzName.flatMap { TimeZone(identifier: $0) }
+        if let tzName, zone == nil {
+            file.error(tzNode, "timezone \"\(tzName)\" is not an IANA time zone (like America/Chicago)")
+        }
+        func clock(_ key: String) -> Int? {
+            guard let n = m.required(key, what: "quiet_hours"), let s = file.string(n, what: key) else { return nil }
+            guard let v = QuietHours.minutes(s) else {
+                file.error(n, "\(key) must be a time like \"22:00\", not \"\(s)\"")
+                return nil
+            }
+            return v
+        }
+        let from = clock("from")
+        let to = clock("to")
+        var days = Set(QuietHours.Weekday.allCases)
+        if let n = m.value("days"), let list = file.stringList(n, what: "days") {
+            days = []
+            for d in list {
+                if let day = QuietHours.Weekday(name: d) {
+                    days.insert(day)
+                } else {
+                    file.error(n, "days: \"\(d)\" is not a weekday (mon … sun)")
+                }
+            }
+        }
+        var policy = QuietHours.Policy.defer
+        if let n = m.value("policy"), let s = file.string(n, what: "policy") {
+            if let p = QuietHours.Policy(rawValue: s) {
+                policy = p
+            } else {
+                file.error(n, "policy must be defer or drop, not \"\(s)\"")
+            }
+        }
+        var bypass: Severity? = nil
+        if let n = m.value("bypass_severity"), let s = file.string(n, what: "bypass_severity") {
+            if let v = Severity(rawValue: s) {
+                bypass = v
+            } else {
+                file.error(n, "bypass_severity must be info, warning or critical, not \"\(s)\"")
+            }
+        }
+        m.rejectUnknown(known: ["timezone", "from", "to", "days", "policy", "bypass_severity"], what: "quiet_hours")
+        guard let zone, let from, let to else { return nil }
+        return QuietHours(timeZone: zone, from: from, to: to, days: days, policy: policy, bypassSeverity: bypass)
+    }
+}
+
+extension Config {
+    /// ` (receivers are a, b)` for messages.
+    public var knownReceiverList: String { knownReceivers }
 }

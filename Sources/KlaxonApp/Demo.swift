@@ -59,7 +59,8 @@ public enum Demo {
     /// Runs the scenario; prints alerts to stdout and a summary to stderr. Returns the transitions.
     @discardableResult
     public static func run(format: StdoutNotifier.Format = .text, keep: Bool = false) throws -> [Transition] {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("klaxon-demo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "klaxon-demo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: dir) } }
         let rulesPath = dir.appendingPathComponent("rules.yaml").path
@@ -73,7 +74,9 @@ public enum Demo {
         let rules = try RuleLoader.load(paths: [rulesPath])
         let store = try Store.open(path: dbPath)
         let summary = try Ingest.run(store: store, files: [readingsPath])
-        printError("demo: ingested \(summary.stats.inserted) readings of gauge MILL1 into \(keep ? dbPath : "a temporary database")")
+        printError(
+            "demo: ingested \(summary.stats.inserted) readings of gauge MILL1 into \(keep ? dbPath : "a temporary database")"
+        )
         let result = try Evaluate.run(store: store, rules: rules, now: start + 40 * 3600)
         let stdout = StdoutNotifier(format: format)
         for (t, message) in result.transitions { stdout.write(t, message: message) }

@@ -31,6 +31,7 @@ public final class Diagnostics: @unchecked Sendable {
 /// An error that carries a list of diagnostics (a file that did not load).
 public struct DiagnosticsError: Error, CustomStringConvertible, Sendable {
     public var diagnostics: [Diagnostic]
+    public init(diagnostics: [Diagnostic]) { self.diagnostics = diagnostics }
     public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
 }
 

@@ -72,11 +72,11 @@ public struct DryRun {
                     guard inRange(r.time) else { return }
                     result.readings += 1
                     maxTime = max(maxTime, r.time)
-                    let key = r.series
-                    let i = sessions.lookup(key, unit: r.unit, engine: engine)
-                    guard i >= 0, !disordered.contains(key) else { return }
+                    let i = sessions.lookup(r.series, unit: r.unit, engine: engine)
+                    guard i >= 0, !sessions.sessions[i].disordered else { return }
                     if let last = sessions.sessions[i].lastTime, r.time <= last {
-                        disordered.insert(key)
+                        sessions.sessions[i].disordered = true
+                        disordered.insert(r.series)
                         return
                     }
                     engine.step(&sessions.sessions[i], time: r.time, value: r.value, into: &out)
@@ -138,20 +138,20 @@ public struct DryRun {
 
 /// Prints dry-run results.
 public enum DryRunPrinter {
+    /// One JSON object per transition, keys in the documented order. Written by hand: this is the
+    /// output of long replays, and a generic serializer (with key sorting) costs more than the replay.
     public static func json(_ transitions: [Transition], renderer: MessageRenderer, explain: Bool) -> [String] {
         transitions.map { t in
-            var o: [String: Any] = [
-                "rule": t.rule, "station": t.station, "metric": t.metric, "state": t.state.rawValue,
-                "at": Timestamp.format(t.at), "message": renderer.render(t),
-            ]
-            o["value"] = t.value.map { $0 as Any } ?? NSNull()
+            var o =
+                "{\"rule\":\(JSONText.string(t.rule)),\"station\":\(JSONText.string(t.station)),\"metric\":\(JSONText.string(t.metric)),\"state\":\"\(t.state.rawValue)\""
             if t.kind == LevelsRule.kindName {
-                o["level"] = t.level.map { $0 as Any } ?? NSNull()
-                o["from_level"] = t.fromLevel.map { $0 as Any } ?? NSNull()
+                o +=
+                    ",\"level\":\(t.level.map(JSONText.string) ?? "null"),\"from_level\":\(t.fromLevel.map(JSONText.string) ?? "null")"
             }
-            if explain { o["explanation"] = t.explanation }
-            let data = (try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-            return String(decoding: data, as: UTF8.self)
+            o +=
+                ",\"at\":\"\(Timestamp.format(t.at))\",\"value\":\(t.value.map(JSONText.number) ?? "null"),\"message\":\(JSONText.string(renderer.render(t)))"
+            if explain { o += ",\"explanation\":\(JSONText.string(t.explanation))" }
+            return o + "}"
         }
     }
 

@@ -53,7 +53,8 @@ public enum RuleLoader {
             do {
                 text = try String(contentsOfFile: file, encoding: .utf8)
             } catch {
-                diagnostics.add(Diagnostic(path: file, line: 1, column: 1, message: "cannot read: \(error.localizedDescription)"))
+                diagnostics.add(
+                    Diagnostic(path: file, line: 1, column: 1, message: "cannot read: \(error.localizedDescription)"))
                 continue
             }
             for (rule, node) in parse(text, path: file, diagnostics: diagnostics) {
@@ -180,18 +181,26 @@ public enum RuleLoader {
         }
         guard let ms else { return nil }
         if let above, let clear, clear > above {
-            file.error(clearNode, "clear (\(formatValue(clear))) must be at or below above (\(formatValue(above))): an above alert resolves when the value drops below clear")
+            file.error(
+                clearNode,
+                "clear (\(formatValue(clear))) must be at or below above (\(formatValue(above))): an above alert resolves when the value drops below clear"
+            )
             return nil
         }
         if let below, let clear, clear < below {
-            file.error(clearNode, "clear (\(formatValue(clear))) must be at or above below (\(formatValue(below))): a below alert resolves when the value rises above clear")
+            file.error(
+                clearNode,
+                "clear (\(formatValue(clear))) must be at or above below (\(formatValue(below))): a below alert resolves when the value rises above clear"
+            )
             return nil
         }
         if let above {
-            return ThresholdRule(metric: ms.0, stations: ms.1, direction: .above, threshold: above, clear: clear, holdFor: holdFor)
+            return ThresholdRule(
+                metric: ms.0, stations: ms.1, direction: .above, threshold: above, clear: clear, holdFor: holdFor)
         }
         if let below {
-            return ThresholdRule(metric: ms.0, stations: ms.1, direction: .below, threshold: below, clear: clear, holdFor: holdFor)
+            return ThresholdRule(
+                metric: ms.0, stations: ms.1, direction: .below, threshold: below, clear: clear, holdFor: holdFor)
         }
         return nil
     }

@@ -51,7 +51,9 @@ public enum RuleTests {
         let fm = FileManager.default
         for path in paths {
             var isDir: ObjCBool = false
-            guard fm.fileExists(atPath: path, isDirectory: &isDir) else { throw UserError("\(path): no such file or folder") }
+            guard fm.fileExists(atPath: path, isDirectory: &isDir) else {
+                throw UserError("\(path): no such file or folder")
+            }
             if isDir.boolValue {
                 let all = (fm.enumerator(atPath: path)?.allObjects as? [String]) ?? []
                 out += all.filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted().map {
@@ -80,7 +82,9 @@ public enum RuleTests {
             guard diagnostics.isEmpty else {
                 outcome.failed += 1
                 outcome.failures.append(
-                    Failure(file: path, test: "(file did not load)", detail: diagnostics.items.map { "  \($0)" }.joined(separator: "\n")))
+                    Failure(
+                        file: path, test: "(file did not load)",
+                        detail: diagnostics.items.map { "  \($0)" }.joined(separator: "\n")))
                 continue
             }
             let engine = RuleEngine(rules: rules)
@@ -90,7 +94,8 @@ public enum RuleTests {
                     outcome.passed += 1
                 } else {
                     outcome.failed += 1
-                    outcome.failures.append(Failure(file: path, test: "\"\(c.name)\"", detail: problems.joined(separator: "\n")))
+                    outcome.failures.append(
+                        Failure(file: path, test: "\"\(c.name)\"", detail: problems.joined(separator: "\n")))
                 }
             }
         }
@@ -161,7 +166,8 @@ public enum RuleTests {
         }
         guard let root = file.compose(text), var top = file.map(root, what: "a test file") else { return ([], []) }
         let dir = (path as NSString).deletingLastPathComponent
-        let ruleFiles = (top.required("rule_files", what: "the test file").flatMap { file.stringList($0, what: "rule_files") } ?? [])
+        let ruleFiles =
+            (top.required("rule_files", what: "the test file").flatMap { file.stringList($0, what: "rule_files") } ?? [])
             .map { $0.hasPrefix("/") ? $0 : (dir as NSString).appendingPathComponent($0) }
         var cases: [Case] = []
         if let n = top.required("tests", what: "the test file"), let items = file.list(n, what: "tests") {
@@ -193,7 +199,9 @@ public enum RuleTests {
                     }
                 }
                 sm.rejectUnknown(known: ["station", "metric", "values"], what: "a series")
-                if let station, let metric, let values { series.append((SeriesKey(station: station, metric: metric), values)) }
+                if let station, let metric, let values {
+                    series.append((SeriesKey(station: station, metric: metric), values))
+                }
             }
         }
         var expect: [Expectation] = []
@@ -217,7 +225,9 @@ public enum RuleTests {
                     for f in list {
                         guard var fm = file.map(f, what: "a firing alert") else { continue }
                         let rule = fm.required("rule", what: "the alert").flatMap { file.string($0, what: "rule") }
-                        let station = fm.required("station", what: "the alert").flatMap { file.string($0, what: "station") }
+                        let station = fm.required("station", what: "the alert").flatMap {
+                            file.string($0, what: "station")
+                        }
                         let level = fm.value("level").flatMap { file.string($0, what: "level") }
                         fm.rejectUnknown(known: ["rule", "station", "level"], what: "a firing alert")
                         if let rule, let station { firing.append((rule, station, level)) }
@@ -246,7 +256,8 @@ public enum RuleTests {
             }
             if let x = token.lastIndex(of: "x"), x != token.startIndex {
                 guard let n = Int(token[token.index(after: x)...]), n >= 0 else {
-                    return .failure(SeriesError(message: "values: \"\(token)\": the count after x must be a whole number"))
+                    return .failure(
+                        SeriesError(message: "values: \"\(token)\": the count after x must be a whole number"))
                 }
                 let head = String(token[..<x])
                 if head == "_" {
@@ -257,7 +268,8 @@ public enum RuleTests {
                 var step = 0.0
                 let chars = Array(head)
                 var split: Int? = nil
-                for i in 1..<max(chars.count, 1) where (chars[i] == "+" || chars[i] == "-") && chars[i - 1] != "e" && chars[i - 1] != "E" {
+                for i in 1..<max(chars.count, 1)
+                where (chars[i] == "+" || chars[i] == "-") && chars[i - 1] != "e" && chars[i - 1] != "E" {
                     split = i
                 }
                 if let split {

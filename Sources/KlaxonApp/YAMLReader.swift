@@ -99,7 +99,10 @@ struct YAMLFile {
 
     func time(_ node: Node, what: String) -> Int64? {
         guard let scalar = node.scalar, let v = Timestamp.parse(scalar.string) else {
-            error(node, "\(what) must be an ISO 8601 time with Z or an offset, like 2026-01-01T00:00:00Z, not \(Self.show(node))")
+            error(
+                node,
+                "\(what) must be an ISO 8601 time with Z or an offset, like 2026-01-01T00:00:00Z, not \(Self.show(node))"
+            )
             return nil
         }
         return v

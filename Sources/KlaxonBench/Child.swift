@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Foundation
 
 /// A fatal benchmark problem: bad arguments, a missing binary, a file that cannot be written.
 struct BenchError: Error, CustomStringConvertible {
@@ -15,6 +16,8 @@ struct BenchError: Error, CustomStringConvertible {
 struct ChildRun {
     /// Wall time from just before spawning to just after reaping, in seconds.
     var seconds: Double
+    /// CPU time (user + system), in seconds: steadier than wall time on a busy machine.
+    var cpuSeconds: Double
     /// The child's peak resident set size, in bytes.
     var peakRSS: Int
     /// The exit status (128 + signal number when it was killed by a signal).
@@ -51,8 +54,8 @@ enum Child {
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+            for p in argv { free(p) }
+            for p in envp { free(p) }
         }
 
         var pid: pid_t = 0
@@ -75,7 +78,9 @@ enum Child {
         let signal = status & 0x7F
         let exitStatus = signal == 0 ? (status >> 8) & 0xFF : 128 + signal
         let errText = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
-        return ChildRun(seconds: seconds(elapsed), peakRSS: peak, status: exitStatus, stderr: errText)
+        let cpu = [usage.ru_utime, usage.ru_stime].reduce(0.0) { $0 + Double($1.tv_sec) + Double($1.tv_usec) / 1e6 }
+        return ChildRun(
+            seconds: seconds(elapsed), cpuSeconds: cpu, peakRSS: peak, status: exitStatus, stderr: errText)
     }
 
     /// The smallest peak RSS this driver can report: that of `/bin/true` spawned from here.

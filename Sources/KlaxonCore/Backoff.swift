@@ -58,7 +58,9 @@ public enum HTTPDate {
             } else if p.contains("-") {
                 // RFC 850: 06-Nov-94
                 let d = p.split(separator: "-")
-                if d.count == 3, let dd = Int(d[0]), let mm = months.firstIndex(of: d[1].lowercased()), let yy = Int(d[2]) {
+                if d.count == 3, let dd = Int(d[0]), let mm = months.firstIndex(of: d[1].lowercased()),
+                    let yy = Int(d[2])
+                {
                     day = dd
                     month = mm + 1
                     year = yy < 100 ? (yy < 70 ? 2000 + yy : 1900 + yy) : yy
@@ -70,7 +72,8 @@ public enum HTTPDate {
         guard let day, let month, let year, let clock, (1...Timestamp.daysInMonth(year, month)).contains(day),
             clock[0] < 24, clock[1] < 60, clock[2] < 61
         else { return nil }
-        return Int64(Timestamp.daysFromCivil(year, month, day)) * 86400 + Int64(clock[0] * 3600 + clock[1] * 60 + min(clock[2], 59))
+        return Int64(Timestamp.daysFromCivil(year, month, day)) * 86400
+            + Int64(clock[0] * 3600 + clock[1] * 60 + min(clock[2], 59))
     }
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT`.
@@ -80,6 +83,7 @@ public enum HTTPDate {
         let (y, m, d) = Timestamp.civilFromDays(days)
         let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][((days % 7) + 7) % 7]
         func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(weekday), \(two(d)) \(months[m - 1].capitalized) \(y) \(two(rem / 3600)):\(two(rem / 60 % 60)):\(two(rem % 60)) GMT"
+        return
+            "\(weekday), \(two(d)) \(months[m - 1].capitalized) \(y) \(two(rem / 3600)):\(two(rem / 60 % 60)):\(two(rem % 60)) GMT"
     }
 }

@@ -59,7 +59,8 @@ public struct LevelsRule: RuleKind {
         if let to = move.to {
             why = "\(c.metric) \(c.show(value)) ≥ \(levels[to].name) (\(formatValue(levels[to].at)))"
             if to + 1 < levels.count, let from = move.from, from > to {
-                why += ", below \(levels[to + 1].name) (\(formatValue(levels[to + 1].at))) − deadband \(formatValue(deadband))"
+                why +=
+                    ", below \(levels[to + 1].name) (\(formatValue(levels[to + 1].at))) − deadband \(formatValue(deadband))"
             }
         } else {
             let lowest = levels[0]

@@ -36,11 +36,14 @@ public struct Matcher: Sendable, Hashable, CustomStringConvertible {
                 // `a!=b` contains "=" too: take the operator that starts earliest, longest first.
                 if op == .equal, text[..<r.lowerBound].hasSuffix("!") { continue }
                 var value = String(text[r.upperBound...]).trimmingCharacters(in: .whitespaces)
-                if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+                if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                    value = String(value.dropFirst().dropLast())
+                }
                 return try Matcher(name: name, op: op, value: value)
             }
         }
-        throw MatcherError(message: "matcher \"\(text)\" must look like NAME=VALUE, NAME!=VALUE, NAME=~REGEX or NAME!~REGEX")
+        throw MatcherError(
+            message: "matcher \"\(text)\" must look like NAME=VALUE, NAME!=VALUE, NAME=~REGEX or NAME!~REGEX")
     }
 
     /// Whether the labels satisfy the matcher (a missing label is the empty string, as in Alertmanager).

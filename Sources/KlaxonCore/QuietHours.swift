@@ -17,7 +17,10 @@ public struct QuietHours: Sendable, Hashable {
         /// Also accepts full names (`monday`).
         public init?(name: String) {
             let lower = name.lowercased()
-            guard let day = Weekday.allCases.first(where: { lower == $0.rawValue || lower.hasPrefix($0.rawValue) && lower.hasSuffix("day") })
+            guard
+                let day = Weekday.allCases.first(where: {
+                    lower == $0.rawValue || lower.hasPrefix($0.rawValue) && lower.hasSuffix("day")
+                })
             else { return nil }
             self = day
         }
@@ -90,7 +93,8 @@ public struct QuietHours: Sendable, Hashable {
             guard let day = cal.date(byAdding: .day, value: dayOffset, to: today) else { continue }
             let weekday = cal.component(.weekday, from: day)
             guard days.contains(where: { $0.number == weekday }) else { continue }
-            guard let start = localTime(day, minutes: from, cal), let endDay = from < to ? day : cal.date(byAdding: .day, value: 1, to: day),
+            guard let start = localTime(day, minutes: from, cal),
+                let endDay = from < to ? day : cal.date(byAdding: .day, value: 1, to: day),
                 let end = localTime(endDay, minutes: to, cal)
             else { continue }
             if t >= start && t < end { return (start, end) }

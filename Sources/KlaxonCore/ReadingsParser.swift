@@ -280,7 +280,10 @@ public struct ReadingsParser {
     // MARK: JSON Lines
 
     private enum Scalar: Decodable {
-        case string(String), number(Double), bool(Bool), null, other
+        case string(String)
+        case number(Double)
+        case bool(Bool)
+        case null, other
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.singleValueContainer()
@@ -421,7 +424,8 @@ public enum NumberParser {
             let v = strtod(buf.baseAddress!, &end)
             guard let end, end == buf.baseAddress! + n, v.isFinite else { return nil }
             // strtod accepts "inf", "nan" and hex; a finite result from letters is still not a plain number.
-            for k in 0..<n where !(b[k] &- 48 < 10 || b[k] == 0x2E || b[k] == 0x2D || b[k] == 0x2B || b[k] == 0x65 || b[k] == 0x45) {
+            for k in 0..<n
+            where !(b[k] &- 48 < 10 || b[k] == 0x2E || b[k] == 0x2D || b[k] == 0x2B || b[k] == 0x65 || b[k] == 0x45) {
                 return nil
             }
             return v

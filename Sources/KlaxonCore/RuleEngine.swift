@@ -10,6 +10,8 @@ public struct SeriesSession: Sendable {
     public var lastTime: Int64?
     /// Readings dropped because they were not newer than `lastTime`.
     public var lateReadings = 0
+    /// Marks a series whose readings came out of order (dry-run replays it sorted in a second pass).
+    public var disordered = false
 
     var context: SeriesContext { SeriesContext(station: series.station, metric: series.metric, unit: unit) }
 }
@@ -18,9 +20,15 @@ public struct SeriesSession: Sendable {
 /// daemon: they differ only in where readings come from and where transitions go.
 public struct RuleEngine: Sendable {
     public let rules: [Rule]
+    /// The rules' kinds and whether each reacts to time, kept apart so the per-reading loop touches
+    /// only what it needs (no copy of a whole `Rule` per reading).
+    let kinds: [any RuleKind]
+    let timeDriven: [Bool]
 
     public init(rules: [Rule]) {
         self.rules = rules
+        kinds = rules.map(\.kind)
+        timeDriven = rules.map(\.kind.reactsToTime)
     }
 
     /// The rules that watch a series.
@@ -48,12 +56,12 @@ public struct RuleEngine: Sendable {
         }
         let context = s.context
         for i in s.ruleIndexes.indices {
-            let rule = rules[s.ruleIndexes[i]]
-            if let change = rule.kind.advance(&s.states[i], to: time, context: context) {
-                out.append(rule.transition(change, context))
+            let k = s.ruleIndexes[i]
+            if timeDriven[k], let change = kinds[k].advance(&s.states[i], to: time, context: context) {
+                out.append(rules[k].transition(change, context))
             }
-            if let change = rule.kind.step(&s.states[i], time: time, value: value, context: context) {
-                out.append(rule.transition(change, context))
+            if let change = kinds[k].step(&s.states[i], time: time, value: value, context: context) {
+                out.append(rules[k].transition(change, context))
             }
             s.states[i].lastTime = time
             s.states[i].lastValue = value
@@ -65,10 +73,10 @@ public struct RuleEngine: Sendable {
     /// Lets time pass to `now` with no new reading (stale detection).
     public func advance(_ s: inout SeriesSession, to now: Int64, into out: inout [Transition]) {
         let context = s.context
-        for i in s.ruleIndexes.indices {
-            let rule = rules[s.ruleIndexes[i]]
-            if let change = rule.kind.advance(&s.states[i], to: now, context: context) {
-                out.append(rule.transition(change, context))
+        for i in s.ruleIndexes.indices where timeDriven[s.ruleIndexes[i]] {
+            let k = s.ruleIndexes[i]
+            if let change = kinds[k].advance(&s.states[i], to: now, context: context) {
+                out.append(rules[k].transition(change, context))
             }
         }
     }

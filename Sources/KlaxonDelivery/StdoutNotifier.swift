@@ -36,7 +36,9 @@ public struct StdoutNotifier: Sendable {
 
     /// `🟠 WARNING river-flood 01646500 gage_height CHANGED minor←action 12.3 ft — message`
     public static func textLine(_ t: Transition, message: String) -> String {
-        var parts = [mark(t), t.severity.rawValue.uppercased(), t.rule, t.station, t.metric, t.state.rawValue.uppercased()]
+        var parts = [
+            mark(t), t.severity.rawValue.uppercased(), t.rule, t.station, t.metric, t.state.rawValue.uppercased(),
+        ]
         switch (t.level, t.fromLevel) {
         case (let l?, let f?): parts.append("\(f)→\(l)")
         case (let l?, nil): parts.append(l)
@@ -66,7 +68,21 @@ public struct StdoutNotifier: Sendable {
     public static func jsonLine(_ t: Transition, message: String, explain: Bool = false) -> String {
         var o = jsonObject(t, message: message)
         if explain { o["explanation"] = t.explanation }
-        let data = (try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        let data =
+            (try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+extension StdoutNotifier: Notifier {
+    public func render(_ notification: AlertNotification) throws -> String {
+        var lines = notification.alerts.map { line(for: $0.transition, message: $0.message) }
+        if notification.isDigest { lines.insert("— digest: \(lines.count) held during quiet hours —", at: 0) }
+        return lines.joined(separator: "\n")
+    }
+
+    public func send(_ notification: AlertNotification) async throws {
+        let text = try render(notification)
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 }

@@ -153,3 +153,16 @@ public struct TransitionRecord: Codable, Sendable, Equatable, FetchableRecord, M
         id = inserted.rowID
     }
 }
+
+extension TransitionRecord {
+    /// The transition this row logged.
+    public var transition: Transition {
+        let decoded = (try? JSONSerialization.jsonObject(with: Data(labels.utf8))) as? [String: String] ?? [:]
+        return Transition(
+            rule: rule, kind: kind, station: station, metric: metric,
+            state: TransitionState(rawValue: state) ?? .firing,
+            level: level, fromLevel: fromLevel, at: at, value: value, unit: unit,
+            severity: Severity(rawValue: severity) ?? .warning,
+            labels: decoded, summary: summary, explanation: explanation)
+    }
+}

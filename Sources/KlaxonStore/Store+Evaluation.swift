@@ -10,6 +10,8 @@ public struct EvaluationResult: Sendable {
     public var newReadings = 0
     /// New readings not newer than what their alerts had already seen (late or revised history): ignored.
     public var lateReadings = 0
+    /// Transitions that no receiver was queued for (set by the caller that routes them).
+    public var unrouted: [Transition] = []
 }
 
 extension Store {
@@ -31,7 +33,9 @@ extension Store {
         let writer = try requireWriter()
         return try writer.write { db in
             var result = EvaluationResult()
-            let cursor = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", arguments: [Self.cursorKey]) ?? 0
+            let cursor =
+                try Int64.fetchOne(
+                    db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", arguments: [Self.cursorKey]) ?? 0
             let top = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM readings") ?? 0
             var out: [Transition] = []
             var touched: Set<Int64> = []
@@ -127,7 +131,8 @@ extension Store {
             }
             try record(db, logged)
             try db.execute(
-                sql: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                sql:
+                    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 arguments: [Self.cursorKey, String(top)])
             return result
         }

@@ -134,6 +134,42 @@ public final class Store: Sendable {
                     CREATE INDEX transitions_by_alert ON transitions(rule, station, metric, id);
                     """)
         }
+        m.registerMigration("v2-outbox") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE outbox (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        seq INTEGER NOT NULL UNIQUE,
+                        transition_id INTEGER NOT NULL REFERENCES transitions(id),
+                        receiver TEXT NOT NULL,
+                        route INTEGER,
+                        alert TEXT NOT NULL,
+                        group_key TEXT NOT NULL,
+                        purpose TEXT NOT NULL DEFAULT 'transition'
+                            CHECK (purpose IN ('transition', 'repeat', 'system')),
+                        state TEXT NOT NULL DEFAULT 'pending'
+                            CHECK (state IN ('pending', 'sending', 'sent', 'dead', 'muted', 'dropped')),
+                        batch TEXT,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        due_at INTEGER NOT NULL,
+                        lease_until INTEGER,
+                        created_at INTEGER NOT NULL,
+                        sent_at INTEGER,
+                        last_error TEXT
+                    );
+                    CREATE INDEX outbox_by_state_due ON outbox(state, due_at);
+                    CREATE INDEX outbox_by_alert ON outbox(alert, receiver, seq);
+                    CREATE TABLE silences (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        matchers TEXT NOT NULL,
+                        starts_at INTEGER NOT NULL,
+                        ends_at INTEGER NOT NULL CHECK (ends_at > starts_at),
+                        comment TEXT NOT NULL,
+                        created_by TEXT NOT NULL,
+                        created_at INTEGER NOT NULL
+                    );
+                    """)
+        }
         return m
     }()
 }

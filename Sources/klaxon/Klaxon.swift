@@ -4,15 +4,16 @@ import KlaxonApp
 import KlaxonCore
 import KlaxonDelivery
 import KlaxonStore
+import Logging
 
 @main
-struct Klaxon: ParsableCommand {
+struct Klaxon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "klaxon",
         abstract: "Alerts when the world you care about changes: rivers, air, quakes, trips.",
         subcommands: [
             DemoCommand.self, CheckCommand.self, IngestCommand.self, EvaluateCommand.self, DryRunCommand.self,
-            TestCommand.self,
+            TestCommand.self, DispatchCommand.self, OutboxCommand.self, SilenceCommand.self, NotifyTestCommand.self,
         ])
 }
 
@@ -34,7 +35,9 @@ struct StoreOptions: ParsableArguments {
 }
 
 struct RulesOption: ParsableArguments {
-    @Option(name: .long, parsing: .upToNextOption, help: "Rule files or folders (default: rules: of --config, else Rules/).")
+    @Option(
+        name: .long, parsing: .upToNextOption, help: "Rule files or folders (default: rules: of --config, else Rules/)."
+    )
     var rules: [String] = []
 
     func paths(_ config: Config?) -> [String] {
@@ -66,7 +69,8 @@ func loadRules(_ paths: [String]) throws -> [Rule] {
 func parseTime(_ text: String?, option: String) throws -> Int64? {
     guard let text else { return nil }
     guard let t = Timestamp.parse(text) else {
-        throw ValidationError("\(option) \"\(text)\" is not an ISO 8601 time with Z or an offset (like 2026-01-01T00:00:00Z)")
+        throw ValidationError(
+            "\(option) \"\(text)\" is not an ISO 8601 time with Z or an offset (like 2026-01-01T00:00:00Z)")
     }
     return t
 }
@@ -104,8 +108,11 @@ struct CheckCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let configValue = try? config.map { try Config.load(path: $0) }
-            let outcome = Check.run(rulePaths: rules.paths(configValue ?? nil), configPath: config)
+            // The rules: default comes from the config even when the config has other problems.
+            let partial = config.map {
+                Config.load(path: $0, environment: ProcessInfo.processInfo.environment, diagnostics: Diagnostics())
+            }
+            let outcome = Check.run(rulePaths: rules.paths(partial), configPath: config)
             for d in outcome.diagnostics { printError(d.description) }
             if outcome.diagnostics.isEmpty {
                 print("ok: \(outcome.rules) rules in \(outcome.files) files")
@@ -138,7 +145,9 @@ struct IngestCommand: ParsableCommand {
             let db = try Store.open(path: store.databasePath(config))
             let clock = ContinuousClock.now
             let s = try Ingest.run(store: db, files: files)
-            let seconds = Double(clock.duration(to: .now).components.attoseconds) / 1e18 + Double(clock.duration(to: .now).components.seconds)
+            let seconds =
+                Double(clock.duration(to: .now).components.attoseconds) / 1e18
+                + Double(clock.duration(to: .now).components.seconds)
             printError(
                 "ingest: \(s.stats.inserted) new, \(s.stats.revised) revised, \(s.stats.unchanged) unchanged, \(s.rejected) rejected in \(String(format: "%.2f", seconds)) s"
             )
@@ -166,11 +175,26 @@ struct EvaluateCommand: ParsableCommand {
             let config = try store.loadConfig()
             let ruleList = try loadRules(rules.paths(config))
             let at = try parseTime(now, option: "--now") ?? nowSeconds()
+            if let config {
+                let problems = config.check(rules: ruleList)
+                if !problems.isEmpty { throw DiagnosticsError(diagnostics: problems) }
+            }
             let db = try Store.open(path: store.databasePath(config))
-            let result = try Evaluate.run(store: db, rules: ruleList, now: at)
-            let out = StdoutNotifier(format: format)
-            for (t, message) in result.transitions { out.write(t, message: message) }
+            // Without receivers there is nowhere to deliver: print the transitions instead.
+            let routing = (config?.receivers.isEmpty ?? true) ? nil : config?.routing
+            let result = try Evaluate.run(store: db, rules: ruleList, now: at, routing: routing)
+            for t in result.unrouted {
+                printError(
+                    "warning: \(t.rule) \(t.station) \(t.state.rawValue) reaches no receiver (give the rule notify:, add a route or default_receiver)"
+                )
+            }
+            if routing == nil {
+                // Without a config there are no receivers: print the transitions.
+                let out = StdoutNotifier(format: format)
+                for (t, message) in result.transitions { out.write(t, message: message) }
+            }
             var line = "evaluate: \(result.newReadings) new readings, \(result.transitions.count) transitions"
+            if routing != nil { line += " queued in the outbox" }
             if result.lateReadings > 0 { line += ", \(result.lateReadings) late readings ignored" }
             printError(line)
             return 0
@@ -204,15 +228,35 @@ struct DryRunCommand: ParsableCommand {
     @Flag(help: "Say why each transition happened.")
     var explain = false
 
+    @Option(help: "Print the exact payload this receiver would get for each transition (needs --config).")
+    var render: String?
+
+    @Option(name: .long, help: "Config file: receivers for --render, and the default rules.")
+    var config: String?
+
     func validate() throws {
-        if readings.isEmpty == (db == nil) { throw ValidationError("give exactly one of --readings FILE... or --db PATH") }
+        if readings.isEmpty == (db == nil) {
+            throw ValidationError("give exactly one of --readings FILE... or --db PATH")
+        }
+        if render != nil && config == nil {
+            throw ValidationError("--render needs --config (receivers are defined there)")
+        }
     }
 
     func run() throws {
         try guarded {
             let clock = ContinuousClock.now
-            let ruleList = try loadRules(rules.paths(nil))
-            let dry = DryRun(rules: ruleList, from: try parseTime(from, option: "--from"), to: try parseTime(to, option: "--to"))
+            let cfg = try config.map { try Config.load(path: $0) }
+            let ruleList = try loadRules(rules.paths(cfg))
+            var previewer: (any Notifier)? = nil
+            if let render, let cfg {
+                guard let n = try DeliveryWiring.notifiers(cfg)[render] else {
+                    throw UserError("--render: no receiver \"\(render)\"\(cfg.knownReceiverList)")
+                }
+                previewer = n
+            }
+            let dry = DryRun(
+                rules: ruleList, from: try parseTime(from, option: "--from"), to: try parseTime(to, option: "--to"))
             let result: DryRun.Result
             if let db {
                 result = try dry.run(store: try Store.openReadOnly(path: db))
@@ -220,6 +264,22 @@ struct DryRunCommand: ParsableCommand {
                 result = try dry.run(files: readings)
             }
             let renderer = try MessageRenderer(rules: ruleList)
+            if let previewer, let render {
+                // The exact payloads, one per transition, as the receiver would get them.
+                for (i, t) in result.transitions.enumerated() {
+                    let n = AlertNotification(
+                        key: "dry-run-\(i + 1)", receiver: render,
+                        alerts: [NotifiedAlert(transition: t, message: renderer.render(t), id: Int64(i + 1))])
+                    print(
+                        "--- \(i + 1): \(t.rule) \(t.station) \(t.state.rawValue) at \(Timestamp.format(t.at)) → \(render)"
+                    )
+                    print(try previewer.render(n))
+                }
+                printError(
+                    "dry-run: \(result.readings) readings replayed, \(result.transitions.count) payloads rendered for \(render)"
+                )
+                return result.rejected > 0 ? 1 : 0
+            }
             let lines =
                 format == .json
                 ? DryRunPrinter.json(result.transitions, renderer: renderer, explain: explain)
@@ -227,7 +287,8 @@ struct DryRunCommand: ParsableCommand {
             print(lines.joined(separator: "\n"))
             let elapsed = clock.duration(to: .now)
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            var summary = "dry-run: \(result.readings) readings replayed, \(result.transitions.count) transitions, \(String(format: "%.2f", seconds)) s"
+            var summary =
+                "dry-run: \(result.readings) readings replayed, \(result.transitions.count) transitions, \(String(format: "%.2f", seconds)) s"
             if result.rejected > 0 { summary += ", \(result.rejected) rows rejected" }
             printError(summary)
             return result.rejected > 0 ? 1 : 0
@@ -252,6 +313,238 @@ struct TestCommand: ParsableCommand {
             for f in outcome.failures { print(f.description) }
             print(outcome.summary)
             return outcome.failed > 0 ? 1 : 0
+        }
+    }
+}
+
+func requireConfig(_ store: StoreOptions) throws -> Config {
+    guard let config = try store.loadConfig() else {
+        throw ValidationError("this command needs --config klaxon.yaml (receivers are defined there)")
+    }
+    return config
+}
+
+func nowMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+struct DispatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dispatch", abstract: "Deliver the outbox: send due notifications, with retries.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Flag(help: "Stop when nothing is left to send now or soon (waiting out retries up to --deadline).")
+    var untilEmpty = false
+
+    @Option(help: "With --until-empty: give up waiting after this long (default 5m).")
+    var deadline: String = "5m"
+
+    @Option(help: "How long a claimed notification is leased before another dispatcher may resend it (default 2m).")
+    var lease: String = "2m"
+
+    func run() async throws {
+        let code: Int32
+        do {
+            let config = try requireConfig(store)
+            let db = try Store.open(path: store.databasePath(config))
+            var logger = Logger(label: "klaxon.dispatch")
+            logger.logLevel = .info
+            guard let leaseSeconds = DurationText.parse(lease), leaseSeconds > 0 else {
+                throw ValidationError("--lease \"\(lease)\" is not a duration")
+            }
+            let dispatcher = try DeliveryWiring.dispatcher(
+                store: db, config: config, logger: logger, lease: leaseSeconds * 1000)
+            if untilEmpty {
+                guard let d = DurationText.parse(deadline) else {
+                    throw ValidationError("--deadline \"\(deadline)\" is not a duration")
+                }
+                let p = try await dispatcher.runUntilEmpty(deadline: nowMillis() + d * 1000)
+                let counts = try db.outboxCounts()
+                printError(
+                    "dispatch: \(p.sent) sent, \(p.retried) retried, \(p.dead) dead, \(p.muted) muted, \(p.dropped) dropped, \(p.deferred) deferred; \(counts[.pending, default: 0] + counts[.sending, default: 0]) still queued"
+                )
+                code = 0
+            } else {
+                try await dispatcher.run()
+                code = 0
+            }
+        } catch let e as DiagnosticsError {
+            printError(e.description)
+            code = 1
+        } catch let e as ValidationError {
+            printError("error: \(e.message)")
+            code = 1
+        } catch {
+            printError("error: \(error)")
+            code = 1
+        }
+        if code != 0 { throw ExitCode(code) }
+    }
+}
+
+struct OutboxCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "outbox", abstract: "Inspect and retry queued notifications.",
+        subcommands: [List.self, Retry.self])
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List outbox rows, newest first.")
+        @OptionGroup var store: StoreOptions
+        @Option(help: "Only rows in this state: pending, sending, sent, dead, muted, dropped.")
+        var state: String?
+
+        func run() throws {
+            try guarded {
+                let config = try store.loadConfig()
+                let db = try Store.openReadOnly(path: store.databasePath(config))
+                var filter: OutboxRecord.State? = nil
+                if let state {
+                    guard let s = OutboxRecord.State(rawValue: state) else {
+                        throw UserError(
+                            "--state must be one of \(OutboxRecord.State.allCases.map(\.rawValue).joined(separator: ", "))"
+                        )
+                    }
+                    filter = s
+                }
+                let rows = try db.outbox(state: filter)
+                if rows.isEmpty { print("(empty)") }
+                for r in rows {
+                    let due = Timestamp.format(r.dueAt / 1000)
+                    print(
+                        "\(r.id)  \(r.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))  \(r.receiver)  \(r.alert)  attempts=\(r.attempts)  due=\(due)\(r.lastError.map { "  error=\($0)" } ?? "")"
+                    )
+                }
+                return 0
+            }
+        }
+    }
+
+    struct Retry: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Queue a dead, dropped or muted row again (same id).")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The outbox row id.")
+        var id: String
+
+        func run() throws {
+            try guarded {
+                let config = try store.loadConfig()
+                let db = try Store.open(path: store.databasePath(config))
+                guard try db.retryOutbox(id: id, now: nowMillis()) else {
+                    throw UserError("no dead, dropped or muted outbox row \(id)")
+                }
+                print("queued \(id) again")
+                return 0
+            }
+        }
+    }
+}
+
+struct SilenceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "silence", abstract: "Mute alerts for a while.", subcommands: [Add.self, List.self, Expire.self])
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a silence.")
+        @OptionGroup var store: StoreOptions
+        @Option(
+            name: .long, parsing: .upToNextOption,
+            help: "Matchers: KEY=VALUE, KEY!=VALUE, KEY=~REGEX (rule, station, metric, severity, level, labels).")
+        var match: [String] = []
+        @Option(name: .long, help: "How long, like 2h or 3d.")
+        var `for`: String
+        @Option(help: "Why.")
+        var comment: String
+        @Option(help: "Who (default: the user running the command).")
+        var author: String = ProcessInfo.processInfo.environment["USER"] ?? "unknown"
+
+        func run() throws {
+            try guarded {
+                guard !match.isEmpty else { throw UserError("give at least one --match KEY=VALUE") }
+                guard let d = DurationText.parse(self.for), d > 0 else {
+                    throw UserError("--for \"\(self.for)\" is not a duration like 2h")
+                }
+                let matchers = try match.map { try Matcher.parse($0) }
+                let config = try store.loadConfig()
+                let db = try Store.open(path: store.databasePath(config))
+                let now = nowSeconds()
+                let silence = Silence(
+                    id: UUID().uuidString.lowercased(), matchers: matchers, starts: now, ends: now + d,
+                    comment: comment, createdBy: author)
+                try db.addSilence(silence, now: now)
+                print(
+                    "\(silence.id)  until \(Timestamp.format(silence.ends))  \(matchers.map(\.description).joined(separator: " "))"
+                )
+                return 0
+            }
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List silences that have not ended.")
+        @OptionGroup var store: StoreOptions
+        @Flag(help: "Include ended silences.")
+        var all = false
+
+        func run() throws {
+            try guarded {
+                let config = try store.loadConfig()
+                let db = try Store.open(path: store.databasePath(config))
+                let list = try db.silences(now: nowSeconds(), includeExpired: all)
+                if list.isEmpty { print("(no silences)") }
+                for s in list {
+                    print(
+                        "\(s.id)  \(Timestamp.format(s.starts)) → \(Timestamp.format(s.ends))  \(s.matchers.map(\.description).joined(separator: " "))  by \(s.createdBy): \(s.comment)"
+                    )
+                }
+                return 0
+            }
+        }
+    }
+
+    struct Expire: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "End a silence now.")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The silence id (or a unique prefix).")
+        var id: String
+
+        func run() throws {
+            try guarded {
+                let config = try store.loadConfig()
+                let db = try Store.open(path: store.databasePath(config))
+                guard try db.expireSilence(id: id, now: nowSeconds()) else {
+                    throw UserError("no active silence \(id)")
+                }
+                print("expired \(id)")
+                return 0
+            }
+        }
+    }
+}
+
+struct NotifyTestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notify-test", abstract: "Send a test message to a receiver, for real, and say what happened.")
+
+    @Option(name: .long, help: "Config file (klaxon.yaml).")
+    var config: String
+
+    @Argument(help: "The receiver name.")
+    var receiver: String
+
+    func run() async throws {
+        do {
+            let cfg = try Config.load(path: config)
+            guard let notifier = try DeliveryWiring.notifiers(cfg)[receiver] else {
+                throw UserError("no receiver \"\(receiver)\"\(cfg.knownReceiverList)")
+            }
+            let sample = DeliveryWiring.sample(receiver: receiver, now: nowSeconds())
+            try await notifier.send(sample)
+            print("sent a test message to \(receiver) (key \(sample.key))")
+        } catch let e as DiagnosticsError {
+            printError(e.description)
+            throw ExitCode(1)
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(1)
         }
     }
 }

@@ -66,7 +66,10 @@ let riverCSV = """
         let db = s.path("k.sqlite")
         let r = try klaxon(["ingest", "--db", db, csv, jsonl])
         #expect(r.status == 1)
-        #expect(r.errorLines.contains("\(csv):3: time \"2026-01-01T00:15:00\" is not ISO 8601 with Z or an offset (like 2026-01-01T00:15:00Z)"))
+        #expect(
+            r.errorLines.contains(
+                "\(csv):3: time \"2026-01-01T00:15:00\" is not ISO 8601 with Z or an offset (like 2026-01-01T00:15:00Z)"
+            ))
         #expect(r.errorLines.contains("\(csv):4: value \"abc\" is not a finite number"))
         #expect(r.errorLines.contains("\(csv):5: station is empty"))
         #expect(r.errorLines.contains { $0.hasPrefix("\(jsonl):3: unknown key \"valu\"") })
@@ -128,9 +131,13 @@ let riverCSV = """
 
     @Test func dryRunJSONFormatIsExact() throws {
         let s = try Scratch()
-        let rules = try s.write("rules/r.yaml", "rules:\n" + [thresholdRule, levelsRule].map { rule in
-            rule.split(separator: "\n").enumerated().map { $0 == 0 ? "  - \($1)" : "    \($1)" }.joined(separator: "\n")
-        }.joined(separator: "\n"))
+        let rules = try s.write(
+            "rules/r.yaml",
+            "rules:\n"
+                + [thresholdRule, levelsRule].map { rule in
+                    rule.split(separator: "\n").enumerated().map { $0 == 0 ? "  - \($1)" : "    \($1)" }.joined(
+                        separator: "\n")
+                }.joined(separator: "\n"))
         let csv = try s.write("r.csv", riverCSV)
         let r = try klaxon(["dry-run", "--rules", rules, "--readings", csv, "--format", "json"])
         #expect(r.status == 0, "\(r.stderr)")
@@ -146,7 +153,10 @@ let riverCSV = """
                 "2026-01-01T01:45:00Z stages resolved",
             ])
         // levels rules carry level/from_level; threshold rules do not.
-        #expect(Set(objects[1].keys) == ["rule", "station", "metric", "state", "level", "from_level", "at", "value", "message"])
+        #expect(
+            Set(objects[1].keys) == [
+                "rule", "station", "metric", "state", "level", "from_level", "at", "value", "message",
+            ])
         #expect(objects[1]["level"] as? String == "minor" && objects[1]["from_level"] as? String == "action")
         #expect(objects[1]["value"] as? Double == 12)
         #expect(Set(objects[2].keys) == ["rule", "station", "metric", "state", "at", "value", "message"])
@@ -155,7 +165,8 @@ let riverCSV = """
 
         // --from/--to bound the replay.
         let bounded = try klaxon([
-            "dry-run", "--rules", rules, "--readings", csv, "--format", "json", "--from", "2026-01-01T00:30:00Z", "--to",
+            "dry-run", "--rules", rules, "--readings", csv, "--format", "json", "--from", "2026-01-01T00:30:00Z",
+            "--to",
             "2026-01-01T01:00:00Z",
         ])
         #expect(try jsonObjects(bounded.lines).map { $0["state"] as! String } == ["firing", "firing"])
@@ -163,7 +174,9 @@ let riverCSV = """
         // Text with --explain says why.
         let text = try klaxon(["dry-run", "--rules", rules, "--readings", csv, "--explain"])
         #expect(text.lines.first?.hasPrefix("AT") == true)
-        #expect(text.stdout.contains("why: gage_height 12.1 ft ≥ 12 (above); pending since 2026-01-01T00:30:00Z, held 30m (for 30m)"))
+        #expect(
+            text.stdout.contains(
+                "why: gage_height 12.1 ft ≥ 12 (above); pending since 2026-01-01T00:30:00Z, held 30m (for 30m)"))
         #expect(text.stdout.contains("previous level action (10)"))
     }
 
@@ -196,10 +209,16 @@ let riverCSV = """
         #expect(dry.status == 0, "\(dry.stderr)")
         #expect(try attributes() == before)
 
-        let eval = try klaxon(["evaluate", "--db", db, "--rules", rules, "--format", "json", "--now", "2026-01-01T02:00:00Z"])
+        let eval = try klaxon([
+            "evaluate", "--db", db, "--rules", rules, "--format", "json", "--now", "2026-01-01T02:00:00Z",
+        ])
         #expect(eval.status == 0, "\(eval.stderr)")
-        let fromDry = try jsonObjects(dry.lines).map { "\($0["at"]!) \($0["state"]!) \($0["level"]!) \($0["message"]!)" }
-        let fromEval = try jsonObjects(eval.lines).map { "\($0["at"]!) \($0["state"]!) \($0["level"]!) \($0["message"]!)" }
+        let fromDry = try jsonObjects(dry.lines).map {
+            "\($0["at"]!) \($0["state"]!) \($0["level"]!) \($0["message"]!)"
+        }
+        let fromEval = try jsonObjects(eval.lines).map {
+            "\($0["at"]!) \($0["state"]!) \($0["level"]!) \($0["message"]!)"
+        }
         #expect(fromDry.count == 4)
         #expect(fromDry == fromEval)
 
@@ -234,7 +253,9 @@ let riverCSV = """
         let bad = try s.write("bad.yaml", "database: x.sqlite\ndatabse: y\n")
         let r = try klaxon(["check", "--config", bad, "--rules", s.path("rules")])
         #expect(r.status == 1)
-        #expect(r.errorLines.contains("\(bad):2:1: error: unknown key \"databse\" in the config (did you mean \"database\"?)"))
+        #expect(
+            r.errorLines.contains(
+                "\(bad):2:1: error: unknown key \"databse\" in the config (did you mean \"database\"?)"))
     }
 
     @Test func ruleTestsPassAndFailuresShowExpectedVersusGot() throws {

@@ -35,7 +35,7 @@ func reading(_ station: String, _ time: String, _ value: Double, metric: String 
         let applied = try store.reader.read { db in
             try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
         }
-        #expect(applied == ["v1-alerts", "v1-readings"])
+        #expect(applied == ["v1-alerts", "v1-readings", "v2-outbox"])
     }
 
     @Test func ingestIsIdempotentAndMarksRevisions() throws {
@@ -47,7 +47,13 @@ func reading(_ station: String, _ time: String, _ value: Double, metric: String 
             reading("B", "2026-01-01T00:00:00+01:00", 3),
         ]
         var s = try ingester.write(batch)
-        #expect(s == { var e = IngestStats(); e.inserted = 3; return e }())
+        #expect(
+            s
+                == {
+                    var e = IngestStats()
+                    e.inserted = 3
+                    return e
+                }())
         s = try ingester.write(batch)
         #expect(s.inserted == 0 && s.revised == 0 && s.unchanged == 3)
         #expect(try store.readingCount() == 3)

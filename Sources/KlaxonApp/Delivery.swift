@@ -1,0 +1,49 @@
+import Foundation
+import KlaxonCore
+import KlaxonDelivery
+import KlaxonStore
+import Logging
+
+/// Builds the notifiers a config names, and runs deliveries.
+public enum DeliveryWiring {
+    /// One notifier per receiver. `caFile` lets email trust a private CA (tests, private relays).
+    public static func notifiers(_ config: Config) throws -> [String: any Notifier] {
+        var out: [String: any Notifier] = [:]
+        for receiver in config.receivers {
+            switch receiver {
+            case .stdout(let s): out[s.name] = StdoutNotifier(format: s.format)
+            case .webhook(let w):
+                let groupBy =
+                    config.routing.routes.first { $0.receivers.contains(w.name) }?.groupBy
+                    ?? config.routing.defaults.groupBy
+                out[w.name] = try WebhookNotifier(config: w, groupBy: groupBy)
+            case .email(let e):
+                out[e.name] = try EmailNotifier(
+                    config: e, caFile: ProcessInfo.processInfo.environment["KLAXON_SMTP_CA_FILE"])
+            }
+        }
+        return out
+    }
+
+    public static func dispatcher(store: Store, config: Config, logger: Logger, lease: Int64 = 120_000) throws
+        -> Dispatcher
+    {
+        var settings = Dispatcher.Settings()
+        settings.lease = lease
+        settings.giveUpAfter = config.giveUpAfter
+        settings.fallbackReceiver = config.fallbackReceiver
+        return Dispatcher(
+            store: store, notifiers: try notifiers(config), routing: config.routing, settings: settings, logger: logger)
+    }
+
+    /// A sample notification for `notify-test` and previews.
+    public static func sample(receiver: String, now: Int64) -> AlertNotification {
+        let t = Transition(
+            rule: "klaxon-test", kind: "test", station: "TEST", metric: "test", state: .firing, at: now, value: 1,
+            severity: .info, labels: [:], summary: "This is a test notification from Klaxon to \(receiver).",
+            explanation: "sent by `klaxon notify-test \(receiver)`")
+        return AlertNotification(
+            key: "test-\(UUID().uuidString.lowercased())", receiver: receiver,
+            alerts: [NotifiedAlert(transition: t, message: t.summary, id: 0)])
+    }
+}

@@ -1,0 +1,97 @@
+/// How alerts reach receivers: routes match transitions and name receivers, with timing per route.
+/// Pure values; the config loader builds them and the outbox writer consults them.
+public struct Route: Sendable, Hashable {
+    /// Every matcher must match the transition's `matchLabels` (rule, station, metric, severity, level, labels).
+    public var matchers: [Matcher]
+    public var receivers: [String]
+    /// Labels whose values form a group: transitions of one group to one receiver are sent together.
+    public var groupBy: [String]
+    /// How long a new group waits to collect more alerts before its first notification.
+    public var groupWait: Int64
+    /// The least time between two notifications of one group.
+    public var groupInterval: Int64
+    /// Re-notify a still-firing alert after this long (nil: never).
+    public var repeatInterval: Int64?
+    public var sendResolved: Bool
+    public var quietHours: QuietHours?
+    /// Keep matching later routes after this one matched.
+    public var `continue`: Bool
+
+    public init(
+        matchers: [Matcher] = [], receivers: [String] = [], groupBy: [String] = ["rule", "station", "metric"],
+        groupWait: Int64 = 0, groupInterval: Int64 = 0, repeatInterval: Int64? = nil, sendResolved: Bool = true,
+        quietHours: QuietHours? = nil, continue: Bool = false
+    ) {
+        self.matchers = matchers
+        self.receivers = receivers
+        self.groupBy = groupBy
+        self.groupWait = groupWait
+        self.groupInterval = groupInterval
+        self.repeatInterval = repeatInterval
+        self.sendResolved = sendResolved
+        self.quietHours = quietHours
+        self.continue = `continue`
+    }
+
+    public func matches(_ t: Transition) -> Bool {
+        let labels = t.matchLabels
+        return matchers.allSatisfy { $0.matches(labels) }
+    }
+
+    /// The group key of a transition under this route: `rule=x,station=y`.
+    public func groupKey(_ t: Transition) -> String {
+        let labels = t.matchLabels
+        return groupBy.map { "\($0)=\(labels[$0] ?? "")" }.joined(separator: ",")
+    }
+}
+
+/// One delivery a transition needs: a receiver, and the route whose timing applies.
+public struct Delivery: Sendable, Hashable {
+    public var receiver: String
+    /// Index into `Routing.routes`, or nil for the defaults (a rule's `notify` with no matching route,
+    /// or the default receiver).
+    public var route: Int?
+}
+
+/// The routing tree: rule `notify` receivers, routes, and a default receiver.
+public struct Routing: Sendable, Hashable {
+    public var routes: [Route]
+    public var defaultReceiver: String?
+    /// Timing for deliveries no route governs.
+    public var defaults: Route
+
+    public init(routes: [Route] = [], defaultReceiver: String? = nil, defaults: Route = Route()) {
+        self.routes = routes
+        self.defaultReceiver = defaultReceiver
+        self.defaults = defaults
+    }
+
+    /// The receivers a transition goes to: those its rule names in `notify`, plus those of matching
+    /// routes (the first match, and later ones while `continue` is set). With none, the default
+    /// receiver. Each receiver once; a `resolved` transition skips routes with `send_resolved: false`.
+    public func deliveries(for t: Transition, notify: [String]) -> [Delivery] {
+        var out: [Delivery] = []
+        var seen: Set<String> = []
+        var matched: [Int] = []
+        for (i, route) in routes.enumerated() where route.matches(t) {
+            matched.append(i)
+            if !route.continue { break }
+        }
+        func add(_ receiver: String, _ route: Int?) {
+            let r = route.map { routes[$0] } ?? defaults
+            guard !seen.contains(receiver), t.state != .resolved || r.sendResolved else {
+                seen.insert(receiver)
+                return
+            }
+            seen.insert(receiver)
+            out.append(Delivery(receiver: receiver, route: route))
+        }
+        // A rule's own receivers take the timing of the first matching route, if any.
+        for receiver in notify { add(receiver, matched.first) }
+        for i in matched { for receiver in routes[i].receivers { add(receiver, i) } }
+        if seen.isEmpty, let d = defaultReceiver { add(d, nil) }
+        return out
+    }
+
+    public func route(_ index: Int?) -> Route { index.map { routes[$0] } ?? defaults }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import KlaxonCore
+import KlaxonStore
+import Logging
+
+/// Delivers the outbox. A chain of small stages per claimed batch, as in Alertmanager:
+/// claim → mute (silences) → quiet hours (defer or drop) → render and send → record
+/// (sent, retry with backoff, or dead with a `delivery-failing` alert to the fallback receiver).
+///
+/// At-least-once: a batch is leased while it is sent; if the process dies, the lease runs out and the
+/// batch is sent again under the same idempotency key.
+public final class Dispatcher: Sendable {
+    public struct Settings: Sendable {
+        public var backoff = Backoff()
+        /// Seconds after which an undelivered notification is dead.
+        public var giveUpAfter: Int64 = 86400
+        public var fallbackReceiver: String?
+        /// How long a claim lasts (ms). Must exceed the longest send.
+        public var lease: Int64 = 120_000
+        /// Batches sent at once.
+        public var concurrency = 16
+        public var claimLimit = 256
+
+        public init() {}
+    }
+
+    let store: Store
+    let notifiers: [String: any Notifier]
+    let routing: Routing
+    let settings: Settings
+    let logger: Logger
+    /// Milliseconds since the epoch (injected so tests control time).
+    let clock: @Sendable () -> Int64
+    let random: @Sendable () -> Double
+    let pacer = Pacer()
+
+    public init(
+        store: Store, notifiers: [String: any Notifier], routing: Routing, settings: Settings = Settings(),
+        logger: Logger = Logger(label: "klaxon.dispatch"),
+        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        self.store = store
+        self.notifiers = notifiers
+        self.routing = routing
+        self.settings = settings
+        self.logger = logger
+        self.clock = clock
+        self.random = random
+    }
+
+    /// What one pass did.
+    public struct Pass: Sendable, Equatable {
+        public var sent = 0
+        public var retried = 0
+        public var dead = 0
+        public var muted = 0
+        public var dropped = 0
+        public var deferred = 0
+        public var batches: Int { sent + retried + dead + muted + dropped + deferred }
+    }
+
+    /// Claims what is due now and handles it. Returns what happened.
+    public func dispatchOnce() async throws -> Pass {
+        let now = clock()
+        let batches = try store.claim(now: now, lease: settings.lease, limit: settings.claimLimit)
+        guard !batches.isEmpty else { return Pass() }
+        let silences = try store.silences(now: now / 1000)
+        var pass = Pass()
+        try await withThrowingTaskGroup(of: Pass.self) { group in
+            var running = 0
+            for batch in batches {
+                if running >= settings.concurrency {
+                    if let p = try await group.next() { pass.add(p) }
+                    running -= 1
+                }
+                group.addTask { try await self.handle(batch, silences: silences) }
+                running += 1
+            }
+            for try await p in group { pass.add(p) }
+        }
+        return pass
+    }
+
+    /// Dispatches until nothing is due (or left), or until `deadline` (ms). Waits for retries that fall
+    /// due before the deadline. Returns the totals.
+    public func runUntilEmpty(deadline: Int64) async throws -> Pass {
+        var total = Pass()
+        while clock() < deadline {
+            let p = try await dispatchOnce()
+            total.add(p)
+            if p.batches > 0 { continue }
+            guard let next = try store.nextDue() else { break }
+            let wait = min(max(next - clock(), 5), deadline - clock())
+            if wait <= 0 { break }
+            try await Task.sleep(for: .milliseconds(wait))
+        }
+        return total
+    }
+
+    /// Dispatches forever (the daemon), sleeping until the next due row or `poll` ms.
+    public func run(poll: Int64 = 1000) async throws {
+        while !Task.isCancelled {
+            let p = try await dispatchOnce()
+            if p.batches > 0 { continue }
+            let next = try store.nextDue().map { $0 - clock() } ?? poll
+            try await Task.sleep(for: .milliseconds(min(max(next, 5), poll)))
+        }
+    }
+
+    func handle(_ batch: OutboxBatch, silences: [Silence]) async throws -> Pass {
+        var pass = Pass()
+        let now = clock()
+        let alerts = zip(batch.rows, batch.transitions).map { row, record in
+            (row, NotifiedAlert(transition: record.transition, message: record.message, id: record.id ?? 0))
+        }
+        let meta: Logger.Metadata = [
+            "receiver": "\(batch.receiver)", "key": "\(batch.key)", "attempt": "\(batch.attempt)",
+        ]
+
+        // Stage: mute. Silenced alerts keep their state; they are just not sent.
+        let muted = alerts.filter { _, a in silences.contains { $0.mutes(a.transition.matchLabels, at: now / 1000) } }
+        if !muted.isEmpty {
+            try store.finish(subBatch(batch, muted.map(\.0)), state: .muted, now: now)
+            pass.muted += 1
+        }
+        let live = alerts.filter { row, _ in !muted.contains { $0.0.id == row.id } }
+        guard !live.isEmpty else { return pass }
+        let liveBatch = subBatch(batch, live.map(\.0))
+
+        // Stage: quiet hours.
+        if let quiet = routing.route(batch.route).quietHours, batch.rows.first?.purpose != "system" {
+            let held = live.filter { quiet.mutes($0.1.transition.severity, at: now / 1000) }
+            if held.count == live.count, let end = quiet.end(of: now / 1000) {
+                switch quiet.policy {
+                case .drop:
+                    try store.finish(liveBatch, state: .dropped, now: now, error: "dropped during quiet hours")
+                    pass.dropped += 1
+                case .defer:
+                    // One digest per receiver when the period ends: a shared, stable batch key.
+                    try store.reschedule(liveBatch, batchKey: "digest-\(batch.receiver)-\(end)", dueAt: end * 1000)
+                    pass.deferred += 1
+                }
+                return pass
+            }
+        }
+
+        // Stage: send.
+        guard let notifier = notifiers[batch.receiver] else {
+            try fail(
+                liveBatch,
+                error: DeliveryError(
+                    kind: .configuration, retryable: false, message: "receiver \(batch.receiver) is not configured"),
+                now: now, pass: &pass)
+            return pass
+        }
+        let notification = AlertNotification(
+            key: batch.key, receiver: batch.receiver, alerts: live.map(\.1), attempt: batch.attempt,
+            isDigest: batch.key.hasPrefix("digest-"))
+        if let rate = notifier.rateLimit { try await pacer.wait(receiver: batch.receiver, rate: rate, clock: clock) }
+        do {
+            try await notifier.send(notification)
+            try store.finish(liveBatch, state: .sent, now: clock())
+            pass.sent += 1
+            logger.debug("delivered", metadata: meta)
+        } catch let error as DeliveryError {
+            try fail(liveBatch, error: error, now: clock(), pass: &pass)
+        } catch {
+            try fail(
+                liveBatch,
+                error: DeliveryError(
+                    kind: .connection, retryable: true, message: "receiver \(batch.receiver): \(error)"), now: clock(),
+                pass: &pass)
+        }
+        return pass
+    }
+
+    /// Stage: record a failure — retry with backoff (or as `Retry-After` asks), or give up.
+    func fail(_ batch: OutboxBatch, error: DeliveryError, now: Int64, pass: inout Pass) throws {
+        let age = (now - batch.firstCreatedAt) / 1000
+        var meta: Logger.Metadata = [
+            "receiver": "\(batch.receiver)", "key": "\(batch.key)", "attempt": "\(batch.attempt)",
+            "error": "\(error.message)",
+        ]
+        if error.retryable && age < settings.giveUpAfter {
+            let backoff = settings.backoff.delay(attempt: batch.attempt, random: random())
+            let wait = max(backoff, error.retryAfter ?? 0)
+            let retryAt = now + Int64(wait * 1000)
+            meta["retry_in_ms"] = "\(retryAt - now)"
+            try store.finish(batch, state: .pending, now: now, retryAt: retryAt, error: error.message)
+            pass.retried += 1
+            logger.info("delivery failed, will retry", metadata: meta)
+            return
+        }
+        try store.finish(batch, state: .dead, now: now, error: error.message)
+        pass.dead += 1
+        logger.warning("delivery failed, giving up", metadata: meta)
+        guard let fallback = settings.fallbackReceiver, fallback != batch.receiver else { return }
+        let why = error.retryable ? "still failing after \(DurationText.format(age)): \(error.message)" : error.message
+        let t = Transition(
+            rule: "delivery-failing", kind: "system", station: batch.receiver, metric: "delivery", state: .firing,
+            at: now / 1000, value: nil, severity: .critical, labels: ["receiver": batch.receiver],
+            summary:
+                "notifications to \(batch.receiver) are failing; \(batch.rows.count) given up (see `klaxon outbox list --state dead`)",
+            explanation: why)
+        try store.recordSystem(t, message: t.summary + ": " + why, receiver: fallback, now: now)
+    }
+
+    func subBatch(_ batch: OutboxBatch, _ rows: [OutboxRecord]) -> OutboxBatch {
+        var b = batch
+        b.rows = rows
+        let ids = Set(rows.map(\.transitionID))
+        b.transitions = batch.transitions.filter { ids.contains($0.id ?? -1) }
+        return b
+    }
+}
+
+extension Dispatcher.Pass {
+    mutating func add(_ p: Dispatcher.Pass) {
+        sent += p.sent
+        retried += p.retried
+        dead += p.dead
+        muted += p.muted
+        dropped += p.dropped
+        deferred += p.deferred
+    }
+}
+
+/// Spaces sends to one receiver to at most `rate` per second, smoothing bursts instead of provoking 429s.
+actor Pacer {
+    private var next: [String: Int64] = [:]
+
+    func wait(receiver: String, rate: Double, clock: @Sendable () -> Int64) async throws {
+        let gap = Int64(1000 / rate)
+        let now = clock()
+        let slot = max(now, next[receiver] ?? now)
+        next[receiver] = slot + gap
+        if slot > now { try await Task.sleep(for: .milliseconds(slot - now)) }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import KlaxonCore
+
+/// A secret value (a webhook URL, a password, an HMAC key). It prints as `<secret>` everywhere, so it
+/// cannot leak through logs, errors or `check` output by accident.
+public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    public let value: String
+    public init(_ value: String) { self.value = value }
+    public var description: String { "<secret>" }
+    public var debugDescription: String { "<secret>" }
+}
+
+/// A configured receiver: where notifications go.
+public enum Receiver: Sendable, Hashable {
+    case webhook(Webhook)
+    case email(Email)
+    case stdout(Stdout)
+
+    public var name: String {
+        switch self {
+        case .webhook(let w): w.name
+        case .email(let e): e.name
+        case .stdout(let s): s.name
+        }
+    }
+
+    public struct Webhook: Sendable, Hashable {
+        public enum Preset: String, Sendable, CaseIterable {
+            case slack, mattermost, msteams, discord, googlechat, generic
+        }
+
+        public var name: String
+        public var url: Secret
+        public var preset: Preset
+        /// A mustache body replacing the preset's.
+        public var template: String?
+        public var headers: [String: String]
+        public var hmacSecret: Secret?
+        /// Seconds.
+        public var timeout: Double
+        /// Messages per second at most (nil: no limit).
+        public var rateLimit: Double?
+
+        public init(
+            name: String, url: Secret, preset: Preset = .generic, template: String? = nil,
+            headers: [String: String] = [:],
+            hmacSecret: Secret? = nil, timeout: Double = 10, rateLimit: Double? = nil
+        ) {
+            self.name = name
+            self.url = url
+            self.preset = preset
+            self.template = template
+            self.headers = headers
+            self.hmacSecret = hmacSecret
+            self.timeout = timeout
+            self.rateLimit = rateLimit
+        }
+    }
+
+    public struct Email: Sendable, Hashable {
+        public enum StartTLS: String, Sendable, CaseIterable {
+            case required, opportunistic, off
+        }
+
+        public var name: String
+        /// `smtp://host:port` or `smtps://host:port`.
+        public var smtpURL: String
+        public var starttls: StartTLS
+        public var username: String?
+        public var password: Secret?
+        public var from: String
+        public var to: [String]
+        public var subject: String?
+        public var text: String?
+        public var html: String?
+        /// Seconds.
+        public var timeout: Double
+        public var rateLimit: Double?
+
+        public init(
+            name: String, smtpURL: String, starttls: StartTLS = .opportunistic, username: String? = nil,
+            password: Secret? = nil, from: String, to: [String], subject: String? = nil, text: String? = nil,
+            html: String? = nil, timeout: Double = 30, rateLimit: Double? = nil
+        ) {
+            self.name = name
+            self.smtpURL = smtpURL
+            self.starttls = starttls
+            self.username = username
+            self.password = password
+            self.from = from
+            self.to = to
+            self.subject = subject
+            self.text = text
+            self.html = html
+            self.timeout = timeout
+            self.rateLimit = rateLimit
+        }
+    }
+
+    public struct Stdout: Sendable, Hashable {
+        public var name: String
+        public var format: StdoutNotifier.Format
+        public init(name: String, format: StdoutNotifier.Format = .text) {
+            self.name = name
+            self.format = format
+        }
+    }
+}
+
+/// Redacts a URL for logs and errors: scheme and host only (`https://hooks.slack.com/…`).
+public func redactURL(_ url: String) -> String {
+    guard let c = URLComponents(string: url), let scheme = c.scheme, let host = c.host else { return "<url>" }
+    return "\(scheme)://\(host)\(c.port.map { ":\($0)" } ?? "")/…"
+}

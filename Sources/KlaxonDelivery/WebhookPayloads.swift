@@ -1,0 +1,192 @@
+import Crypto
+import Foundation
+import KlaxonCore
+
+/// The JSON bodies of the webhook presets. Pure: notification in, JSON object out, so previews
+/// (`dry-run --render`) and sends use the same code and tests can check every field.
+public enum WebhookPayloads {
+    /// Colours by state and severity (resolved is green whatever the severity).
+    public static func colour(_ t: Transition) -> String {
+        if t.state == .resolved { return "#2eb886" }
+        switch t.severity {
+        case .critical: return "#d00000"
+        case .warning: return "#f2a900"
+        case .info: return "#439fe0"
+        }
+    }
+
+    static let zeroTime = "0001-01-01T00:00:00Z"
+
+    /// Alertmanager-style fingerprint: stable per alert (rule, station, metric).
+    public static func fingerprint(_ t: Transition) -> String {
+        let digest = SHA256.hash(data: Data("\(t.rule)\u{1F}\(t.station)\u{1F}\(t.metric)".utf8))
+        return digest.prefix(8).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// `🔴 CRITICAL river-levels 01646500 changed minor→moderate` — a headline for chat.
+    public static func title(_ t: Transition) -> String {
+        var s =
+            "\(StdoutNotifier.mark(t)) \(t.severity.rawValue.uppercased()) \(t.rule) \(t.station) \(t.state.rawValue)"
+        switch (t.fromLevel, t.level) {
+        case (let f?, let l?): s += " \(f)→\(l)"
+        case (nil, let l?): s += " \(l)"
+        case (let f?, nil): s += " (was \(f))"
+        default: break
+        }
+        return s
+    }
+
+    /// `data as of 2026-01-01T00:15:00Z`.
+    public static func dataTime(_ t: Transition) -> String { "data as of \(Timestamp.format(t.at))" }
+
+    /// Alertmanager webhook payload, version 4, so any Alertmanager consumer accepts Klaxon's.
+    public static func generic(_ n: AlertNotification, groupBy: [String]) -> [String: Any] {
+        let alerts: [[String: Any]] = n.alerts.map { a in
+            let t = a.transition
+            var labels = t.matchLabels
+            labels.removeValue(forKey: "rule")
+            var annotations = ["summary": a.message, "description": t.explanation, "data_time": Timestamp.format(t.at)]
+            if let f = t.fromLevel { annotations["previous_level"] = f }
+            if let v = t.value { annotations["value"] = formatValue(v) }
+            let resolved = t.state == .resolved
+            return [
+                "status": resolved ? "resolved" : "firing", "labels": labels, "annotations": annotations,
+                "startsAt": Timestamp.format(t.at), "endsAt": resolved ? Timestamp.format(t.at) : zeroTime,
+                "generatorURL": "", "fingerprint": fingerprint(t),
+            ]
+        }
+        let labelSets = alerts.map { $0["labels"] as! [String: String] }
+        let annotationSets = alerts.map { $0["annotations"] as! [String: String] }
+        let first = n.alerts.first.map { $0.transition.matchLabels } ?? [:]
+        var groupLabels: [String: String] = [:]
+        for key in groupBy { if let v = first[key] { groupLabels[key] = v } }
+        return [
+            "version": "4",
+            "groupKey":
+                "\(n.receiver):\(groupLabels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
+            "truncatedAlerts": 0, "status": n.status, "receiver": n.receiver, "groupLabels": groupLabels,
+            "commonLabels": common(labelSets), "commonAnnotations": common(annotationSets), "externalURL": "",
+            "alerts": alerts,
+        ]
+    }
+
+    static func common(_ sets: [[String: String]]) -> [String: String] {
+        guard var out = sets.first else { return [:] }
+        for s in sets.dropFirst() { out = out.filter { s[$0.key] == $0.value } }
+        return out
+    }
+
+    /// The plain text of a notification: one line per alert with its message.
+    public static func plainText(_ n: AlertNotification) -> String {
+        var lines: [String] = []
+        if n.isDigest { lines.append("Held during quiet hours (\(n.alerts.count)):") }
+        for a in n.alerts { lines.append("\(title(a.transition)): \(a.message)") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Slack incoming webhook: `text` plus one colour-coded attachment per alert.
+    public static func slack(_ n: AlertNotification) -> [String: Any] {
+        [
+            "text": plainText(n),
+            "attachments": n.alerts.map { a -> [String: Any] in
+                [
+                    "color": colour(a.transition), "title": title(a.transition), "text": a.message,
+                    "fields": [["title": "Why", "value": a.transition.explanation, "short": false]],
+                    "footer": dataTime(a.transition), "ts": a.transition.at,
+                ]
+            },
+        ]
+    }
+
+    /// Mattermost accepts Slack's attachment format.
+    public static func mattermost(_ n: AlertNotification) -> [String: Any] {
+        var p = slack(n)
+        p["username"] = "Klaxon"
+        return p
+    }
+
+    static let discordLimit = 2000
+
+    /// Discord: `content` within 2000 characters (truncated with "…"), plus an embed per alert (at most 10).
+    public static func discord(_ n: AlertNotification) -> [String: Any] {
+        [
+            "content": truncate(plainText(n), to: discordLimit),
+            "embeds": n.alerts.prefix(10).map { a -> [String: Any] in
+                [
+                    "title": truncate(title(a.transition), to: 256),
+                    "description": truncate("\(a.message)\n\nWhy: \(a.transition.explanation)", to: 4096),
+                    "color": Int(colour(a.transition).dropFirst(), radix: 16) ?? 0,
+                    "timestamp": Timestamp.format(a.transition.at), "footer": ["text": dataTime(a.transition)],
+                ]
+            },
+        ]
+    }
+
+    /// Microsoft Teams (Workflows webhook): a message carrying an Adaptive Card.
+    public static func msteams(_ n: AlertNotification) -> [String: Any] {
+        var body: [[String: Any]] = []
+        for a in n.alerts {
+            let t = a.transition
+            let colour = t.state == .resolved ? "Good" : (t.severity == .critical ? "Attention" : "Warning")
+            body.append([
+                "type": "TextBlock", "text": title(t), "weight": "Bolder", "size": "Medium", "color": colour,
+                "wrap": true,
+            ])
+            body.append(["type": "TextBlock", "text": a.message, "wrap": true])
+            var facts: [[String: String]] = [
+                ["title": "Station", "value": t.station], ["title": "Metric", "value": t.metric],
+            ]
+            if let v = t.value {
+                facts.append(["title": "Value", "value": formatValue(v) + (t.unit.map { " \($0)" } ?? "")])
+            }
+            facts.append(["title": "Why", "value": t.explanation])
+            facts.append(["title": "Data time", "value": Timestamp.format(t.at)])
+            body.append(["type": "FactSet", "facts": facts])
+        }
+        let card: [String: Any] = [
+            "$schema": "http://adaptivecards.io/schemas/adaptive-card.json", "type": "AdaptiveCard", "version": "1.4",
+            "body": body,
+        ]
+        return [
+            "type": "message",
+            "attachments": [
+                ["contentType": "application/vnd.microsoft.card.adaptive", "contentUrl": NSNull(), "content": card]
+            ],
+        ]
+    }
+
+    /// Google Chat: `text` with the explanation and data time of each alert.
+    public static func googlechat(_ n: AlertNotification) -> [String: Any] {
+        var lines: [String] = []
+        if n.isDigest { lines.append("*Held during quiet hours (\(n.alerts.count))*") }
+        for a in n.alerts {
+            lines.append(
+                "*\(title(a.transition))*\n\(a.message)\n_Why: \(a.transition.explanation); \(dataTime(a.transition))_")
+        }
+        return ["text": lines.joined(separator: "\n\n")]
+    }
+
+    /// Shortens to at most `limit` characters, ending with "…" when cut.
+    public static func truncate(_ s: String, to limit: Int) -> String {
+        guard s.count > limit else { return s }
+        return String(s.prefix(limit - 1)) + "…"
+    }
+
+    /// What a custom `template` sees: the notification and each alert's fields.
+    public static func templateContext(_ n: AlertNotification) -> [String: Any] {
+        [
+            "receiver": n.receiver, "status": n.status, "digest": n.isDigest, "key": n.key,
+            "alerts": n.alerts.map { a -> [String: Any] in
+                var c = MessageRenderer.context(a.transition)
+                c["message"] = a.message
+                c["title"] = title(a.transition)
+                return c
+            },
+        ]
+    }
+
+    public static func encode(_ object: [String: Any]) -> Data {
+        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data("{}".utf8)
+    }
+}

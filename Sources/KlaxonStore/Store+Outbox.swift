@@ -1,0 +1,227 @@
+import Foundation
+import GRDB
+import KlaxonCore
+
+/// A row of `outbox`: one notification owed to one receiver. Its `id` is stable for life and is the
+/// idempotency key: a retry, or a resend after a crash, carries the same key.
+public struct OutboxRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "outbox"
+
+    public enum State: String, Codable, Sendable, CaseIterable {
+        case pending, sending, sent, dead, muted, dropped
+    }
+
+    public var id: String
+    public var seq: Int64
+    public var transitionID: Int64
+    public var receiver: String
+    /// Index of the route whose timing applies (nil: defaults).
+    public var route: Int?
+    /// `rule|station|metric`: deliveries of one alert to one receiver go out in order.
+    public var alert: String
+    public var groupKey: String
+    public var purpose: String
+    public var state: State
+    /// The id of the batch (the idempotency key) a claimed row is sent in; kept across crashes.
+    public var batch: String?
+    public var attempts: Int
+    /// Milliseconds since the epoch.
+    public var dueAt: Int64
+    public var leaseUntil: Int64?
+    public var createdAt: Int64
+    public var sentAt: Int64?
+    public var lastError: String?
+
+    enum CodingKeys: String, CodingKey {
+        case id, seq
+        case transitionID = "transition_id"
+        case receiver, route, alert
+        case groupKey = "group_key"
+        case purpose, state, batch, attempts
+        case dueAt = "due_at"
+        case leaseUntil = "lease_until"
+        case createdAt = "created_at"
+        case sentAt = "sent_at"
+        case lastError = "last_error"
+    }
+
+    public static func alertKey(_ t: Transition) -> String { "\(t.rule)|\(t.station)|\(t.metric)" }
+}
+
+/// A claimed notification: the rows sent together as one message, with their transitions.
+public struct OutboxBatch: Sendable {
+    /// The idempotency key: the id of the batch's first row, the same on every attempt.
+    public var key: String
+    public var receiver: String
+    public var route: Int?
+    public var rows: [OutboxRecord]
+    public var transitions: [TransitionRecord]
+    /// 1 on the first attempt.
+    public var attempt: Int
+    /// When the oldest row was created (ms), for give-up decisions.
+    public var firstCreatedAt: Int64
+}
+
+extension Store {
+    /// Adds one outbox row per delivery, inside the caller's transaction (the transition's own).
+    public static func enqueue(
+        _ db: Database, transitionID: Int64, transition: Transition,
+        deliveries: [(receiver: String, route: Int?, groupKey: String, dueAt: Int64)],
+        purpose: String = "transition", now: Int64
+    ) throws {
+        var seq = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM outbox") ?? 0
+        for d in deliveries {
+            seq += 1
+            try OutboxRecord(
+                id: UUID().uuidString.lowercased(), seq: seq, transitionID: transitionID, receiver: d.receiver,
+                route: d.route,
+                alert: OutboxRecord.alertKey(transition), groupKey: d.groupKey, purpose: purpose, state: .pending,
+                batch: nil, attempts: 0, dueAt: d.dueAt, leaseUntil: nil, createdAt: now, sentAt: nil, lastError: nil
+            ).insert(db)
+        }
+    }
+
+    /// Claims due notifications for sending: pending rows whose time has come and `sending` rows whose
+    /// lease ran out (their sender died). Per alert and receiver only the oldest unsent row is taken,
+    /// so a firing is always delivered before its resolve. Rows of one receiver and group that are due
+    /// together form one batch. Claimed rows are leased until `now + lease`.
+    public func claim(now: Int64, lease: Int64, limit: Int = 100) throws -> [OutboxBatch] {
+        try requireWriter().write { db in
+            let rows = try OutboxRecord.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM outbox o
+                    WHERE ((o.state = 'pending' AND o.due_at <= :now) OR (o.state = 'sending' AND o.lease_until <= :now))
+                      AND NOT EXISTS (
+                        SELECT 1 FROM outbox p
+                        WHERE p.alert = o.alert AND p.receiver = o.receiver AND p.seq < o.seq
+                          AND p.state IN ('pending', 'sending'))
+                    ORDER BY o.seq LIMIT :limit
+                    """, arguments: ["now": now, "limit": limit])
+            var batches: [OutboxBatch] = []
+            var index: [String: Int] = [:]
+            for var row in rows {
+                // A row that was already in a batch keeps it (same idempotency key after a crash).
+                let key = row.batch ?? "\(row.receiver)\u{1F}\(row.route.map(String.init) ?? "-")\u{1F}\(row.groupKey)"
+                row.state = .sending
+                row.leaseUntil = now + lease
+                row.attempts += 1
+                if let i = index[key] {
+                    batches[i].rows.append(row)
+                    batches[i].attempt = max(batches[i].attempt, row.attempts)
+                    batches[i].firstCreatedAt = min(batches[i].firstCreatedAt, row.createdAt)
+                } else {
+                    index[key] = batches.count
+                    batches.append(
+                        OutboxBatch(
+                            key: row.batch ?? row.id, receiver: row.receiver, route: row.route, rows: [row],
+                            transitions: [],
+                            attempt: row.attempts, firstCreatedAt: row.createdAt))
+                }
+            }
+            for i in batches.indices {
+                for j in batches[i].rows.indices {
+                    batches[i].rows[j].batch = batches[i].key
+                    try batches[i].rows[j].update(db)
+                }
+                let ids = batches[i].rows.map(\.transitionID)
+                let found = try TransitionRecord.filter(ids.contains(Column("id"))).fetchAll(db)
+                let byID = Dictionary(uniqueKeysWithValues: found.map { ($0.id ?? 0, $0) })
+                batches[i].transitions = ids.compactMap { byID[$0] }
+            }
+            return batches
+        }
+    }
+
+    /// Records a batch's outcome: sent, retry at `retryAt` (ms), or a final state (dead, muted, dropped).
+    public func finish(
+        _ batch: OutboxBatch, state: OutboxRecord.State, now: Int64, retryAt: Int64? = nil, error: String? = nil
+    )
+        throws
+    {
+        try requireWriter().write { db in
+            for row in batch.rows {
+                if let retryAt {
+                    try db.execute(
+                        sql:
+                            "UPDATE outbox SET state = 'pending', due_at = ?, lease_until = NULL, last_error = ? WHERE id = ?",
+                        arguments: [retryAt, error, row.id])
+                } else {
+                    try db.execute(
+                        sql:
+                            "UPDATE outbox SET state = ?, lease_until = NULL, last_error = ?, sent_at = ? WHERE id = ?",
+                        arguments: [state.rawValue, error, state == .sent ? now : nil, row.id])
+                }
+            }
+        }
+    }
+
+    /// Outbox rows, newest first, optionally only those in one state.
+    public func outbox(state: OutboxRecord.State? = nil, limit: Int = 200) throws -> [OutboxRecord] {
+        try reader.read { db in
+            var request = OutboxRecord.order(Column("seq").desc).limit(limit)
+            if let state { request = request.filter(Column("state") == state.rawValue) }
+            return try request.fetchAll(db)
+        }
+    }
+
+    /// Counts by state.
+    public func outboxCounts() throws -> [OutboxRecord.State: Int] {
+        try reader.read { db in
+            var out: [OutboxRecord.State: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM outbox GROUP BY state") {
+                if let s = OutboxRecord.State(rawValue: row["state"]) { out[s] = row["n"] }
+            }
+            return out
+        }
+    }
+
+    /// Puts a dead (or dropped) row back in the queue, due now, keeping its id. Returns false if no such row.
+    public func retryOutbox(id: String, now: Int64) throws -> Bool {
+        try requireWriter().write { db in
+            try db.execute(
+                sql: """
+                    UPDATE outbox SET state = 'pending', due_at = ?, lease_until = NULL, attempts = 0, created_at = ?
+                    WHERE id = ? AND state IN ('dead', 'dropped', 'muted')
+                    """, arguments: [now, now, id])
+            return db.changesCount > 0
+        }
+    }
+
+    /// The earliest time (ms) a pending row becomes due, if any.
+    public func nextDue() throws -> Int64? {
+        try reader.read { db in
+            try Int64.fetchOne(
+                db,
+                sql:
+                    "SELECT min(coalesce(CASE state WHEN 'sending' THEN lease_until END, due_at)) FROM outbox WHERE state IN ('pending', 'sending')"
+            )
+        }
+    }
+}
+
+extension Store {
+    /// Logs a transition Klaxon raises about itself (such as `delivery-failing`) and queues it for one
+    /// receiver, in one transaction.
+    public func recordSystem(_ t: Transition, message: String, receiver: String, now: Int64) throws {
+        try requireWriter().write { db in
+            var record = TransitionRecord(t, message: message, recordedAt: now / 1000)
+            try record.insert(db)
+            try Store.enqueue(
+                db, transitionID: record.id ?? 0, transition: t,
+                deliveries: [(receiver, nil, "system", now)], purpose: "system", now: now)
+        }
+    }
+
+    /// Moves the rows of a batch to a new batch key and due time (quiet-hours digests), without counting an attempt.
+    public func reschedule(_ batch: OutboxBatch, batchKey: String, dueAt: Int64) throws {
+        try requireWriter().write { db in
+            for row in batch.rows {
+                try db.execute(
+                    sql:
+                        "UPDATE outbox SET state = 'pending', due_at = ?, batch = ?, lease_until = NULL, attempts = attempts - 1 WHERE id = ?",
+                    arguments: [dueAt, batchKey, row.id])
+            }
+        }
+    }
+}

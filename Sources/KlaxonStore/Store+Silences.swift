@@ -1,0 +1,69 @@
+import Foundation
+import GRDB
+import KlaxonCore
+
+/// A row of `silences`.
+public struct SilenceRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "silences"
+    public var id: String
+    /// Matchers as text, one per line (`station=01646500`).
+    public var matchers: String
+    public var startsAt: Int64
+    public var endsAt: Int64
+    public var comment: String
+    public var createdBy: String
+    public var createdAt: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case id, matchers
+        case startsAt = "starts_at"
+        case endsAt = "ends_at"
+        case comment
+        case createdBy = "created_by"
+        case createdAt = "created_at"
+    }
+
+    public init(_ s: Silence, createdAt: Int64) {
+        id = s.id
+        matchers = s.matchers.map(\.description).joined(separator: "\n")
+        startsAt = s.starts
+        endsAt = s.ends
+        comment = s.comment
+        createdBy = s.createdBy
+        self.createdAt = createdAt
+    }
+
+    public var silence: Silence? {
+        let parsed = matchers.split(separator: "\n").compactMap { try? Matcher.parse(String($0)) }
+        return Silence(id: id, matchers: parsed, starts: startsAt, ends: endsAt, comment: comment, createdBy: createdBy)
+    }
+}
+
+extension Store {
+    public func addSilence(_ s: Silence, now: Int64) throws {
+        try requireWriter().write { db in try SilenceRecord(s, createdAt: now).insert(db) }
+    }
+
+    /// Silences that have not ended by `now` (active or scheduled), or all with `includeExpired`.
+    public func silences(now: Int64, includeExpired: Bool = false) throws -> [Silence] {
+        try reader.read { db in
+            var request = SilenceRecord.order(Column("starts_at"))
+            if !includeExpired { request = request.filter(Column("ends_at") > now) }
+            return try request.fetchAll(db).compactMap(\.silence)
+        }
+    }
+
+    /// Ends a silence now. Returns false when there is no such silence or it had already ended.
+    public func expireSilence(id: String, now: Int64) throws -> Bool {
+        try requireWriter().write { db in
+            try db.execute(
+                sql:
+                    """
+                    UPDATE silences SET starts_at = min(starts_at, ?1 - 1), ends_at = ?1
+                    WHERE (id = ?2 OR id LIKE ?2 || '%') AND ends_at > ?1
+                    """,
+                arguments: [now, id])
+            return db.changesCount > 0
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import KlaxonStore
+import KlaxonTesting
+import Testing
+
+@Suite(.serialized) struct DeliveryCLITests {
+    /// 200 stations, each one reading above the threshold: 200 firing transitions, 200 outbox rows.
+    func prepare(_ s: Scratch, hookURL: String, extraConfig: String = "") throws -> (
+        config: String, db: String, stations: [String]
+    ) {
+        let stations = (0..<200).map { String(format: "ST%03d", $0) }
+        var csv = "station,metric,time,value\n"
+        for st in stations { csv += "\(st),gage_height,2026-01-01T00:00:00Z,20\n" }
+        try s.write("r.csv", csv)
+        try s.write("rules/high.yaml", "name: high\nkind: threshold\nmetric: gage_height\nabove: 10\nnotify: [hook]\n")
+        let config = try s.write(
+            "klaxon.yaml",
+            """
+            database: k.sqlite
+            rules: rules
+            receivers:
+              - name: hook
+                type: webhook
+                preset: generic
+                url: \(hookURL)
+            \(extraConfig)
+            """)
+        #expect(try klaxon(["ingest", "--config", config, s.path("r.csv")]).status == 0)
+        let eval = try klaxon(["evaluate", "--config", config, "--now", "2026-01-01T00:05:00Z"])
+        #expect(eval.status == 0, "\(eval.stderr)")
+        #expect(eval.stderr.contains("200 transitions queued in the outbox"))
+        return (config, s.path("k.sqlite"), stations)
+    }
+
+    @Test func dispatchKilledMidBatchLosesNothingAndKeepsKeys() async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        // Slow answers, so the kill lands while requests are in flight.
+        await sink.script(Array(repeating: .hang(seconds: 0.1), count: 400))
+        let s = try Scratch()
+        let (config, db, stations) = try prepare(s, hookURL: sink.url + "/hook")
+
+        let first = Process()
+        first.executableURL = klaxonBinary
+        first.arguments = ["dispatch", "--config", config, "--until-empty", "--lease", "1s"]
+        first.standardOutput = FileHandle.nullDevice
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        let before = await sink.waitForRequests(40, timeout: 30)
+        #expect(before.count >= 40)
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        #expect(first.terminationReason == .uncaughtSignal)
+        let deliveredBeforeKill = await sink.requests().count
+        #expect(deliveredBeforeKill < 200, "the kill came too late to test anything")
+
+        let second = try klaxon(["dispatch", "--config", config, "--until-empty", "--lease", "1s", "--deadline", "60s"])
+        #expect(second.status == 0, "\(second.stderr)")
+
+        let store = try Store.openReadOnly(path: db)
+        let rows = try store.outbox(limit: 1000)
+        #expect(rows.count == 200)
+        #expect(rows.allSatisfy { $0.state == .sent })
+        let keyByStation = Dictionary(
+            uniqueKeysWithValues: try rows.map { row in
+                (String(row.alert.split(separator: "|")[1]), row.id)
+            })
+        var keysSeen: [String: Set<String>] = [:]
+        for r in await sink.requests() {
+            let alerts = (r.json?["alerts"] as? [[String: Any]]) ?? []
+            for a in alerts {
+                if let st = (a["labels"] as? [String: String])?["station"] {
+                    keysSeen[st, default: []].insert(r.headers["idempotency-key"] ?? "")
+                }
+            }
+        }
+        #expect(Set(keysSeen.keys) == Set(stations), "every row delivered at least once")
+        for (station, keys) in keysSeen {
+            #expect(keys == [keyByStation[station] ?? "?"], "\(station) was sent under \(keys)")
+        }
+    }
+
+    @Test func outboxListRetryAndSilences() async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        await sink.script(Array(repeating: .respond(status: 410), count: 200))
+        let s = try Scratch()
+        let (config, _, _) = try prepare(s, hookURL: sink.url + "/hook")
+        let run = try klaxon(["dispatch", "--config", config, "--until-empty"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("0 sent, 0 retried, 200 dead"))
+        let dead = try klaxon(["outbox", "list", "--config", config, "--state", "dead"])
+        #expect(dead.lines.count == 200)
+        #expect(dead.stdout.contains("HTTP 410"))
+        let id = try #require(dead.lines.first?.split(separator: " ").first.map(String.init))
+        #expect(try klaxon(["outbox", "retry", "--config", config, id]).status == 0)
+        let again = try klaxon(["dispatch", "--config", config, "--until-empty"])
+        #expect(again.stderr.contains("1 sent"), "\(again.stderr)")
+        #expect(try klaxon(["outbox", "retry", "--config", config, "nope"]).status == 1)
+
+        // Silences: add, list, and a silenced alert is muted, not sent.
+        let add = try klaxon([
+            "silence", "add", "--config", config, "--match", "rule=high", "station=~ST00.", "--for", "2h", "--comment",
+            "maintenance",
+        ])
+        #expect(add.status == 0, "\(add.stderr)")
+        let list = try klaxon(["silence", "list", "--config", config])
+        #expect(list.stdout.contains("rule=high station=~ST00.") && list.stdout.contains("maintenance"))
+        let silenceID = try #require(add.lines.first?.split(separator: " ").first.map(String.init))
+        #expect(try klaxon(["silence", "expire", "--config", config, silenceID]).status == 0)
+        #expect(try klaxon(["silence", "list", "--config", config]).stdout.contains("(no silences)"))
+        let bad = try klaxon([
+            "silence", "add", "--config", config, "--match", "nonsense", "--for", "2h", "--comment", "x",
+        ])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("must look like NAME=VALUE"))
+    }
+
+    @Test func dryRunRendersTheExactPayload() throws {
+        let s = try Scratch()
+        try s.write("rules/high.yaml", "name: high\nkind: threshold\nmetric: gage_height\nabove: 10\nnotify: [chat]\n")
+        try s.write("r.csv", "station,metric,time,value\nG1,gage_height,2026-01-01T00:00:00Z,12\n")
+        let config = try s.write(
+            "klaxon.yaml",
+            """
+            rules: rules
+            receivers:
+              - {name: chat, type: webhook, preset: discord, url: "https://discord.example/api/webhooks/SECRET"}
+              - {name: mail, type: email, smtp_url: "smtp://127.0.0.1:2525", from: a@example.org, to: [b@example.org]}
+            """)
+        let chat = try klaxon(["dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "chat"])
+        #expect(chat.status == 0, "\(chat.stderr)")
+        #expect(chat.lines.first == "--- 1: high G1 firing at 2026-01-01T00:00:00Z → chat")
+        let body = try #require(chat.lines.dropFirst().first)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+        #expect((json["content"] as? String)?.contains("high G1 firing") == true)
+        let mail = try klaxon(["dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "mail"])
+        #expect(mail.stdout.contains("Message-ID: <dry-run-1@example.org>"))
+        #expect(mail.stdout.contains("Content-Type: multipart/alternative"))
+        let unknown = try klaxon(["dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "pager"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("no receiver \"pager\" (receivers are chat, mail)"))
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import KlaxonCore
+import KlaxonDelivery
+import KlaxonStore
+import Logging
+import Synchronization
+
+/// Collects log lines (message and metadata) so tests can prove what was and was not logged.
+final class LogCapture: Sendable {
+    let lines = Mutex<[String]>([])
+
+    var all: [String] { lines.withLock { $0 } }
+
+    func logger(_ label: String = "test") -> Logger {
+        var l = Logger(label: label) { _ in CaptureHandler(capture: self) }
+        l.logLevel = .trace
+        return l
+    }
+
+    struct CaptureHandler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let meta = metadata.merging(event.metadata ?? [:]) { $1 }
+            capture.lines.withLock { $0.append("\(event.level) \(event.message) \(meta)") }
+        }
+    }
+}
+
+/// A temporary database with transitions queued for delivery.
+final class OutboxFixture {
+    let dir: URL
+    let store: Store
+
+    init() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("klaxon-delivery-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        store = try Store.open(path: dir.appendingPathComponent("k.sqlite").path)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: dir) }
+
+    /// Records transitions and queues each for the receivers, due now.
+    func queue(_ transitions: [Transition], receivers: [String], route: Int? = nil, now: Int64 = nowMillis()) throws {
+        for t in transitions {
+            try store.writer!.write { db in
+                var record = TransitionRecord(t, message: t.summary, recordedAt: now / 1000)
+                try record.insert(db)
+                try Store.enqueue(
+                    db, transitionID: record.id!, transition: t,
+                    deliveries: receivers.map { ($0, route, "rule=\(t.rule),station=\(t.station)", now) }, now: now)
+            }
+        }
+    }
+}
+
+func nowMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+func transition(
+    rule: String = "river-levels", station: String = "01646500", state: TransitionState = .firing,
+    level: String? = "minor",
+    from: String? = nil, value: Double = 12.4, severity: Severity = .warning, at: String = "2026-03-01T06:15:00Z"
+) -> Transition {
+    Transition(
+        rule: rule, kind: "levels", station: station, metric: "gage_height", state: state, level: level,
+        fromLevel: from,
+        at: Timestamp.parse(at)!, value: value, unit: "ft", severity: severity, labels: ["team": "water"],
+        summary: "gage_height at \(station) reached \(level ?? "-"): \(value) ft",
+        explanation: "gage_height \(value) ft ≥ minor (12); previous level action (10)")
+}
+
+func notification(_ ts: [Transition], receiver: String = "r", key: String = "key-1") -> AlertNotification {
+    AlertNotification(
+        key: key, receiver: receiver,
+        alerts: ts.enumerated().map { NotifiedAlert(transition: $1, message: $1.summary, id: Int64($0 + 1)) })
+}
+
+/// Fast retries for tests.
+func fastSettings(fallback: String? = nil) -> Dispatcher.Settings {
+    var s = Dispatcher.Settings()
+    s.backoff = Backoff(initial: 0.02, cap: 0.1, retryAfterCap: 3600)
+    s.fallbackReceiver = fallback
+    s.lease = 5_000
+    return s
+}

@@ -1,0 +1,211 @@
+import Foundation
+import KlaxonCore
+import KlaxonDelivery
+import KlaxonStore
+import KlaxonTesting
+import Testing
+
+/// Every webhook preset passes the same conformance checks against a real HTTP server on 127.0.0.1:
+/// it delivers with an idempotency key, retries 5xx with the same key, honours 429 Retry-After, gives
+/// up on other 4xx, signs when asked, and leaks no secret into logs, errors or the outbox.
+@Suite(.serialized) struct WebhookConformanceTests {
+    static let secretPath = "/hooks/T0SECRET/B0SECRET/tokenSECRET123"
+    static let hmac = "hmac-SECRET-456"
+
+    func setup(
+        _ preset: Receiver.Webhook.Preset, sink: HTTPSink, rate: Double? = nil, timeout: Double = 5, url: String? = nil
+    )
+        throws -> (OutboxFixture, Dispatcher, LogCapture)
+    {
+        let fixture = try OutboxFixture()
+        let logs = LogCapture()
+        let config = Receiver.Webhook(
+            name: "hook", url: Secret(url ?? sink.url + Self.secretPath), preset: preset, hmacSecret: Secret(Self.hmac),
+            timeout: timeout, rateLimit: rate)
+        let dispatcher = Dispatcher(
+            store: fixture.store, notifiers: ["hook": try WebhookNotifier(config: config)], routing: Routing(),
+            settings: fastSettings(), logger: logs.logger())
+        return (fixture, dispatcher, logs)
+    }
+
+    @Test(arguments: Receiver.Webhook.Preset.allCases)
+    func deliversSignedWithIdempotencyKey(_ preset: Receiver.Webhook.Preset) async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        let (fixture, dispatcher, _) = try setup(preset, sink: sink)
+        try fixture.queue([transition()], receivers: ["hook"])
+        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        #expect(pass.sent == 1)
+        let requests = await sink.requests()
+        #expect(requests.count == 1)
+        let r = try #require(requests.first)
+        #expect(r.method == "POST")
+        #expect(r.path == Self.secretPath)
+        #expect(r.headers["content-type"] == "application/json")
+        let row = try #require(try fixture.store.outbox().first)
+        #expect(r.headers["idempotency-key"] == row.id)
+        #expect(row.state == .sent)
+        #expect(r.json != nil, "body is JSON")
+        // Signature: sha256=HMAC(secret, "timestamp.body").
+        let ts = try #require(r.headers["x-klaxon-timestamp"].flatMap { Int64($0) })
+        #expect(abs(ts - Int64(Date().timeIntervalSince1970)) < 60)
+        #expect(
+            r.headers["x-klaxon-signature"] == WebhookNotifier.signature(secret: Self.hmac, timestamp: ts, body: r.body)
+        )
+        // Every message carries the explanation and the data time.
+        #expect(r.text.contains("previous level action") && r.text.contains("2026-03-01T06:15:00Z"))
+    }
+
+    @Test(arguments: Receiver.Webhook.Preset.allCases)
+    func retries5xxWithTheSameKey(_ preset: Receiver.Webhook.Preset) async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        await sink.script([.respond(status: 500), .respond(status: 503), .respond(status: 502)])
+        let (fixture, dispatcher, _) = try setup(preset, sink: sink)
+        try fixture.queue([transition()], receivers: ["hook"])
+        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        #expect(pass.retried == 3 && pass.sent == 1)
+        let keys = await sink.requests().map { $0.headers["idempotency-key"] ?? "" }
+        #expect(keys.count == 4)
+        #expect(Set(keys).count == 1)
+        #expect(try fixture.store.outbox().first?.state == .sent)
+    }
+
+    @Test(arguments: Receiver.Webhook.Preset.allCases)
+    func honours429RetryAfter(_ preset: Receiver.Webhook.Preset) async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        await sink.script([.respond(status: 429, headers: ["Retry-After": "1"])])
+        let (fixture, dispatcher, _) = try setup(preset, sink: sink)
+        try fixture.queue([transition()], receivers: ["hook"])
+        _ = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        let requests = await sink.requests()
+        #expect(requests.count == 2)
+        if requests.count == 2 {
+            // Backoff alone would retry within 0.1 s here; Retry-After asks for 1 s.
+            #expect(requests[1].receivedAt.timeIntervalSince(requests[0].receivedAt) >= 0.95)
+        }
+    }
+
+    @Test(arguments: Receiver.Webhook.Preset.allCases)
+    func leaksNoSecret(_ preset: Receiver.Webhook.Preset) async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        await sink.script([.respond(status: 500), .respond(status: 404, body: "no such hook")])
+        let (fixture, dispatcher, logs) = try setup(preset, sink: sink)
+        try fixture.queue([transition()], receivers: ["hook"])
+        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        #expect(pass.dead == 1)  // 404 is not retried
+        let errors = try fixture.store.outbox().compactMap(\.lastError)
+        #expect(errors.count == 1)
+        for text in logs.all + errors {
+            #expect(!text.contains("SECRET"), "leaked: \(text)")
+        }
+        #expect(errors.contains { $0.contains("HTTP 404") })
+    }
+
+    @Test func refusedConnectionLeaksNoSecret() async throws {
+        let fixture = try OutboxFixture()
+        let logs = LogCapture()
+        var settings = fastSettings()
+        settings.giveUpAfter = 0
+        let url = "http://127.0.0.1:9" + Self.secretPath
+        let dispatcher = Dispatcher(
+            store: fixture.store,
+            notifiers: [
+                "hook": try WebhookNotifier(
+                    config: .init(name: "hook", url: Secret(url), hmacSecret: Secret(Self.hmac), timeout: 1))
+            ],
+            routing: Routing(), settings: settings, logger: logs.logger())
+        try fixture.queue([transition()], receivers: ["hook"])
+        #expect(try await dispatcher.runUntilEmpty(deadline: nowMillis() + 30_000).dead == 1)
+        let errors = try fixture.store.outbox().compactMap(\.lastError)
+        #expect(errors.count == 1)
+        for text in logs.all + errors {
+            #expect(!text.contains("SECRET"), "leaked: \(text)")
+        }
+        #expect(errors.contains { $0.contains("connection failed") && $0.contains("127.0.0.1:9/…") })
+    }
+
+    @Test func timeoutIsRetried() async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        await sink.script([.hang(seconds: 2)])
+        let (fixture, dispatcher, logs) = try setup(.generic, sink: sink, timeout: 0.3)
+        try fixture.queue([transition()], receivers: ["hook"])
+        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        #expect(pass.retried == 1 && pass.sent == 1)
+        #expect(logs.all.contains { $0.contains("will retry") && $0.contains("timed out after 0.3 s") }, "\(logs.all)")
+    }
+
+    @Test func closedConnectionIsRetried() async throws {
+        let closing = try ClosingServer()
+        let fixture = try OutboxFixture()
+        var settings = fastSettings()
+        settings.giveUpAfter = 1
+        let dispatcher = Dispatcher(
+            store: fixture.store,
+            notifiers: [
+                "hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(closing.url + "/x"), timeout: 2))
+            ],
+            routing: Routing(), settings: settings)
+        try fixture.queue([transition()], receivers: ["hook"])
+        let first = try await dispatcher.dispatchOnce()
+        #expect(first.retried == 1)
+        #expect(try fixture.store.outbox().first?.state == .pending)
+    }
+
+    @Test func deadRowRaisesDeliveryFailingToTheFallback() async throws {
+        let sink = try await HTTPSink.start()
+        let fallback = try await HTTPSink.start()
+        defer {
+            Task {
+                await sink.stop()
+                await fallback.stop()
+            }
+        }
+        await sink.script([.respond(status: 400, body: "bad payload")])
+        let fixture = try OutboxFixture()
+        let dispatcher = Dispatcher(
+            store: fixture.store,
+            notifiers: [
+                "hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/a"))),
+                "pager": try WebhookNotifier(config: .init(name: "pager", url: Secret(fallback.url + "/b"))),
+            ], routing: Routing(), settings: fastSettings(fallback: "pager"))
+        try fixture.queue([transition()], receivers: ["hook"])
+        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        #expect(pass.dead == 1 && pass.sent == 1)
+        let got = await fallback.requests()
+        #expect(got.count == 1)
+        let labels = ((got.first?.json?["alerts"] as? [[String: Any]])?.first?["labels"]) as? [String: String]
+        #expect(labels?["alertname"] == "delivery-failing")
+        #expect(labels?["station"] == "hook")
+        #expect(labels?["severity"] == "critical")
+    }
+
+    @Test func rateLimitSpacesABurst() async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        let (fixture, dispatcher, _) = try setup(.generic, sink: sink, rate: 20)
+        try fixture.queue((0..<6).map { transition(station: "S\($0)") }, receivers: ["hook"])
+        _ = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        let times = await sink.requests().map(\.receivedAt).sorted()
+        #expect(times.count == 6)
+        if let first = times.first, let last = times.last {
+            // 6 messages at 20/s: at least 5 gaps of 50 ms, instead of a burst.
+            #expect(last.timeIntervalSince(first) >= 0.24)
+        }
+    }
+
+    @Test func firingIsDeliveredBeforeItsResolve() async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        await sink.script([.respond(status: 500), .respond(status: 500)])
+        let (fixture, dispatcher, _) = try setup(.generic, sink: sink)
+        try fixture.queue(
+            [transition(state: .firing), transition(state: .resolved, level: nil, from: "minor")], receivers: ["hook"])
+        _ = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        let statuses = await sink.requests().compactMap { $0.json?["status"] as? String }
+        #expect(statuses == ["firing", "firing", "firing", "resolved"])
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import KlaxonCore
+import KlaxonDelivery
+import Testing
+
+@Suite struct WebhookPayloadTests {
+    let firing = transition(state: .firing, level: "minor", from: nil, severity: .warning)
+    let changed = transition(state: .changed, level: "moderate", from: "minor", value: 14.2, severity: .critical)
+    let resolved = transition(state: .resolved, level: nil, from: "action", value: 9.1)
+
+    @Test func genericIsAlertmanagerV4() throws {
+        let p = WebhookPayloads.generic(notification([firing, resolved], receiver: "ops"), groupBy: ["rule"])
+        #expect(p["version"] as? String == "4")
+        #expect(p["status"] as? String == "firing")
+        #expect(p["receiver"] as? String == "ops")
+        #expect(p["groupLabels"] as? [String: String] == ["rule": "river-levels"])
+        #expect(p["truncatedAlerts"] as? Int == 0)
+        let common = try #require(p["commonLabels"] as? [String: String])
+        #expect(common["alertname"] == "river-levels" && common["station"] == "01646500" && common["team"] == "water")
+        #expect(common["level"] == nil)  // differs between the two alerts
+        let alerts = try #require(p["alerts"] as? [[String: Any]])
+        #expect(alerts.count == 2)
+        let a = alerts[0]
+        #expect(a["status"] as? String == "firing")
+        let labels = try #require(a["labels"] as? [String: String])
+        #expect(
+            labels == [
+                "alertname": "river-levels", "station": "01646500", "metric": "gage_height", "severity": "warning",
+                "level": "minor", "team": "water",
+            ])
+        let annotations = try #require(a["annotations"] as? [String: String])
+        #expect(annotations["summary"] == firing.summary)
+        #expect(annotations["description"] == firing.explanation)
+        #expect(annotations["data_time"] == "2026-03-01T06:15:00Z")
+        #expect(a["startsAt"] as? String == "2026-03-01T06:15:00Z")
+        #expect(a["endsAt"] as? String == "0001-01-01T00:00:00Z")
+        let fp = try #require(a["fingerprint"] as? String)
+        #expect(fp.count == 16 && fp.allSatisfy(\.isHexDigit))
+        #expect(alerts[1]["status"] as? String == "resolved")
+        #expect(alerts[1]["endsAt"] as? String == "2026-03-01T06:15:00Z")
+        #expect(alerts[1]["fingerprint"] as? String == fp)  // same alert, same fingerprint
+
+        let onlyResolved = WebhookPayloads.generic(notification([resolved]), groupBy: [])
+        #expect(onlyResolved["status"] as? String == "resolved")
+        let withChange = WebhookPayloads.generic(notification([changed]), groupBy: [])
+        let annotations2 = try #require(
+            (withChange["alerts"] as? [[String: Any]])?.first?["annotations"] as? [String: String])
+        #expect(annotations2["previous_level"] == "minor")
+    }
+
+    @Test func slackAndMattermostAreColourCoded() throws {
+        for p in [
+            WebhookPayloads.slack(notification([changed, resolved])),
+            WebhookPayloads.mattermost(notification([changed, resolved])),
+        ] {
+            let text = try #require(p["text"] as? String)
+            #expect(text.contains("CRITICAL river-levels 01646500 changed minor→moderate"))
+            let attachments = try #require(p["attachments"] as? [[String: Any]])
+            #expect(attachments.map { $0["color"] as? String } == ["#d00000", "#2eb886"])
+            #expect(attachments[0]["footer"] as? String == "data as of 2026-03-01T06:15:00Z")
+            let fields = try #require(attachments[0]["fields"] as? [[String: Any]])
+            #expect(fields.first?["value"] as? String == changed.explanation)
+        }
+        #expect(WebhookPayloads.mattermost(notification([firing]))["username"] as? String == "Klaxon")
+    }
+
+    @Test func discordContentStaysWithin2000Characters() throws {
+        let many = (0..<60).map {
+            transition(station: "STATION-\($0)-WITH-A-LONG-NAME-\(String(repeating: "x", count: 20))")
+        }
+        let p = WebhookPayloads.discord(notification(many))
+        let content = try #require(p["content"] as? String)
+        #expect(content.count == 2000)
+        #expect(content.hasSuffix("…"))
+        let embeds = try #require(p["embeds"] as? [[String: Any]])
+        #expect(embeds.count == 10)
+        #expect(embeds[0]["color"] as? Int == 0xf2a900)
+        #expect((embeds[0]["description"] as? String)?.contains("Why: ") == true)
+        #expect(embeds[0]["timestamp"] as? String == "2026-03-01T06:15:00Z")
+        let short = WebhookPayloads.discord(notification([firing]))["content"] as? String
+        #expect(short?.hasSuffix("…") == false)
+    }
+
+    @Test func teamsIsAnAdaptiveCardMessage() throws {
+        let p = WebhookPayloads.msteams(notification([changed]))
+        #expect(p["type"] as? String == "message")
+        let attachment = try #require((p["attachments"] as? [[String: Any]])?.first)
+        #expect(attachment["contentType"] as? String == "application/vnd.microsoft.card.adaptive")
+        let card = try #require(attachment["content"] as? [String: Any])
+        #expect(card["type"] as? String == "AdaptiveCard")
+        #expect(card["version"] as? String == "1.4")
+        let body = try #require(card["body"] as? [[String: Any]])
+        #expect(body[0]["color"] as? String == "Attention")
+        let facts = try #require(body[2]["facts"] as? [[String: String]])
+        #expect(facts.contains(["title": "Why", "value": changed.explanation]))
+        #expect(facts.contains(["title": "Data time", "value": "2026-03-01T06:15:00Z"]))
+        #expect(facts.contains(["title": "Value", "value": "14.2 ft"]))
+    }
+
+    @Test func googleChatCarriesExplanationAndDataTime() throws {
+        let text = try #require(WebhookPayloads.googlechat(notification([firing]))["text"] as? String)
+        #expect(text.contains(firing.summary))
+        #expect(text.contains("Why: \(firing.explanation)"))
+        #expect(text.contains("data as of 2026-03-01T06:15:00Z"))
+    }
+
+    @Test func customTemplateReplacesThePreset() throws {
+        let n = try WebhookNotifier(
+            config: .init(
+                name: "t", url: Secret("http://127.0.0.1:1/x"), preset: .slack,
+                template: #"{"msg":"{{#alerts}}{{station}} {{state}} {{level}}{{/alerts}}"}"#))
+        #expect(try n.render(notification([firing])) == #"{"msg":"01646500 firing minor"}"#)
+    }
+
+    @Test func signatureIsHMACSHA256OfTimestampDotBody() {
+        // Known answer: HMAC-SHA256(key "secret", "1700000000.{}") computed independently with openssl.
+        let sig = WebhookNotifier.signature(secret: "secret", timestamp: 1_700_000_000, body: Data("{}".utf8))
+        #expect(sig == "sha256=" + HMACReference.hex)
+    }
+}
+
+/// `printf '1700000000.{}' | openssl dgst -sha256 -hmac secret`
+enum HMACReference {
+    static let hex = "b8569b78799ff9e3cbff0fc2d63a33a2b57f3282abd07c37ae5e8e7d79a5f163"
+}

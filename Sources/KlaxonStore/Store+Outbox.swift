@@ -225,3 +225,56 @@ extension Store {
         }
     }
 }
+
+extension Store {
+    /// Every firing alert with the transition that last announced it (for reminders).
+    public func firingAlerts() throws -> [(key: AlertKey, transitionID: Int64, transition: Transition)] {
+        try reader.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT a.rule, a.station, a.metric, max(t.id) AS tid
+                    FROM alert_states a JOIN transitions t
+                      ON t.rule = a.rule AND t.station = a.station AND t.metric = a.metric
+                    WHERE a.status = 'firing'
+                    GROUP BY a.rule, a.station, a.metric
+                    """)
+            return try rows.compactMap { row in
+                let id: Int64 = row["tid"]
+                guard let record = try TransitionRecord.fetchOne(db, key: id) else { return nil }
+                return (
+                    AlertKey(rule: row["rule"], station: row["station"], metric: row["metric"]), id, record.transition
+                )
+            }
+        }
+    }
+
+    /// When an alert was last notified to a receiver (ms), and whether a notification is still queued.
+    public func lastNotified(alert: String, receiver: String) throws -> (sentAt: Int64?, queued: Bool) {
+        try reader.read { db in
+            let sent = try Int64.fetchOne(
+                db, sql: "SELECT max(sent_at) FROM outbox WHERE alert = ? AND receiver = ? AND state = 'sent'",
+                arguments: [alert, receiver])
+            let queued =
+                try Bool.fetchOne(
+                    db,
+                    sql:
+                        "SELECT EXISTS (SELECT 1 FROM outbox WHERE alert = ? AND receiver = ? AND state IN ('pending', 'sending'))",
+                    arguments: [alert, receiver]) ?? false
+            return (sent, queued)
+        }
+    }
+
+    /// Queues a reminder of an alert's last transition for one receiver.
+    public func enqueueRepeat(
+        transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, now: Int64
+    )
+        throws
+    {
+        try requireWriter().write { db in
+            try Store.enqueue(
+                db, transitionID: transitionID, transition: transition, deliveries: [(receiver, route, groupKey, now)],
+                purpose: "repeat", now: now)
+        }
+    }
+}

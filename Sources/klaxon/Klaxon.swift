@@ -353,6 +353,10 @@ struct DispatchCommand: AsyncParsableCommand {
             }
             let dispatcher = try DeliveryWiring.dispatcher(
                 store: db, config: config, logger: logger, lease: leaseSeconds * 1000)
+            // Reminders for alerts still firing (repeat_interval), then deliver.
+            let rules = try RuleLoader.load(paths: config.rules ?? ["Rules"])
+            let reminders = try Repeats.enqueue(store: db, rules: rules, routing: config.routing, now: nowMillis())
+            if reminders > 0 { printError("dispatch: \(reminders) reminders queued (repeat_interval)") }
             if untilEmpty {
                 guard let d = DurationText.parse(deadline) else {
                     throw ValidationError("--deadline \"\(deadline)\" is not a duration")

@@ -1,0 +1,29 @@
+import Foundation
+import KlaxonCore
+import KlaxonStore
+
+/// `repeat_interval`: re-notifies a still-firing alert when its last notification to a receiver is
+/// older than the route's interval. The reminder carries the transition that last announced the alert.
+public enum Repeats {
+    /// Queues the reminders due at `now` (ms); returns how many.
+    @discardableResult
+    public static func enqueue(store: Store, rules: [Rule], routing: Routing, now: Int64) throws -> Int {
+        let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
+        var queued = 0
+        for alert in try store.firingAlerts() {
+            let t = alert.transition
+            for d in routing.deliveries(for: t, notify: notify[t.rule] ?? []) {
+                let route = routing.route(d.route)
+                guard let interval = route.repeatInterval else { continue }
+                let key = OutboxRecord.alertKey(t)
+                let last = try store.lastNotified(alert: key, receiver: d.receiver)
+                guard !last.queued, let sent = last.sentAt, sent + interval * 1000 <= now else { continue }
+                try store.enqueueRepeat(
+                    transitionID: alert.transitionID, transition: t, receiver: d.receiver, route: d.route,
+                    groupKey: route.groupKey(t), now: now)
+                queued += 1
+            }
+        }
+        return queued
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import KlaxonApp
+import KlaxonCore
+import KlaxonDelivery
+import KlaxonStore
+import KlaxonTesting
+import Testing
+
+@Suite struct RepeatTests {
+    @Test func stillFiringAlertsAreRemindedAfterRepeatInterval() async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        let s = try Scratch()
+        let store = try Store.open(path: s.path("k.sqlite"))
+        let rules = [
+            Rule(name: "high", kind: ThresholdRule(metric: "m", direction: .above, threshold: 10), notify: ["hook"])
+        ]
+        let routing = Routing(routes: [
+            Route(matchers: [try Matcher.parse("rule=high")], receivers: [], repeatInterval: 3600)
+        ])
+        let t0: Int64 = 1_800_000_000_000
+        let ingester = try ReadingIngester(store: store)
+        _ = try ingester.write([Reading(station: "A", metric: "m", time: 1_800_000_000, value: 20)])
+        _ = try Evaluate.run(store: store, rules: rules, now: 1_800_000_000, routing: routing, queuedAt: t0)
+
+        let dispatcher = Dispatcher(
+            store: store,
+            notifiers: ["hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h")))],
+            routing: routing, clock: { t0 })
+        #expect(try await dispatcher.dispatchOnce().sent == 1)
+
+        #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 1_800_000) == 0)
+        #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 3_600_000) == 1)
+        #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 3_700_000) == 0)  // one queued already
+        let rows = try store.outbox()
+        #expect(rows.map(\.purpose).sorted() == ["repeat", "transition"])
+        #expect(Set(rows.map(\.transitionID)).count == 1)  // the reminder carries the announcing transition
+
+        // Once resolved, no more reminders.
+        _ = try ingester.write([Reading(station: "A", metric: "m", time: 1_800_000_900, value: 1)])
+        _ = try Evaluate.run(store: store, rules: rules, now: 1_800_000_900, routing: routing, queuedAt: t0 + 3_800_000)
+        #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 99_000_000) == 0)
+    }
+}

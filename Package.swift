@@ -95,6 +95,13 @@ let package = Package(
             path: "Sources/KlaxonBench",
             swiftSettings: swiftSettings
         ),
+        // Release-build delivery benchmark: the durable outbox to a loopback webhook sink.
+        .executableTarget(
+            name: "klaxon-delivery-bench",
+            dependencies: ["KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonTesting"],
+            path: "Sources/KlaxonDeliveryBench",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "KlaxonCoreTests", dependencies: ["KlaxonCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KlaxonStoreTests",

@@ -5,7 +5,7 @@
 #   Benchmarks/run.sh --only check --check-runs 11
 #   Benchmarks/run.sh --runs 3 --data /tmp/klaxon-bench
 #
-# Arguments are passed to klaxon-bench (see `--help`). The release build lives in .build-release/
+# Arguments are passed to klaxon-bench (see `--help`); klaxon-delivery-bench then measures delivery. The release build lives in .build-release/
 # so it never disturbs the debug build in .build/. Exit status: that of klaxon-bench
 # (0 every target met, 1 a target missed, 2 an error).
 set -euo pipefail
@@ -14,9 +14,13 @@ cd "$(dirname "$0")/.."
 scratch=.build-release
 # `swift build` takes one --product (a second replaces the first), so build each in turn. Build logs
 # go to stderr, so stdout holds only the results and the Markdown table.
-for product in klaxon klaxon-bench; do
+for product in klaxon klaxon-bench klaxon-delivery-bench; do
     swift build -c release --scratch-path "$scratch" --product "$product" >&2
 done
 
 bin="$scratch/release"
-exec "$bin/klaxon-bench" --klaxon "$bin/klaxon" "$@"
+status=0
+"$bin/klaxon-bench" --klaxon "$bin/klaxon" "$@" || status=$?
+echo
+"$bin/klaxon-delivery-bench" 2>/dev/null || status=$?
+exit $status

@@ -63,7 +63,7 @@ public struct DryRun {
         var disordered: Set<SeriesKey> = []
         var maxTime = Int64.min
         for path in files {
-            try ReadingsFiles.stream(path: path) { row in
+            try ReadingsFiles.streamPrefetching(path: path) { row in
                 switch row {
                 case .rejected(let line, let reason):
                     result.rejected += 1

@@ -22,6 +22,7 @@ public enum Ingest {
         for path in files {
             summary.files += 1
             do {
+                // Plain streaming: ingest is bound by SQLite, so parsing ahead on a second thread does not pay.
                 try ReadingsFiles.stream(path: path) { row in
                     guard writeError == nil else { return }
                     switch row {

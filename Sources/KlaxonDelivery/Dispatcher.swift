@@ -67,6 +67,7 @@ public final class Dispatcher: Sendable {
         guard !batches.isEmpty else { return Pass() }
         let silences = try store.silences(now: now / 1000)
         var pass = Pass()
+        let outcomes = Outcomes()
         try await withThrowingTaskGroup(of: Pass.self) { group in
             var running = 0
             for batch in batches {
@@ -74,11 +75,12 @@ public final class Dispatcher: Sendable {
                     if let p = try await group.next() { pass.add(p) }
                     running -= 1
                 }
-                group.addTask { try await self.handle(batch, silences: silences) }
+                group.addTask { try await self.handle(batch, silences: silences, into: outcomes) }
                 running += 1
             }
             for try await p in group { pass.add(p) }
         }
+        try store.apply(outcomes.all)
         return pass
     }
 
@@ -98,8 +100,10 @@ public final class Dispatcher: Sendable {
         return total
     }
 
-    /// Dispatches forever (the daemon), sleeping until the next due row or `poll` ms.
-    public func run(poll: Int64 = 1000) async throws {
+    /// Dispatches forever (the daemon), sleeping until the next due row or `poll` ms. A poll of a few
+    /// tens of milliseconds is one indexed query: cheap, and it bounds the latency from a transition
+    /// written by another process to its delivery.
+    public func run(poll: Int64 = 50) async throws {
         while !Task.isCancelled {
             let p = try await dispatchOnce()
             if p.batches > 0 { continue }
@@ -108,7 +112,7 @@ public final class Dispatcher: Sendable {
         }
     }
 
-    func handle(_ batch: OutboxBatch, silences: [Silence]) async throws -> Pass {
+    func handle(_ batch: OutboxBatch, silences: [Silence], into outcomes: Outcomes) async throws -> Pass {
         var pass = Pass()
         let now = clock()
         let alerts = zip(batch.rows, batch.transitions).map { row, record in
@@ -121,7 +125,7 @@ public final class Dispatcher: Sendable {
         // Stage: mute. Silenced alerts keep their state; they are just not sent.
         let muted = alerts.filter { _, a in silences.contains { $0.mutes(a.transition.matchLabels, at: now / 1000) } }
         if !muted.isEmpty {
-            try store.finish(subBatch(batch, muted.map(\.0)), state: .muted, now: now)
+            outcomes.add(.finish(subBatch(batch, muted.map(\.0)), state: .muted, now: now, retryAt: nil, error: nil))
             pass.muted += 1
         }
         let live = alerts.filter { row, _ in !muted.contains { $0.0.id == row.id } }
@@ -134,11 +138,13 @@ public final class Dispatcher: Sendable {
             if held.count == live.count, let end = quiet.end(of: now / 1000) {
                 switch quiet.policy {
                 case .drop:
-                    try store.finish(liveBatch, state: .dropped, now: now, error: "dropped during quiet hours")
+                    outcomes.add(
+                        .finish(liveBatch, state: .dropped, now: now, retryAt: nil, error: "dropped during quiet hours")
+                    )
                     pass.dropped += 1
                 case .defer:
                     // One digest per receiver when the period ends: a shared, stable batch key.
-                    try store.reschedule(liveBatch, batchKey: "digest-\(batch.receiver)-\(end)", dueAt: end * 1000)
+                    outcomes.add(.reschedule(liveBatch, batchKey: "digest-\(batch.receiver)-\(end)", dueAt: end * 1000))
                     pass.deferred += 1
                 }
                 return pass
@@ -151,7 +157,7 @@ public final class Dispatcher: Sendable {
                 liveBatch,
                 error: DeliveryError(
                     kind: .configuration, retryable: false, message: "receiver \(batch.receiver) is not configured"),
-                now: now, pass: &pass)
+                now: now, pass: &pass, into: outcomes)
             return pass
         }
         let notification = AlertNotification(
@@ -160,23 +166,24 @@ public final class Dispatcher: Sendable {
         if let rate = notifier.rateLimit { try await pacer.wait(receiver: batch.receiver, rate: rate, clock: clock) }
         do {
             try await notifier.send(notification)
-            try store.finish(liveBatch, state: .sent, now: clock())
+            outcomes.add(.finish(liveBatch, state: .sent, now: clock(), retryAt: nil, error: nil))
             pass.sent += 1
             logger.debug("delivered", metadata: meta)
         } catch let error as DeliveryError {
-            try fail(liveBatch, error: error, now: clock(), pass: &pass)
+            try fail(liveBatch, error: error, now: clock(), pass: &pass, into: outcomes)
         } catch {
             try fail(
                 liveBatch,
                 error: DeliveryError(
                     kind: .connection, retryable: true, message: "receiver \(batch.receiver): \(error)"), now: clock(),
-                pass: &pass)
+                pass: &pass, into: outcomes)
         }
         return pass
     }
 
     /// Stage: record a failure — retry with backoff (or as `Retry-After` asks), or give up.
-    func fail(_ batch: OutboxBatch, error: DeliveryError, now: Int64, pass: inout Pass) throws {
+    func fail(_ batch: OutboxBatch, error: DeliveryError, now: Int64, pass: inout Pass, into outcomes: Outcomes) throws
+    {
         let age = (now - batch.firstCreatedAt) / 1000
         var meta: Logger.Metadata = [
             "receiver": "\(batch.receiver)", "key": "\(batch.key)", "attempt": "\(batch.attempt)",
@@ -187,12 +194,12 @@ public final class Dispatcher: Sendable {
             let wait = max(backoff, error.retryAfter ?? 0)
             let retryAt = now + Int64(wait * 1000)
             meta["retry_in_ms"] = "\(retryAt - now)"
-            try store.finish(batch, state: .pending, now: now, retryAt: retryAt, error: error.message)
+            outcomes.add(.finish(batch, state: .pending, now: now, retryAt: retryAt, error: error.message))
             pass.retried += 1
             logger.info("delivery failed, will retry", metadata: meta)
             return
         }
-        try store.finish(batch, state: .dead, now: now, error: error.message)
+        outcomes.add(.finish(batch, state: .dead, now: now, retryAt: nil, error: error.message))
         pass.dead += 1
         logger.warning("delivery failed, giving up", metadata: meta)
         guard let fallback = settings.fallbackReceiver, fallback != batch.receiver else { return }
@@ -203,7 +210,7 @@ public final class Dispatcher: Sendable {
             summary:
                 "notifications to \(batch.receiver) are failing; \(batch.rows.count) given up (see `klaxon outbox list --state dead`)",
             explanation: why)
-        try store.recordSystem(t, message: t.summary + ": " + why, receiver: fallback, now: now)
+        outcomes.add(.system(t, message: t.summary + ": " + why, receiver: fallback, now: now))
     }
 
     func subBatch(_ batch: OutboxBatch, _ rows: [OutboxRecord]) -> OutboxBatch {
@@ -224,6 +231,15 @@ extension Dispatcher.Pass {
         dropped += p.dropped
         deferred += p.deferred
     }
+}
+
+/// Outcomes gathered by a pass's concurrent sends, applied in one transaction at its end.
+final class Outcomes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [OutboxOutcome] = []
+
+    func add(_ o: OutboxOutcome) { lock.withLock { items.append(o) } }
+    var all: [OutboxOutcome] { lock.withLock { items } }
 }
 
 /// Spaces sends to one receiver to at most `rate` per second, smoothing bursts instead of provoking 429s.

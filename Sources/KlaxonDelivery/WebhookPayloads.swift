@@ -186,7 +186,7 @@ public enum WebhookPayloads {
     }
 
     public static func encode(_ object: [String: Any]) -> Data {
-        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+        (try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]))
             ?? Data("{}".utf8)
     }
 }

@@ -278,3 +278,54 @@ extension Store {
         }
     }
 }
+
+/// What the dispatcher decided for a batch; applied together, one transaction per dispatch pass.
+public enum OutboxOutcome: Sendable {
+    /// Sent, dead, muted or dropped; or back to pending at `retryAt` (ms).
+    case finish(OutboxBatch, state: OutboxRecord.State, now: Int64, retryAt: Int64?, error: String?)
+    /// Held for a quiet-hours digest under `batchKey`, due at `dueAt` (ms).
+    case reschedule(OutboxBatch, batchKey: String, dueAt: Int64)
+    /// A transition Klaxon raises about itself, queued for one receiver.
+    case system(Transition, message: String, receiver: String, now: Int64)
+}
+
+extension Store {
+    /// Records a dispatch pass's outcomes in one transaction (one commit instead of one per message).
+    public func apply(_ outcomes: [OutboxOutcome]) throws {
+        guard !outcomes.isEmpty else { return }
+        try requireWriter().write { db in
+            for outcome in outcomes {
+                switch outcome {
+                case .finish(let batch, let state, let now, let retryAt, let error):
+                    for row in batch.rows {
+                        if let retryAt {
+                            try db.execute(
+                                sql:
+                                    "UPDATE outbox SET state = 'pending', due_at = ?, lease_until = NULL, last_error = ? WHERE id = ?",
+                                arguments: [retryAt, error, row.id])
+                        } else {
+                            try db.execute(
+                                sql:
+                                    "UPDATE outbox SET state = ?, lease_until = NULL, last_error = ?, sent_at = ? WHERE id = ?",
+                                arguments: [state.rawValue, error, state == .sent ? now : nil, row.id])
+                        }
+                    }
+                case .reschedule(let batch, let key, let dueAt):
+                    for row in batch.rows {
+                        try db.execute(
+                            sql: """
+                                UPDATE outbox SET state = 'pending', due_at = ?, batch = ?, lease_until = NULL, attempts = attempts - 1
+                                WHERE id = ?
+                                """, arguments: [dueAt, key, row.id])
+                    }
+                case .system(let t, let message, let receiver, let now):
+                    var record = TransitionRecord(t, message: message, recordedAt: now / 1000)
+                    try record.insert(db)
+                    try Store.enqueue(
+                        db, transitionID: record.id ?? 0, transition: t, deliveries: [(receiver, nil, "system", now)],
+                        purpose: "system", now: now)
+                }
+            }
+        }
+    }
+}

@@ -133,29 +133,6 @@ extension Store {
         }
     }
 
-    /// Records a batch's outcome: sent, retry at `retryAt` (ms), or a final state (dead, muted, dropped).
-    public func finish(
-        _ batch: OutboxBatch, state: OutboxRecord.State, now: Int64, retryAt: Int64? = nil, error: String? = nil
-    )
-        throws
-    {
-        try requireWriter().write { db in
-            for row in batch.rows {
-                if let retryAt {
-                    try db.execute(
-                        sql:
-                            "UPDATE outbox SET state = 'pending', due_at = ?, lease_until = NULL, last_error = ? WHERE id = ?",
-                        arguments: [retryAt, error, row.id])
-                } else {
-                    try db.execute(
-                        sql:
-                            "UPDATE outbox SET state = ?, lease_until = NULL, last_error = ?, sent_at = ? WHERE id = ?",
-                        arguments: [state.rawValue, error, state == .sent ? now : nil, row.id])
-                }
-            }
-        }
-    }
-
     /// Outbox rows, newest first, optionally only those in one state.
     public func outbox(state: OutboxRecord.State? = nil, limit: Int = 200) throws -> [OutboxRecord] {
         try reader.read { db in
@@ -196,32 +173,6 @@ extension Store {
                 sql:
                     "SELECT min(coalesce(CASE state WHEN 'sending' THEN lease_until END, due_at)) FROM outbox WHERE state IN ('pending', 'sending')"
             )
-        }
-    }
-}
-
-extension Store {
-    /// Logs a transition Klaxon raises about itself (such as `delivery-failing`) and queues it for one
-    /// receiver, in one transaction.
-    public func recordSystem(_ t: Transition, message: String, receiver: String, now: Int64) throws {
-        try requireWriter().write { db in
-            var record = TransitionRecord(t, message: message, recordedAt: now / 1000)
-            try record.insert(db)
-            try Store.enqueue(
-                db, transitionID: record.id ?? 0, transition: t,
-                deliveries: [(receiver, nil, "system", now)], purpose: "system", now: now)
-        }
-    }
-
-    /// Moves the rows of a batch to a new batch key and due time (quiet-hours digests), without counting an attempt.
-    public func reschedule(_ batch: OutboxBatch, batchKey: String, dueAt: Int64) throws {
-        try requireWriter().write { db in
-            for row in batch.rows {
-                try db.execute(
-                    sql:
-                        "UPDATE outbox SET state = 'pending', due_at = ?, batch = ?, lease_until = NULL, attempts = attempts - 1 WHERE id = ?",
-                    arguments: [dueAt, batchKey, row.id])
-            }
         }
     }
 }

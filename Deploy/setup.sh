@@ -3,7 +3,7 @@
 # Idempotent: when every package is present it does nothing (no apt-get update, no sudo).
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev python3-aiosmtpd)
+packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev python3-aiosmtpd openssl)
 
 missing=()
 for pkg in "${packages[@]}"; do

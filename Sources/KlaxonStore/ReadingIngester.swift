@@ -38,24 +38,25 @@ public final class ReadingIngester {
         var cacheAdditions: [SeriesKey: Int64] = [:]
         let stats = try writer.write { db -> IngestStats in
             var stats = IngestStats()
-            var seq = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM readings") ?? 0
+            // Per series: the earliest time and the number of readings this batch inserted or revised.
+            var changed: [Int64: (minTime: Int64, count: Int)] = [:]
             // Insert, and only on a conflict try the update: cheaper than an upsert with RETURNING
             // (which costs several microseconds a row) while still telling new from revised from unchanged.
             let insert = try db.makeStatement(
                 sql: """
-                    INSERT INTO readings (series_id, time, value, quality, revised, seq) VALUES (?1, ?2, ?3, ?4, 0, ?5)
+                    INSERT INTO readings (series_id, time, value, quality, revised) VALUES (?1, ?2, ?3, ?4, 0)
                     ON CONFLICT (series_id, time) DO NOTHING
                     """)
             let update = try db.makeStatement(
                 sql: """
-                    UPDATE readings SET value = ?3, quality = ?4, revised = 1, seq = ?5
+                    UPDATE readings SET value = ?3, quality = ?4, revised = 1
                     WHERE series_id = ?1 AND time = ?2 AND (value IS NOT ?3 OR quality IS NOT ?4)
                     """)
             let connection = db.sqliteConnection
             let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
             var lastKey: SeriesKey? = nil
             var lastID: Int64 = 0
-            func run(_ handle: OpaquePointer?, _ id: Int64, _ r: Reading, _ seq: Int64) throws -> Int32 {
+            func run(_ handle: OpaquePointer?, _ id: Int64, _ r: Reading) throws -> Int32 {
                 sqlite3_reset(handle)
                 sqlite3_bind_int64(handle, 1, id)
                 sqlite3_bind_int64(handle, 2, r.time)
@@ -65,7 +66,6 @@ public final class ReadingIngester {
                 } else {
                     sqlite3_bind_null(handle, 4)
                 }
-                sqlite3_bind_int64(handle, 5, seq)
                 let rc = sqlite3_step(handle)
                 guard rc == SQLITE_DONE else {
                     throw DatabaseError(
@@ -88,18 +88,27 @@ public final class ReadingIngester {
                     lastKey = key
                     lastID = id
                 }
-                if try run(insert.sqliteStatement, id, r, seq + 1) == 1 {
-                    seq += 1
+                if try run(insert.sqliteStatement, id, r) == 1 {
                     stats.inserted += 1
-                } else if try run(update.sqliteStatement, id, r, seq + 1) == 1 {
-                    seq += 1
+                } else if try run(update.sqliteStatement, id, r) == 1 {
                     stats.revised += 1
                 } else {
                     stats.unchanged += 1
+                    continue
+                }
+                if let c = changed[id] {
+                    changed[id] = (min(c.minTime, r.time), c.count + 1)
+                } else {
+                    changed[id] = (r.time, 1)
                 }
             }
             sqlite3_reset(insert.sqliteStatement)
             sqlite3_reset(update.sqliteStatement)
+            for (id, c) in changed.sorted(by: { $0.key < $1.key }) {
+                try db.execute(
+                    sql: "INSERT INTO ingest_log (series_id, min_time, count) VALUES (?, ?, ?)",
+                    arguments: [id, c.minTime, c.count])
+            }
             return stats
         }
         seriesIDs.merge(cacheAdditions) { a, _ in a }

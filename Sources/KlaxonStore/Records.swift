@@ -53,7 +53,6 @@ public struct StoredReading: Sendable, Equatable, FetchableRecord {
     public var unit: String?
     public var quality: String?
     public var revised: Bool
-    public var seq: Int64
 
     public init(row: Row) throws {
         station = row["station"]
@@ -63,7 +62,6 @@ public struct StoredReading: Sendable, Equatable, FetchableRecord {
         unit = row["unit"]
         quality = row["quality"]
         revised = row["revised"]
-        seq = row["seq"]
     }
 }
 

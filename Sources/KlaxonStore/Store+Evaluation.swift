@@ -15,7 +15,8 @@ public struct EvaluationResult: Sendable {
 }
 
 extension Store {
-    static let cursorKey = "evaluated_seq"
+    /// The last `ingest_log` entry evaluated.
+    static let cursorKey = "evaluated_log_seq"
 
     /// Evaluates the readings that arrived since the last evaluation, then lets time pass to `now`
     /// (stale checks). Alert states, the transition log and the cursor are written in one transaction,
@@ -36,7 +37,7 @@ extension Store {
             let cursor =
                 try Int64.fetchOne(
                     db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", arguments: [Self.cursorKey]) ?? 0
-            let top = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM readings") ?? 0
+            let top = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM ingest_log") ?? 0
             var out: [Transition] = []
             var touched: Set<Int64> = []
 
@@ -59,37 +60,38 @@ extension Store {
             }
 
             if top > cursor {
-                let rows = try Row.fetchCursor(
+                // What arrived since the last evaluation, per series: the earliest time and how many
+                // readings (new or revised). Only readings newer than what the series' alerts have
+                // seen are stepped; the rest of the count were late.
+                let changed = try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT r.series_id, s.station, s.metric, s.unit, r.time, r.value
-                        FROM readings r JOIN series s ON s.id = r.series_id
-                        WHERE r.seq > ? AND r.seq <= ?
-                        ORDER BY r.series_id, r.time
+                        SELECT l.series_id, s.station, s.metric, s.unit, sum(l.count) AS n
+                        FROM ingest_log l JOIN series s ON s.id = l.series_id
+                        WHERE l.seq > ? AND l.seq <= ?
+                        GROUP BY l.series_id ORDER BY l.series_id
                         """, arguments: [cursor, top])
-                var currentID: Int64 = -1
-                var session: SeriesSession? = nil
-                // Closes a series: time passes to `now` (stale checks), then its states are saved.
-                func close(_ s: inout SeriesSession) throws {
-                    result.lateReadings += s.lateReadings
-                    engine.advance(&s, to: now, into: &out)
-                    try save(s)
-                }
-                while let row = try rows.next() {
-                    result.newReadings += 1
-                    let id: Int64 = row[0]
-                    if id != currentID {
-                        if var s = session { try close(&s) }
-                        currentID = id
-                        touched.insert(id)
-                        let key = SeriesKey(station: row[1], metric: row[2])
-                        session = engine.session(for: key, unit: row[3], states: try loadStates(key))
+                for row in changed {
+                    let id: Int64 = row["series_id"]
+                    let count: Int = row["n"]
+                    result.newReadings += count
+                    touched.insert(id)
+                    let key = SeriesKey(station: row["station"], metric: row["metric"])
+                    guard var session = engine.session(for: key, unit: row["unit"], states: try loadStates(key)) else {
+                        continue
                     }
-                    if session != nil {
-                        engine.step(&session!, time: row[4], value: row[5], into: &out)  // in place: no copy per reading
+                    let readings = try Row.fetchCursor(
+                        db, sql: "SELECT time, value FROM readings WHERE series_id = ? AND time > ? ORDER BY time",
+                        arguments: [id, session.lastTime ?? Int64.min])
+                    var stepped = 0
+                    while let r = try readings.next() {
+                        engine.step(&session, time: r[0], value: r[1], into: &out)
+                        stepped += 1
                     }
+                    result.lateReadings += max(0, count - stepped)
+                    engine.advance(&session, to: now, into: &out)
+                    try save(session)
                 }
-                if var s = session { try close(&s) }
             }
 
             // Time passes for series that got no reading: stale checks.

@@ -18,7 +18,7 @@ extension Store {
             try StoredReading.fetchAll(
                 db,
                 sql: """
-                    SELECT s.station, s.metric, s.unit, r.time, r.value, r.quality, r.revised, r.seq
+                    SELECT s.station, s.metric, s.unit, r.time, r.value, r.quality, r.revised
                     FROM readings r JOIN series s ON s.id = r.series_id
                     WHERE s.station = ? AND s.metric = ? ORDER BY r.time
                     """, arguments: [station, metric])

@@ -92,10 +92,16 @@ public final class Store: Sendable {
                         value REAL NOT NULL,
                         quality TEXT,
                         revised INTEGER NOT NULL DEFAULT 0 CHECK (revised IN (0, 1)),
-                        seq INTEGER NOT NULL,
                         PRIMARY KEY (series_id, time)
                     ) WITHOUT ROWID;
-                    CREATE INDEX readings_by_seq ON readings(seq);
+                    -- What each ingest batch changed, per series: evaluation reads this instead of a
+                    -- per-reading sequence column, whose index would cost every insert a second B-tree write.
+                    CREATE TABLE ingest_log (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        series_id INTEGER NOT NULL REFERENCES series(id),
+                        min_time INTEGER NOT NULL,
+                        count INTEGER NOT NULL CHECK (count > 0)
+                    );
                     CREATE TABLE meta (
                         key TEXT PRIMARY KEY NOT NULL,
                         value TEXT NOT NULL

@@ -186,7 +186,6 @@ public enum WebhookPayloads {
     }
 
     public static func encode(_ object: [String: Any]) -> Data {
-        (try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]))
-            ?? Data("{}".utf8)
+        Data(JSONText.encode(object).utf8)
     }
 }

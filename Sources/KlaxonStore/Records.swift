@@ -155,7 +155,9 @@ public struct TransitionRecord: Codable, Sendable, Equatable, FetchableRecord, M
 extension TransitionRecord {
     /// The transition this row logged.
     public var transition: Transition {
-        let decoded = (try? JSONSerialization.jsonObject(with: Data(labels.utf8))) as? [String: String] ?? [:]
+        let decoded =
+            labels == "{}"
+            ? [:] : (try? JSONSerialization.jsonObject(with: Data(labels.utf8))) as? [String: String] ?? [:]
         return Transition(
             rule: rule, kind: kind, station: station, metric: metric,
             state: TransitionState(rawValue: state) ?? .firing,

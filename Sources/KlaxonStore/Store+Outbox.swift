@@ -119,15 +119,19 @@ extension Store {
                             attempt: row.attempts, firstCreatedAt: row.createdAt))
                 }
             }
+            // One query for every claimed row's transition, not one per batch.
+            let allIDs = batches.flatMap { $0.rows.map(\.transitionID) }
+            let found = try TransitionRecord.filter(allIDs.contains(Column("id"))).fetchAll(db)
+            let byID = Dictionary(found.map { ($0.id ?? 0, $0) }, uniquingKeysWith: { a, _ in a })
+            let claim = try db.makeStatement(
+                sql: "UPDATE outbox SET state = 'sending', lease_until = ?, attempts = ?, batch = ? WHERE id = ?")
             for i in batches.indices {
                 for j in batches[i].rows.indices {
                     batches[i].rows[j].batch = batches[i].key
-                    try batches[i].rows[j].update(db)
+                    let row = batches[i].rows[j]
+                    try claim.execute(arguments: [row.leaseUntil, row.attempts, row.batch, row.id])
                 }
-                let ids = batches[i].rows.map(\.transitionID)
-                let found = try TransitionRecord.filter(ids.contains(Column("id"))).fetchAll(db)
-                let byID = Dictionary(uniqueKeysWithValues: found.map { ($0.id ?? 0, $0) })
-                batches[i].transitions = ids.compactMap { byID[$0] }
+                batches[i].transitions = batches[i].rows.compactMap { byID[$0.transitionID] }
             }
             return batches
         }

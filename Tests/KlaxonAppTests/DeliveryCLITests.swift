@@ -141,4 +141,33 @@ import Testing
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("no receiver \"pager\" (receivers are chat, mail)"))
     }
+
+    @Test func notifyTestSendsForRealAndReportsFailures() async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        let s = try Scratch()
+        let config = try s.write(
+            "klaxon.yaml",
+            """
+            receivers:
+              - {name: hook, type: webhook, preset: generic, url: "\(sink.url)/hooks/SECRET-TOKEN"}
+            """)
+        let ok = try klaxon(["notify-test", "--config", config, "hook"])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stdout.contains("sent a test message to hook"))
+        let got = await sink.requests()
+        #expect(got.count == 1)
+        let labels = ((got.first?.json?["alerts"] as? [[String: Any]])?.first?["labels"]) as? [String: String]
+        #expect(labels?["alertname"] == "klaxon-test")
+
+        await sink.script([.respond(status: 403, body: "forbidden")])
+        let failed = try klaxon(["notify-test", "--config", config, "hook"])
+        #expect(failed.status == 1)
+        #expect(failed.stderr.contains("HTTP 403"))
+        #expect(!failed.stderr.contains("SECRET"))
+
+        let unknown = try klaxon(["notify-test", "--config", config, "pager"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("no receiver \"pager\" (receivers are hook)"))
+    }
 }

@@ -100,7 +100,8 @@ public struct Config: Sendable {
         return config
     }
 
-    var knownReceivers: String {
+    /// ` (receivers are a, b)`, for messages about receiver names.
+    public var knownReceivers: String {
         declaredReceivers.isEmpty
             ? " (no receivers are defined)" : " (receivers are \(declaredReceivers.sorted().joined(separator: ", ")))"
     }
@@ -418,9 +419,4 @@ struct ConfigReader {
         guard let zone, let from, let to else { return nil }
         return QuietHours(timeZone: zone, from: from, to: to, days: days, policy: policy, bypassSeverity: bypass)
     }
-}
-
-extension Config {
-    /// ` (receivers are a, b)` for messages.
-    public var knownReceiverList: String { knownReceivers }
 }

@@ -138,21 +138,9 @@ public struct DryRun {
 
 /// Prints dry-run results.
 public enum DryRunPrinter {
-    /// One JSON object per transition, keys in the documented order. Written by hand: this is the
-    /// output of long replays, and a generic serializer (with key sorting) costs more than the replay.
+    /// One JSON object per transition, keys in the documented order.
     public static func json(_ transitions: [Transition], renderer: MessageRenderer, explain: Bool) -> [String] {
-        transitions.map { t in
-            var o =
-                "{\"rule\":\(JSONText.string(t.rule)),\"station\":\(JSONText.string(t.station)),\"metric\":\(JSONText.string(t.metric)),\"state\":\"\(t.state.rawValue)\""
-            if t.kind == LevelsRule.kindName {
-                o +=
-                    ",\"level\":\(t.level.map(JSONText.string) ?? "null"),\"from_level\":\(t.fromLevel.map(JSONText.string) ?? "null")"
-            }
-            o +=
-                ",\"at\":\"\(Timestamp.format(t.at))\",\"value\":\(t.value.map(JSONText.number) ?? "null"),\"message\":\(JSONText.string(renderer.render(t)))"
-            if explain { o += ",\"explanation\":\(JSONText.string(t.explanation))" }
-            return o + "}"
-        }
+        transitions.map { StdoutNotifier.jsonLine($0, message: renderer.render($0), explain: explain, details: false) }
     }
 
     /// A readable table; with `explain`, a `why:` line under each row.

@@ -50,27 +50,26 @@ public struct StdoutNotifier: Sendable {
         return parts.joined(separator: " ") + " — " + message
     }
 
-    /// The JSON object `dry-run --format json` and `--format json` adapters print.
-    public static func jsonObject(_ t: Transition, message: String) -> [String: Any] {
-        var o: [String: Any] = [
-            "rule": t.rule, "station": t.station, "metric": t.metric, "state": t.state.rawValue,
-            "at": Timestamp.format(t.at), "message": message, "severity": t.severity.rawValue,
-        ]
-        o["value"] = t.value.map { $0 as Any } ?? NSNull()
+    /// One transition as a JSON object on one line: `rule`, `station`, `metric`, `state`, `level` and
+    /// `from_level` (levels rules only), `at`, `value`, `message`, in that order — the format
+    /// `dry-run --format json` promises. `details` adds `severity` and `unit` (the stdout adapter);
+    /// `explain` adds `explanation`. Written directly: replays print many of these.
+    public static func jsonLine(_ t: Transition, message: String, explain: Bool = false, details: Bool = true) -> String
+    {
+        var o = "{\"rule\":\(JSONText.string(t.rule)),\"station\":\(JSONText.string(t.station))"
+        o += ",\"metric\":\(JSONText.string(t.metric)),\"state\":\"\(t.state.rawValue)\""
         if t.kind == LevelsRule.kindName {
-            o["level"] = t.level.map { $0 as Any } ?? NSNull()
-            o["from_level"] = t.fromLevel.map { $0 as Any } ?? NSNull()
+            o += ",\"level\":\(t.level.map(JSONText.string) ?? "null")"
+            o += ",\"from_level\":\(t.fromLevel.map(JSONText.string) ?? "null")"
         }
-        if let u = t.unit { o["unit"] = u }
-        return o
-    }
-
-    public static func jsonLine(_ t: Transition, message: String, explain: Bool = false) -> String {
-        var o = jsonObject(t, message: message)
-        if explain { o["explanation"] = t.explanation }
-        let data =
-            (try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        o += ",\"at\":\"\(Timestamp.format(t.at))\",\"value\":\(t.value.map(JSONText.number) ?? "null")"
+        o += ",\"message\":\(JSONText.string(message))"
+        if details {
+            o += ",\"severity\":\"\(t.severity.rawValue)\""
+            if let u = t.unit { o += ",\"unit\":\(JSONText.string(u))" }
+        }
+        if explain { o += ",\"explanation\":\(JSONText.string(t.explanation))" }
+        return o + "}"
     }
 }
 

@@ -32,6 +32,12 @@ struct StoreOptions: ParsableArguments {
     func databasePath(_ config: Config?) -> String {
         db ?? config?.database ?? "klaxon.sqlite"
     }
+
+    /// Opens the store these options name (`--db`, else `database:` of `--config`, else ./klaxon.sqlite).
+    func openStore(readOnly: Bool = false) throws -> Store {
+        let path = databasePath(try loadConfig())
+        return readOnly ? try Store.openReadOnly(path: path) : try Store.open(path: path)
+    }
 }
 
 struct RulesOption: ParsableArguments {
@@ -141,8 +147,7 @@ struct IngestCommand: ParsableCommand {
 
     func run() throws {
         try guarded {
-            let config = try store.loadConfig()
-            let db = try Store.open(path: store.databasePath(config))
+            let db = try store.openStore()
             let clock = ContinuousClock.now
             let s = try Ingest.run(store: db, files: files)
             let seconds =
@@ -251,7 +256,7 @@ struct DryRunCommand: ParsableCommand {
             var previewer: (any Notifier)? = nil
             if let render, let cfg {
                 guard let n = try DeliveryWiring.notifiers(cfg)[render] else {
-                    throw UserError("--render: no receiver \"\(render)\"\(cfg.knownReceiverList)")
+                    throw UserError("--render: no receiver \"\(render)\"\(cfg.knownReceivers)")
                 }
                 previewer = n
             }
@@ -398,8 +403,7 @@ struct OutboxCommand: ParsableCommand {
 
         func run() throws {
             try guarded {
-                let config = try store.loadConfig()
-                let db = try Store.openReadOnly(path: store.databasePath(config))
+                let db = try store.openStore(readOnly: true)
                 var filter: OutboxRecord.State? = nil
                 if let state {
                     guard let s = OutboxRecord.State(rawValue: state) else {
@@ -430,8 +434,7 @@ struct OutboxCommand: ParsableCommand {
 
         func run() throws {
             try guarded {
-                let config = try store.loadConfig()
-                let db = try Store.open(path: store.databasePath(config))
+                let db = try store.openStore()
                 guard try db.retryOutbox(id: id, now: nowMillis()) else {
                     throw UserError("no dead, dropped or muted outbox row \(id)")
                 }
@@ -467,8 +470,7 @@ struct SilenceCommand: ParsableCommand {
                     throw UserError("--for \"\(self.for)\" is not a duration like 2h")
                 }
                 let matchers = try match.map { try Matcher.parse($0) }
-                let config = try store.loadConfig()
-                let db = try Store.open(path: store.databasePath(config))
+                let db = try store.openStore()
                 let now = nowSeconds()
                 let silence = Silence(
                     id: UUID().uuidString.lowercased(), matchers: matchers, starts: now, ends: now + d,
@@ -490,8 +492,7 @@ struct SilenceCommand: ParsableCommand {
 
         func run() throws {
             try guarded {
-                let config = try store.loadConfig()
-                let db = try Store.open(path: store.databasePath(config))
+                let db = try store.openStore()
                 let list = try db.silences(now: nowSeconds(), includeExpired: all)
                 if list.isEmpty { print("(no silences)") }
                 for s in list {
@@ -512,8 +513,7 @@ struct SilenceCommand: ParsableCommand {
 
         func run() throws {
             try guarded {
-                let config = try store.loadConfig()
-                let db = try Store.open(path: store.databasePath(config))
+                let db = try store.openStore()
                 guard try db.expireSilence(id: id, now: nowSeconds()) else {
                     throw UserError("no active silence \(id)")
                 }
@@ -538,7 +538,7 @@ struct NotifyTestCommand: AsyncParsableCommand {
         do {
             let cfg = try Config.load(path: config)
             guard let notifier = try DeliveryWiring.notifiers(cfg)[receiver] else {
-                throw UserError("no receiver \"\(receiver)\"\(cfg.knownReceiverList)")
+                throw UserError("no receiver \"\(receiver)\"\(cfg.knownReceivers)")
             }
             let sample = DeliveryWiring.sample(receiver: receiver, now: nowSeconds())
             try await notifier.send(sample)

@@ -22,20 +22,37 @@ public struct LevelsRule: RuleKind {
     public var levels: [Level]
     public var deadband: Double
     public var minDwell: Int64
+    /// `levels: nws`: each station's ladder is its NWS flood categories (action, minor, moderate,
+    /// major; undefined ones skipped), and `levels` is unused. A station without categories gets no alert.
+    public var nws: Bool
 
     public init(
-        metric: String, stations: Set<String>? = nil, levels: [Level], deadband: Double = 0, minDwell: Int64 = 0
+        metric: String, stations: Set<String>? = nil, levels: [Level], deadband: Double = 0, minDwell: Int64 = 0,
+        nws: Bool = false
     ) {
         self.metric = metric
         self.stations = stations
         self.levels = levels
         self.deadband = deadband
         self.minDwell = minDwell
+        self.nws = nws
+    }
+
+    /// Flood messages carry the trend over the last hour and a sparkline of the last day.
+    public var historySpan: Int64 { nws ? 86_400 : 0 }
+
+    /// The ladder for a series: the rule's own, or the station's NWS categories.
+    public func ladder(_ c: SeriesContext) -> [Level] {
+        nws ? (c.flood?.ladder(forMetric: metric) ?? []) : levels
     }
 
     /// The level a value belongs to, given the level it is at now: rising takes the highest level
     /// reached; falling leaves a level only once the value is below its `at` minus the deadband.
     public func target(from current: Int?, value v: Double) -> Int? {
+        Self.target(levels, deadband: deadband, from: current, value: v)
+    }
+
+    static func target(_ levels: [Level], deadband: Double, from current: Int?, value v: Double) -> Int? {
         var raw = -1
         for (i, level) in levels.enumerated() where v >= level.at { raw = i }
         let cur = current ?? -1
@@ -46,11 +63,13 @@ public struct LevelsRule: RuleKind {
     }
 
     public func step(_ state: inout AlertState, time: Int64, value: Double, context c: SeriesContext) -> Change? {
+        let levels = ladder(c)
+        guard !levels.isEmpty else { return nil }
         let names = levels.map(\.name)
         // A level name no longer on the ladder (the rule was edited) counts as no level.
         let current = state.level.flatMap { names.firstIndex(of: $0) }
         if state.level != nil && current == nil { state.level = nil }
-        let target = target(from: current, value: value)
+        let target = Self.target(levels, deadband: deadband, from: current, value: value)
         guard
             let move = state.observeLevel(
                 time: time, current: current, target: target, names: names, minDwell: minDwell)
@@ -73,6 +92,9 @@ public struct LevelsRule: RuleKind {
         if minDwell > 0 {
             why += "; held since \(Timestamp.format(move.heldSince)) (min_dwell \(DurationText.format(minDwell)))"
         }
+        if nws {
+            return Self.floodChange(move: (move.from, move.to), levels: levels, time: time, value: value, why: why, c)
+        }
         switch (move.from, move.to) {
         case (nil, let to?):
             return Change(
@@ -94,5 +116,58 @@ public struct LevelsRule: RuleKind {
         case (nil, nil):
             return nil
         }
+    }
+
+    /// `action stage`, `minor flood stage`, …
+    public static func floodTitle(_ category: String) -> String {
+        category == "action" ? "action stage" : "\(category) flood stage"
+    }
+
+    /// A flood message: the river and place with both ids, the value, the category and its threshold,
+    /// the next category up, the trend over the last hour and a sparkline of the last day.
+    static func floodChange(
+        move: (from: Int?, to: Int?), levels: [Level], time: Int64, value: Double, why: String, _ c: SeriesContext
+    ) -> Change? {
+        var parts: [String] = []
+        let head: String
+        let state: TransitionState
+        switch move {
+        case (nil, let to?):
+            state = .firing
+            head = "\(c.place): \(c.metric) \(c.show(value)) reached \(floodTitle(levels[to].name)) (\(c.show(levels[to].at)))"
+        case (let from?, let to?):
+            state = .changed
+            let verb = to > from ? "rose" : "fell"
+            head =
+                "\(c.place): \(c.metric) \(c.show(value)) \(verb) from \(floodTitle(levels[from].name)) to \(floodTitle(levels[to].name)) (\(c.show(levels[to].at)))"
+        case (let from?, nil):
+            state = .resolved
+            head =
+                "\(c.place): \(c.metric) \(c.show(value)) is back below \(floodTitle(levels[0].name)) (\(c.show(levels[0].at))); was \(floodTitle(levels[from].name))"
+        case (nil, nil):
+            return nil
+        }
+        parts.append(head)
+        if let to = move.to {
+            if to + 1 < levels.count {
+                parts.append("next: \(floodTitle(levels[to + 1].name)) at \(c.show(levels[to + 1].at))")
+            } else {
+                parts.append("highest category")
+            }
+        }
+        if let history = c.history {
+            if let trend = history.rate(window: 3_600, per: 3_600) {
+                let unit = c.unit.map { " \($0)/h" } ?? "/h"
+                let sign = trend.rate > 0 ? "rising" : trend.rate < 0 ? "falling" : "steady"
+                parts.append("\(sign) \(formatValue(abs((trend.rate * 100).rounded() / 100)))\(unit)")
+            }
+            let spark = history.sparkline(over: 86_400)
+            if !spark.isEmpty { parts.append("24h \(spark)") }
+        }
+        let level = move.to.map { levels[$0].name }
+        let from = move.from.map { levels[$0].name }
+        return Change(
+            state: state, at: time, value: value, level: level, fromLevel: from, summary: parts.joined(separator: "; "),
+            explanation: why)
     }
 }

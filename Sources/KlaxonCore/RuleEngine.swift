@@ -12,8 +12,20 @@ public struct SeriesSession: Sendable {
     public var lateReadings = 0
     /// Marks a series whose readings came out of order (dry-run replays it sorted in a second pass).
     public var disordered = false
+    public var info: StationInfo?
+    public var flood: FloodCategories?
+    /// Recent readings, when a rule watching the series needs them.
+    public var history: RecentReadings?
 
-    var context: SeriesContext { SeriesContext(station: series.station, metric: series.metric, unit: unit) }
+    var context: SeriesContext {
+        SeriesContext(
+            station: series.station, metric: series.metric, unit: unit, info: info, flood: flood, history: history)
+    }
+
+    /// Adds an older reading to the history only (resuming a session from the store): no rule sees it.
+    public mutating func seedHistory(time: Int64, value: Double) {
+        history?.append(time: time, value: value)
+    }
 }
 
 /// Evaluates rules against readings. Pure and shared by `evaluate`, `dry-run`, `test` and the
@@ -25,10 +37,21 @@ public struct RuleEngine: Sendable {
     let kinds: [any RuleKind]
     let timeDriven: [Bool]
 
-    public init(rules: [Rule]) {
+    /// Station metadata and NWS flood categories by station id, for messages and `levels: nws`.
+    public let stations: [String: StationInfo]
+    public let floods: [String: FloodCategories]
+
+    public init(rules: [Rule], stations: [String: StationInfo] = [:], floods: [String: FloodCategories] = [:]) {
         self.rules = rules
+        self.stations = stations
+        self.floods = floods
         kinds = rules.map(\.kind)
         timeDriven = rules.map(\.kind.reactsToTime)
+    }
+
+    /// The span of history a session's rules need (0 = none).
+    public func historySpan(of s: SeriesSession) -> Int64 {
+        s.ruleIndexes.map { kinds[$0].historySpan }.max() ?? 0
     }
 
     /// The rules that watch a series.
@@ -44,7 +67,12 @@ public struct RuleEngine: Sendable {
         guard !indexes.isEmpty else { return nil }
         let states = indexes.map { stored[rules[$0].name] ?? AlertState() }
         let last = states.compactMap(\.lastTime).max()
-        return SeriesSession(series: series, unit: unit, ruleIndexes: indexes, states: states, lastTime: last)
+        let span = indexes.map { kinds[$0].historySpan }.max() ?? 0
+        var s = SeriesSession(series: series, unit: unit, ruleIndexes: indexes, states: states, lastTime: last)
+        s.info = stations[series.station]
+        s.flood = floods[series.station]
+        if span > 0 { s.history = RecentReadings(span: span) }
+        return s
     }
 
     /// Feeds one reading. Returns false when the reading was late (not newer than the last one) and ignored.
@@ -54,6 +82,7 @@ public struct RuleEngine: Sendable {
             s.lateReadings += 1
             return false
         }
+        s.history?.append(time: time, value: value)
         let context = s.context
         for i in s.ruleIndexes.indices {
             let k = s.ruleIndexes[i]

@@ -29,11 +29,35 @@ public struct SeriesContext: Sendable {
     public var station: String
     public var metric: String
     public var unit: String?
+    /// What is known of the station (name, other agencies' ids), when anything is.
+    public var info: StationInfo?
+    /// The station's NWS flood categories, when it has any.
+    public var flood: FloodCategories?
+    /// The series' recent readings, including the one being stepped (kept only when a rule watching
+    /// the series asks for history).
+    public var history: RecentReadings?
 
-    public init(station: String, metric: String, unit: String? = nil) {
+    public init(
+        station: String, metric: String, unit: String? = nil, info: StationInfo? = nil, flood: FloodCategories? = nil,
+        history: RecentReadings? = nil
+    ) {
         self.station = station
         self.metric = metric
         self.unit = unit
+        self.info = info
+        self.flood = flood
+        self.history = history
+    }
+
+    /// `Willamette River at Portland (USGS 14211720, NWS PRTO3)`; the bare station id when nothing
+    /// more is known.
+    public var place: String {
+        var ids: [String] = []
+        if let u = info?.usgsID { ids.append("USGS \(u)") }
+        if let l = info?.nwsLID { ids.append("NWS \(l)") }
+        if ids.isEmpty { ids.append(station) }
+        guard let name = info?.name, !name.isEmpty else { return ids.joined(separator: ", ") }
+        return "\(name) (\(ids.joined(separator: ", ")))"
     }
 
     /// `12.4 ft` or `12.4`.
@@ -58,6 +82,8 @@ public protocol RuleKind: Sendable {
     func advance(_ state: inout AlertState, to now: Int64, context: SeriesContext) -> Change?
     /// True for kinds whose `advance` can report a change: they are checked even when no reading arrives.
     var reactsToTime: Bool { get }
+    /// Seconds of recent readings the kind needs in `SeriesContext.history` (0 = none).
+    var historySpan: Int64 { get }
 }
 
 extension RuleKind {
@@ -72,4 +98,5 @@ extension RuleKind {
 
 extension RuleKind {
     public var reactsToTime: Bool { false }
+    public var historySpan: Int64 { 0 }
 }

@@ -65,8 +65,11 @@ struct Harness {
     /// Every transition produced so far, in order.
     private(set) var transitions: [Transition] = []
 
-    init(_ rules: [Rule], station: String = "s1", metric: String = "m", unit: String? = nil) throws {
-        engine = RuleEngine(rules: rules)
+    init(
+        _ rules: [Rule], station: String = "s1", metric: String = "m", unit: String? = nil,
+        stations: [String: StationInfo] = [:], floods: [String: FloodCategories] = [:]
+    ) throws {
+        engine = RuleEngine(rules: rules, stations: stations, floods: floods)
         session = try #require(
             engine.session(for: SeriesKey(station: station, metric: metric), unit: unit))
     }

@@ -1,0 +1,150 @@
+/// What Klaxon knows about a station besides its readings: where it is, what it is called, and the
+/// ids other agencies know it by. Sources report it with their readings; messages and `klaxon gauge`
+/// use it.
+public struct StationInfo: Sendable, Hashable, Codable {
+    /// The id readings are stored under: a USGS site number (`14211720`, no `USGS-` prefix), an NWS
+    /// LID (`PRTO3`) for a gauge without USGS, or a CWMS location (`ARBU`).
+    public var id: String
+    /// The source kind that reported it (`usgs-iv`, `nwps`, `cwms`, …).
+    public var source: String?
+    public var name: String?
+    public var latitude: Double?
+    public var longitude: Double?
+    /// An IANA zone (`America/Chicago`) where known.
+    public var timeZone: String?
+    public var usgsID: String?
+    public var nwsLID: String?
+    /// Anything else worth keeping (`office`, `state`, `site_type`, …).
+    public var attributes: [String: String]
+
+    public init(
+        id: String, source: String? = nil, name: String? = nil, latitude: Double? = nil, longitude: Double? = nil,
+        timeZone: String? = nil, usgsID: String? = nil, nwsLID: String? = nil, attributes: [String: String] = [:]
+    ) {
+        self.id = id
+        self.source = source
+        self.name = name
+        self.latitude = latitude
+        self.longitude = longitude
+        self.timeZone = timeZone
+        self.usgsID = usgsID
+        self.nwsLID = nwsLID
+        self.attributes = attributes
+    }
+}
+
+/// NWS flood categories for one gauge. An undefined category (`-9999` in NWPS) is absent.
+public struct FloodCategories: Sendable, Hashable, Codable {
+    /// The categories from lowest to highest.
+    public static let names = ["action", "minor", "moderate", "major"]
+
+    /// Stage thresholds by category name (`stageUnit`, normally ft).
+    public var stage: [String: Double]
+    /// Flow thresholds by category name (`flowUnit`, normally cfs).
+    public var flow: [String: Double]
+    public var stageUnit: String
+    public var flowUnit: String
+
+    public init(stage: [String: Double] = [:], flow: [String: Double] = [:], stageUnit: String = "ft", flowUnit: String = "cfs") {
+        self.stage = stage
+        self.flow = flow
+        self.stageUnit = stageUnit
+        self.flowUnit = flowUnit
+    }
+
+    public var isEmpty: Bool { stage.isEmpty && flow.isEmpty }
+
+    /// The ladder for a metric: stage categories for `gage_height`/`stage`, flow categories for
+    /// `discharge`/`flow`; nil for any other metric. Undefined categories are skipped, and a category
+    /// not above the one below it (bad metadata) is dropped rather than breaking the ladder's order.
+    public func ladder(forMetric metric: String) -> [LevelsRule.Level]? {
+        let base = metric.split(separator: ".").first.map(String.init) ?? metric
+        let table: [String: Double]
+        switch base {
+        case "gage_height", "stage": table = stage
+        case "discharge", "flow": table = flow
+        default: return nil
+        }
+        var out: [LevelsRule.Level] = []
+        for name in Self.names {
+            guard let at = table[name], at.isFinite else { continue }
+            if let last = out.last, at <= last.at { continue }
+            out.append(LevelsRule.Level(name: name, at: at))
+        }
+        return out
+    }
+}
+
+/// An NWS gauge as the National Water Prediction Service describes it (`/gauges/{id}`).
+public struct GaugeInfo: Sendable, Hashable, Codable {
+    /// The NWS location id (`PRTO3`).
+    public var lid: String
+    /// The USGS site number, nil when NWPS gives none (`""`).
+    public var usgsID: String?
+    /// `Willamette River at Portland`.
+    public var name: String?
+    /// `Willamette R at Portland, OR`.
+    public var description: String?
+    /// Two-letter state (`OR`).
+    public var state: String?
+    public var latitude: Double?
+    public var longitude: Double?
+    /// IANA zone converted from NWPS' POSIX string (`PST8PDT` → `America/Los_Angeles`); the raw
+    /// string when it has no known IANA equivalent.
+    public var timeZone: String?
+    public var categories: FloodCategories
+    /// The observed status NWPS reports (stage in ft), when it has one.
+    public var observedStage: Double?
+    public var observedFlow: Double?
+    public var observedCategory: String?
+    public var observedTime: Int64?
+
+    public init(
+        lid: String, usgsID: String? = nil, name: String? = nil, description: String? = nil, state: String? = nil,
+        latitude: Double? = nil, longitude: Double? = nil, timeZone: String? = nil,
+        categories: FloodCategories = FloodCategories(), observedStage: Double? = nil, observedFlow: Double? = nil,
+        observedCategory: String? = nil, observedTime: Int64? = nil
+    ) {
+        self.lid = lid
+        self.usgsID = usgsID
+        self.name = name
+        self.description = description
+        self.state = state
+        self.latitude = latitude
+        self.longitude = longitude
+        self.timeZone = timeZone
+        self.categories = categories
+        self.observedStage = observedStage
+        self.observedFlow = observedFlow
+        self.observedCategory = observedCategory
+        self.observedTime = observedTime
+    }
+
+    /// The station id readings of this gauge are stored under: its USGS site when it has one.
+    public var stationID: String { usgsID ?? lid }
+}
+
+/// What one fetch or one imported file produced. A batch is written in one transaction: all of it
+/// or none of it.
+public struct SourceBatch: Sendable {
+    public var stations: [StationInfo]
+    public var gauges: [GaugeInfo]
+    public var readings: [Reading]
+    /// Values that were not values (the USGS `noDataValue`, outage qualifiers such as `Ice`, an empty
+    /// RDB field, a CWMS `null`): nothing was stored for them.
+    public var gaps: Int
+
+    public init(stations: [StationInfo] = [], gauges: [GaugeInfo] = [], readings: [Reading] = [], gaps: Int = 0) {
+        self.stations = stations
+        self.gauges = gauges
+        self.readings = readings
+        self.gaps = gaps
+    }
+
+    public mutating func append(_ other: SourceBatch) {
+        stations += other.stations
+        gauges += other.gauges
+        readings += other.readings
+        gaps += other.gaps
+    }
+}

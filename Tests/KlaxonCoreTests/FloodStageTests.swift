@@ -1,0 +1,114 @@
+import KlaxonCore
+import Testing
+
+/// PRTO3-like categories (ft), and one gauge with moderate undefined.
+let portland = FloodCategories(stage: ["action": 17, "minor": 18, "moderate": 24, "major": 28])
+let noModerate = FloodCategories(stage: ["action": 17, "minor": 18, "major": 28])
+let portlandInfo = StationInfo(
+    id: "14211720", name: "Willamette R at Portland, OR", usgsID: "14211720", nwsLID: "PRTO3")
+
+func floodRule(deadband: Double = 0, minDwell: Int64 = 0, metric: String = "gage_height") -> Rule {
+    Rule(
+        name: "flood",
+        kind: LevelsRule(metric: metric, levels: [], deadband: deadband, minDwell: minDwell, nws: true))
+}
+
+@Suite("flood stage (levels: nws)")
+struct FloodStageTests {
+    func harness(_ floods: FloodCategories?, deadband: Double = 0) throws -> Harness {
+        try Harness(
+            [floodRule(deadband: deadband)], station: "14211720", metric: "gage_height", unit: "ft",
+            stations: ["14211720": portlandInfo], floods: floods.map { ["14211720": $0] } ?? [:])
+    }
+
+    @Test("rising through every category: one message each, then back down to resolved")
+    func risesThroughEveryCategory() throws {
+        var h = try harness(portland)
+        let up: [(Int64, Double)] = [(m(0), 16), (m(15), 17), (m(30), 18.5), (m(45), 24), (m(60), 28.2)]
+        #expect(
+            h.feed(up) == [
+                .firing("flood", m(15), 17, level: "action"),
+                .changed("flood", m(30), 18.5, to: "minor", from: "action"),
+                .changed("flood", m(45), 24, to: "moderate", from: "minor"),
+                .changed("flood", m(60), 28.2, to: "major", from: "moderate"),
+            ])
+        #expect(
+            h.feed([(m(75), 20), (m(90), 16.9)]) == [
+                .changed("flood", m(75), 20, to: "minor", from: "major"),
+                .resolved("flood", m(90), 16.9, from: "minor"),
+            ])
+    }
+
+    @Test("the message names river, place, both ids, value, category, threshold, next category, trend, sparkline")
+    func messageContents() throws {
+        var h = try harness(portland)
+        // Hourly readings: 16, 16.4, 16.8, 17.2 (action), 17.6, then 18.2 (minor).
+        let values = [16, 16.4, 16.8, 17.2, 17.6]
+        h.feed(values.enumerated().map { (m(Int64($0.offset) * 60), $0.element) })
+        let out = h.feed([(m(300), 18.2)])
+        #expect(out == [.changed("flood", m(300), 18.2, to: "minor", from: "action")])
+        let s = try #require(h.transitions.last?.summary)
+        #expect(
+            s.hasPrefix(
+                "Willamette R at Portland, OR (USGS 14211720, NWS PRTO3): gage_height 18.2 ft rose from action stage to minor flood stage (18 ft)"
+            ))
+        #expect(s.contains("; next: moderate flood stage at 24 ft;"))
+        #expect(s.contains("; rising 0.6 ft/h;"))  // 17.6 → 18.2 over the last hour
+        #expect(s.hasSuffix("; 24h \(RecentReadings.sparkline(values + [18.2]))"))
+        #expect(s.hasSuffix("▁▂▄▅▆█"))
+    }
+
+    @Test("falling back with a deadband: a dip just under a threshold keeps the category")
+    func deadband() throws {
+        var h = try harness(portland, deadband: 0.5)
+        h.feed([(m(0), 18.4)])
+        #expect(h.state("flood")?.level == "minor")
+        #expect(h.feed([(m(15), 17.6), (m(30), 17.9)]) == [])  // > 18 − 0.5
+        #expect(h.feed([(m(45), 17.4)]) == [.changed("flood", m(45), 17.4, to: "action", from: "minor")])
+    }
+
+    @Test("an undefined category is skipped: minor goes straight to major")
+    func missingCategory() throws {
+        var h = try harness(noModerate)
+        h.feed([(m(0), 18.5)])
+        #expect(h.feed([(m(15), 25)]) == [])  // 25 ft would be moderate, which is undefined: still minor
+        #expect(h.feed([(m(30), 28)]) == [.changed("flood", m(30), 28, to: "major", from: "minor")])
+        #expect(h.transitions.first?.summary.contains("next: major flood stage at 28 ft") == true)
+    }
+
+    @Test("a station without categories gets no alert, whatever the height")
+    func noCategories() throws {
+        var h = try harness(nil)
+        #expect(h.feed([(m(0), 50), (m(15), 60)]) == [])
+        var empty = try harness(FloodCategories())
+        #expect(empty.feed([(m(0), 50)]) == [])
+    }
+
+    @Test("a gauge going quiet (stale) does not resolve its flood alert")
+    func staleDoesNotResolve() throws {
+        let stale = Rule(name: "quiet", kind: StaleRule(metric: "gage_height", after: 3_600))
+        var h = try Harness(
+            [floodRule(), stale], station: "14211720", metric: "gage_height", unit: "ft",
+            stations: ["14211720": portlandInfo], floods: ["14211720": portland])
+        h.feed([(m(0), 19)])
+        #expect(h.firing == ["flood"])
+        let quiet = h.advance(to: m(300))
+        #expect(quiet == [.firing("quiet", m(60), nil)])
+        #expect(Set(h.firing) == ["flood", "quiet"])
+        #expect(h.state("flood")?.level == "minor")
+        // Readings return still in flood: the stale alert resolves, the flood alert stays.
+        #expect(h.feed([(m(310), 19.5)]) == [.resolved("quiet", m(310), 19.5)])
+        #expect(h.firing == ["flood"])
+    }
+
+    @Test("flow categories apply to discharge; a metric with no categories is not a flood ladder")
+    func flowLadder() {
+        let f = FloodCategories(stage: ["action": 7.4, "minor": 9.1], flow: ["action": 700, "minor": 1050])
+        #expect(f.ladder(forMetric: "discharge")?.map(\.at) == [700, 1050])
+        #expect(f.ladder(forMetric: "gage_height")?.map(\.name) == ["action", "minor"])
+        #expect(f.ladder(forMetric: "precipitation") == nil)
+        // Bad metadata (minor not above action) drops the out-of-order category.
+        let bad = FloodCategories(stage: ["action": 10, "minor": 9, "moderate": 12])
+        #expect(bad.ladder(forMetric: "stage")?.map(\.name) == ["action", "moderate"])
+    }
+}

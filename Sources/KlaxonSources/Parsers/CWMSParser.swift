@@ -1,0 +1,119 @@
+import Foundation
+import KlaxonCore
+
+/// One page of the USACE CWMS Data API time series (`/cwms-data/timeseries`, v2 JSON).
+///
+/// `values` rows are `[epoch_ms_UTC, value, quality-code]` (the order `value-columns` gives); a
+/// `null` value is missing. The station is the location, the text of the time-series name before
+/// its first `.` (`ARBU.Elev.Inst.1Hour.0.Ccp-Rev` → `ARBU`).
+public enum CWMSParser {
+    static let format = "cwms-json"
+    static let source = "cwms"
+
+    /// The page's readings and its location, and the cursor of the next page (`next-page`), nil on
+    /// the last. `metric` overrides the metric derived from the name's parameter (`Elev` → `elevation`).
+    public static func parse(_ data: Data, metric: String? = nil) throws -> (batch: SourceBatch, nextPage: String?) {
+        let page = try JSONInput.decode(Page.self, from: data, format: format)
+        let segments = page.name.split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count >= 2, !segments[0].isEmpty, !segments[1].isEmpty else {
+            throw ParseError(
+                .badValue, format: format, "bad time-series name '\(ParseError.excerpt(page.name))'")
+        }
+        let location = String(segments[0])
+        let metric = metric ?? metricName(parameter: String(segments[1]))
+        let unit = ParserSupport.normalizeUnit(page.units)
+        let columns = Columns(page.valueColumns ?? [])
+        var batch = SourceBatch()
+        var attributes: [String: String] = [:]
+        if let office = page.officeID, !office.isEmpty { attributes["office"] = office }
+        batch.stations = [StationInfo(id: location, source: source, attributes: attributes)]
+        for (index, row) in page.values.enumerated() {
+            let row = row.fields
+            guard columns.time < row.count, let ms = row[columns.time], abs(ms) < 1e17 else {
+                throw ParseError(.badValue, format: format, "bad date-time in values[\(index)]")
+            }
+            guard columns.value < row.count, let value = row[columns.value], value.isFinite else {
+                batch.gaps += 1
+                continue
+            }
+            let millis = Int64(ms.rounded(.down))
+            let seconds = millis >= 0 ? millis / 1000 : (millis - 999) / 1000
+            var quality: String?
+            if columns.quality < row.count, let q = row[columns.quality], abs(q) < 1e15 {
+                quality = String(Int64(q))
+            }
+            batch.readings.append(
+                Reading(
+                    station: location, metric: metric, time: seconds, value: value, unit: unit, source: source,
+                    quality: quality))
+        }
+        return (batch, page.nextPage.flatMap { $0.isEmpty ? nil : $0 })
+    }
+
+    /// `Elev` → `elevation`, `Stage` → `gage_height`, `Flow-Out` → `discharge`, `Temp-Water` →
+    /// `water_temperature`; any other parameter lowercased with `-` → `_` (`Stor-Flood` → `stor_flood`).
+    static func metricName(parameter: String) -> String {
+        if parameter.lowercased().hasPrefix("temp-water") { return "water_temperature" }
+        let base = parameter.split(separator: "-", maxSplits: 1).first.map(String.init) ?? parameter
+        switch base.lowercased() {
+        case "elev": return "elevation"
+        case "stage": return "gage_height"
+        case "flow": return "discharge"
+        case "precip": return "precipitation"
+        default: return parameter.lowercased().replacingOccurrences(of: "-", with: "_")
+        }
+    }
+
+    /// Positions (0-based) of the row fields, from `value-columns` ordinals, else 0, 1, 2.
+    struct Columns {
+        var time = 0
+        var value = 1
+        var quality = 2
+
+        init(_ described: [Page.Column]) {
+            for column in described {
+                guard let ordinal = column.ordinal, ordinal >= 1 else { continue }
+                switch column.name {
+                case "date-time": time = ordinal - 1
+                case "value": value = ordinal - 1
+                case "quality-code": quality = ordinal - 1
+                default: break
+                }
+            }
+        }
+    }
+
+    // MARK: - CDA v2 JSON, the parts Klaxon reads
+
+    /// `[1515110400000, 265.547856, 0]`: numbers, the value possibly null.
+    struct Row: Decodable {
+        var fields: [Double?] = []
+
+        init(from decoder: any Decoder) throws {
+            var c = try decoder.unkeyedContainer()
+            while !c.isAtEnd {
+                fields.append(try c.decodeNil() ? nil : c.decode(Double.self))
+            }
+        }
+    }
+
+    struct Page: Decodable {
+        struct Column: Decodable {
+            var name: String?
+            var ordinal: Int?
+        }
+        var name: String
+        var officeID: String?
+        var units: String?
+        var values: [Row]
+        var valueColumns: [Column]?
+        var nextPage: String?
+
+        enum CodingKeys: String, CodingKey {
+            case name, units, values
+            case officeID = "office-id"
+            case valueColumns = "value-columns"
+            case nextPage = "next-page"
+        }
+    }
+}

@@ -46,6 +46,16 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // Source parsers (pure, tested on payloads) and fetchers (AsyncHTTPClient).
+        .target(
+            name: "KlaxonSources",
+            dependencies: [
+                "KlaxonCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Notifiers (webhook presets, email through libcurl, stdout), templates, the dispatcher.
         .target(
             name: "KlaxonDelivery",
@@ -72,7 +82,7 @@ let package = Package(
         .target(
             name: "KlaxonApp",
             dependencies: [
-                "KlaxonCore", "KlaxonStore", "KlaxonDelivery",
+                "KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonSources",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -111,6 +121,12 @@ let package = Package(
         .testTarget(
             name: "KlaxonAppTests",
             dependencies: ["KlaxonApp", "KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KlaxonSourcesTests",
+            dependencies: ["KlaxonSources", "KlaxonCore", "KlaxonTesting"],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -17,6 +17,8 @@ public struct Config: Sendable {
     public var fallbackReceiver: String?
     /// Seconds after which an undelivered notification is dead.
     public var giveUpAfter: Int64 = 86400
+    /// Where readings come from (`klaxon fetch`, the daemon).
+    public var sources: [ConfiguredSource] = []
     /// Every receiver name declared, even those whose other keys have errors (so one mistake does not
     /// cascade into "undefined receiver" errors elsewhere).
     var declaredReceivers: Set<String> = []
@@ -29,7 +31,8 @@ public struct Config: Sendable {
     }
 
     public static let keys = [
-        "database", "rules", "receivers", "routes", "default_receiver", "fallback_receiver", "give_up_after",
+        "database", "rules", "sources", "receivers", "routes", "default_receiver", "fallback_receiver",
+        "give_up_after",
     ]
 
     public func receiver(named name: String) -> Receiver? { receivers.first { $0.name == name } }
@@ -73,6 +76,16 @@ public struct Config: Sendable {
                         file.error(item, "receiver name \"\(r.name)\" is used twice")
                     } else {
                         config.receivers.append(r)
+                    }
+                }
+            }
+            if let n = m.value("sources"), let items = file.list(n, what: "sources") {
+                for item in items {
+                    guard let source = reader.source(item) else { continue }
+                    if config.sources.contains(where: { $0.source.name == source.source.name }) {
+                        file.error(item, "source name \"\(source.source.name)\" is used twice")
+                    } else {
+                        config.sources.append(source)
                     }
                 }
             }

@@ -20,8 +20,11 @@ public struct DryRun {
     public var from: Int64?
     public var to: Int64?
 
-    public init(rules: [Rule], from: Int64? = nil, to: Int64? = nil) {
-        engine = RuleEngine(rules: rules)
+    public init(
+        rules: [Rule], from: Int64? = nil, to: Int64? = nil, stations: [String: StationInfo] = [:],
+        floods: [String: FloodCategories] = [:]
+    ) {
+        engine = RuleEngine(rules: rules, stations: stations, floods: floods)
         self.from = from
         self.to = to
     }

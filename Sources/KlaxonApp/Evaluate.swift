@@ -16,7 +16,7 @@ public enum Evaluate {
         store: Store, rules: [Rule], now: Int64, routing: Routing? = nil,
         queuedAt: Int64 = Int64(Date().timeIntervalSince1970 * 1000)
     ) throws -> EvaluationResult {
-        let engine = RuleEngine(rules: rules)
+        let engine = try WaterContext.engine(rules: rules, store: store)
         let renderer = try MessageRenderer(rules: rules)
         let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
         var unrouted: [Transition] = []

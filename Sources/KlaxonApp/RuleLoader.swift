@@ -12,6 +12,7 @@ public enum RuleLoader {
         ThresholdRule.kindName: ["metric", "stations", "above", "below", "clear", "for"],
         LevelsRule.kindName: ["metric", "stations", "levels", "deadband", "min_dwell"],
         StaleRule.kindName: ["metric", "stations", "after"],
+        RateRule.kindName: ["metric", "stations", "rising", "falling", "per", "window", "clear", "for"],
     ]
 
     /// The rule files under the given paths: files as given, folders' `*.yaml`/`*.yml` (not recursive,
@@ -132,6 +133,7 @@ public enum RuleLoader {
                 switch kindName {
                 case ThresholdRule.kindName: kind = threshold(&m, file: file, what: what)
                 case LevelsRule.kindName: kind = levels(&m, file: file, what: what)
+                case RateRule.kindName: kind = rate(&m, file: file, what: what)
                 default: kind = stale(&m, file: file, what: what)
                 }
             } else {
@@ -208,7 +210,22 @@ public enum RuleLoader {
     static func levels(_ m: inout YAMLMap, file: YAMLFile, what: String) -> LevelsRule? {
         let ms = metricAndStations(&m, file: file, what: what)
         var ladder: [LevelsRule.Level] = []
-        if let n = m.required("levels", what: what), let items = file.list(n, what: "levels") {
+        var nws = false
+        if let n = m.required("levels", what: what), n.scalar != nil {
+            // `levels: nws`: each station's NWS flood categories.
+            if n.string == "nws" {
+                nws = true
+                if let metric = m.value("metric")?.string,
+                    FloodCategories(stage: ["minor": 1], flow: ["minor": 1]).ladder(forMetric: metric) == nil
+                {
+                    file.error(
+                        m.value("metric"),
+                        "levels: nws needs a stage or flow metric (gage_height, stage, discharge, flow), not \"\(metric)\"")
+                }
+            } else {
+                file.error(n, "levels must be a list of {name, at}, or nws (the station's NWS flood categories)")
+            }
+        } else if let n = m.value("levels"), let items = file.list(n, what: "levels") {
             if items.isEmpty { file.error(n, "levels is empty: list at least one {name, at}") }
             for item in items {
                 guard var lm = file.map(item, what: "a level") else { continue }
@@ -234,8 +251,67 @@ public enum RuleLoader {
             if d < 0 { file.error(n, "deadband must not be negative") } else { deadband = d }
         }
         let dwell = m.value("min_dwell").flatMap { file.duration($0, what: "min_dwell") } ?? 0
-        guard let ms, !ladder.isEmpty else { return nil }
-        return LevelsRule(metric: ms.0, stations: ms.1, levels: ladder, deadband: deadband, minDwell: dwell)
+        guard let ms, nws || !ladder.isEmpty else { return nil }
+        return LevelsRule(
+            metric: ms.0, stations: ms.1, levels: ladder, deadband: deadband, minDwell: dwell, nws: nws)
+    }
+
+    static func rate(_ m: inout YAMLMap, file: YAMLFile, what: String) -> RateRule? {
+        let ms = metricAndStations(&m, file: file, what: what)
+        let risingNode = m.value("rising")
+        let fallingNode = m.value("falling")
+        let rising = risingNode.flatMap { file.number($0, what: "rising") }
+        let falling = fallingNode.flatMap { file.number($0, what: "falling") }
+        let window = m.value("window").flatMap { file.duration($0, what: "window") } ?? 3_600
+        if let n = m.value("window"), window <= 0 { file.error(n, "window must be longer than 0s") }
+        // `per: 1h` (default) or `per: window` (the change over the whole window).
+        var per: Int64 = 3_600
+        if let n = m.value("per") {
+            if n.string == "window" {
+                per = window
+            } else if let d = file.duration(n, what: "per") {
+                if d <= 0 { file.error(n, "per must be longer than 0s, or window") } else { per = d }
+            }
+        }
+        let clearNode = m.value("clear")
+        let clear = clearNode.flatMap { file.number($0, what: "clear") }
+        let holdFor = m.value("for").flatMap { file.duration($0, what: "for") } ?? 0
+        let direction: RateRule.Direction
+        let threshold: Double
+        switch (rising, falling) {
+        case (let r?, nil):
+            direction = .rising
+            threshold = r
+        case (nil, let f?):
+            direction = .falling
+            threshold = f
+        case (.some, .some):
+            file.error(fallingNode, "\(what) has both rising: and falling:; use one (two rules for both)")
+            return nil
+        case (nil, nil):
+            if risingNode == nil && fallingNode == nil {
+                file.error(m.node, "\(what) needs exactly one of rising: or falling: (a rate per hour)")
+            }
+            return nil
+        }
+        let thresholdNode = direction == .rising ? risingNode : fallingNode
+        if threshold <= 0 {
+            file.error(
+                thresholdNode,
+                "\(direction.rawValue) must be a positive rate (units per \(DurationText.format(per))); use falling: for a drop")
+            return nil
+        }
+        if let clear, clear > threshold || clear < 0 {
+            file.error(
+                clearNode,
+                "clear (\(formatValue(clear))) must be between 0 and \(direction.rawValue) (\(formatValue(threshold))): the alert resolves when the rate drops below clear"
+            )
+            return nil
+        }
+        guard let ms else { return nil }
+        return RateRule(
+            metric: ms.0, stations: ms.1, direction: direction, threshold: threshold, clear: clear, window: window,
+            per: per, holdFor: holdFor)
     }
 
     static func stale(_ m: inout YAMLMap, file: YAMLFile, what: String) -> StaleRule? {

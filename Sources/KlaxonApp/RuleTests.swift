@@ -71,7 +71,7 @@ public enum RuleTests {
         var outcome = Outcome()
         for path in try testFiles(paths) {
             let diagnostics = Diagnostics()
-            let (ruleFiles, cases) = load(path: path, diagnostics: diagnostics)
+            let (ruleFiles, cases, floods) = loadWithFloods(path: path, diagnostics: diagnostics)
             var rules: [Rule] = []
             if diagnostics.isEmpty {
                 rules = (try? RuleLoader.load(paths: ruleFiles, diagnostics: diagnostics)) ?? []
@@ -87,7 +87,7 @@ public enum RuleTests {
                         detail: diagnostics.items.map { "  \($0)" }.joined(separator: "\n")))
                 continue
             }
-            let engine = RuleEngine(rules: rules)
+            let engine = RuleEngine(rules: rules, floods: floods)
             for c in cases {
                 let problems = run(c, engine: engine)
                 if problems.isEmpty {
@@ -159,12 +159,47 @@ public enum RuleTests {
     }
 
     static func load(path: String, diagnostics: Diagnostics) -> ([String], [Case]) {
+        let (files, cases, _) = loadWithFloods(path: path, diagnostics: diagnostics)
+        return (files, cases)
+    }
+
+    /// Also reads `flood_categories:` — NWS categories by station for `levels: nws` rules:
+    /// `{"01646500": {action: 10, minor: 12, moderate: 15, major: 18}}` (stage, ft), or per station
+    /// `{stage: {…}, flow: {…}}`.
+    static func loadWithFloods(path: String, diagnostics: Diagnostics) -> (
+        [String], [Case], [String: FloodCategories]
+    ) {
         let file = YAMLFile(path: path, diagnostics: diagnostics)
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             file.error(nil, "cannot read the test file")
-            return ([], [])
+            return ([], [], [:])
         }
-        guard let root = file.compose(text), var top = file.map(root, what: "a test file") else { return ([], []) }
+        guard let root = file.compose(text), var top = file.map(root, what: "a test file") else {
+            return ([], [], [:])
+        }
+        var floods: [String: FloodCategories] = [:]
+        if let n = top.value("flood_categories"), let fm = file.map(n, what: "flood_categories") {
+            for (key, value) in fm.entries {
+                func table(_ node: Node, what: String) -> [String: Double] {
+                    guard var tm = file.map(node, what: what) else { return [:] }
+                    var out: [String: Double] = [:]
+                    for name in FloodCategories.names {
+                        if let v = tm.value(name), let d = file.number(v, what: name) { out[name] = d }
+                    }
+                    tm.rejectUnknown(known: FloodCategories.names, what: what)
+                    return out
+                }
+                if let m = value.mapping, m.keys.contains(where: { $0.string == "stage" || $0.string == "flow" }) {
+                    guard var sm = file.map(value, what: "flood categories") else { continue }
+                    let stage = sm.value("stage").map { table($0, what: "stage categories") } ?? [:]
+                    let flow = sm.value("flow").map { table($0, what: "flow categories") } ?? [:]
+                    sm.rejectUnknown(known: ["stage", "flow"], what: "flood categories")
+                    floods[key] = FloodCategories(stage: stage, flow: flow)
+                } else {
+                    floods[key] = FloodCategories(stage: table(value, what: "flood categories of \(key)"))
+                }
+            }
+        }
         let dir = (path as NSString).deletingLastPathComponent
         let ruleFiles =
             (top.required("rule_files", what: "the test file").flatMap { file.stringList($0, what: "rule_files") } ?? [])
@@ -175,8 +210,8 @@ public enum RuleTests {
                 if let c = testCase(item, file: file) { cases.append(c) }
             }
         }
-        top.rejectUnknown(known: ["rule_files", "tests"], what: "a test file")
-        return (ruleFiles, cases)
+        top.rejectUnknown(known: ["rule_files", "flood_categories", "tests"], what: "a test file")
+        return (ruleFiles, cases, floods)
     }
 
     static func testCase(_ node: Node, file: YAMLFile) -> Case? {

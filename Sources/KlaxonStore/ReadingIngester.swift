@@ -36,7 +36,24 @@ public final class ReadingIngester {
     public func write(_ batch: [Reading]) throws -> IngestStats {
         guard !batch.isEmpty else { return IngestStats() }
         var cacheAdditions: [SeriesKey: Int64] = [:]
+        let known = seriesIDs
         let stats = try writer.write { db -> IngestStats in
+            try Self.insert(batch, db, known: known, additions: &cacheAdditions)
+        }
+        // Series ids are cached only once their transaction committed.
+        seriesIDs.merge(cacheAdditions) { a, _ in a }
+        return stats
+    }
+
+    /// Inserts readings inside the caller's transaction (and logs them for evaluation).
+    /// - Parameters:
+    ///   - known: series ids already known to exist.
+    ///   - additions: series ids this call found or created.
+    static func insert(
+        _ batch: [Reading], _ db: Database, known seriesIDs: [SeriesKey: Int64],
+        additions cacheAdditions: inout [SeriesKey: Int64]
+    ) throws -> IngestStats {
+        do {
             var stats = IngestStats()
             // Per series: the earliest time and the number of readings this batch inserted or revised.
             var changed: [Int64: (minTime: Int64, count: Int)] = [:]
@@ -111,8 +128,6 @@ public final class ReadingIngester {
             }
             return stats
         }
-        seriesIDs.merge(cacheAdditions) { a, _ in a }
-        return stats
     }
 
     /// Finds or creates the series (and its station) for a reading.

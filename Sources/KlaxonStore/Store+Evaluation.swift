@@ -80,6 +80,13 @@ extension Store {
                     guard var session = engine.session(for: key, unit: row["unit"], states: try loadStates(key)) else {
                         continue
                     }
+                    // Rules that look back (rate, flood trends) resume with the readings they had seen.
+                    if session.history != nil, let last = session.lastTime {
+                        let older = try Row.fetchCursor(
+                            db, sql: "SELECT time, value FROM readings WHERE series_id = ? AND time > ? AND time <= ? ORDER BY time",
+                            arguments: [id, last - engine.historySpan(of: session), last])
+                        while let r = try older.next() { session.seedHistory(time: r[0], value: r[1]) }
+                    }
                     let readings = try Row.fetchCursor(
                         db, sql: "SELECT time, value FROM readings WHERE series_id = ? AND time > ? ORDER BY time",
                         arguments: [id, session.lastTime ?? Int64.min])

@@ -180,6 +180,30 @@ public final class Store: Sendable {
                     );
                     """)
         }
+        m.registerMigration("v3-water") { db in
+            try db.execute(
+                sql: """
+                    -- NWS gauges (NWPS metadata): flood categories and the USGS id <-> NWS LID mapping.
+                    CREATE TABLE gauges (
+                        lid TEXT PRIMARY KEY NOT NULL CHECK (lid <> ''),
+                        usgs_id TEXT,
+                        info TEXT NOT NULL,
+                        fetched_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX gauges_by_usgs_id ON gauges(usgs_id);
+                    -- Per configured source: where its next fetch starts, and how the last ones went.
+                    CREATE TABLE source_state (
+                        source TEXT PRIMARY KEY NOT NULL,
+                        cursor TEXT,
+                        last_attempt INTEGER,
+                        last_success INTEGER,
+                        last_error TEXT,
+                        failures INTEGER NOT NULL DEFAULT 0,
+                        -- A server's Retry-After: no fetch before this time.
+                        not_before INTEGER
+                    );
+                    """)
+        }
         return m
     }()
 }

@@ -14,6 +14,7 @@ struct Klaxon: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, CheckCommand.self, IngestCommand.self, EvaluateCommand.self, DryRunCommand.self,
             TestCommand.self, DispatchCommand.self, OutboxCommand.self, SilenceCommand.self, NotifyTestCommand.self,
+            FetchCommand.self, GaugeCommand.self,
         ])
 }
 
@@ -102,6 +103,7 @@ struct DemoCommand: ParsableCommand {
 }
 
 extension StdoutNotifier.Format: ExpressibleByArgument {}
+extension IngestFormat: ExpressibleByArgument {}
 
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -120,6 +122,15 @@ struct CheckCommand: ParsableCommand {
             }
             let outcome = Check.run(rulePaths: rules.paths(partial), configPath: config)
             for d in outcome.diagnostics { printError(d.description) }
+            // `levels: nws` rules over stations the database has no flood categories for.
+            if outcome.diagnostics.isEmpty, let db = partial?.database, FileManager.default.fileExists(atPath: db),
+                let ruleList = try? RuleLoader.load(paths: rules.paths(partial)),
+                let store = try? Store.openReadOnly(path: db)
+            {
+                for line in try WaterContext.missingCategories(rules: ruleList, store: store) {
+                    printError("warning: \(line)")
+                }
+            }
             if outcome.diagnostics.isEmpty {
                 print("ok: \(outcome.rules) rules in \(outcome.files) files")
                 return 0
@@ -138,24 +149,32 @@ struct IngestCommand: ParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
-    @Argument(help: "Readings files (.csv, .jsonl).")
+    @Option(
+        help: ArgumentHelp(
+            "File format: readings (CSV/JSON Lines), usgs-iv-json, usgs-rdb, usgs-ogc-json, cwms-json or nwps-json.",
+            discussion: "Saved service responses load station metadata and NWS flood categories too."))
+    var format: IngestFormat = .readings
+
+    @Argument(help: "Files to load.")
     var files: [String]
 
     func validate() throws {
-        if files.isEmpty { throw ValidationError("give at least one readings file") }
+        if files.isEmpty { throw ValidationError("give at least one file") }
     }
 
     func run() throws {
         try guarded {
             let db = try store.openStore()
             let clock = ContinuousClock.now
-            let s = try Ingest.run(store: db, files: files)
+            let s = try Ingest.run(store: db, files: files, format: format, now: nowSeconds())
             let seconds =
                 Double(clock.duration(to: .now).components.attoseconds) / 1e18
                 + Double(clock.duration(to: .now).components.seconds)
-            printError(
-                "ingest: \(s.stats.inserted) new, \(s.stats.revised) revised, \(s.stats.unchanged) unchanged, \(s.rejected) rejected in \(String(format: "%.2f", seconds)) s"
-            )
+            var line =
+                "ingest: \(s.stats.inserted) new, \(s.stats.revised) revised, \(s.stats.unchanged) unchanged, \(s.rejected) rejected"
+            if s.gaps > 0 { line += ", \(s.gaps) missing values skipped" }
+            if s.stations > 0 { line += ", \(s.stations) station records" }
+            printError(line + " in \(String(format: "%.2f", seconds)) s")
             return s.rejected > 0 ? 1 : 0
         }
     }
@@ -187,6 +206,9 @@ struct EvaluateCommand: ParsableCommand {
             let db = try Store.open(path: store.databasePath(config))
             // Without receivers there is nowhere to deliver: print the transitions instead.
             let routing = (config?.receivers.isEmpty ?? true) ? nil : config?.routing
+            for line in try WaterContext.missingCategories(rules: ruleList, store: db) {
+                printError("warning: \(line)")
+            }
             let result = try Evaluate.run(store: db, rules: ruleList, now: at, routing: routing)
             for t in result.unrouted {
                 printError(
@@ -260,11 +282,28 @@ struct DryRunCommand: ParsableCommand {
                 }
                 previewer = n
             }
+            // Station names and NWS flood categories come from the replayed database, else from the
+            // config's database when it exists.
+            let source = try db.map { try Store.openReadOnly(path: $0) }
+            var context = source
+            if context == nil, let path = cfg?.database, FileManager.default.fileExists(atPath: path) {
+                context = try? Store.openReadOnly(path: path)
+            }
+            var stations: [String: StationInfo] = [:]
+            var floods: [String: FloodCategories] = [:]
+            if let context, ruleList.contains(where: { $0.kind is LevelsRule || $0.kind is RateRule }) {
+                stations = try context.stationInfos()
+                floods = try context.floodCategories()
+                for line in try WaterContext.missingCategories(rules: ruleList, store: context) {
+                    printError("warning: \(line)")
+                }
+            }
             let dry = DryRun(
-                rules: ruleList, from: try parseTime(from, option: "--from"), to: try parseTime(to, option: "--to"))
+                rules: ruleList, from: try parseTime(from, option: "--from"), to: try parseTime(to, option: "--to"),
+                stations: stations, floods: floods)
             let result: DryRun.Result
-            if let db {
-                result = try dry.run(store: try Store.openReadOnly(path: db))
+            if let source {
+                result = try dry.run(store: source)
             } else {
                 result = try dry.run(files: readings)
             }

@@ -1,0 +1,87 @@
+import AsyncHTTPClient
+import Foundation
+import KlaxonCore
+import KlaxonSources
+import KlaxonStore
+
+/// `klaxon fetch` (and, later, the daemon's fetch loop): runs configured sources once each.
+public enum Fetch {
+    /// How one source's fetch went.
+    public struct Outcome: Sendable {
+        public var source: String
+        public var kind: String
+        public var stats = IngestStats()
+        public var gaps = 0
+        public var stations = 0
+        public var gauges = 0
+        public var requests = 0
+        /// Set when the fetch failed: nothing of it was stored and the cursor stayed.
+        public var error: String?
+        /// Set when the source was not asked (the server's Retry-After has not passed).
+        public var skipped: String?
+
+        /// One line for people.
+        public var line: String {
+            let head = "\(source) (\(kind))"
+            if let skipped { return "\(head): skipped: \(skipped)" }
+            if let error { return "\(head): FAILED: \(error); nothing stored, the next fetch asks again" }
+            var parts = ["\(stats.inserted) new", "\(stats.revised) revised", "\(stats.unchanged) unchanged"]
+            if gaps > 0 { parts.append("\(gaps) missing values skipped") }
+            if stations > 0 { parts.append("\(stations) stations") }
+            if gauges > 0 { parts.append("\(gauges) NWS gauges") }
+            parts.append("\(requests) request\(requests == 1 ? "" : "s")")
+            return "\(head): " + parts.joined(separator: ", ")
+        }
+    }
+
+    /// Fetches each source once and writes what it got (one transaction per source). A source that
+    /// fails records its error and keeps its cursor; the others go on.
+    public static func run(
+        sources: [ConfiguredSource], store: Store, client: HTTPClient = .shared, now: Int64, force: Bool = false
+    ) async -> [Outcome] {
+        var out: [Outcome] = []
+        for configured in sources {
+            let source = configured.source
+            var o = Outcome(source: source.name, kind: source.kindName)
+            let state = try? store.sourceState(source.name)
+            if !force, let nb = state?.notBefore, nb > now {
+                o.skipped = "the server asked to wait until \(Timestamp.format(nb)) (HTTP 429)"
+                out.append(o)
+                continue
+            }
+            let http = HTTPFetcher(client: client, timeout: configured.timeout)
+            do {
+                let result = try await source.fetch(cursor: state?.cursor, now: now, http: http)
+                o.stats = try store.write(result.batch, source: source.name, cursor: result.cursor, at: now)
+                o.gaps = result.batch.gaps
+                o.stations = Set(result.batch.stations.map(\.id)).count
+                o.gauges = result.batch.gauges.count
+                o.requests = result.requests
+            } catch {
+                o.error = "\(error)"
+                let wait = (error as? SourceError)?.retryAfter.map { now + Int64($0.rounded(.up)) }
+                try? store.recordFailure(source: source.name, error: "\(error)", at: now, notBefore: wait)
+            }
+            out.append(o)
+        }
+        return out
+    }
+
+    /// Sources for a gauge nobody configured (`klaxon gauge ID --fetch`): NWPS metadata for the id,
+    /// then USGS instantaneous values for its USGS site. Base URLs come from the config's sources of
+    /// the same kind, when it has any.
+    public static func adHoc(id: String, config: Config?, days: Int64) -> (nwps: NWPSSource, usgs: (String) -> USGSIVSource) {
+        let configured = config?.sources.map(\.source) ?? []
+        let nwpsBase = configured.compactMap { ($0 as? NWPSSource)?.baseURL }.first ?? NWPSSource.defaultBaseURL
+        let ivBase = configured.compactMap { ($0 as? USGSIVSource)?.baseURL }.first ?? USGSIVSource.defaultBaseURL
+        let nwps = NWPSSource(name: "nwps:\(id)", baseURL: nwpsBase, gauges: [id])
+        return (
+            nwps,
+            { site in
+                USGSIVSource(
+                    name: "usgs-iv:\(site)", baseURL: ivBase, sites: [site], parameters: ["00065", "00060", "00045"],
+                    period: max(1, days) * 86_400)
+            }
+        )
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import KlaxonCore
+import KlaxonSources
+import Yams
+
+/// A source as configured: the source itself, its request timeout and where it was defined.
+public struct ConfiguredSource: Sendable {
+    public var source: any Source
+    /// Seconds per request.
+    public var timeout: Double
+    public var origin: String
+
+    public init(source: any Source, timeout: Double = 30, origin: String = "") {
+        self.source = source
+        self.timeout = timeout
+        self.origin = origin
+    }
+}
+
+/// Reads `sources:` entries of `klaxon.yaml`.
+extension ConfigReader {
+    static let commonSourceKeys = ["name", "kind", "base_url", "every", "timeout"]
+    static let sourceKeys: [String: [String]] = [
+        USGSIVSource.kindName: ["sites", "parameters", "period"],
+        USGSOGCSource.kindName: ["sites", "parameters", "period", "api_key", "api_key_file"],
+        NWPSSource.kindName: ["gauges", "observed"],
+        CWMSSource.kindName: ["office", "timeseries", "unit", "period"],
+    ]
+
+    func source(_ node: Node) -> ConfiguredSource? {
+        guard var m = file.map(node, what: "a source") else { return nil }
+        let before = file.diagnostics.items.count
+        let name = m.required("name", what: "the source").flatMap { file.string($0, what: "name") }
+        let what = name.map { "source \"\($0)\"" } ?? "the source"
+        let kindNode = m.required("kind", what: what)
+        let kind = kindNode.flatMap { file.string($0, what: "kind") }
+        var baseURL: String? = nil
+        if let n = m.value("base_url"), let s = file.string(n, what: "base_url") {
+            if let u = URL(string: s), let scheme = u.scheme, ["http", "https"].contains(scheme), u.host != nil {
+                baseURL = s
+            } else {
+                file.error(n, "base_url must be an http(s) URL, not \"\(s)\"")
+            }
+        }
+        let every = m.value("every").flatMap { file.duration($0, what: "every") }
+        if let n = m.value("every"), let e = every, e < 60 {
+            file.error(n, "every must be at least 1m: the services ask clients not to poll faster")
+        }
+        let timeout = seconds(&m, "timeout", default: 30)
+        var built: (any Source)? = nil
+        var known = Self.commonSourceKeys
+        if let kind, let name {
+            if let keys = Self.sourceKeys[kind] {
+                known += keys
+                switch kind {
+                case USGSIVSource.kindName:
+                    if let sites = sites(&m, what: what) {
+                        built = USGSIVSource(
+                            name: name, baseURL: baseURL ?? USGSIVSource.defaultBaseURL, every: every ?? 900,
+                            sites: sites, parameters: parameters(&m), period: period(&m))
+                    }
+                case USGSOGCSource.kindName:
+                    let key = secret(&m, "api_key", required: false, what: what)
+                    if let sites = sites(&m, what: what) {
+                        built = USGSOGCSource(
+                            name: name, baseURL: baseURL ?? USGSOGCSource.defaultBaseURL, every: every ?? 900,
+                            sites: sites, parameters: parameters(&m), period: period(&m), apiKey: key?.value)
+                    }
+                case NWPSSource.kindName:
+                    let observed = m.value("observed").flatMap { file.bool($0, what: "observed") } ?? false
+                    if let n = m.required("gauges", what: what), let gauges = file.stringList(n, what: "gauges") {
+                        if gauges.isEmpty { file.error(n, "gauges is empty") }
+                        built = NWPSSource(
+                            name: name, baseURL: baseURL ?? NWPSSource.defaultBaseURL, every: every ?? 86_400,
+                            gauges: gauges, observed: observed)
+                    }
+                default:
+                    let office = m.required("office", what: what).flatMap { file.string($0, what: "office") }
+                    var unit = "EN"
+                    if let n = m.value("unit"), let u = file.string(n, what: "unit") {
+                        if ["EN", "SI"].contains(u.uppercased()) { unit = u.uppercased() } else {
+                            file.error(n, "unit must be EN or SI, not \"\(u)\"")
+                        }
+                    }
+                    var series: [CWMSSource.Series] = []
+                    if let n = m.required("timeseries", what: what), let items = file.list(n, what: "timeseries") {
+                        if items.isEmpty { file.error(n, "timeseries is empty") }
+                        for item in items {
+                            if item.scalar != nil, let s = file.string(item, what: "a time series name") {
+                                series.append(.init(name: s))
+                            } else if var tm = file.map(item, what: "a time series") {
+                                let ts = tm.required("name", what: "the time series").flatMap {
+                                    file.string($0, what: "name")
+                                }
+                                let metric = tm.value("metric").flatMap { file.string($0, what: "metric") }
+                                tm.rejectUnknown(known: ["name", "metric"], what: "a time series")
+                                if let ts { series.append(.init(name: ts, metric: metric)) }
+                            }
+                        }
+                        for (i, s) in series.enumerated() where s.name.split(separator: ".").count != 6 {
+                            file.error(
+                                items[min(i, items.count - 1)],
+                                "time series \"\(s.name)\" must be Location.Parameter.Type.Interval.Duration.Version")
+                        }
+                    }
+                    if let office {
+                        built = CWMSSource(
+                            name: name, baseURL: baseURL ?? CWMSSource.defaultBaseURL, every: every ?? 3_600,
+                            office: office, timeseries: series, unitSystem: unit, period: period(&m))
+                    }
+                }
+            } else {
+                file.error(
+                    kindNode,
+                    "unknown source kind \"\(kind)\" (kinds are \(Self.sourceKeys.keys.sorted().joined(separator: ", ")))"
+                )
+                m.markAllUsed()
+            }
+        }
+        m.rejectUnknown(known: known, what: what)
+        guard let built, file.diagnostics.items.count == before else { return nil }
+        let mark = node.mark
+        return ConfiguredSource(
+            source: built, timeout: timeout, origin: "\(file.path):\(mark?.line ?? 1):\(mark?.column ?? 1)")
+    }
+
+    func sites(_ m: inout YAMLMap, what: String) -> [String]? {
+        guard let n = m.required("sites", what: what), let list = file.stringList(n, what: "sites") else { return nil }
+        if list.isEmpty { file.error(n, "sites is empty") }
+        let sites = list.map { $0.uppercased().hasPrefix("USGS-") ? String($0.dropFirst(5)) : $0 }
+        for s in sites where s.count < 8 || s.count > 15 || !s.allSatisfy(\.isNumber) {
+            file.error(n, "\"\(s)\" is not a USGS site number (8 to 15 digits)")
+        }
+        return sites
+    }
+
+    /// Parameter names (`gage_height`) or codes (`00065`); default gage height and discharge.
+    func parameters(_ m: inout YAMLMap) -> [String] {
+        guard let n = m.value("parameters"), let list = file.stringList(n, what: "parameters") else {
+            return ["00065", "00060"]
+        }
+        var codes: [String] = []
+        for p in list {
+            if let c = USGSParameters.code(for: p) {
+                codes.append(c)
+            } else {
+                let names = ["gage_height", "discharge", "precipitation", "water_temperature"]
+                let hint = closest(p, in: names).map { " (did you mean \($0)?)" } ?? ""
+                file.error(n, "unknown parameter \"\(p)\"\(hint): use \(names.joined(separator: ", ")) or a 5-digit code")
+            }
+        }
+        return codes
+    }
+
+    /// `period: 7d` or ISO 8601 `P7D`/`PT12H`; default 7 days.
+    func period(_ m: inout YAMLMap) -> Int64 {
+        guard let n = m.value("period"), let s = n.scalar?.string else { return 7 * 86_400 }
+        if let iso = Self.isoDuration(s) { return iso }
+        return file.duration(n, what: "period") ?? 7 * 86_400
+    }
+
+    static func isoDuration(_ s: String) -> Int64? {
+        let u = s.uppercased()
+        if u.hasPrefix("PT"), let h = Int64(u.dropFirst(2).dropLast()), u.hasSuffix("H") { return h * 3_600 }
+        if u.hasPrefix("P"), u.hasSuffix("D"), let d = Int64(u.dropFirst().dropLast()) { return d * 86_400 }
+        return nil
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import KlaxonCore
+import KlaxonStore
+
+/// What rules need from the store besides readings: station metadata for messages and NWS flood
+/// categories for `levels: nws`.
+public enum WaterContext {
+    /// An engine over `rules` with the store's stations and flood categories.
+    public static func engine(rules: [Rule], store: Store) throws -> RuleEngine {
+        guard rules.contains(where: { needsStations($0) }) else { return RuleEngine(rules: rules) }
+        return RuleEngine(rules: rules, stations: try store.stationInfos(), floods: try store.floodCategories())
+    }
+
+    static func needsStations(_ rule: Rule) -> Bool {
+        rule.kind is LevelsRule || rule.kind is RateRule
+    }
+
+    /// One line per station a `levels: nws` rule watches that has no NWS flood categories: it would
+    /// get no flood alert, and people should hear that rather than find out in a flood.
+    public static func missingCategories(rules: [Rule], store: Store) throws -> [String] {
+        let nwsRules = rules.filter { ($0.kind as? LevelsRule)?.nws == true }
+        guard !nwsRules.isEmpty else { return [] }
+        let floods = try store.floodCategories()
+        let infos = try store.stationInfos()
+        var out: [String] = []
+        for rule in nwsRules {
+            let kind = rule.kind
+            var stations = kind.stations.map { Set($0) } ?? []
+            if kind.stations == nil {
+                for (id, _) in infos where try !store.series(station: id).filter({ $0.metric == kind.metric }).isEmpty {
+                    stations.insert(id)
+                }
+            }
+            for station in stations.sorted() {
+                let ladder = floods[station]?.ladder(forMetric: kind.metric) ?? []
+                guard ladder.isEmpty else { continue }
+                let lid = infos[station]?.nwsLID.map { " (NWS \($0))" } ?? ""
+                let why =
+                    floods[station] == nil
+                    ? "has no NWS flood categories stored" : "has no NWS \(kind.metric) flood categories defined"
+                out.append(
+                    "rule \"\(rule.name)\" (\(rule.origin)): station \(station)\(lid) \(why); it gets no flood alert until an nwps source fetches its gauge (`klaxon gauge \(station) --fetch`)"
+                )
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import KlaxonCore
+
+/// `kind: nws` gauges from the National Water Prediction Service: each gauge's flood categories,
+/// the USGS id ↔ NWS LID mapping, name and zone (`/gauges/{id}`, by LID or USGS id; refreshed
+/// every `every`, daily by default). With `observed: true` it also stores the observed stage (and
+/// flow) as readings, for gauges without a USGS streamgage.
+public struct NWPSSource: Source {
+    public static let kindName = "nwps"
+    public static let defaultBaseURL = "https://api.water.noaa.gov/nwps/v1/"
+
+    public var name: String
+    public var baseURL: String
+    public var every: Int64
+    /// NWS LIDs or USGS site numbers.
+    public var gauges: [String]
+    public var observed: Bool
+
+    public init(
+        name: String, baseURL: String = defaultBaseURL, every: Int64 = 86_400, gauges: [String],
+        observed: Bool = false
+    ) {
+        self.name = name
+        self.baseURL = baseURL
+        self.every = every
+        self.gauges = gauges
+        self.observed = observed
+    }
+
+    public var covers: [String] { gauges }
+
+    public func fetch(cursor: String?, now: Int64, http: HTTPFetcher) async throws -> FetchResult {
+        var batch = SourceBatch()
+        var requests = 0
+        for id in gauges {
+            let url = join(baseURL, "gauges/\(id)")
+            let data = try await http.get(url, headers: [("Accept", "application/json")], source: name)
+            requests += 1
+            let gauge: GaugeInfo
+            do {
+                gauge = try NWPSParser.gauge(data)
+            } catch {
+                throw payloadError(error, source: name, url: url)
+            }
+            batch.gauges.append(gauge)
+            batch.stations.append(
+                StationInfo(
+                    id: gauge.stationID, source: Self.kindName, name: gauge.description ?? gauge.name,
+                    latitude: gauge.latitude, longitude: gauge.longitude, timeZone: gauge.timeZone,
+                    usgsID: gauge.usgsID, nwsLID: gauge.lid))
+            if observed {
+                let obsURL = join(baseURL, "gauges/\(gauge.lid)/stageflow/observed")
+                let obs = try await http.get(obsURL, headers: [("Accept", "application/json")], source: name)
+                requests += 1
+                do {
+                    batch.append(try NWPSParser.stageflow(obs, station: gauge.stationID))
+                } catch {
+                    throw payloadError(error, source: name, url: obsURL)
+                }
+            }
+        }
+        return FetchResult(batch: batch, cursor: Timestamp.format(now), requests: requests)
+    }
+}

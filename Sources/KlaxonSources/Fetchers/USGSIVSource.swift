@@ -1,0 +1,58 @@
+import Foundation
+import KlaxonCore
+
+/// `kind: usgs-iv` — USGS NWIS Instantaneous Values (WaterServices JSON). The first fetch backfills
+/// `period`; later fetches ask from the cursor (less an hour's overlap) on. WaterServices is to be
+/// decommissioned in 2027: `usgs-ogc` is its replacement.
+public struct USGSIVSource: Source {
+    public static let kindName = "usgs-iv"
+    public static let defaultBaseURL = "https://waterservices.usgs.gov/nwis/iv/"
+
+    public var name: String
+    public var baseURL: String
+    public var every: Int64
+    public var sites: [String]
+    /// Parameter codes (`00065`).
+    public var parameters: [String]
+    /// Seconds to backfill on the first fetch.
+    public var period: Int64
+
+    public init(
+        name: String, baseURL: String = defaultBaseURL, every: Int64 = 900, sites: [String],
+        parameters: [String] = ["00065", "00060"], period: Int64 = 7 * 86_400
+    ) {
+        self.name = name
+        self.baseURL = baseURL
+        self.every = every
+        self.sites = sites
+        self.parameters = parameters
+        self.period = period
+    }
+
+    public var covers: [String] { sites }
+
+    public func url(cursor: String?, now: Int64) -> String {
+        var items = [("format", "json"), ("sites", sites.joined(separator: ",")),
+                     ("parameterCd", parameters.joined(separator: ",")), ("siteStatus", "all")]
+        if cursor == nil {
+            items.append(("period", "P\(max(1, period / 86_400))D"))
+        } else {
+            // `Z` makes WaterServices read the time as UTC, not the site's local time.
+            let start = startTime(cursor: cursor, now: now, period: period)
+            items.append(("startDT", String(Timestamp.format(start).dropLast(4)) + "Z"))
+        }
+        return baseURL + (baseURL.contains("?") ? "&" : "?") + query(items)
+    }
+
+    public func fetch(cursor: String?, now: Int64, http: HTTPFetcher) async throws -> FetchResult {
+        let url = url(cursor: cursor, now: now)
+        let data = try await http.get(url, source: name)
+        let batch: SourceBatch
+        do {
+            batch = try USGSIVParser.parse(data)
+        } catch {
+            throw payloadError(error, source: name, url: url)
+        }
+        return FetchResult(batch: batch, cursor: nextCursor(batch.readings, previous: cursor), requests: 1)
+    }
+}

@@ -1,0 +1,264 @@
+import Foundation
+import GRDB
+import KlaxonCore
+
+/// A row of `source_state`: one configured source's cursor and health.
+public struct SourceStateRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "source_state"
+    public var source: String
+    public var cursor: String?
+    public var lastAttempt: Int64?
+    public var lastSuccess: Int64?
+    public var lastError: String?
+    public var failures: Int
+    public var notBefore: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case source, cursor
+        case lastAttempt = "last_attempt"
+        case lastSuccess = "last_success"
+        case lastError = "last_error"
+        case failures
+        case notBefore = "not_before"
+    }
+}
+
+/// Summary statistics of one series over a time range.
+public struct SeriesSummary: Sendable, Equatable {
+    public var count: Int
+    public var min: Double
+    public var mean: Double
+    public var max: Double
+    public var sum: Double
+    public var first: Int64
+    public var last: Int64
+}
+
+extension Store {
+    /// Writes what a fetch or an imported file produced, in one transaction: station metadata
+    /// (merged: a field a source leaves out keeps its stored value), NWS gauges, readings, and — for
+    /// a configured source — its new cursor. All of it or none of it.
+    @discardableResult
+    public func write(_ batch: SourceBatch, source: String? = nil, cursor: String? = nil, at now: Int64) throws
+        -> IngestStats
+    {
+        try requireWriter().write { db in
+            for station in batch.stations { try Self.upsert(station, db) }
+            for gauge in batch.gauges { try Self.upsert(gauge, at: now, db) }
+            var additions: [SeriesKey: Int64] = [:]
+            let stats = try ReadingIngester.insert(batch.readings, db, known: [:], additions: &additions)
+            if let source {
+                try db.execute(
+                    sql: """
+                        INSERT INTO source_state (source, cursor, last_attempt, last_success, last_error, failures)
+                        VALUES (?1, ?2, ?3, ?3, NULL, 0)
+                        ON CONFLICT (source) DO UPDATE SET cursor = coalesce(?2, cursor), last_attempt = ?3,
+                            last_success = ?3, last_error = NULL, failures = 0, not_before = NULL
+                        """, arguments: [source, cursor, now])
+            }
+            return stats
+        }
+    }
+
+    /// Records a failed fetch: the cursor stays, so the next cycle asks again for the same data.
+    /// `notBefore`: the server asked us to wait until then (HTTP 429 `Retry-After`).
+    public func recordFailure(source: String, error: String, at now: Int64, notBefore: Int64? = nil) throws {
+        try requireWriter().write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO source_state (source, last_attempt, last_error, failures, not_before)
+                    VALUES (?1, ?2, ?3, 1, ?4)
+                    ON CONFLICT (source) DO UPDATE SET last_attempt = ?2, last_error = ?3, failures = failures + 1,
+                        not_before = ?4
+                    """, arguments: [source, now, error, notBefore])
+        }
+    }
+
+    public func sourceState(_ source: String) throws -> SourceStateRecord? {
+        try reader.read { db in try SourceStateRecord.fetchOne(db, key: source) }
+    }
+
+    static func upsert(_ s: StationInfo, _ db: Database) throws {
+        var attributes = s.attributes
+        if let u = s.usgsID { attributes["usgs_id"] = u }
+        if let l = s.nwsLID { attributes["nws_lid"] = l }
+        let json = String(
+            decoding: try JSONSerialization.data(withJSONObject: attributes, options: [.sortedKeys]), as: UTF8.self)
+        try db.execute(
+            sql: """
+                INSERT INTO stations (id, source, name, latitude, longitude, time_zone, attributes)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET
+                    source = coalesce(excluded.source, source), name = coalesce(excluded.name, name),
+                    latitude = coalesce(excluded.latitude, latitude), longitude = coalesce(excluded.longitude, longitude),
+                    time_zone = coalesce(excluded.time_zone, time_zone),
+                    attributes = json_patch(attributes, excluded.attributes)
+                """,
+            arguments: [s.id, s.source, s.name, s.latitude, s.longitude, s.timeZone, json])
+    }
+
+    static func upsert(_ g: GaugeInfo, at now: Int64, _ db: Database) throws {
+        let info = String(decoding: try JSONEncoder().encode(g), as: UTF8.self)
+        try db.execute(
+            sql: """
+                INSERT INTO gauges (lid, usgs_id, info, fetched_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (lid) DO UPDATE SET usgs_id = excluded.usgs_id, info = excluded.info,
+                    fetched_at = excluded.fetched_at
+                """, arguments: [g.lid, g.usgsID, info, now])
+    }
+
+    /// Every NWS gauge stored, by LID.
+    public func gauges() throws -> [GaugeInfo] {
+        try reader.read { db in
+            try String.fetchAll(db, sql: "SELECT info FROM gauges ORDER BY lid").compactMap {
+                try? JSONDecoder().decode(GaugeInfo.self, from: Data($0.utf8))
+            }
+        }
+    }
+
+    /// When the gauge metadata was last fetched (nil: never).
+    public func gaugeFetchedAt(lid: String) throws -> Int64? {
+        try reader.read { db in try Int64.fetchOne(db, sql: "SELECT fetched_at FROM gauges WHERE lid = ?", arguments: [lid]) }
+    }
+
+    /// Station metadata by station id, with NWS gauges folded in (a gauge's LID, and its name and zone
+    /// where the station has none).
+    public func stationInfos() throws -> [String: StationInfo] {
+        let gauges = try gauges()
+        return try reader.read { db in
+            var out: [String: StationInfo] = [:]
+            for r in try StationRecord.fetchAll(db) { out[r.id] = r.info }
+            for g in gauges {
+                var s = out[g.stationID] ?? StationInfo(id: g.stationID, source: "nwps")
+                s.nwsLID = g.lid
+                s.usgsID = s.usgsID ?? g.usgsID
+                s.name = s.name ?? g.description ?? g.name
+                s.timeZone = s.timeZone ?? g.timeZone
+                s.latitude = s.latitude ?? g.latitude
+                s.longitude = s.longitude ?? g.longitude
+                out[g.stationID] = s
+            }
+            return out
+        }
+    }
+
+    /// NWS flood categories by station id (the gauge's USGS site when it has one, else its LID);
+    /// gauges with no defined category are left out.
+    public func floodCategories() throws -> [String: FloodCategories] {
+        var out: [String: FloodCategories] = [:]
+        for g in try gauges() where !g.categories.isEmpty {
+            out[g.stationID] = g.categories
+        }
+        return out
+    }
+
+    /// The station id readings are stored under for an id a person typed: a station id, a USGS site
+    /// (with or without `USGS-`), or an NWS LID (any case). Nil when nothing matches.
+    public func resolveStation(_ typed: String) throws -> String? {
+        var id = typed.trimmingCharacters(in: .whitespaces)
+        if id.uppercased().hasPrefix("USGS-") { id = String(id.dropFirst(5)) }
+        return try reader.read { db in
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stations WHERE id = ?)", arguments: [id])
+                == true
+            {
+                return id
+            }
+            if let row = try Row.fetchOne(
+                db, sql: "SELECT lid, usgs_id FROM gauges WHERE upper(lid) = upper(?) OR usgs_id = ?",
+                arguments: [id, id])
+            {
+                let usgs: String? = row["usgs_id"]
+                return usgs ?? row["lid"]
+            }
+            return try String.fetchOne(
+                db, sql: "SELECT id FROM stations WHERE upper(id) = upper(?) LIMIT 1", arguments: [id])
+        }
+    }
+
+    /// The series of a station: metric and unit.
+    public func series(station: String) throws -> [(metric: String, unit: String?)] {
+        try reader.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT metric, unit FROM series WHERE station = ? ORDER BY metric", arguments: [station]
+            ).map { ($0["metric"], $0["unit"]) }
+        }
+    }
+
+    /// The newest reading of a series at or before `at`.
+    public func latest(station: String, metric: String, at: Int64 = .max) throws -> StoredReading? {
+        try reader.read { db in
+            try StoredReading.fetchOne(
+                db,
+                sql: """
+                    SELECT s.station, s.metric, s.unit, r.time, r.value, r.quality, r.revised
+                    FROM readings r JOIN series s ON s.id = r.series_id
+                    WHERE s.station = ? AND s.metric = ? AND r.time <= ? ORDER BY r.time DESC LIMIT 1
+                    """, arguments: [station, metric, at])
+        }
+    }
+
+    /// Count, min, mean, max and sum of a series for `from < time <= to`; nil with no reading there.
+    public func summary(station: String, metric: String, from: Int64, to: Int64) throws -> SeriesSummary? {
+        try reader.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) AS n, min(r.value) AS lo, avg(r.value) AS mean, max(r.value) AS hi,
+                            sum(r.value) AS total, min(r.time) AS first, max(r.time) AS last
+                        FROM readings r JOIN series s ON s.id = r.series_id
+                        WHERE s.station = ? AND s.metric = ? AND r.time > ? AND r.time <= ?
+                        """, arguments: [station, metric, from, to]),
+                let n: Int = row["n"], n > 0
+            else { return nil }
+            return SeriesSummary(
+                count: n, min: row["lo"], mean: row["mean"], max: row["hi"], sum: row["total"], first: row["first"],
+                last: row["last"])
+        }
+    }
+
+    /// A series' readings for `from < time <= to`, oldest first.
+    public func values(station: String, metric: String, from: Int64, to: Int64) throws -> [(time: Int64, value: Double)] {
+        try reader.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.time, r.value FROM readings r JOIN series s ON s.id = r.series_id
+                    WHERE s.station = ? AND s.metric = ? AND r.time > ? AND r.time <= ? ORDER BY r.time
+                    """, arguments: [station, metric, from, to]
+            ).map { ($0[0], $0[1]) }
+        }
+    }
+
+    /// The newest reading time of each series of the given stations and metric (for incremental fetches).
+    public func latestTimes(metric: String? = nil) throws -> [SeriesKey: Int64] {
+        try reader.read { db in
+            var out: [SeriesKey: Int64] = [:]
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT s.station, s.metric, (SELECT max(time) FROM readings WHERE series_id = s.id) AS t
+                    FROM series s WHERE ?1 IS NULL OR s.metric = ?1
+                    """, arguments: [metric])
+            for row in rows {
+                if let t: Int64 = row["t"] { out[SeriesKey(station: row["station"], metric: row["metric"])] = t }
+            }
+            return out
+        }
+    }
+}
+
+extension StationRecord {
+    /// The station as the core sees it (ids of other agencies come from the attributes).
+    public var info: StationInfo {
+        var attrs =
+            (try? JSONSerialization.jsonObject(with: Data(attributes.utf8))) as? [String: Any] ?? [:]
+        let usgs = attrs.removeValue(forKey: "usgs_id") as? String
+        let lid = attrs.removeValue(forKey: "nws_lid") as? String
+        var strings: [String: String] = [:]
+        for (k, v) in attrs { strings[k] = "\(v)" }
+        return StationInfo(
+            id: id, source: source, name: name, latitude: latitude, longitude: longitude, timeZone: timeZone,
+            usgsID: usgs, nwsLID: lid, attributes: strings)
+    }
+}

@@ -1,0 +1,158 @@
+import ArgumentParser
+import Foundation
+import KlaxonApp
+import KlaxonCore
+import KlaxonDelivery
+import KlaxonStore
+
+struct FetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Fetch every configured source (sources: in --config) once and store what is new.",
+        discussion:
+            "Each source is written in one transaction. A source that fails stores nothing, keeps its cursor and is asked again next time; the others go on. Exit status 1 if any source failed."
+    )
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(name: .long, help: "Only this source (repeatable).")
+    var source: [String] = []
+
+    @Flag(help: "Fetch even a source whose server asked to wait (HTTP 429 Retry-After).")
+    var force = false
+
+    func run() async throws {
+        let code: Int32
+        do {
+            guard let config = try store.loadConfig() else { throw UserError("fetch needs --config with sources:") }
+            var sources = config.sources
+            if !source.isEmpty {
+                for name in source where !sources.contains(where: { $0.source.name == name }) {
+                    let names = sources.map(\.source.name).sorted().joined(separator: ", ")
+                    throw UserError("no source \"\(name)\" (sources are \(names.isEmpty ? "none" : names))")
+                }
+                sources = sources.filter { source.contains($0.source.name) }
+            }
+            if sources.isEmpty { throw UserError("\(store.config ?? "the config") defines no sources") }
+            let db = try Store.open(path: store.databasePath(config))
+            let outcomes = await Fetch.run(sources: sources, store: db, now: nowSeconds(), force: force)
+            for o in outcomes { print(o.line) }
+            code = outcomes.contains { $0.error != nil } ? 1 : 0
+        } catch {
+            code = report(error)
+        }
+        if code != 0 { throw ExitCode(code) }
+    }
+}
+
+struct GaugeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gauge",
+        abstract: "What a gauge reads now and over a range: height, flood category, discharge, precipitation.",
+        discussion:
+            "ID is a USGS site number (02336910), an NWS LID (PRTO3) or any station id. Ranges end at the gauge's newest reading. Works from the store; --fetch asks USGS and NWS first."
+    )
+
+    @Argument(help: "USGS site number, NWS LID or station id.")
+    var id: String
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "Report the last 24 h and the last N days (default 7).")
+    var days: Int?
+
+    @Option(help: "Report from this date (2026-11-01 or an ISO 8601 time) instead.")
+    var since: String?
+
+    @Option(help: "With --since: up to this date (default: the newest reading).")
+    var until: String?
+
+    @Flag(help: "Fetch first: the configured sources that cover the gauge, else NWPS and USGS directly.")
+    var fetch = false
+
+    @Option(help: "Output format: text or json.")
+    var format: StdoutNotifier.Format = .text
+
+    func validate() throws {
+        if days != nil && since != nil { throw ValidationError("give --days or --since, not both") }
+        if until != nil && since == nil { throw ValidationError("--until needs --since") }
+        if let days, days < 1 { throw ValidationError("--days must be at least 1") }
+    }
+
+    /// `2026-11-01` (00:00Z that day) or a full ISO 8601 time.
+    static func date(_ text: String, option: String, endOfDay: Bool = false) throws -> Int64 {
+        if let t = Timestamp.parse(text) { return t }
+        if let t = Timestamp.parse(text + "T00:00:00Z") { return endOfDay ? t + 86_400 : t }
+        throw ValidationError("\(option) \"\(text)\" is not a date (2026-11-01) or an ISO 8601 time with Z")
+    }
+
+    func run() async throws {
+        let code: Int32
+        do {
+            let config = try store.loadConfig()
+            let path = store.databasePath(config)
+            let span: GaugeReport.Span
+            if let since {
+                span = .range(
+                    from: try Self.date(since, option: "--since"),
+                    to: try until.map { try Self.date($0, option: "--until", endOfDay: true) })
+            } else {
+                span = .days(days ?? 7)
+            }
+            if fetch {
+                let db = try Store.open(path: path)
+                try await fetchFirst(db, config: config)
+            }
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw UserError("no database at \(path); run `klaxon gauge \(id) --fetch` to fetch the gauge first")
+            }
+            let db = try Store.openReadOnly(path: path)
+            guard let report = try GaugeReport.build(store: db, id: id, span: span) else {
+                throw UserError(
+                    "unknown gauge \"\(id)\": no station or NWS gauge by that id in \(path); run `klaxon gauge \(id) --fetch` to fetch it from USGS and NWS"
+                )
+            }
+            print(format == .json ? GaugeReport.json(report) : GaugeReport.text(report))
+            code = 0
+        } catch {
+            code = report(error)
+        }
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    /// The configured sources that cover the gauge; when none does, NWPS for its metadata and then
+    /// USGS instantaneous values for its USGS site.
+    func fetchFirst(_ db: Store, config: Config?) async throws {
+        let resolved = try db.resolveStation(id)
+        let ids = Set([id, resolved].compactMap { $0 })
+        let covering = (config?.sources ?? []).filter { !ids.isDisjoint(with: $0.source.covers) }
+        let now = nowSeconds()
+        if !covering.isEmpty {
+            for o in await Fetch.run(sources: covering, store: db, now: now, force: true) { printError(o.line) }
+            return
+        }
+        let adHoc = Fetch.adHoc(id: id, config: config, days: Int64(days ?? 7))
+        let isSite = id.count >= 8 && id.allSatisfy(\.isNumber)
+        let nwps = await Fetch.run(sources: [ConfiguredSource(source: adHoc.nwps)], store: db, now: now, force: true)
+        for o in nwps { printError(o.line) }
+        let gauge = try db.gauges().first { $0.lid.uppercased() == id.uppercased() || $0.usgsID == id }
+        guard let site = gauge?.usgsID ?? (isSite ? id : nil) else { return }
+        let usgs = await Fetch.run(
+            sources: [ConfiguredSource(source: adHoc.usgs(site))], store: db, now: now, force: true)
+        for o in usgs { printError(o.line) }
+    }
+}
+
+/// Prints an error for people and returns the exit status.
+func report(_ error: any Error) -> Int32 {
+    if let e = error as? DiagnosticsError {
+        printError(e.description)
+    } else if let e = error as? UserError {
+        printError("error: \(e.message)")
+    } else if let e = error as? ValidationError {
+        printError("error: \(e.message)")
+    } else {
+        printError("error: \(error)")
+    }
+    return 1
+}

@@ -8,6 +8,8 @@ import NIOCore
 public struct RecordedRequest: Sendable {
     public var method: String
     public var path: String
+    /// The query string, without `?` (empty when none).
+    public var query: String = ""
     /// Header names lowercased.
     public var headers: [String: String]
     public var body: Data
@@ -65,8 +67,8 @@ public final class HTTPSink: Sendable {
             var headers: [String: String] = [:]
             for field in request.headers { headers[field.name.canonicalName] = field.value }
             let recorded = RecordedRequest(
-                method: request.method.rawValue, path: request.uri.path, headers: headers, body: Data(buffer: body),
-                receivedAt: Date())
+                method: request.method.rawValue, path: request.uri.path, query: request.uri.query ?? "",
+                headers: headers, body: Data(buffer: body), receivedAt: Date())
             switch await state.record(recorded) {
             case .respond(let status, let extra, let text):
                 var fields = HTTPFields()

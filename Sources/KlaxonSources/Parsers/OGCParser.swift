@@ -42,7 +42,7 @@ public enum OGCParser {
     }
 
     static func isMonitoringLocation(_ p: [String: JSONValue]) -> Bool {
-        p["monitoring_location_number"] != nil && p["parameter_code"] == nil
+        (p["monitoring_location_number"] != nil || p["monitoring_location_name"] != nil) && p["parameter_code"] == nil
     }
 
     /// `USGS-06904500` → `06904500`; other agencies keep their prefix.

@@ -182,7 +182,7 @@ public enum GaugeReport {
             let b = min(23, Int((t - from - 1) * 24 / span))
             peaks[b] = max(peaks[b] ?? -.infinity, v)
         }
-        return RecentReadings.sparkline(peaks)
+        return RecentReadings.sparkline(Array(peaks.drop { $0 == nil }))
     }
 
     /// The report as JSON (keys sorted, for scripts).

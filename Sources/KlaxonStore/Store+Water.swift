@@ -121,8 +121,8 @@ extension Store {
         try reader.read { db in try Int64.fetchOne(db, sql: "SELECT fetched_at FROM gauges WHERE lid = ?", arguments: [lid]) }
     }
 
-    /// Station metadata by station id, with NWS gauges folded in (a gauge's LID, and its name and zone
-    /// where the station has none).
+    /// Station metadata by station id, with NWS gauges folded in (a gauge's LID and name, and its zone
+    /// and position where the station has none).
     public func stationInfos() throws -> [String: StationInfo] {
         let gauges = try gauges()
         return try reader.read { db in
@@ -132,7 +132,9 @@ extension Store {
                 var s = out[g.stationID] ?? StationInfo(id: g.stationID, source: "nwps")
                 s.nwsLID = g.lid
                 s.usgsID = s.usgsID ?? g.usgsID
-                s.name = s.name ?? g.description ?? g.name
+                // NWS names are written for people ("Willamette R at Portland, OR"); USGS site names
+                // often are not ("WILLAMETTE RIVER AT PORTLAND, OR").
+                s.name = g.description ?? g.name ?? s.name
                 s.timeZone = s.timeZone ?? g.timeZone
                 s.latitude = s.latitude ?? g.latitude
                 s.longitude = s.longitude ?? g.longitude

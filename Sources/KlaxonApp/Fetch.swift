@@ -70,7 +70,9 @@ public enum Fetch {
     /// Sources for a gauge nobody configured (`klaxon gauge ID --fetch`): NWPS metadata for the id,
     /// then USGS instantaneous values for its USGS site. Base URLs come from the config's sources of
     /// the same kind, when it has any.
-    public static func adHoc(id: String, config: Config?, days: Int64) -> (nwps: NWPSSource, usgs: (String) -> USGSIVSource) {
+    public static func adHoc(id: String, config: Config?, days: Int64) -> (
+        nwps: NWPSSource, usgs: (String) -> USGSIVSource
+    ) {
         let configured = config?.sources.map(\.source) ?? []
         let nwpsBase = configured.compactMap { ($0 as? NWPSSource)?.baseURL }.first ?? NWPSSource.defaultBaseURL
         let ivBase = configured.compactMap { ($0 as? USGSIVSource)?.baseURL }.first ?? USGSIVSource.defaultBaseURL

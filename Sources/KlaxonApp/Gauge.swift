@@ -90,9 +90,10 @@ public enum GaugeReport {
         case range(from: Int64, to: Int64?)
     }
 
-    public static let heightMetrics = ["gage_height", "stage"]
-    public static let dischargeMetrics = ["discharge", "flow"]
-    public static let precipitationMetrics = ["precipitation"]
+    /// Metrics for each part of the report, preferred first (daily values when a station has only those).
+    public static let heightMetrics = ["gage_height", "stage", "gage_height.mean"]
+    public static let dischargeMetrics = ["discharge", "flow", "discharge.mean"]
+    public static let precipitationMetrics = ["precipitation", "precipitation.sum"]
 
     /// Builds the report for an id a person typed (USGS site, NWS LID, station id); nil when the
     /// store knows nothing by that id.
@@ -106,14 +107,15 @@ public enum GaugeReport {
             if let t = try store.latest(station: station, metric: s.metric)?.time { newest = max(newest ?? t, t) }
         }
         var end = newest ?? 0
-        var ranges: [(Int64, Int64)]
+        // Each range: its start as shown, and the query's exclusive lower bound.
+        var ranges: [(shown: Int64, after: Int64, to: Int64)]
         switch span {
         case .days(let n):
-            ranges = [(end - 86_400, end)]
-            if n != 1 { ranges.append((end - Int64(n) * 86_400, end)) }
+            ranges = [(end - 86_400, end - 86_400, end)]
+            if n != 1 { ranges.append((end - Int64(n) * 86_400, end - Int64(n) * 86_400, end)) }
         case .range(let from, let to):
             if let to { end = to }
-            ranges = [(from - 1, end)]
+            ranges = [(from, from - 1, end)]
         }
         let sparkFrom: Int64
         if case .range(let from, _) = span { sparkFrom = from - 1 } else { sparkFrom = end - 86_400 }
@@ -123,11 +125,11 @@ public enum GaugeReport {
                 Latest(value: $0.value, unit: $0.unit ?? unit, time: Timestamp.format($0.time), quality: $0.quality)
             }
             var stats: [Stats] = []
-            for (from, to) in ranges {
-                if let s = try store.summary(station: station, metric: metric, from: from, to: to) {
+            for (shown, after, to) in ranges {
+                if let s = try store.summary(station: station, metric: metric, from: after, to: to) {
                     stats.append(
                         Stats(
-                            from: Timestamp.format(from), to: Timestamp.format(to), count: s.count, min: s.min,
+                            from: Timestamp.format(shown), to: Timestamp.format(to), count: s.count, min: s.min,
                             mean: s.mean, max: s.max, total: s.sum))
                 }
             }
@@ -143,16 +145,18 @@ public enum GaugeReport {
             station: station, name: info.name, usgsID: info.usgsID, nwsLID: info.nwsLID, timeZone: info.timeZone,
             latitude: info.latitude, longitude: info.longitude, asOf: newest == nil ? nil : Timestamp.format(end),
             other: [])
+        let names = series.map(\.metric)
+        func pick(_ preferred: [String]) -> String? { preferred.first { names.contains($0) } }
+        let height = pick(heightMetrics)
+        let discharge = pick(dischargeMetrics)
+        let precipitation = pick(precipitationMetrics)
         for s in series {
             let built = try build(s.metric, s.unit)
-            if heightMetrics.contains(s.metric), report.height == nil {
-                report.height = built
-            } else if dischargeMetrics.contains(s.metric), report.discharge == nil {
-                report.discharge = built
-            } else if precipitationMetrics.contains(s.metric), report.precipitation == nil {
-                report.precipitation = built
-            } else {
-                report.other.append(built)
+            switch s.metric {
+            case height: report.height = built
+            case discharge: report.discharge = built
+            case precipitation: report.precipitation = built
+            default: report.other.append(built)
             }
         }
         if let f = floods[station] {
@@ -268,7 +272,8 @@ public enum GaugeReport {
             lines.append("  precipitation  " + (totals.isEmpty ? latest(p) : totals.joined(separator: " · ")))
         }
         for o in r.other {
-            lines.append("  \(o.metric.padding(toLength: max(13, o.metric.count), withPad: " ", startingAt: 0))  \(latest(o))")
+            lines.append(
+                "  \(o.metric.padding(toLength: max(13, o.metric.count), withPad: " ", startingAt: 0))  \(latest(o))")
         }
         if r.asOf == nil { lines.append("  no readings stored") }
         return lines.joined(separator: "\n")

@@ -220,7 +220,8 @@ public enum RuleLoader {
                 {
                     file.error(
                         m.value("metric"),
-                        "levels: nws needs a stage or flow metric (gage_height, stage, discharge, flow), not \"\(metric)\"")
+                        "levels: nws needs a stage or flow metric (gage_height, stage, discharge, flow), not \"\(metric)\""
+                    )
                 }
             } else {
                 file.error(n, "levels must be a list of {name, at}, or nws (the station's NWS flood categories)")
@@ -298,7 +299,8 @@ public enum RuleLoader {
         if threshold <= 0 {
             file.error(
                 thresholdNode,
-                "\(direction.rawValue) must be a positive rate (units per \(DurationText.format(per))); use falling: for a drop")
+                "\(direction.rawValue) must be a positive rate (units per \(DurationText.format(per))); use falling: for a drop"
+            )
             return nil
         }
         if let clear, clear > threshold || clear < 0 {

@@ -78,7 +78,9 @@ extension ConfigReader {
                     let office = m.required("office", what: what).flatMap { file.string($0, what: "office") }
                     var unit = "EN"
                     if let n = m.value("unit"), let u = file.string(n, what: "unit") {
-                        if ["EN", "SI"].contains(u.uppercased()) { unit = u.uppercased() } else {
+                        if ["EN", "SI"].contains(u.uppercased()) {
+                            unit = u.uppercased()
+                        } else {
                             file.error(n, "unit must be EN or SI, not \"\(u)\"")
                         }
                     }
@@ -146,7 +148,8 @@ extension ConfigReader {
             } else {
                 let names = ["gage_height", "discharge", "precipitation", "water_temperature"]
                 let hint = closest(p, in: names).map { " (did you mean \($0)?)" } ?? ""
-                file.error(n, "unknown parameter \"\(p)\"\(hint): use \(names.joined(separator: ", ")) or a 5-digit code")
+                file.error(
+                    n, "unknown parameter \"\(p)\"\(hint): use \(names.joined(separator: ", ")) or a 5-digit code")
             }
         }
         return codes

@@ -134,7 +134,8 @@ public struct LevelsRule: RuleKind {
         switch move {
         case (nil, let to?):
             state = .firing
-            head = "\(c.place): \(c.metric) \(c.show(value)) reached \(floodTitle(levels[to].name)) (\(c.show(levels[to].at)))"
+            head =
+                "\(c.place): \(c.metric) \(c.show(value)) reached \(floodTitle(levels[to].name)) (\(c.show(levels[to].at)))"
         case (let from?, let to?):
             state = .changed
             let verb = to > from ? "rose" : "fell"

@@ -57,7 +57,8 @@ public struct RateRule: RuleKind {
         case .none, .startedPending, .cancelledPending:
             return nil
         case .fired(let since):
-            var why = "\(basis): \(verb) \(rateText) ≥ \(formatValue(threshold))\(unit)/\(perText) (\(direction.rawValue))"
+            var why =
+                "\(basis): \(verb) \(rateText) ≥ \(formatValue(threshold))\(unit)/\(perText) (\(direction.rawValue))"
             if holdFor > 0 {
                 why += "; pending since \(Timestamp.format(since)), held \(DurationText.format(time - since))"
                 why += " (for \(DurationText.format(holdFor)))"

@@ -45,7 +45,9 @@ public struct FloodCategories: Sendable, Hashable, Codable {
     public var stageUnit: String
     public var flowUnit: String
 
-    public init(stage: [String: Double] = [:], flow: [String: Double] = [:], stageUnit: String = "ft", flowUnit: String = "cfs") {
+    public init(
+        stage: [String: Double] = [:], flow: [String: Double] = [:], stageUnit: String = "ft", flowUnit: String = "cfs"
+    ) {
         self.stage = stage
         self.flow = flow
         self.stageUnit = stageUnit

@@ -83,7 +83,9 @@ extension Store {
                     // Rules that look back (rate, flood trends) resume with the readings they had seen.
                     if session.history != nil, let last = session.lastTime {
                         let older = try Row.fetchCursor(
-                            db, sql: "SELECT time, value FROM readings WHERE series_id = ? AND time > ? AND time <= ? ORDER BY time",
+                            db,
+                            sql:
+                                "SELECT time, value FROM readings WHERE series_id = ? AND time > ? AND time <= ? ORDER BY time",
                             arguments: [id, last - engine.historySpan(of: session), last])
                         while let r = try older.next() { session.seedHistory(time: r[0], value: r[1]) }
                     }

@@ -118,7 +118,9 @@ extension Store {
 
     /// When the gauge metadata was last fetched (nil: never).
     public func gaugeFetchedAt(lid: String) throws -> Int64? {
-        try reader.read { db in try Int64.fetchOne(db, sql: "SELECT fetched_at FROM gauges WHERE lid = ?", arguments: [lid]) }
+        try reader.read { db in
+            try Int64.fetchOne(db, sql: "SELECT fetched_at FROM gauges WHERE lid = ?", arguments: [lid])
+        }
     }
 
     /// Station metadata by station id, with NWS gauges folded in (a gauge's LID and name, and its zone
@@ -220,7 +222,8 @@ extension Store {
     }
 
     /// A series' readings for `from < time <= to`, oldest first.
-    public func values(station: String, metric: String, from: Int64, to: Int64) throws -> [(time: Int64, value: Double)] {
+    public func values(station: String, metric: String, from: Int64, to: Int64) throws -> [(time: Int64, value: Double)]
+    {
         try reader.read { db in
             try Row.fetchAll(
                 db,

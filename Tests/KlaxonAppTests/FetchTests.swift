@@ -67,9 +67,11 @@ struct FetchTests {
         #expect(!requests[1].query.contains("period="))
 
         let stored = try store.readings(station: "01646500", metric: "gage_height")
-        #expect(stored.map(\.time) == ["2024-03-10T06:45:00Z", "2024-03-10T07:00:00Z", "2024-03-10T07:30:00Z"].map {
-            Timestamp.parse($0)!
-        })
+        #expect(
+            stored.map(\.time)
+                == ["2024-03-10T06:45:00Z", "2024-03-10T07:00:00Z", "2024-03-10T07:30:00Z"].map {
+                    Timestamp.parse($0)!
+                })
         #expect(stored.map(\.quality) == ["P", "P", "P"])
         let station = try #require(try store.stationInfos()["01646500"])
         #expect(station.name == "POTOMAC RIVER NEAR WASH, DC LITTLE FALLS PUMP STA")
@@ -82,8 +84,14 @@ struct FetchTests {
         "a failed fetch says which source and why, stores nothing, keeps the cursor, and the next cycle asks again",
         arguments: [
             ("500", SinkBehavior.respond(status: 500, body: "Internal Server Error"), "HTTP 500"),
-            ("html", .respond(status: 200, body: "<html><head><title>Service Unavailable</title></head></html>"), "HTML"),
-            ("truncated", .respond(status: 200, body: #"{"value":{"timeSeries":[{"sourceInfo":{"siteName":"#), "truncated or malformed JSON"),
+            (
+                "html", .respond(status: 200, body: "<html><head><title>Service Unavailable</title></head></html>"),
+                "HTML"
+            ),
+            (
+                "truncated", .respond(status: 200, body: #"{"value":{"timeSeries":[{"sourceInfo":{"siteName":"#),
+                "truncated or malformed JSON"
+            ),
             ("timeout", .hang(seconds: 2), "timed out after 0.5 s"),
         ])
     func failures(name: String, behavior: SinkBehavior, expected: String) async throws {
@@ -164,10 +172,11 @@ struct FetchTests {
         #expect(out[0].requests == 3)
         #expect(out[0].stats.inserted == 3)
         let requests = await sink.requests()
-        #expect(requests.map(\.path) == [
-            "/ogcapi/v0/collections/monitoring-locations/items/USGS-06904500",
-            "/ogcapi/v0/collections/continuous/items", "/ogcapi/v0/collections/continuous/items",
-        ])
+        #expect(
+            requests.map(\.path) == [
+                "/ogcapi/v0/collections/monitoring-locations/items/USGS-06904500",
+                "/ogcapi/v0/collections/continuous/items", "/ogcapi/v0/collections/continuous/items",
+            ])
         #expect(requests.allSatisfy { $0.headers["x-api-key"] == "k-123" })
         #expect(requests[1].query.contains("monitoring_location_id=USGS-06904500"))
         #expect(requests[1].query.contains("time=2024-03-03T12:00:00Z/.."))
@@ -187,7 +196,8 @@ struct FetchTests {
         let store = try tempStore()
         func page(_ rows: String, next: String?) -> String {
             let n = next.map { #","next-page":"\#($0)""# } ?? ""
-            return #"{"name":"ARBU.Elev.Inst.1Hour.0.Ccp-Rev","office-id":"SWT","units":"ft","interval":"PT0S","interval-offset":0,"time-zone":"UTC","begin":"2024-03-03T12:00:00+0000[UTC]","end":"2024-03-10T12:00:00+0000[UTC]","page":"p0","page-size":2,"total":3\#(n),"value-columns":[{"name":"date-time","ordinal":1,"datatype":"java.sql.Timestamp"},{"name":"value","ordinal":2,"datatype":"java.lang.Double"},{"name":"quality-code","ordinal":3,"datatype":"int"}],"values":[\#(rows)]}"#
+            return
+                #"{"name":"ARBU.Elev.Inst.1Hour.0.Ccp-Rev","office-id":"SWT","units":"ft","interval":"PT0S","interval-offset":0,"time-zone":"UTC","begin":"2024-03-03T12:00:00+0000[UTC]","end":"2024-03-10T12:00:00+0000[UTC]","page":"p0","page-size":2,"total":3\#(n),"value-columns":[{"name":"date-time","ordinal":1,"datatype":"java.sql.Timestamp"},{"name":"value","ordinal":2,"datatype":"java.lang.Double"},{"name":"quality-code","ordinal":3,"datatype":"int"}],"values":[\#(rows)]}"#
         }
         let source = CWMSSource(
             name: "arbuckle", baseURL: sink.url + "/cwms-data/", office: "SWT",
@@ -220,7 +230,8 @@ struct FetchTests {
         defer { Task { await sink.stop() } }
         let store = try tempStore()
         let body = try String(
-            contentsOf: packageRoot.appendingPathComponent("Tests/KlaxonSourcesTests/Fixtures/nwps_gauge_undefined_major.json"),
+            contentsOf: packageRoot.appendingPathComponent(
+                "Tests/KlaxonSourcesTests/Fixtures/nwps_gauge_undefined_major.json"),
             encoding: .utf8)
         await sink.script([.respond(status: 200, body: body)])
         let source = NWPSSource(name: "nws", baseURL: sink.url + "/nwps/v1", gauges: ["STLM7"])

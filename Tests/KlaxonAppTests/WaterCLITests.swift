@@ -124,7 +124,10 @@ struct WaterCLITests {
         let db = try backTestDB(s)
         let csv = try s.write("other.csv", "station,metric,time,value\n02336910,gage_height,2025-11-01T00:00:00Z,5\n")
         #expect(try klaxon(["ingest", "--db", db, csv]).status == 0)
-        let config = try s.write("klaxon.yaml", "database: back.sqlite\nrules: [\(packageRoot.path)/Rules/flood-stage.yaml]\nreceivers:\n  - {name: ops, type: stdout}\n")
+        let config = try s.write(
+            "klaxon.yaml",
+            "database: back.sqlite\nrules: [\(packageRoot.path)/Rules/flood-stage.yaml]\nreceivers:\n  - {name: ops, type: stdout}\n"
+        )
         let check = try klaxon(["check", "--config", config])
         #expect(check.status == 0, "\(check.stderr)")
         let warnings = check.errorLines.filter { $0.hasPrefix("warning:") }
@@ -158,7 +161,8 @@ struct WaterCLITests {
             f.dateFormat = "yyyy-MM-dd'T'HH:mm:ss.SSS"
             return f.string(from: Date(timeIntervalSince1970: TimeInterval(t))) + "-06:00"
         }
-        let iv = ivBody(site: "07010000", points: [(local(recent - 900), "31.5", ["P"]), (local(recent), "31.9", ["P"])])
+        let iv = ivBody(
+            site: "07010000", points: [(local(recent - 900), "31.5", ["P"]), (local(recent), "31.9", ["P"])])
         await sink.script([.respond(status: 200, body: gauge), .respond(status: 200, body: iv)])
         let run = try klaxon(["gauge", "STLM7", "--fetch", "--config", config], in: s.dir)
         #expect(run.status == 0, "\(run.stderr)")

@@ -59,7 +59,8 @@ public struct CWMSSource: Source {
                 pages += 1
                 guard pages <= maxPages else {
                     throw SourceError(
-                        kind: .payload, source: name, message: "more than \(maxPages) pages for \(ts.name); nothing stored")
+                        kind: .payload, source: name,
+                        message: "more than \(maxPages) pages for \(ts.name); nothing stored")
                 }
                 var items = [
                     ("name", ts.name), ("office", office), ("unit", unitSystem), ("begin", begin), ("end", end),

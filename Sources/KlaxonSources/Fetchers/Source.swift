@@ -98,7 +98,8 @@ public struct HTTPFetcher: Sendable {
                 kind: .timeout, source: source, message: "GET \(shown) timed out after \(formatValue(timeout)) s")
         } catch let e as NIOTooManyBytesError {
             _ = e
-            throw SourceError(kind: .payload, source: source, message: "GET \(shown): body larger than \(maxBody) bytes")
+            throw SourceError(
+                kind: .payload, source: source, message: "GET \(shown): body larger than \(maxBody) bytes")
         } catch {
             throw SourceError(kind: .connection, source: source, message: "GET \(shown) failed: \(error)")
         }
@@ -129,7 +130,8 @@ public struct HTTPFetcher: Sendable {
         {
             text = String(text[title.upperBound..<end.lowerBound])
         }
-        let line = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        let line =
+            text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
             .first { !$0.isEmpty } ?? ""
         guard !line.isEmpty else { return "" }
         return " — \"\(line.prefix(80))\""

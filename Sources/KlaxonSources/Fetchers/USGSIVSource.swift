@@ -32,8 +32,10 @@ public struct USGSIVSource: Source {
     public var covers: [String] { sites }
 
     public func url(cursor: String?, now: Int64) -> String {
-        var items = [("format", "json"), ("sites", sites.joined(separator: ",")),
-                     ("parameterCd", parameters.joined(separator: ",")), ("siteStatus", "all")]
+        var items = [
+            ("format", "json"), ("sites", sites.joined(separator: ",")),
+            ("parameterCd", parameters.joined(separator: ",")), ("siteStatus", "all"),
+        ]
         if cursor == nil {
             items.append(("period", "P\(max(1, period / 86_400))D"))
         } else {

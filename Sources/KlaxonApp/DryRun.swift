@@ -130,6 +130,30 @@ public struct DryRun {
         return result
     }
 
+    /// Replays quake event versions (oldest `updated` first) through the quake rules, from a clean
+    /// state, as `evaluate` would have seen them arrive: a revision is an update, never a second
+    /// new alert. `key` is the stored event key, or nil to merge by id and aliases here.
+    public func replay(quakes versions: [(key: String?, event: QuakeEvent)]) -> [Transition] {
+        let quakeRules = engine.rules.compactMap { r in (r.kind as? QuakeRule).map { (r, $0) } }
+        guard !quakeRules.isEmpty else { return [] }
+        var aliases: [String: String] = [:]
+        var announced: [String: QuakeRule.Announced] = [:]
+        var out: [Transition] = []
+        for (given, e) in versions.sorted(by: { ($0.event.updated, $0.event.id) < ($1.event.updated, $1.event.id) }) {
+            let key = given ?? (e.ids + [e.id]).lazy.compactMap { aliases[$0] }.first ?? e.id
+            for id in e.ids + [e.id] where aliases[id] == nil { aliases[id] = key }
+            let seconds = e.time / 1000
+            guard inRange(seconds) else { continue }
+            for (rule, kind) in quakeRules {
+                let slot = "\(rule.name)\u{1}\(key)"
+                guard let (change, next) = kind.assess(e, announced: announced[slot]) else { continue }
+                announced[slot] = next
+                out.append(rule.transition(change, SeriesContext(station: key, metric: "quake")))
+            }
+        }
+        return out
+    }
+
     /// Lets time run to the end of the replay, so a series that went quiet is seen as stale.
     func finish(_ sessions: inout Sessions, end: Int64, into out: inout [Transition]) {
         guard end != Int64.min else { return }

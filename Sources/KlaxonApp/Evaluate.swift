@@ -20,7 +20,8 @@ public enum Evaluate {
         let renderer = try MessageRenderer(rules: rules)
         let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
         var unrouted: [Transition] = []
-        var result = try store.evaluate(engine: engine, now: now, render: renderer.render) { db, logged in
+        // Outbox rows for logged transitions, written inside the transaction that logged them.
+        func enqueue(_ db: Database, _ logged: [(transition: Transition, message: String, id: Int64)]) throws {
             guard let routing else { return }
             for (t, _, id) in logged {
                 let deliveries = routing.deliveries(for: t, notify: notify[t.rule] ?? [])
@@ -37,6 +38,10 @@ public enum Evaluate {
                 try Store.enqueue(db, transitionID: id, transition: t, deliveries: rows, now: queuedAt)
             }
         }
+        var result = try store.evaluate(engine: engine, now: now, render: renderer.render, record: enqueue)
+        // Quake rules: events that are new or revised since the last evaluation.
+        let quakes = try store.evaluateQuakes(rules: rules, now: now, render: renderer.render, record: enqueue)
+        result.transitions += quakes
         result.unrouted = unrouted
         return result
     }

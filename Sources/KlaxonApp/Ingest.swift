@@ -69,6 +69,8 @@ public enum IngestFormat: String, CaseIterable, Sendable {
     case cwmsJSON = "cwms-json"
     /// NWPS gauge metadata (`/gauges/{id}`): flood categories and the USGS ↔ NWS mapping.
     case nwpsJSON = "nwps-json"
+    /// USGS earthquake GeoJSON (summary feeds, FDSN queries, single events): stored as events.
+    case usgsQuakes = "usgs-quakes"
 
     /// Parses a whole saved response.
     public func parse(_ data: Data) throws -> SourceBatch {
@@ -78,6 +80,10 @@ public enum IngestFormat: String, CaseIterable, Sendable {
         case .usgsRDB: return try RDBParser.parse(String(decoding: data, as: UTF8.self))
         case .usgsOGCJSON: return try OGCParser.parse(data).batch
         case .cwmsJSON: return try CWMSParser.parse(data).batch
+        case .usgsQuakes:
+            var batch = SourceBatch()
+            batch.quakes = try QuakeParser.parse(data)
+            return batch
         case .nwpsJSON:
             let g = try NWPSParser.gauge(data)
             return SourceBatch(

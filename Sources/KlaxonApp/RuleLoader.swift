@@ -10,9 +10,12 @@ public enum RuleLoader {
     static let commonKeys = ["name", "kind", "severity", "labels", "notify", "message"]
     static let kindKeys: [String: [String]] = [
         ThresholdRule.kindName: ["metric", "stations", "above", "below", "clear", "for"],
-        LevelsRule.kindName: ["metric", "stations", "levels", "deadband", "min_dwell"],
+        LevelsRule.kindName: ["metric", "stations", "levels", "scale", "direction", "deadband", "min_dwell"],
         StaleRule.kindName: ["metric", "stations", "after"],
         RateRule.kindName: ["metric", "stations", "rising", "falling", "per", "window", "clear", "for"],
+        QuakeRule.kindName: [
+            "min_magnitude", "max_depth_km", "min_sig", "alert_at_least", "tsunami", "near", "types", "reviewed_only",
+        ],
     ]
 
     /// The rule files under the given paths: files as given, folders' `*.yaml`/`*.yml` (not recursive,
@@ -134,6 +137,7 @@ public enum RuleLoader {
                 case ThresholdRule.kindName: kind = threshold(&m, file: file, what: what)
                 case LevelsRule.kindName: kind = levels(&m, file: file, what: what)
                 case RateRule.kindName: kind = rate(&m, file: file, what: what)
+                case QuakeRule.kindName: kind = quake(&m, file: file, what: what)
                 default: kind = stale(&m, file: file, what: what)
                 }
             } else {
@@ -211,7 +215,17 @@ public enum RuleLoader {
         let ms = metricAndStations(&m, file: file, what: what)
         var ladder: [LevelsRule.Level] = []
         var nws = false
-        if let n = m.required("levels", what: what), n.scalar != nil {
+        var scale: AQIScale? = nil
+        if let n = m.value("scale") {
+            if let id = file.string(n, what: "scale") {
+                if let s = AQIScale.named(id) {
+                    scale = s
+                } else {
+                    file.error(n, "unknown scale \"\(id)\" (scales are us-epa, india-naqi)")
+                }
+            }
+            if m.has("levels") { file.error(m.value("levels"), "give levels or scale, not both") }
+        } else if let n = m.required("levels", what: "\(what) (or scale:)"), n.scalar != nil {
             // `levels: nws`: each station's NWS flood categories.
             if n.string == "nws" {
                 nws = true
@@ -251,10 +265,62 @@ public enum RuleLoader {
         if let n = m.value("deadband"), let d = file.number(n, what: "deadband") {
             if d < 0 { file.error(n, "deadband must not be negative") } else { deadband = d }
         }
-        let dwell = m.value("min_dwell").flatMap { file.duration($0, what: "min_dwell") } ?? 0
-        guard let ms, nws || !ladder.isEmpty else { return nil }
+        // AQI scales wobble: by default a level must hold 10 minutes before it is announced.
+        let dwell = m.value("min_dwell").flatMap { file.duration($0, what: "min_dwell") } ?? (scale == nil ? 0 : 600)
+        var direction: LevelsRule.Direction = scale == nil ? .both : .worse
+        if let n = m.value("direction"), let d = file.string(n, what: "direction") {
+            if let v = LevelsRule.Direction(rawValue: d) {
+                direction = v
+            } else {
+                file.error(n, "direction must be worse, better or both, not \"\(d)\"")
+            }
+        }
+        guard let ms, nws || scale != nil || !ladder.isEmpty else { return nil }
         return LevelsRule(
-            metric: ms.0, stations: ms.1, levels: ladder, deadband: deadband, minDwell: dwell, nws: nws)
+            metric: ms.0, stations: ms.1, levels: ladder, deadband: deadband, minDwell: dwell, nws: nws, scale: scale,
+            direction: direction)
+    }
+
+    static func quake(_ m: inout YAMLMap, file: YAMLFile, what: String) -> QuakeRule? {
+        let minMag = m.required("min_magnitude", what: what).flatMap { file.number($0, what: "min_magnitude") }
+        let maxDepth = m.value("max_depth_km").flatMap { file.number($0, what: "max_depth_km") }
+        let minSig = m.value("min_sig").flatMap { file.integer($0, what: "min_sig") }
+        var alert: PagerLevel? = nil
+        if let n = m.value("alert_at_least"), let a = file.string(n, what: "alert_at_least") {
+            alert = PagerLevel(a)
+            if alert == nil { file.error(n, "alert_at_least must be green, yellow, orange or red, not \"\(a)\"") }
+        }
+        let tsunami = m.value("tsunami").flatMap { file.bool($0, what: "tsunami") } ?? false
+        let reviewed = m.value("reviewed_only").flatMap { file.bool($0, what: "reviewed_only") } ?? false
+        let types = m.value("types").flatMap { file.stringList($0, what: "types") }.map {
+            Set($0.map { $0.lowercased() })
+        }
+        var near: [QuakeRule.Place] = []
+        if let n = m.value("near"), let items = file.list(n, what: "near") {
+            for item in items {
+                guard var pm = file.map(item, what: "a place") else { continue }
+                let name = pm.required("name", what: "the place").flatMap { file.string($0, what: "name") }
+                let latNode = pm.required("latitude", what: "the place")
+                let lonNode = pm.required("longitude", what: "the place")
+                let lat = latNode.flatMap { file.number($0, what: "latitude") }
+                let lon = lonNode.flatMap { file.number($0, what: "longitude") }
+                let radiusNode = pm.required("radius_km", what: "the place")
+                let radius = radiusNode.flatMap { file.number($0, what: "radius_km") }
+                pm.rejectUnknown(known: ["name", "latitude", "longitude", "radius_km"], what: "a place")
+                if let lat, !(-90...90).contains(lat) { file.error(latNode, "latitude must be between -90 and 90") }
+                if let lon, !(-180...180).contains(lon) {
+                    file.error(lonNode, "longitude must be between -180 and 180")
+                }
+                if let radius, radius <= 0 { file.error(radiusNode, "radius_km must be positive") }
+                if let name, let lat, let lon, let radius {
+                    near.append(.init(name: name, latitude: lat, longitude: lon, radiusKm: radius))
+                }
+            }
+        }
+        guard let minMag else { return nil }
+        return QuakeRule(
+            minMagnitude: minMag, maxDepthKm: maxDepth, minSig: minSig, alertAtLeast: alert, tsunamiOnly: tsunami,
+            near: near, types: types ?? ["earthquake"], reviewedOnly: reviewed)
     }
 
     static func rate(_ m: inout YAMLMap, file: YAMLFile, what: String) -> RateRule? {

@@ -25,6 +25,14 @@ extension ConfigReader {
         USGSOGCSource.kindName: ["sites", "parameters", "period", "api_key", "api_key_file"],
         NWPSSource.kindName: ["gauges", "observed"],
         CWMSSource.kindName: ["office", "timeseries", "unit", "period"],
+        USGSQuakesSource.kindName: [
+            "feed", "starttime", "endtime", "minmagnitude", "latitude", "longitude", "maxradiuskm", "minlatitude",
+            "maxlatitude", "minlongitude", "maxlongitude", "window",
+        ],
+        AQIWebSocketSource.kindName: ["url", "sample_every", "max_frame_bytes", "ping_every", "listen"],
+        AirNowSource.kindName: ["api_key", "api_key_file", "locations"],
+        OpenAQSource.kindName: ["api_key", "api_key_file", "locations"],
+        WAQISource.kindName: ["token", "token_file", "stations"],
     ]
 
     func source(_ node: Node) -> ConfiguredSource? {
@@ -73,6 +81,52 @@ extension ConfigReader {
                         built = NWPSSource(
                             name: name, baseURL: baseURL ?? NWPSSource.defaultBaseURL, every: every ?? 86_400,
                             gauges: gauges, observed: observed)
+                    }
+                case USGSQuakesSource.kindName:
+                    built = quakes(&m, name: name, baseURL: baseURL, every: every, what: what)
+                case AQIWebSocketSource.kindName:
+                    built = aqiWebSocket(&m, name: name, what: what)
+                case AirNowSource.kindName:
+                    let key = secret(&m, "api_key", required: true, what: what)
+                    var locations: [AirNowSource.Location] = []
+                    if let n = m.required("locations", what: what), let items = file.list(n, what: "locations") {
+                        for item in items {
+                            guard var lm = file.map(item, what: "a location") else { continue }
+                            let lat = lm.required("latitude", what: "the location").flatMap {
+                                file.number($0, what: "latitude")
+                            }
+                            let lon = lm.required("longitude", what: "the location").flatMap {
+                                file.number($0, what: "longitude")
+                            }
+                            let d = lm.value("distance").flatMap { file.number($0, what: "distance") } ?? 25
+                            lm.rejectUnknown(known: ["latitude", "longitude", "distance"], what: "a location")
+                            if let lat, let lon { locations.append(.init(latitude: lat, longitude: lon, distance: d)) }
+                        }
+                    }
+                    if let key {
+                        built = AirNowSource(
+                            name: name, baseURL: baseURL ?? AirNowSource.defaultBaseURL, every: every ?? 3_600,
+                            apiKey: key.value, locations: locations)
+                    }
+                case OpenAQSource.kindName:
+                    let key = secret(&m, "api_key", required: true, what: what)
+                    var ids: [Int] = []
+                    if let n = m.required("locations", what: what), let items = file.list(n, what: "locations") {
+                        ids = items.compactMap { file.integer($0, what: "an OpenAQ location id") }
+                    }
+                    if let key {
+                        built = OpenAQSource(
+                            name: name, baseURL: baseURL ?? OpenAQSource.defaultBaseURL, every: every ?? 3_600,
+                            apiKey: key.value, locations: ids)
+                    }
+                case WAQISource.kindName:
+                    let token = secret(&m, "token", required: true, what: what)
+                    let stations =
+                        m.required("stations", what: what).flatMap { file.stringList($0, what: "stations") } ?? []
+                    if let token {
+                        built = WAQISource(
+                            name: name, baseURL: baseURL ?? WAQISource.defaultBaseURL, every: every ?? 3_600,
+                            token: token.value, stations: stations)
                     }
                 default:
                     let office = m.required("office", what: what).flatMap { file.string($0, what: "office") }
@@ -124,6 +178,67 @@ extension ConfigReader {
         let mark = node.mark
         return ConfiguredSource(
             source: built, timeout: timeout, origin: "\(file.path):\(mark?.line ?? 1):\(mark?.column ?? 1)")
+    }
+
+    func quakes(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> USGSQuakesSource? {
+        if let n = m.value("feed") {
+            guard let feed = file.string(n, what: "feed") else { return nil }
+            guard USGSQuakesSource.feeds.contains(feed) else {
+                let hint = closest(feed, in: USGSQuakesSource.feeds).map { " (did you mean \($0)?)" } ?? ""
+                file.error(n, "unknown feed \"\(feed)\"\(hint): significant|4.5|2.5|1.0|all _ hour|day|week|month")
+                return nil
+            }
+            for key in ["starttime", "endtime", "minmagnitude", "latitude", "longitude", "maxradiuskm", "window"]
+            where m.has(key) {
+                file.error(m.value(key), "\(key) is for FDSN queries; a feed: source takes none")
+            }
+            return USGSQuakesSource(name: name, baseURL: baseURL, every: every ?? 60, mode: .feed(feed))
+        }
+        guard let startNode = m.required("starttime", what: "\(what) (give feed: or starttime:)"),
+            let start = file.time(startNode, what: "starttime")
+        else { return nil }
+        let end = m.value("endtime").flatMap { file.time($0, what: "endtime") }
+        let minMag = m.value("minmagnitude").flatMap { file.number($0, what: "minmagnitude") }
+        let window = m.value("window").flatMap { file.duration($0, what: "window") } ?? 30 * 86_400
+        var area: USGSQuakesSource.Area? = nil
+        let circle = ["latitude", "longitude", "maxradiuskm"].map {
+            m.value($0).flatMap { file.number($0, what: "a circle") }
+        }
+        let box = ["minlatitude", "maxlatitude", "minlongitude", "maxlongitude"].map {
+            m.value($0).flatMap { file.number($0, what: "a box") }
+        }
+        if circle.contains(where: { $0 != nil }) {
+            if let lat = circle[0], let lon = circle[1], let r = circle[2] {
+                area = .circle(latitude: lat, longitude: lon, radiusKm: r)
+            } else {
+                file.error(m.node, "\(what): a circle needs latitude, longitude and maxradiuskm")
+            }
+        }
+        if box.contains(where: { $0 != nil }) {
+            if let a = box[0], let b = box[1], let c = box[2], let d = box[3] {
+                if area != nil { file.error(m.node, "\(what): give a circle or a box, not both") }
+                area = .box(minLatitude: a, maxLatitude: b, minLongitude: c, maxLongitude: d)
+            } else {
+                file.error(m.node, "\(what): a box needs minlatitude, maxlatitude, minlongitude and maxlongitude")
+            }
+        }
+        return USGSQuakesSource(
+            name: name, baseURL: baseURL, every: every ?? 3_600,
+            mode: .fdsn(start: start, end: end, minMagnitude: minMag, area: area, window: window))
+    }
+
+    func aqiWebSocket(_ m: inout YAMLMap, name: String, what: String) -> AQIWebSocketSource? {
+        guard let n = m.required("url", what: what), let url = file.string(n, what: "url") else { return nil }
+        guard let u = URL(string: url), let scheme = u.scheme, ["ws", "wss"].contains(scheme), u.host != nil else {
+            file.error(n, "url must be a ws:// or wss:// URL, not \"\(url)\"")
+            return nil
+        }
+        let sample = m.value("sample_every").flatMap { file.duration($0, what: "sample_every") } ?? 30
+        let maxFrame = m.value("max_frame_bytes").flatMap { file.integer($0, what: "max_frame_bytes") } ?? (1 << 20)
+        let ping = seconds(&m, "ping_every", default: 20)
+        let listen = seconds(&m, "listen", default: 60)
+        return AQIWebSocketSource(
+            name: name, url: url, sampleEvery: sample, maxFrame: maxFrame, pingEvery: ping, listen: listen)
     }
 
     func sites(_ m: inout YAMLMap, what: String) -> [String]? {

@@ -25,17 +25,33 @@ public struct LevelsRule: RuleKind {
     /// `levels: nws`: each station's ladder is its NWS flood categories (action, minor, moderate,
     /// major; undefined ones skipped), and `levels` is unused. A station without categories gets no alert.
     public var nws: Bool
+    /// `scale: us-epa|india-naqi`: the ladder is the scale's levels above its clean one, and messages
+    /// carry the level's emoji, colour and health advice.
+    public var scale: AQIScale?
+    /// Which moves between levels are announced (firing and resolved always are).
+    public var direction: Direction
+
+    public enum Direction: String, Sendable, CaseIterable {
+        /// Only moves to a worse (higher) level.
+        case worse
+        /// Only moves to a better (lower) level.
+        case better
+        /// Every move.
+        case both
+    }
 
     public init(
         metric: String, stations: Set<String>? = nil, levels: [Level], deadband: Double = 0, minDwell: Int64 = 0,
-        nws: Bool = false
+        nws: Bool = false, scale: AQIScale? = nil, direction: Direction = .both
     ) {
         self.metric = metric
         self.stations = stations
-        self.levels = levels
+        self.levels = scale?.alertLadder ?? levels
         self.deadband = deadband
         self.minDwell = minDwell
         self.nws = nws
+        self.scale = scale
+        self.direction = direction
     }
 
     /// Flood messages carry the trend over the last hour and a sparkline of the last day.
@@ -92,8 +108,16 @@ public struct LevelsRule: RuleKind {
         if minDwell > 0 {
             why += "; held since \(Timestamp.format(move.heldSince)) (min_dwell \(DurationText.format(minDwell)))"
         }
+        if let from = move.from, let to = move.to {
+            // A move between levels the rule does not announce: the state follows, silently.
+            if direction == .worse && to < from { return nil }
+            if direction == .better && to > from { return nil }
+        }
         if nws {
             return Self.floodChange(move: (move.from, move.to), levels: levels, time: time, value: value, why: why, c)
+        }
+        if let scale {
+            return Self.aqiChange(move: (move.from, move.to), scale: scale, time: time, value: value, why: why, c)
         }
         switch (move.from, move.to) {
         case (nil, let to?):
@@ -170,5 +194,41 @@ public struct LevelsRule: RuleKind {
         return Change(
             state: state, at: time, value: value, level: level, fromLevel: from, summary: parts.joined(separator: "; "),
             explanation: why)
+    }
+
+    /// An air-quality message: the place, the AQI, the level with its emoji and range, the advice.
+    static func aqiChange(
+        move: (from: Int?, to: Int?), scale: AQIScale, time: Int64, value: Double, why: String, _ c: SeriesContext
+    ) -> Change? {
+        func info(_ name: String) -> AQILevel? { scale.levels.first { $0.name == name } }
+        let aqi = formatValue(value.rounded())
+        let where_ = c.info?.name ?? c.station
+        let state: TransitionState
+        var text: String
+        switch move {
+        case (nil, nil):
+            return nil
+        case (_, let to?):
+            let name = scale.alertLadder[to].name
+            let l = info(name)
+            state = move.from == nil ? .firing : .changed
+            text = "\(l?.emoji ?? "") \(where_) air quality \(aqi) (\(scale.title)): \(name)"
+            if let l { text += " (\(formatValue(l.at))–\(formatValue(l.upper)))" }
+            if let from = move.from {
+                text +=
+                    to > from
+                    ? ", worse than \(scale.alertLadder[from].name)" : ", better than \(scale.alertLadder[from].name)"
+            }
+            if let advice = l?.advice, !advice.isEmpty { text += ". \(advice)" }
+        case (let from?, nil):
+            state = .resolved
+            let clean = scale.levels[0]
+            text =
+                "\(clean.emoji) \(where_) air quality \(aqi) (\(scale.title)): back to \(clean.name), from \(scale.alertLadder[from].name)"
+        }
+        return Change(
+            state: state, at: time, value: value, level: move.to.map { scale.alertLadder[$0].name },
+            fromLevel: move.from.map { scale.alertLadder[$0].name },
+            summary: text.trimmingCharacters(in: .whitespaces), explanation: why)
     }
 }

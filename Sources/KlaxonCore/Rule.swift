@@ -24,7 +24,7 @@ public struct Rule: Sendable {
         self.origin = origin
     }
 
-    func transition(_ change: Change, _ context: SeriesContext) -> Transition {
+    public func transition(_ change: Change, _ context: SeriesContext) -> Transition {
         Transition(
             rule: name, kind: kind.kindName, station: context.station, metric: context.metric, state: change.state,
             level: change.level, fromLevel: change.fromLevel, at: change.at, value: change.value, unit: context.unit,

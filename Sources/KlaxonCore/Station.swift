@@ -132,6 +132,8 @@ public struct SourceBatch: Sendable {
     public var stations: [StationInfo]
     public var gauges: [GaugeInfo]
     public var readings: [Reading]
+    /// Quake events (stored as events, not readings).
+    public var quakes: [QuakeEvent] = []
     /// Values that were not values (the USGS `noDataValue`, outage qualifiers such as `Ice`, an empty
     /// RDB field, a CWMS `null`): nothing was stored for them.
     public var gaps: Int
@@ -147,6 +149,7 @@ public struct SourceBatch: Sendable {
         stations += other.stations
         gauges += other.gauges
         readings += other.readings
+        quakes += other.quakes
         gaps += other.gaps
     }
 }

@@ -36,8 +36,9 @@ public struct SeriesSummary: Sendable, Equatable {
 
 extension Store {
     /// Writes what a fetch or an imported file produced, in one transaction: station metadata
-    /// (merged: a field a source leaves out keeps its stored value), NWS gauges, readings, and — for
-    /// a configured source — its new cursor. All of it or none of it.
+    /// (merged: a field a source leaves out keeps its stored value), NWS gauges, readings, quake
+    /// events (counted in the stats like readings), and — for a configured source — its new cursor.
+    /// All of it or none of it.
     @discardableResult
     public func write(_ batch: SourceBatch, source: String? = nil, cursor: String? = nil, at now: Int64) throws
         -> IngestStats
@@ -46,7 +47,13 @@ extension Store {
             for station in batch.stations { try Self.upsert(station, db) }
             for gauge in batch.gauges { try Self.upsert(gauge, at: now, db) }
             var additions: [SeriesKey: Int64] = [:]
-            let stats = try ReadingIngester.insert(batch.readings, db, known: [:], additions: &additions)
+            var stats = try ReadingIngester.insert(batch.readings, db, known: [:], additions: &additions)
+            if !batch.quakes.isEmpty {
+                let q = try Self.write(quakes: batch.quakes, at: now, db)
+                stats.inserted += q.new
+                stats.revised += q.revised
+                stats.unchanged += q.unchanged
+            }
             if let source {
                 try db.execute(
                     sql: """

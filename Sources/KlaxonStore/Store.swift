@@ -204,6 +204,48 @@ public final class Store: Sendable {
                     );
                     """)
         }
+        m.registerMigration("v4-quakes") { db in
+            try db.execute(
+                sql: """
+                    -- Quake events, stored once under the id first seen; `seq` orders changes for evaluation.
+                    CREATE TABLE quake_events (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        time INTEGER NOT NULL,
+                        updated INTEGER NOT NULL,
+                        magnitude REAL,
+                        latitude REAL NOT NULL,
+                        longitude REAL NOT NULL,
+                        depth_km REAL,
+                        status TEXT NOT NULL,
+                        type TEXT NOT NULL,
+                        event TEXT NOT NULL,
+                        seq INTEGER NOT NULL,
+                        first_seen INTEGER NOT NULL
+                    );
+                    CREATE INDEX quake_events_by_time ON quake_events(time);
+                    CREATE INDEX quake_events_by_seq ON quake_events(seq);
+                    -- Every id an event is known by (USGS merges events under another network's id).
+                    CREATE TABLE quake_aliases (
+                        alias TEXT PRIMARY KEY NOT NULL,
+                        event_id TEXT NOT NULL REFERENCES quake_events(id)
+                    );
+                    -- Every version of every event, by its `updated` time.
+                    CREATE TABLE quake_revisions (
+                        event_id TEXT NOT NULL REFERENCES quake_events(id),
+                        updated INTEGER NOT NULL,
+                        event TEXT NOT NULL,
+                        recorded_at INTEGER NOT NULL,
+                        PRIMARY KEY (event_id, updated)
+                    );
+                    -- What each quake rule last announced for each event.
+                    CREATE TABLE quake_announcements (
+                        rule TEXT NOT NULL,
+                        event_id TEXT NOT NULL,
+                        announced TEXT NOT NULL,
+                        PRIMARY KEY (rule, event_id)
+                    );
+                    """)
+        }
         return m
     }()
 }

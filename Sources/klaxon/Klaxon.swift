@@ -3,6 +3,7 @@ import Foundation
 import KlaxonApp
 import KlaxonCore
 import KlaxonDelivery
+import KlaxonSources
 import KlaxonStore
 import Logging
 
@@ -14,7 +15,7 @@ struct Klaxon: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, CheckCommand.self, IngestCommand.self, EvaluateCommand.self, DryRunCommand.self,
             TestCommand.self, DispatchCommand.self, OutboxCommand.self, SilenceCommand.self, NotifyTestCommand.self,
-            FetchCommand.self, GaugeCommand.self,
+            FetchCommand.self, GaugeCommand.self, QuakesCommand.self, AQICommand.self,
         ])
 }
 
@@ -240,6 +241,11 @@ struct DryRunCommand: ParsableCommand {
     @Option(name: .long, parsing: .upToNextOption, help: "Readings files to replay (CSV or JSON Lines).")
     var readings: [String] = []
 
+    @Option(
+        name: .long, parsing: .upToNextOption,
+        help: "USGS earthquake GeoJSON files to replay through quake rules (versions in `updated` order).")
+    var events: [String] = []
+
     @Option(name: .long, help: "Replay the readings stored in this database (opened read-only).")
     var db: String?
 
@@ -262,8 +268,12 @@ struct DryRunCommand: ParsableCommand {
     var config: String?
 
     func validate() throws {
-        if readings.isEmpty == (db == nil) {
-            throw ValidationError("give exactly one of --readings FILE... or --db PATH")
+        if !readings.isEmpty && db != nil {
+            throw ValidationError("give exactly one of --readings FILE... or --db PATH, not both")
+        }
+        if readings.isEmpty && db == nil && events.isEmpty {
+            throw ValidationError(
+                "give exactly one of --readings FILE... or --db PATH (or --events FILE... for quake rules)")
         }
         if render != nil && config == nil {
             throw ValidationError("--render needs --config (receivers are defined there)")
@@ -301,11 +311,30 @@ struct DryRunCommand: ParsableCommand {
             let dry = DryRun(
                 rules: ruleList, from: try parseTime(from, option: "--from"), to: try parseTime(to, option: "--to"),
                 stations: stations, floods: floods)
-            let result: DryRun.Result
+            var result: DryRun.Result
             if let source {
                 result = try dry.run(store: source)
             } else {
                 result = try dry.run(files: readings)
+            }
+            // Quake rules: the stored revision history, or events files.
+            if ruleList.contains(where: { $0.kind is QuakeRule }) {
+                var versions: [(key: String?, event: QuakeEvent)] = []
+                if let source, events.isEmpty {
+                    versions = try source.quakeRevisions().map { ($0.key, $0.event) }
+                }
+                for path in events {
+                    guard let data = FileManager.default.contents(atPath: path) else {
+                        throw UserError("\(path): cannot read the file")
+                    }
+                    do {
+                        versions += try QuakeParser.parse(data).map { (nil, $0) }
+                    } catch {
+                        throw UserError("\(path): \(error)")
+                    }
+                }
+                let quakes = dry.replay(quakes: versions)
+                result.transitions = (result.transitions + quakes).sorted(by: Transition.outputOrder)
             }
             let renderer = try MessageRenderer(rules: ruleList)
             if let previewer, let render {

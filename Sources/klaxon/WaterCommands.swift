@@ -156,3 +156,79 @@ func report(_ error: any Error) -> Int32 {
     }
     return 1
 }
+
+struct QuakesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "quakes", abstract: "List stored earthquakes: near a place, since a time, above a magnitude.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "Only events within --radius of LAT,LON (like 35.68,139.69).")
+    var near: String?
+
+    @Option(help: "Radius for --near, in km (default 300).")
+    var radius: Double = 300
+
+    @Option(help: "Events since this long ago (24h, 7d) or this date/time (default 24h).")
+    var since: String = "24h"
+
+    @Option(name: .customLong("min-magnitude"), help: "Only events of at least this magnitude.")
+    var minMagnitude: Double?
+
+    @Option(help: "Output format: text or json (one object per line).")
+    var format: StdoutNotifier.Format = .text
+
+    func run() throws {
+        try guarded {
+            var filter = QuakeList.Filter(since: try Self.since(since, now: nowSeconds()), minMagnitude: minMagnitude)
+            if let near {
+                let parts = near.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+                guard parts.count == 2, let lat = parts[0], let lon = parts[1], (-90...90).contains(lat),
+                    (-180...180).contains(lon)
+                else { throw UserError("--near \"\(near)\" must be LAT,LON (like 35.68,139.69)") }
+                filter.near = (lat, lon, radius)
+            }
+            let db = try store.openStore(readOnly: true)
+            let rows = try QuakeList.find(store: db, filter: filter)
+            for r in rows { print(format == .json ? QuakeList.json(r) : QuakeList.text(r)) }
+            printError("quakes: \(rows.count) event\(rows.count == 1 ? "" : "s")")
+            return 0
+        }
+    }
+
+    /// `24h` (ago) or a date/time.
+    static func since(_ text: String, now: Int64) throws -> Int64 {
+        if let d = DurationText.parse(text) { return now - d }
+        if let t = Timestamp.parse(text) ?? Timestamp.parse(text + "T00:00:00Z") { return t }
+        throw UserError("--since \"\(text)\" must be a duration (24h, 7d) or a date (2026-11-01)")
+    }
+}
+
+struct AQICommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "aqi", abstract: "A city's latest AQI, its level and a sparkline of the last 25 samples.")
+
+    @Argument(help: "City (station id or name, any case).")
+    var city: String
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "AQI scale: us-epa or india-naqi (default us-epa).")
+    var scale: String = "us-epa"
+
+    @Option(help: "Output format: text or json.")
+    var format: StdoutNotifier.Format = .text
+
+    func run() throws {
+        try guarded {
+            guard let s = AQIScale.named(scale) else { throw UserError("--scale must be us-epa or india-naqi") }
+            let db = try store.openStore(readOnly: true)
+            guard let report = try AirReport.build(store: db, city: city, scale: s) else {
+                throw UserError(
+                    "no AQI readings for \"\(city)\"; fetch an AQI source first (`klaxon fetch --config …`)")
+            }
+            print(format == .json ? AirReport.json(report) : AirReport.text(report))
+            return 0
+        }
+    }
+}

@@ -54,7 +54,9 @@ import Testing
         let deliveredBeforeKill = await sink.requests().count
         #expect(deliveredBeforeKill < 200, "the kill came too late to test anything")
 
-        let second = try klaxon(["dispatch", "--config", config, "--until-empty", "--lease", "1s", "--deadline", "60s"])
+        let second = try await klaxonAsync([
+            "dispatch", "--config", config, "--until-empty", "--lease", "1s", "--deadline", "60s",
+        ])
         #expect(second.status == 0, "\(second.stderr)")
 
         let store = try Store.openReadOnly(path: db)
@@ -86,30 +88,30 @@ import Testing
         await sink.script(Array(repeating: .respond(status: 410), count: 200))
         let s = try Scratch()
         let (config, _, _) = try prepare(s, hookURL: sink.url + "/hook")
-        let run = try klaxon(["dispatch", "--config", config, "--until-empty"])
+        let run = try await klaxonAsync(["dispatch", "--config", config, "--until-empty"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("0 sent, 0 retried, 200 dead"))
-        let dead = try klaxon(["outbox", "list", "--config", config, "--state", "dead"])
+        let dead = try await klaxonAsync(["outbox", "list", "--config", config, "--state", "dead"])
         #expect(dead.lines.count == 200)
         #expect(dead.stdout.contains("HTTP 410"))
         let id = try #require(dead.lines.first?.split(separator: " ").first.map(String.init))
-        #expect(try klaxon(["outbox", "retry", "--config", config, id]).status == 0)
-        let again = try klaxon(["dispatch", "--config", config, "--until-empty"])
+        #expect(try await klaxonAsync(["outbox", "retry", "--config", config, id]).status == 0)
+        let again = try await klaxonAsync(["dispatch", "--config", config, "--until-empty"])
         #expect(again.stderr.contains("1 sent"), "\(again.stderr)")
-        #expect(try klaxon(["outbox", "retry", "--config", config, "nope"]).status == 1)
+        #expect(try await klaxonAsync(["outbox", "retry", "--config", config, "nope"]).status == 1)
 
         // Silences: add, list, and a silenced alert is muted, not sent.
-        let add = try klaxon([
+        let add = try await klaxonAsync([
             "silence", "add", "--config", config, "--match", "rule=high", "station=~ST00.", "--for", "2h", "--comment",
             "maintenance",
         ])
         #expect(add.status == 0, "\(add.stderr)")
-        let list = try klaxon(["silence", "list", "--config", config])
+        let list = try await klaxonAsync(["silence", "list", "--config", config])
         #expect(list.stdout.contains("rule=high station=~ST00.") && list.stdout.contains("maintenance"))
         let silenceID = try #require(add.lines.first?.split(separator: " ").first.map(String.init))
-        #expect(try klaxon(["silence", "expire", "--config", config, silenceID]).status == 0)
-        #expect(try klaxon(["silence", "list", "--config", config]).stdout.contains("(no silences)"))
-        let bad = try klaxon([
+        #expect(try await klaxonAsync(["silence", "expire", "--config", config, silenceID]).status == 0)
+        #expect(try await klaxonAsync(["silence", "list", "--config", config]).stdout.contains("(no silences)"))
+        let bad = try await klaxonAsync([
             "silence", "add", "--config", config, "--match", "nonsense", "--for", "2h", "--comment", "x",
         ])
         #expect(bad.status == 1)
@@ -152,7 +154,7 @@ import Testing
             receivers:
               - {name: hook, type: webhook, preset: generic, url: "\(sink.url)/hooks/SECRET-TOKEN"}
             """)
-        let ok = try klaxon(["notify-test", "--config", config, "hook"])
+        let ok = try await klaxonAsync(["notify-test", "--config", config, "hook"])
         #expect(ok.status == 0, "\(ok.stderr)")
         #expect(ok.stdout.contains("sent a test message to hook"))
         let got = await sink.requests()
@@ -161,12 +163,12 @@ import Testing
         #expect(labels?["alertname"] == "klaxon-test")
 
         await sink.script([.respond(status: 403, body: "forbidden")])
-        let failed = try klaxon(["notify-test", "--config", config, "hook"])
+        let failed = try await klaxonAsync(["notify-test", "--config", config, "hook"])
         #expect(failed.status == 1)
         #expect(failed.stderr.contains("HTTP 403"))
         #expect(!failed.stderr.contains("SECRET"))
 
-        let unknown = try klaxon(["notify-test", "--config", config, "pager"])
+        let unknown = try await klaxonAsync(["notify-test", "--config", config, "pager"])
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("no receiver \"pager\" (receivers are hook)"))
     }

@@ -247,3 +247,81 @@ struct FetchTests {
         #expect(try store.stationInfos()["07010000"]?.nwsLID == "STLM7")
     }
 }
+
+@Suite("air-quality sources from a local server", .serialized)
+struct AirFetchTests {
+    let now = Timestamp.parse("2025-11-03T12:00:00Z")!
+
+    func fixture(_ name: String) throws -> String {
+        try String(
+            contentsOf: packageRoot.appendingPathComponent("Tests/KlaxonSourcesTests/Fixtures/\(name)"), encoding: .utf8
+        )
+    }
+
+    @Test("airnow: the key goes in the query and never into an error")
+    func airNow() async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        let store = try tempStore()
+        await sink.script([.respond(status: 200, body: try fixture("aqi_airnow_legacy.json")), .respond(status: 500)])
+        let source = ConfiguredSource(
+            source: AirNowSource(
+                name: "airnow", baseURL: sink.url + "/", apiKey: "s3cret-key",
+                locations: [.init(latitude: 38.9, longitude: -77.0)]))
+        let ok = await Fetch.run(sources: [source], store: store, now: now)
+        #expect(ok[0].error == nil, "\(ok[0].error ?? "")")
+        #expect(ok[0].stats.inserted > 0)
+        #expect(try store.latest(station: "Metropolitan Washington", metric: "aqi") != nil)
+        let request = try #require(await sink.requests().first)
+        #expect(request.path == "/aq/observation/latLong/current/")
+        #expect(request.query.contains("API_KEY=s3cret-key"))
+        let failed = await Fetch.run(sources: [source], store: store, now: now + 3_600)
+        let error = try #require(failed[0].error)
+        #expect(error.contains("HTTP 500"))
+        #expect(!error.contains("s3cret-key"))
+        #expect(error.contains("API_KEY=%3Csecret%3E") || error.contains("API_KEY=<secret>"))
+    }
+
+    @Test("waqi: a status:error body with HTTP 200 is an error, and the token stays secret")
+    func waqi() async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        let store = try tempStore()
+        await sink.script([
+            .respond(status: 200, body: try fixture("aqi_waqi_error.json")),
+            .respond(status: 200, body: try fixture("aqi_waqi_ok.json")),
+        ])
+        let source = ConfiguredSource(
+            source: WAQISource(name: "waqi", baseURL: sink.url + "/", token: "t0ken", stations: ["@372382"]))
+        let failed = await Fetch.run(sources: [source], store: store, now: now)
+        let error = try #require(failed[0].error)
+        #expect(error.contains("Unknown station"))
+        #expect(!error.contains("t0ken"))
+        #expect(try store.readingCount() == 0)
+        let ok = await Fetch.run(sources: [source], store: store, now: now + 60)
+        #expect(ok[0].error == nil, "\(ok[0].error ?? "")")
+        #expect(ok[0].stats.inserted > 0)
+        #expect(await sink.requests().first?.path == "/feed/@372382/")
+    }
+
+    @Test("openaq: the location's sensors name its latest values; X-API-Key header")
+    func openAQ() async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        let store = try tempStore()
+        await sink.script([
+            .respond(status: 200, body: try fixture("aqi_openaq_location.json")),
+            .respond(status: 200, body: try fixture("aqi_openaq_latest.json")),
+        ])
+        let source = ConfiguredSource(
+            source: OpenAQSource(name: "openaq", baseURL: sink.url + "/v3/", apiKey: "k", locations: [8118]))
+        let out = await Fetch.run(sources: [source], store: store, now: now)
+        #expect(out[0].error == nil, "\(out[0].error ?? "")")
+        #expect(out[0].gaps == 3)
+        let requests = await sink.requests()
+        #expect(requests.map(\.path) == ["/v3/locations/8118", "/v3/locations/8118/latest"])
+        #expect(requests.allSatisfy { $0.headers["x-api-key"] == "k" })
+        #expect(try store.latest(station: "openaq:8118", metric: "pm25")?.value == 187.5)
+        #expect(try store.stationInfos()["openaq:8118"]?.name == "New Delhi - DPCC")
+    }
+}

@@ -80,3 +80,14 @@ final class Scratch {
 func jsonObjects(_ lines: [String]) throws -> [[String: Any]] {
     try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
 }
+
+/// `klaxon(_:in:)` for async tests: the wait for the child happens on a Dispatch thread, not on one
+/// of Swift's cooperative threads. On a 2-core machine two tests blocking those threads would starve
+/// the in-process servers (HTTP sink, SMTP) that the child is talking to.
+func klaxonAsync(_ arguments: [String], in dir: URL? = nil) async throws -> Run {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(with: Result { try klaxon(arguments, in: dir) })
+        }
+    }
+}

@@ -164,7 +164,7 @@ struct WaterCLITests {
         let iv = ivBody(
             site: "07010000", points: [(local(recent - 900), "31.5", ["P"]), (local(recent), "31.9", ["P"])])
         await sink.script([.respond(status: 200, body: gauge), .respond(status: 200, body: iv)])
-        let run = try klaxon(["gauge", "STLM7", "--fetch", "--config", config], in: s.dir)
+        let run = try await klaxonAsync(["gauge", "STLM7", "--fetch", "--config", config], in: s.dir)
         #expect(run.status == 0, "\(run.stderr)")
         let requests = await sink.requests()
         #expect(requests.map(\.path) == ["/nwps/v1/gauges/STLM7", "/nwis/iv/"])
@@ -173,11 +173,11 @@ struct WaterCLITests {
         #expect(run.stdout.contains("MINOR FLOOD STAGE (30 ft)"))
 
         await sink.script([.respond(status: 500, body: "down")])
-        let fetch = try klaxon(["fetch", "--config", config, "--source", "river"], in: s.dir)
+        let fetch = try await klaxonAsync(["fetch", "--config", config, "--source", "river"], in: s.dir)
         #expect(fetch.status == 1)
         #expect(fetch.stdout.contains("river (usgs-iv): FAILED: source river: GET "))
         #expect(fetch.stdout.contains("HTTP 500"))
-        let unknown = try klaxon(["fetch", "--config", config, "--source", "rivr"], in: s.dir)
+        let unknown = try await klaxonAsync(["fetch", "--config", config, "--source", "rivr"], in: s.dir)
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("no source \"rivr\" (sources are nws, river)"))
     }

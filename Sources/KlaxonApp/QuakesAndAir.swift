@@ -1,0 +1,133 @@
+import Foundation
+import KlaxonCore
+import KlaxonStore
+
+/// `klaxon quakes`: stored events, filtered.
+public enum QuakeList {
+    public struct Filter: Sendable {
+        public var near: (latitude: Double, longitude: Double, radiusKm: Double)?
+        /// Origin time at or after this (seconds).
+        public var since: Int64
+        public var minMagnitude: Double?
+
+        public init(
+            near: (latitude: Double, longitude: Double, radiusKm: Double)? = nil, since: Int64,
+            minMagnitude: Double? = nil
+        ) {
+            self.near = near
+            self.since = since
+            self.minMagnitude = minMagnitude
+        }
+    }
+
+    public struct Row: Sendable {
+        public var key: String
+        public var event: QuakeEvent
+        public var distanceKm: Double?
+        public var revisions: Int
+    }
+
+    /// Events matching the filter, newest first.
+    public static func find(store: Store, filter: Filter) throws -> [Row] {
+        var out: [Row] = []
+        for q in try store.quakes(from: filter.since * 1000) {
+            let e = q.event
+            if let m = filter.minMagnitude, (e.magnitude ?? -.infinity) < m { continue }
+            var distance: Double? = nil
+            if let near = filter.near {
+                let d = Geo.distanceKm(lat1: near.latitude, lon1: near.longitude, lat2: e.latitude, lon2: e.longitude)
+                guard d <= near.radiusKm else { continue }
+                distance = d
+            }
+            out.append(Row(key: q.key, event: e, distanceKm: distance, revisions: try store.quakeRevisionCount(q.key)))
+        }
+        return out
+    }
+
+    public static func text(_ r: Row) -> String {
+        let e = r.event
+        var parts = [Timestamp.format(e.time / 1000)]
+        let mag = e.magnitude.map { "M\(formatValue(($0 * 10).rounded() / 10))" } ?? "M?"
+        parts.append(mag + (e.magType.map { " \($0)" } ?? ""))
+        parts.append(e.place ?? "(no place)")
+        if let d = e.depthKm { parts.append("depth \(formatValue(d.rounded())) km") }
+        if let d = r.distanceKm { parts.append("\(formatValue(d.rounded())) km away") }
+        if let a = e.alert { parts.append("PAGER \(a)") }
+        if e.tsunami { parts.append("tsunami flag") }
+        if e.type != "earthquake" { parts.append(e.type) }
+        parts.append(e.isDeleted ? "DELETED" : e.status)
+        parts.append(e.id + (r.revisions > 1 ? " (\(r.revisions) versions)" : ""))
+        return parts.joined(separator: "  ")
+    }
+
+    public static func json(_ r: Row) -> String {
+        let e = r.event
+        func s(_ v: String?) -> String { v.map(JSONText.string) ?? "null" }
+        func n(_ v: Double?) -> String { v.map(JSONText.number) ?? "null" }
+        func i(_ v: Int?) -> String { v.map(String.init) ?? "null" }
+        var o = "{\"id\":\(JSONText.string(e.id)),\"ids\":[\(e.ids.map(JSONText.string).joined(separator: ","))]"
+        o += ",\"time\":\"\(Timestamp.format(e.time / 1000))\",\"updated\":\"\(Timestamp.format(e.updated / 1000))\""
+        o += ",\"magnitude\":\(n(e.magnitude)),\"mag_type\":\(s(e.magType)),\"place\":\(s(e.place))"
+        o += ",\"latitude\":\(JSONText.number(e.latitude)),\"longitude\":\(JSONText.number(e.longitude))"
+        o += ",\"depth_km\":\(n(e.depthKm)),\"sig\":\(i(e.sig)),\"alert\":\(s(e.alert)),\"tsunami\":\(e.tsunami)"
+        o += ",\"status\":\(JSONText.string(e.status)),\"type\":\(JSONText.string(e.type)),\"url\":\(s(e.url))"
+        o += ",\"felt\":\(i(e.felt)),\"cdi\":\(n(e.cdi)),\"mmi\":\(n(e.mmi))"
+        if let d = r.distanceKm { o += ",\"distance_km\":\(JSONText.number((d * 10).rounded() / 10))" }
+        o += ",\"revisions\":\(r.revisions)}"
+        return o
+    }
+}
+
+/// `klaxon aqi CITY`: the latest AQI, its level and a sparkline of the last 25 samples.
+public enum AirReport {
+    public struct Report: Codable, Sendable, Equatable {
+        public var city: String
+        public var station: String
+        public var aqi: Double
+        public var time: String
+        public var scale: String
+        public var level: String?
+        public var emoji: String?
+        public var colour: String?
+        public var advice: String?
+        public var samples: [Double]
+        public var sparkline: String
+    }
+
+    /// The report for a city (a station id or name, any case); nil when none has AQI readings.
+    public static func build(store: Store, city: String, scale: AQIScale) throws -> Report? {
+        let infos = try store.stationInfos()
+        let wanted = city.lowercased()
+        var candidates = [city]
+        for (id, info) in infos where id.lowercased() == wanted || info.name?.lowercased() == wanted {
+            candidates.append(id)
+        }
+        for id in candidates {
+            guard let latest = try store.latest(station: id, metric: "aqi") else { continue }
+            let recent = try store.values(station: id, metric: "aqi", from: .min, to: latest.time).suffix(25).map(
+                \.value)
+            let level = scale.level(for: latest.value)
+            return Report(
+                city: infos[id]?.name ?? id, station: id, aqi: latest.value, time: Timestamp.format(latest.time),
+                scale: scale.id, level: level?.name, emoji: level?.emoji, colour: level?.colour, advice: level?.advice,
+                samples: Array(recent), sparkline: RecentReadings.sparkline(recent.map { Optional($0) }))
+        }
+        return nil
+    }
+
+    public static func text(_ r: Report) -> String {
+        var lines = ["\(r.city): AQI \(formatValue(r.aqi.rounded())) at \(r.time)"]
+        if let level = r.level {
+            lines.append("  \(r.emoji ?? "") \(level) (\(r.scale))")
+        }
+        if let advice = r.advice, !advice.isEmpty { lines.append("  \(advice)") }
+        lines.append("  last \(r.samples.count) samples: \(r.sparkline)")
+        return lines.joined(separator: "\n")
+    }
+
+    public static func json(_ r: Report) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(r)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import GRDB
+import KlaxonCore
+
+/// What storing a batch of quake events did.
+public struct QuakeWriteStats: Sendable, Equatable {
+    /// Events seen for the first time.
+    public var new = 0
+    /// Events with a newer `updated`: replaced, the old version kept as a revision.
+    public var revised = 0
+    /// Copies no newer than what is stored (a feed polled again): nothing written.
+    public var unchanged = 0
+
+    public init() {}
+}
+
+/// A stored quake event and when it was last changed.
+public struct StoredQuake: Sendable, Equatable {
+    /// The id the event was first stored under (aliases resolve to it).
+    public var key: String
+    public var event: QuakeEvent
+    /// Evaluation order: bumped each time the event changes.
+    public var seq: Int64
+}
+
+extension Store {
+    static let quakeCursorKey = "evaluated_quake_seq"
+
+    /// Stores quake events, once each: an event seen again under its id or any alias is the same
+    /// event; a newer `updated` replaces it and keeps the old version in `quake_revisions`. One
+    /// transaction.
+    @discardableResult
+    public func write(quakes: [QuakeEvent], at now: Int64) throws -> QuakeWriteStats {
+        try requireWriter().write { db in try Self.write(quakes: quakes, at: now, db) }
+    }
+
+    static func write(quakes: [QuakeEvent], at now: Int64, _ db: Database) throws -> QuakeWriteStats {
+        var stats = QuakeWriteStats()
+        var seq = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM quake_events") ?? 0
+        // Oldest version first, so a batch holding two versions of one event ends on the newest.
+        for e in quakes.sorted(by: { ($0.updated, $0.id) < ($1.updated, $1.id) }) {
+            let aliases = Array(Set(e.ids + [e.id]))
+            var key: String? = nil
+            for a in aliases {
+                if let k = try String.fetchOne(
+                    db, sql: "SELECT event_id FROM quake_aliases WHERE alias = ?", arguments: [a])
+                {
+                    key = k
+                    break
+                }
+            }
+            let json = String(decoding: try JSONEncoder().encode(e), as: UTF8.self)
+            if let key,
+                let stored = try Row.fetchOne(
+                    db, sql: "SELECT updated, event FROM quake_events WHERE id = ?", arguments: [key])
+            {
+                let storedUpdated: Int64 = stored["updated"]
+                guard e.updated > storedUpdated else {
+                    stats.unchanged += 1
+                    try addAliases(aliases, key: key, db)
+                    continue
+                }
+                seq += 1
+                try db.execute(
+                    sql: """
+                        UPDATE quake_events SET time = ?, updated = ?, magnitude = ?, latitude = ?, longitude = ?,
+                            depth_km = ?, status = ?, type = ?, event = ?, seq = ? WHERE id = ?
+                        """,
+                    arguments: [
+                        e.time, e.updated, e.magnitude, e.latitude, e.longitude, e.depthKm, e.status, e.type, json,
+                        seq, key,
+                    ])
+                try db.execute(
+                    sql: """
+                        INSERT INTO quake_revisions (event_id, updated, event, recorded_at) VALUES (?, ?, ?, ?)
+                        ON CONFLICT DO NOTHING
+                        """, arguments: [key, e.updated, json, now])
+                try addAliases(aliases, key: key, db)
+                stats.revised += 1
+            } else {
+                seq += 1
+                let key = key ?? e.id
+                try db.execute(
+                    sql: """
+                        INSERT INTO quake_events (id, time, updated, magnitude, latitude, longitude, depth_km, status,
+                            type, event, seq, first_seen)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        key, e.time, e.updated, e.magnitude, e.latitude, e.longitude, e.depthKm, e.status, e.type,
+                        json, seq, now,
+                    ])
+                try db.execute(
+                    sql: "INSERT INTO quake_revisions (event_id, updated, event, recorded_at) VALUES (?, ?, ?, ?)",
+                    arguments: [key, e.updated, json, now])
+                try addAliases(aliases, key: key, db)
+                stats.new += 1
+            }
+        }
+        return stats
+    }
+
+    static func addAliases(_ aliases: [String], key: String, _ db: Database) throws {
+        for a in aliases {
+            try db.execute(
+                sql: "INSERT INTO quake_aliases (alias, event_id) VALUES (?, ?) ON CONFLICT (alias) DO NOTHING",
+                arguments: [a, key])
+        }
+    }
+
+    /// Stored events with origin time in `[from, to]` (ms), newest first.
+    public func quakes(from: Int64 = .min, to: Int64 = .max) throws -> [StoredQuake] {
+        try reader.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT id, event, seq FROM quake_events WHERE time >= ? AND time <= ? ORDER BY time DESC",
+                arguments: [from, to]
+            ).compactMap { row in
+                guard let e = try? JSONDecoder().decode(QuakeEvent.self, from: Data((row["event"] as String).utf8))
+                else { return nil }
+                return StoredQuake(key: row["id"], event: e, seq: row["seq"])
+            }
+        }
+    }
+
+    /// Every stored version of every event, oldest `updated` first, each with its event's key (for
+    /// replaying the revision sequence in `dry-run`).
+    public func quakeRevisions() throws -> [(key: String, event: QuakeEvent)] {
+        try reader.read { db in
+            try Row.fetchAll(db, sql: "SELECT event_id, event FROM quake_revisions ORDER BY updated, event_id")
+                .compactMap { row in
+                    guard
+                        let e = try? JSONDecoder().decode(QuakeEvent.self, from: Data((row["event"] as String).utf8))
+                    else { return nil }
+                    return (row["event_id"], e)
+                }
+        }
+    }
+
+    /// The number of stored versions of an event (its revision history).
+    public func quakeRevisionCount(_ key: String) throws -> Int {
+        try reader.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM quake_revisions WHERE event_id = ?", arguments: [key]) ?? 0
+        }
+    }
+
+    /// Evaluates quake rules against the events that changed since the last evaluation: what each
+    /// rule announced per event is kept, so a revision is an update and never a second new alert.
+    /// Transitions, announcements and the cursor are written in one transaction with `record`.
+    public func evaluateQuakes(
+        rules: [Rule], now: Int64, render: (Transition) -> String,
+        record: (Database, [(transition: Transition, message: String, id: Int64)]) throws -> Void = { _, _ in }
+    ) throws -> [(transition: Transition, message: String)] {
+        let quakeRules = rules.compactMap { r in (r.kind as? QuakeRule).map { (r, $0) } }
+        guard !quakeRules.isEmpty else { return [] }
+        return try requireWriter().write { db in
+            let cursor =
+                try Int64.fetchOne(
+                    db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", arguments: [Self.quakeCursorKey])
+                ?? 0
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT id, event, seq FROM quake_events WHERE seq > ? ORDER BY seq", arguments: [cursor])
+            var top = cursor
+            var out: [Transition] = []
+            for row in rows {
+                let key: String = row["id"]
+                top = max(top, row["seq"])
+                guard let e = try? JSONDecoder().decode(QuakeEvent.self, from: Data((row["event"] as String).utf8))
+                else { continue }
+                for (rule, kind) in quakeRules {
+                    let announced = try String.fetchOne(
+                        db, sql: "SELECT announced FROM quake_announcements WHERE rule = ? AND event_id = ?",
+                        arguments: [rule.name, key]
+                    ).flatMap { try? JSONDecoder().decode(QuakeRule.Announced.self, from: Data($0.utf8)) }
+                    guard let (change, next) = kind.assess(e, announced: announced) else { continue }
+                    try db.execute(
+                        sql: """
+                            INSERT INTO quake_announcements (rule, event_id, announced) VALUES (?, ?, ?)
+                            ON CONFLICT (rule, event_id) DO UPDATE SET announced = excluded.announced
+                            """,
+                        arguments: [
+                            rule.name, key, String(decoding: try JSONEncoder().encode(next), as: UTF8.self),
+                        ])
+                    out.append(rule.transition(change, SeriesContext(station: key, metric: "quake")))
+                }
+            }
+            out.sort(by: Transition.outputOrder)
+            var logged: [(transition: Transition, message: String, id: Int64)] = []
+            for t in out {
+                let message = render(t)
+                var rec = TransitionRecord(t, message: message, recordedAt: now)
+                try rec.insert(db)
+                logged.append((t, message, rec.id ?? 0))
+            }
+            try record(db, logged)
+            try db.execute(
+                sql:
+                    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                arguments: [Self.quakeCursorKey, String(top)])
+            return logged.map { ($0.transition, $0.message) }
+        }
+    }
+}

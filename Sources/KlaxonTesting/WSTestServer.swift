@@ -1,0 +1,91 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+
+/// A scriptable WebSocket server on 127.0.0.1 for source tests (Hummingbird's WebSocket upgrade).
+/// Each connection plays the next script: frames, pauses (during which it reads nothing, so pings go
+/// unanswered, as from a dead peer) and a close. After its script a connection stays open, answering
+/// pings.
+public final class WSTestServer: Sendable {
+    public enum Step: Sendable {
+        /// Send a text frame.
+        case send(String)
+        /// Wait this long without reading: pings get no pong, so a pause longer than the client's
+        /// ping period looks like a dead peer.
+        case pause(Double)
+        /// Close the connection (normal closure).
+        case close
+    }
+
+    actor State {
+        var scripts: [[Step]]
+        var connections = 0
+
+        init(scripts: [[Step]]) { self.scripts = scripts }
+
+        func next() -> [Step] {
+            connections += 1
+            return scripts.isEmpty ? [] : scripts.removeFirst()
+        }
+    }
+
+    let state: State
+    public let port: Int
+    private let task: Task<Void, any Error>
+
+    public var url: String { "ws://127.0.0.1:\(port)/feed" }
+
+    private init(port: Int, task: Task<Void, any Error>, state: State) {
+        self.port = port
+        self.task = task
+        self.state = state
+    }
+
+    /// Connections accepted so far.
+    public func connections() async -> Int { await state.connections }
+
+    /// Starts a server; connection N plays `scripts[N]`.
+    public static func start(scripts: [[Step]]) async throws -> WSTestServer {
+        let state = State(scripts: scripts)
+        let (stream, continuation) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "klaxon.test.ws")
+        logger.logLevel = .critical
+        let app = Application(
+            router: Router(),
+            server: .http1WebSocketUpgrade { _, _, _ in
+                .upgrade([:]) { inbound, outbound, _ in
+                    let steps = await state.next()
+                    var iterator = inbound.makeAsyncIterator()
+                    for step in steps {
+                        switch step {
+                        case .send(let text):
+                            try await outbound.write(.text(text))
+                        case .pause(let seconds):
+                            try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                        case .close:
+                            return
+                        }
+                    }
+                    while try await iterator.next() != nil {}
+                }
+            },
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            },
+            logger: logger)
+        let task = Task { try await app.run() }
+        var port = 0
+        for await p in stream { port = p }
+        guard port > 0 else { throw SinkError(message: "the WebSocket test server did not start") }
+        return WSTestServer(port: port, task: task, state: state)
+    }
+
+    public func stop() async {
+        task.cancel()
+        _ = await task.result
+    }
+}

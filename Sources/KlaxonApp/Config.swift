@@ -19,6 +19,8 @@ public struct Config: Sendable {
     public var giveUpAfter: Int64 = 86400
     /// Where readings come from (`klaxon fetch`, the daemon).
     public var sources: [ConfiguredSource] = []
+    /// Users who may act on every owner's trips (`trip … --all`).
+    public var admins: [String] = []
     /// Every receiver name declared, even those whose other keys have errors (so one mistake does not
     /// cascade into "undefined receiver" errors elsewhere).
     var declaredReceivers: Set<String> = []
@@ -32,7 +34,7 @@ public struct Config: Sendable {
 
     public static let keys = [
         "database", "rules", "sources", "receivers", "routes", "default_receiver", "fallback_receiver",
-        "give_up_after",
+        "give_up_after", "admins",
     ]
 
     public func receiver(named name: String) -> Receiver? { receivers.first { $0.name == name } }
@@ -65,6 +67,7 @@ public struct Config: Sendable {
                     ? file.string(n, what: "rules").map { [reader.resolve($0)] }
                     : file.stringList(n, what: "rules")?.map(reader.resolve)
             }
+            if let n = m.value("admins") { config.admins = file.stringList(n, what: "admins") ?? [] }
             if let n = m.value("give_up_after"), let d = file.duration(n, what: "give_up_after") {
                 config.giveUpAfter = d
             }

@@ -154,6 +154,30 @@ public struct DryRun {
         return out
     }
 
+    /// Trip-packing rules over stored trips and forecasts, from a clean state: what each rule would
+    /// announce now (the lists as ready, and the alerts in force). `now` sets "today".
+    public func replay(trips store: Store, now: Int64) throws -> [Transition] {
+        let tripRules = engine.rules.compactMap { r in (r.kind as? TripPackingRule).map { (r, $0) } }
+        guard !tripRules.isEmpty else { return [] }
+        let today = String(Timestamp.format(now).prefix(10))
+        var out: [Transition] = []
+        for trip in try store.trips(owner: nil) {
+            let weather = try store.weather(for: trip)
+            let alerts = try store.alerts(for: trip)
+            for (rule, kind) in tripRules {
+                guard
+                    let (changes, _) = kind.assess(
+                        trip: trip, weather: weather, alerts: alerts, announced: nil, today: today, at: now)
+                else { continue }
+                for (metric, change) in changes {
+                    out.append(
+                        rule.transition(change, SeriesContext(station: TripPackingRule.key(trip), metric: metric)))
+                }
+            }
+        }
+        return out
+    }
+
     /// Lets time run to the end of the replay, so a series that went quiet is seen as stale.
     func finish(_ sessions: inout Sessions, end: Int64, into out: inout [Transition]) {
         guard end != Int64.min else { return }

@@ -42,6 +42,8 @@ public enum Evaluate {
         // Quake rules: events that are new or revised since the last evaluation.
         let quakes = try store.evaluateQuakes(rules: rules, now: now, render: renderer.render, record: enqueue)
         result.transitions += quakes
+        // Trip-packing rules: every trip still ahead, against its stored weather.
+        result.transitions += try store.evaluateTrips(rules: rules, now: now, render: renderer.render, record: enqueue)
         result.unrouted = unrouted
         return result
     }

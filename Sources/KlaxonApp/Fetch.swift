@@ -51,7 +51,14 @@ public enum Fetch {
             }
             let http = HTTPFetcher(client: client, timeout: configured.timeout)
             do {
-                let result = try await source.fetch(cursor: state?.cursor, now: now, http: http)
+                let result: FetchResult
+                if let weather = source as? any PlaceSource {
+                    // Weather sources are asked for the places of the trips still ahead.
+                    result = try await weather.fetch(
+                        places: try TripPlaces.requests(store: store, now: now), now: now, http: http)
+                } else {
+                    result = try await source.fetch(cursor: state?.cursor, now: now, http: http)
+                }
                 o.stats = try store.write(result.batch, source: source.name, cursor: result.cursor, at: now)
                 o.gaps = result.batch.gaps
                 o.stations = Set(result.batch.stations.map(\.id)).count
@@ -85,5 +92,25 @@ public enum Fetch {
                     period: max(1, days) * 86_400)
             }
         )
+    }
+}
+
+/// The places and dates that trips still ahead need weather for.
+public enum TripPlaces {
+    public static func requests(store: Store, now: Int64) throws -> [PlaceRequest] {
+        let today = String(Timestamp.format(now).prefix(10))
+        var dates: [String: (PlacePoint, Set<String>)] = [:]
+        for trip in try store.trips(owner: nil) {
+            for day in Packer.days(of: trip) where day.date >= today {
+                let stop = trip.stops[day.stopIndex]
+                guard let lat = stop.latitude, let lon = stop.longitude else { continue }
+                let point = PlacePoint(latitude: lat, longitude: lon)
+                dates[point.key, default: (point, [])].1.insert(day.date)
+            }
+        }
+        return dates.keys.sorted().map { key in
+            let (point, ds) = dates[key]!
+            return PlaceRequest(point: point, dates: ds.sorted())
+        }
     }
 }

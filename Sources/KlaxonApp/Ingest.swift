@@ -71,10 +71,43 @@ public enum IngestFormat: String, CaseIterable, Sendable {
     case nwpsJSON = "nwps-json"
     /// USGS earthquake GeoJSON (summary feeds, FDSN queries, single events): stored as events.
     case usgsQuakes = "usgs-quakes"
+    /// An Open-Meteo forecast response: daily weather for the point it names.
+    case openMeteoJSON = "open-meteo-json"
+    /// An OpenWeatherMap 5-day/3-hour or One Call response: daily weather for the point it names.
+    case owmJSON = "owm-json"
 
-    /// Parses a whole saved response.
-    public func parse(_ data: Data) throws -> SourceBatch {
+    /// Parses a whole saved response. `owmUnits` is the `units=` the OpenWeatherMap response was
+    /// asked with (the response does not say): standard (Kelvin), metric or imperial.
+    public func parse(_ data: Data, now: Int64 = 0, owmUnits: String = "standard") throws -> SourceBatch {
         switch self {
+        case .openMeteoJSON:
+            let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+            guard let lat = object?["latitude"] as? Double, let lon = object?["longitude"] as? Double else {
+                // Let the parser word the error (HTML page, truncated, error body).
+                _ = try OpenMeteoParser.forecast(data, place: "0.00,0.00", issued: now)
+                throw UserError("open-meteo-json: the response names no latitude/longitude")
+            }
+            var batch = SourceBatch()
+            batch.weather = try OpenMeteoParser.forecast(
+                data, place: PlacePoint(latitude: lat, longitude: lon).key, issued: now
+            ).days
+            return batch
+        case .owmJSON:
+            let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+            let coord = (object?["city"] as? [String: Any])?["coord"] as? [String: Any]
+            let lat = (coord?["lat"] ?? object?["lat"]) as? Double
+            let lon = (coord?["lon"] ?? object?["lon"]) as? Double
+            var batch = SourceBatch()
+            let key = PlacePoint(latitude: lat ?? 0, longitude: lon ?? 0).key
+            if object?["daily"] != nil || (object?["list"] as? [[String: Any]])?.first?["temp"] is [String: Any] {
+                let (days, alerts) = try OWMParser.daily(data, place: key, units: owmUnits, issued: now)
+                batch.weather = days
+                batch.weatherAlerts = alerts.map { PlaceAlert(place: key, alert: $0) }
+            } else {
+                batch.weather = try OWMParser.fiveDay(data, place: key, units: owmUnits, issued: now)
+            }
+            guard lat != nil, lon != nil else { throw UserError("owm-json: the response names no coordinates") }
+            return batch
         case .readings: return SourceBatch()
         case .usgsIVJSON: return try USGSIVParser.parse(data)
         case .usgsRDB: return try RDBParser.parse(String(decoding: data, as: UTF8.self))
@@ -100,7 +133,8 @@ extension Ingest {
     /// Ingests saved service responses, one transaction per file: a file that does not parse is
     /// reported (`FILE: reason`) and nothing of it is stored.
     public static func run(
-        store: Store, files: [String], format: IngestFormat, now: Int64, report: (String) -> Void = printError
+        store: Store, files: [String], format: IngestFormat, now: Int64, owmUnits: String = "standard",
+        report: (String) -> Void = printError
     ) throws -> Summary {
         guard format != .readings else { return try run(store: store, files: files, report: report) }
         var summary = Summary()
@@ -112,13 +146,16 @@ extension Ingest {
                 continue
             }
             do {
-                let batch = try format.parse(data)
+                let batch = try format.parse(data, now: now, owmUnits: owmUnits)
                 summary.stats += try store.write(batch, at: now)
                 summary.gaps += batch.gaps
                 summary.stations += batch.stations.count + batch.gauges.count
             } catch let e as ParseError {
                 summary.rejected += 1
                 report("\(path): \(e)")
+            } catch let e as UserError {
+                summary.rejected += 1
+                report("\(path): \(e.message)")
             }
         }
         return summary

@@ -13,6 +13,7 @@ public enum RuleLoader {
         LevelsRule.kindName: ["metric", "stations", "levels", "scale", "direction", "deadband", "min_dwell"],
         StaleRule.kindName: ["metric", "stations", "after"],
         RateRule.kindName: ["metric", "stations", "rising", "falling", "per", "window", "clear", "for"],
+        TripPackingRule.kindName: ["trips", "alert_severities"],
         QuakeRule.kindName: [
             "min_magnitude", "max_depth_km", "min_sig", "alert_at_least", "tsunami", "near", "types", "reviewed_only",
         ],
@@ -138,6 +139,17 @@ public enum RuleLoader {
                 case LevelsRule.kindName: kind = levels(&m, file: file, what: what)
                 case RateRule.kindName: kind = rate(&m, file: file, what: what)
                 case QuakeRule.kindName: kind = quake(&m, file: file, what: what)
+                case TripPackingRule.kindName:
+                    let trips = m.value("trips").flatMap { file.stringList($0, what: "trips") }.map(Set.init)
+                    var severities: Set<String> = ["Extreme", "Severe"]
+                    if let n = m.value("alert_severities"), let list = file.stringList(n, what: "alert_severities") {
+                        let known = ["Extreme", "Severe", "Moderate", "Minor"]
+                        for v in list where !known.contains(v) {
+                            file.error(n, "alert severity \"\(v)\" is not one of \(known.joined(separator: ", "))")
+                        }
+                        severities = Set(list)
+                    }
+                    kind = TripPackingRule(trips: trips, alertSeverities: severities)
                 default: kind = stale(&m, file: file, what: what)
                 }
             } else {

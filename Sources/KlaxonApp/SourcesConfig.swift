@@ -33,6 +33,9 @@ extension ConfigReader {
         AirNowSource.kindName: ["api_key", "api_key_file", "locations"],
         OpenAQSource.kindName: ["api_key", "api_key_file", "locations"],
         WAQISource.kindName: ["token", "token_file", "stations"],
+        OpenMeteoSource.kindName: ["archive_url", "geocoding_url", "forecast_days"],
+        OWMSource.kindName: ["api_key", "api_key_file", "endpoint"],
+        NWSAlertsSource.kindName: [],
     ]
 
     func source(_ node: Node) -> ConfiguredSource? {
@@ -119,6 +122,42 @@ extension ConfigReader {
                             name: name, baseURL: baseURL ?? OpenAQSource.defaultBaseURL, every: every ?? 3_600,
                             apiKey: key.value, locations: ids)
                     }
+                case OpenMeteoSource.kindName:
+                    func url(_ key: String) -> String? {
+                        guard let n = m.value(key), let v = file.string(n, what: key) else { return nil }
+                        guard let u = URL(string: v), u.scheme == "http" || u.scheme == "https", u.host != nil else {
+                            file.error(n, "\(key) must be an http(s) URL, not \"\(v)\"")
+                            return nil
+                        }
+                        return v
+                    }
+                    var days = 16
+                    if let n = m.value("forecast_days"), let d = file.integer(n, what: "forecast_days") {
+                        if (1...16).contains(d) { days = d } else { file.error(n, "forecast_days must be 1 to 16") }
+                    }
+                    built = OpenMeteoSource(
+                        name: name, baseURL: baseURL ?? OpenMeteoSource.defaultBaseURL,
+                        archiveURL: url("archive_url") ?? OpenMeteoSource.defaultArchiveURL,
+                        geocodingURL: url("geocoding_url") ?? OpenMeteoSource.defaultGeocodingURL,
+                        every: every ?? 3 * 3_600, forecastDays: days)
+                case OWMSource.kindName:
+                    let key = secret(&m, "api_key", required: true, what: what)
+                    var endpoint = OWMSource.Endpoint.forecast
+                    if let n = m.value("endpoint"), let e = file.string(n, what: "endpoint") {
+                        if let v = OWMSource.Endpoint(rawValue: e) {
+                            endpoint = v
+                        } else {
+                            file.error(n, "endpoint must be forecast (5 day / 3 hour) or onecall, not \"\(e)\"")
+                        }
+                    }
+                    if let key {
+                        built = OWMSource(
+                            name: name, baseURL: baseURL ?? OWMSource.defaultBaseURL, every: every ?? 3 * 3_600,
+                            apiKey: key.value, endpoint: endpoint)
+                    }
+                case NWSAlertsSource.kindName:
+                    built = NWSAlertsSource(
+                        name: name, baseURL: baseURL ?? NWSAlertsSource.defaultBaseURL, every: every ?? 900)
                 case WAQISource.kindName:
                     let token = secret(&m, "token", required: true, what: what)
                     let stations =

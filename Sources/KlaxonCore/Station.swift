@@ -1,3 +1,5 @@
+import Foundation
+
 /// What Klaxon knows about a station besides its readings: where it is, what it is called, and the
 /// ids other agencies know it by. Sources report it with their readings; messages and `klaxon gauge`
 /// use it.
@@ -134,6 +136,10 @@ public struct SourceBatch: Sendable {
     public var readings: [Reading]
     /// Quake events (stored as events, not readings).
     public var quakes: [QuakeEvent] = []
+    /// Daily forecasts (and climatology) for trip places.
+    public var weather: [DayWeather] = []
+    /// Active weather alerts, by the place key they were asked for.
+    public var weatherAlerts: [PlaceAlert] = []
     /// Values that were not values (the USGS `noDataValue`, outage qualifiers such as `Ice`, an empty
     /// RDB field, a CWMS `null`): nothing was stored for them.
     public var gaps: Int
@@ -150,6 +156,47 @@ public struct SourceBatch: Sendable {
         gauges += other.gauges
         readings += other.readings
         quakes += other.quakes
+        weather += other.weather
+        weatherAlerts += other.weatherAlerts
         gaps += other.gaps
+    }
+}
+
+/// A weather alert in force at a place (a trip stop's place key).
+public struct PlaceAlert: Sendable, Hashable, Codable {
+    public var place: String
+    public var alert: WeatherAlert
+
+    public init(place: String, alert: WeatherAlert) {
+        self.place = place
+        self.alert = alert
+    }
+}
+
+/// Where forecasts are asked for and stored: a point, keyed `"39.74,-104.99"` (2 decimals).
+public struct PlacePoint: Sendable, Hashable, Codable {
+    public var latitude: Double
+    public var longitude: Double
+
+    public init(latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+
+    public var key: String {
+        func two(_ v: Double) -> String {
+            let r = (v * 100).rounded() / 100
+            var s = String(format: "%.2f", r)
+            if s == "-0.00" { s = "0.00" }
+            return s
+        }
+        return "\(two(latitude)),\(two(longitude))"
+    }
+
+    /// Parses `"39.74,-104.99"`.
+    public init?(key: String) {
+        let parts = key.split(separator: ",")
+        guard parts.count == 2, let a = Double(parts[0]), let b = Double(parts[1]) else { return nil }
+        self.init(latitude: a, longitude: b)
     }
 }

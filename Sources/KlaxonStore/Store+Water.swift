@@ -48,6 +48,9 @@ extension Store {
             for gauge in batch.gauges { try Self.upsert(gauge, at: now, db) }
             var additions: [SeriesKey: Int64] = [:]
             var stats = try ReadingIngester.insert(batch.readings, db, known: [:], additions: &additions)
+            if !batch.weather.isEmpty || !batch.weatherAlerts.isEmpty {
+                stats.inserted += try Self.write(weather: batch.weather, alerts: batch.weatherAlerts, db)
+            }
             if !batch.quakes.isEmpty {
                 let q = try Self.write(quakes: batch.quakes, at: now, db)
                 stats.inserted += q.new

@@ -246,6 +246,49 @@ public final class Store: Sendable {
                     );
                     """)
         }
+        m.registerMigration("v5-trips") { db in
+            try db.execute(
+                sql: """
+                    -- Saved trips, each owned by one owner.
+                    CREATE TABLE trips (
+                        owner TEXT NOT NULL CHECK (owner <> ''),
+                        name TEXT NOT NULL CHECK (name <> ''),
+                        trip TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        updated_at INTEGER NOT NULL,
+                        PRIMARY KEY (owner, name)
+                    );
+                    -- Daily weather per place (a "lat,lon" key), date and source; the newest issue wins.
+                    CREATE TABLE forecasts (
+                        place TEXT NOT NULL,
+                        date TEXT NOT NULL,
+                        source TEXT NOT NULL,
+                        latitude REAL NOT NULL,
+                        longitude REAL NOT NULL,
+                        issued INTEGER NOT NULL,
+                        climatology INTEGER NOT NULL CHECK (climatology IN (0, 1)),
+                        weather TEXT NOT NULL,
+                        seq INTEGER NOT NULL,
+                        PRIMARY KEY (place, date, source)
+                    );
+                    CREATE INDEX forecasts_by_seq ON forecasts(seq);
+                    CREATE TABLE weather_alerts (
+                        id TEXT NOT NULL,
+                        place TEXT NOT NULL,
+                        alert TEXT NOT NULL,
+                        seq INTEGER NOT NULL,
+                        PRIMARY KEY (id, place)
+                    );
+                    -- What each trip-packing rule last announced for each trip.
+                    CREATE TABLE trip_announcements (
+                        rule TEXT NOT NULL,
+                        owner TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        announced TEXT NOT NULL,
+                        PRIMARY KEY (rule, owner, name)
+                    );
+                    """)
+        }
         return m
     }()
 }

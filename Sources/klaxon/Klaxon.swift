@@ -15,7 +15,7 @@ struct Klaxon: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, CheckCommand.self, IngestCommand.self, EvaluateCommand.self, DryRunCommand.self,
             TestCommand.self, DispatchCommand.self, OutboxCommand.self, SilenceCommand.self, NotifyTestCommand.self,
-            FetchCommand.self, GaugeCommand.self, QuakesCommand.self, AQICommand.self,
+            FetchCommand.self, GaugeCommand.self, QuakesCommand.self, AQICommand.self, TripCommand.self,
         ])
 }
 
@@ -152,9 +152,14 @@ struct IngestCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "File format: readings (CSV/JSON Lines), usgs-iv-json, usgs-rdb, usgs-ogc-json, cwms-json or nwps-json.",
+            "File format: readings (CSV/JSON Lines), usgs-iv-json, usgs-rdb, usgs-ogc-json, cwms-json, nwps-json, usgs-quakes, open-meteo-json or owm-json.",
             discussion: "Saved service responses load station metadata and NWS flood categories too."))
     var format: IngestFormat = .readings
+
+    @Option(
+        name: .customLong("owm-units"),
+        help: "With --format owm-json: the units= it was fetched with (standard, metric, imperial).")
+    var owmUnits: String = "standard"
 
     @Argument(help: "Files to load.")
     var files: [String]
@@ -167,7 +172,7 @@ struct IngestCommand: ParsableCommand {
         try guarded {
             let db = try store.openStore()
             let clock = ContinuousClock.now
-            let s = try Ingest.run(store: db, files: files, format: format, now: nowSeconds())
+            let s = try Ingest.run(store: db, files: files, format: format, now: nowSeconds(), owmUnits: owmUnits)
             let seconds =
                 Double(clock.duration(to: .now).components.attoseconds) / 1e18
                 + Double(clock.duration(to: .now).components.seconds)
@@ -316,6 +321,11 @@ struct DryRunCommand: ParsableCommand {
                 result = try dry.run(store: source)
             } else {
                 result = try dry.run(files: readings)
+            }
+            // Trip-packing rules: the stored trips and forecasts, as of --to (default now).
+            if let source, ruleList.contains(where: { $0.kind is TripPackingRule }) {
+                let trips = try dry.replay(trips: source, now: try parseTime(to, option: "--to") ?? nowSeconds())
+                result.transitions = (result.transitions + trips).sorted(by: Transition.outputOrder)
             }
             // Quake rules: the stored revision history, or events files.
             if ruleList.contains(where: { $0.kind is QuakeRule }) {

@@ -22,6 +22,20 @@ final class Collector: Sendable {
 
 @Suite("aqi-websocket source against a real WebSocket server", .serialized)
 struct AQIWebSocketTests {
+    /// Runs the source until `done` holds (or 20 s pass), then stops it: fast on a quiet machine,
+    /// patient on a loaded one.
+    func listen(
+        _ s: AQIWebSocketSource, _ c: Collector, until done: @escaping @Sendable (Collector) -> Bool
+    ) async -> AQIWebSocketSource.Stats {
+        let task = Task { await s.run(for: 20, now: { c.now() }) { c.deliver($0) } }
+        let deadline = Date().addingTimeInterval(20)
+        while !done(c) && Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        // Let a frame in flight land, then stop.
+        try? await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        return await task.value
+    }
+
     func source(_ server: WSTestServer, maxFrame: Int = 1 << 16, ping: Double = 5) -> AQIWebSocketSource {
         AQIWebSocketSource(
             name: "cities", url: server.url, sampleEvery: 30, maxFrame: maxFrame, pingEvery: ping,
@@ -42,7 +56,7 @@ struct AQIWebSocketTests {
         ])
         defer { Task { await server.stop() } }
         let c = Collector()
-        let stats = await source(server).run(for: 2, now: { c.now() }) { c.deliver($0) }
+        let stats = await listen(source(server), c) { $0.kept.count >= 5 }
         // Clock: frame 1 at 10, frame 2 at 20, garbage at 30, frame 4 at 40, frame 5 at 50, frame 6 at 60.
         #expect(
             c.kept == ["Mumbai 100@10", "Delhi 200.5@10", "Mumbai 101@20", "Delhi 201@40", "Mumbai 103@60"])
@@ -62,7 +76,7 @@ struct AQIWebSocketTests {
         ])
         defer { Task { await server.stop() } }
         let c = Collector()
-        let stats = await source(server, ping: 0.3).run(for: 3, now: { c.now() }) { c.deliver($0) }
+        let stats = await listen(source(server, ping: 0.3), c) { $0.kept.count >= 2 }
         #expect(c.kept == ["Kolkata 150@10", "Chennai 80@20"])
         #expect(await server.connections() >= 2)
         #expect(stats.connections >= 2)
@@ -77,7 +91,7 @@ struct AQIWebSocketTests {
         ])
         defer { Task { await server.stop() } }
         let c = Collector()
-        let stats = await source(server, maxFrame: 256).run(for: 2, now: { c.now() }) { c.deliver($0) }
+        let stats = await listen(source(server, maxFrame: 256), c) { $0.kept.count >= 1 }
         #expect(c.kept == ["Agra 90@10"])
         #expect(stats.errors >= 1, "\(stats)")
         #expect(await server.connections() >= 2)

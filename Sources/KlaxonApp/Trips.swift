@@ -1,0 +1,198 @@
+import AsyncHTTPClient
+import Foundation
+import KlaxonCore
+import KlaxonSources
+import KlaxonStore
+
+/// Trip commands' logic: geocoding stops, owner checks, the packing view, export and import.
+public enum Trips {
+    /// The user running the command (`$USER`, else the account name).
+    public static var currentUser: String {
+        ProcessInfo.processInfo.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? NSUserName()
+    }
+
+    /// Who a command acts for, and whether it may see every owner's trips.
+    public struct Actor: Sendable {
+        public var owner: String
+        public var all: Bool
+
+        /// `--all` is for admins (`admins:` in the config) only.
+        public init(owner: String?, all: Bool, config: Config?) throws {
+            self.owner = owner ?? Trips.currentUser
+            if all && !(config?.admins.contains(Trips.currentUser) ?? false) {
+                throw UserError("--all is for admins (add \(Trips.currentUser) to admins: in the config)")
+            }
+            self.all = all
+        }
+    }
+
+    /// Finds a trip the actor may see; "not found" for another owner's trip (without `--all`).
+    public static func find(_ name: String, store: Store, actor: Actor) throws -> Trip {
+        if let t = try store.trip(owner: actor.owner, name: name) { return t }
+        if actor.all {
+            let matches = try store.trips(owner: nil).filter { $0.name == name }
+            if matches.count == 1 { return matches[0] }
+            if matches.count > 1 {
+                let owners = matches.map(\.owner).joined(separator: ", ")
+                throw UserError("trip \"\(name)\" exists for several owners (\(owners)): give --owner")
+            }
+        }
+        throw UserError("trip \"\(name)\" not found for \(actor.owner)")
+    }
+
+    /// Fills in coordinates for stops given by name (Open-Meteo geocoding). An unknown or ambiguous
+    /// place is an error listing the candidates.
+    public static func geocode(_ trip: Trip, config: Config?, client: HTTPClient = .shared) async throws -> Trip {
+        guard trip.stops.contains(where: { $0.latitude == nil }) else { return trip }
+        let geo =
+            config?.sources.compactMap { $0.source as? OpenMeteoSource }.first
+            ?? OpenMeteoSource(name: "geocoding")
+        let http = HTTPFetcher(client: client, timeout: 15)
+        var out = trip
+        for i in out.stops.indices where out.stops[i].latitude == nil {
+            let place = out.stops[i].place
+            let candidates = try await geo.geocode(place, http: http)
+            let pick: OpenMeteoParser.Place
+            switch candidates.count {
+            case 0:
+                throw UserError(
+                    "stops[\(i)].place: no place called \"\(place)\" was found; check the spelling or give latitude and longitude"
+                )
+            case 1:
+                pick = candidates[0]
+            default:
+                // A clear favourite (five times the population of the next) is taken; otherwise ask.
+                let pops = candidates.map { $0.population ?? 0 }
+                if pops[0] > 0, pops[0] >= 5 * pops[1] {
+                    pick = candidates[0]
+                } else {
+                    let list = candidates.prefix(6).map {
+                        "\($0.label) (\(formatValue($0.latitude)), \(formatValue($0.longitude)))"
+                    }.joined(separator: "; ")
+                    throw UserError(
+                        "stops[\(i)].place: \"\(place)\" is ambiguous: \(list). Write it as \"\(place), REGION\" or give latitude and longitude"
+                    )
+                }
+            }
+            out.stops[i].latitude = pick.latitude
+            out.stops[i].longitude = pick.longitude
+            out.stops[i].timeZone = pick.timeZone
+        }
+        return out
+    }
+
+    /// The trip's list and the weather it was made from.
+    public static func packing(_ trip: Trip, store: Store) throws -> (list: PackingList, weather: [DayWeather]) {
+        let weather = try store.weather(for: trip)
+        return (Packer.pack(trip, weather: weather), weather)
+    }
+
+    static func temp(_ c: Double?, _ units: PackingPreferences.Units) -> String {
+        guard let c else { return "—" }
+        return units == .imperial ? "\(formatValue((c * 9 / 5 + 32).rounded())) °F" : "\(formatValue(c.rounded())) °C"
+    }
+
+    /// The packing table and the weather per day, for people.
+    public static func text(_ trip: Trip, list: PackingList, weather: [DayWeather]) -> String {
+        var lines = ["\(trip.name) (\(trip.owner)) — \(trip.purpose.rawValue)"]
+        for s in trip.stops {
+            lines.append("  \(s.place): arrive \(s.arrive), \(s.nights) night\(s.nights == 1 ? "" : "s")")
+        }
+        lines.append("")
+        lines.append("Weather")
+        let units = trip.preferences.units
+        for day in Packer.days(of: trip) {
+            let place = trip.stops[day.stopIndex].place
+            guard let w = weather.first(where: { $0.date == day.date && $0.place == place }) else {
+                lines.append("  \(day.date) \(place): no forecast yet")
+                continue
+            }
+            var parts = ["high \(temp(w.tempMaxC, units))", "low \(temp(w.tempMinC, units))"]
+            if let p = w.precipitationProbability { parts.append("rain \(formatValue(p.rounded())) %") }
+            if let s = w.snowfallCm, s > 0 {
+                parts.append(
+                    units == .imperial
+                        ? "snow \(formatValue((s / 2.54 * 10).rounded() / 10)) in" : "snow \(formatValue(s)) cm")
+            }
+            if let wind = w.windMaxKmh {
+                parts.append(
+                    units == .imperial
+                        ? "wind \(formatValue((wind / 1.609).rounded())) mph"
+                        : "wind \(formatValue(wind.rounded())) km/h")
+            }
+            let tag = w.climatology ? " (climatology)" : ""
+            lines.append("  \(day.date) \(place): \(parts.joined(separator: ", "))\(tag)")
+        }
+        lines.append("")
+        lines.append("Packing list")
+        lines.append(list.table())
+        return lines.joined(separator: "\n")
+    }
+
+    /// `trip show --format json`: the trip, the weather per day, and the items (`item`, `quantity`,
+    /// `reason`, `category`).
+    public static func json(_ trip: Trip, list: PackingList, weather: [DayWeather]) throws -> String {
+        let items: [[String: Any]] = list.items.map {
+            [
+                "item": $0.item, "quantity": $0.quantity, "category": $0.category,
+                "reason": $0.reasons.joined(separator: "; "),
+            ]
+        }
+        let object: [String: Any] = [
+            "trip": try jsonObject(trip), "weather": try weather.map(jsonObject), "items": items,
+        ]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func jsonObject<T: Encodable>(_ value: T) throws -> Any {
+        try JSONSerialization.jsonObject(with: try JSONEncoder().encode(value))
+    }
+
+    /// `trip export`: the trip, its stored forecasts and its list, as one JSON document that
+    /// `trip import` reads back.
+    public struct Export: Codable, Sendable {
+        public var format: String
+        public var trip: Trip
+        public var weather: [DayWeather]
+        public var list: PackingList
+    }
+
+    public static func export(_ trip: Trip, store: Store) throws -> String {
+        let (list, weather) = try packing(trip, store: store)
+        var stored: [DayWeather] = []
+        for s in trip.stops {
+            if let lat = s.latitude, let lon = s.longitude {
+                stored += try store.forecasts(place: PlacePoint(latitude: lat, longitude: lon).key)
+            }
+        }
+        _ = weather
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        let doc = Export(format: "klaxon-trip-1", trip: trip, weather: stored, list: list)
+        return String(decoding: try encoder.encode(doc), as: UTF8.self)
+    }
+
+    /// Reads an export; the trip is stored for `owner` and its forecasts with it.
+    public static func importTrip(path: String, owner: String, store: Store, now: Int64, replace: Bool) throws -> Trip {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw UserError("\(path): cannot read the file")
+        }
+        let doc: Export
+        do {
+            doc = try JSONDecoder().decode(Export.self, from: data)
+        } catch {
+            throw UserError("\(path): not a trip export (from `klaxon trip export NAME --format json`): \(error)")
+        }
+        guard doc.format == "klaxon-trip-1" else { throw UserError("\(path): unknown export format \"\(doc.format)\"") }
+        var trip = doc.trip
+        trip.owner = owner
+        do {
+            try store.save(trip: trip, at: now, replace: replace)
+            try store.write(weather: doc.weather)
+        } catch let e as TripError {
+            throw UserError(e.description)
+        }
+        return trip
+    }
+}

@@ -1,0 +1,125 @@
+/// `kind: trip-packing` — keeps each trip's packing list in step with its forecasts. The first list
+/// is announced as ready; afterwards every difference from the last announced list is a `changed`
+/// transition listing `+ added`, `− removed` and `~ quantity changed` items with the weather change
+/// behind each; a critical weather alert for a stop during the trip is announced once. Nothing is
+/// said about a trip that has ended. Trips are not readings: `step` never fires.
+public struct TripPackingRule: RuleKind {
+    public static let kindName = "trip-packing"
+
+    /// Trip names the rule watches; nil = every trip.
+    public var trips: Set<String>?
+    /// Alert severities announced (NWS: Extreme, Severe, Moderate, Minor).
+    public var alertSeverities: Set<String>
+
+    public init(trips: Set<String>? = nil, alertSeverities: Set<String> = ["Extreme", "Severe"]) {
+        self.trips = trips
+        self.alertSeverities = alertSeverities
+    }
+
+    public var metric: String { "packing" }
+    public var stations: Set<String>? { nil }
+
+    public func step(_ state: inout AlertState, time: Int64, value: Double, context: SeriesContext) -> Change? { nil }
+
+    /// What was last announced for a trip.
+    public struct Announced: Sendable, Hashable, Codable {
+        public var list: PackingList
+        public var weather: [DayWeather]
+        /// Alert ids already announced.
+        public var alerts: [String]
+
+        public init(list: PackingList, weather: [DayWeather], alerts: [String]) {
+            self.list = list
+            self.weather = weather
+            self.alerts = alerts
+        }
+    }
+
+    /// The key a trip's alerts go under (`owner/name`), for transitions and routing.
+    public static func key(_ trip: Trip) -> String { "\(trip.owner)/\(trip.name)" }
+
+    public func watches(_ trip: Trip) -> Bool { trips?.contains(trip.name) ?? true }
+
+    /// The trip's last day (`YYYY-MM-DD`), or nil for a trip without stops.
+    public static func lastDay(_ trip: Trip) -> String? { Packer.days(of: trip).last?.date }
+
+    /// Decides what to announce for a trip given its current weather and alerts.
+    /// - Parameters:
+    ///   - today: the evaluation date (`YYYY-MM-DD`, UTC); a trip whose last day is before it has ended.
+    ///   - at: the transitions' time (seconds).
+    /// - Returns: (metric, change) pairs — `packing` for the list, `alert:<id>` for an alert — and what
+    ///   is announced now; nil when there is nothing to say.
+    public func assess(
+        trip: Trip, weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)], announced: Announced?,
+        today: String, at: Int64
+    ) -> (changes: [(metric: String, change: Change)], announced: Announced)? {
+        guard watches(trip), let last = Self.lastDay(trip), last >= today else { return nil }
+        let list = Packer.pack(trip, weather: weather)
+        var out: [(String, Change)] = []
+        var next = announced ?? Announced(list: list, weather: weather, alerts: [])
+        if let announced {
+            let changes = PackingDiff.changes(
+                trip: trip, old: announced.list, oldWeather: announced.weather, new: list, newWeather: weather)
+            if !changes.isEmpty {
+                let why = PackingDiff.weatherChanges(trip: trip, oldWeather: announced.weather, newWeather: weather)
+                out.append(
+                    (
+                        metric,
+                        Change(
+                            state: .changed, at: at, value: nil,
+                            summary: "Trip \"\(trip.name)\": packing list changed — "
+                                + changes.map(\.line).joined(separator: "; "),
+                            explanation: why.isEmpty ? "the forecast changed" : why.joined(separator: "; "))
+                    ))
+                next.list = list
+                next.weather = weather
+            }
+        } else {
+            let count = list.items.reduce(0) { $0 + $1.quantity }
+            let days = Packer.days(of: trip)
+            let climatology = weather.contains { $0.climatology } ? " (some days from climatology)" : ""
+            out.append(
+                (
+                    metric,
+                    Change(
+                        state: .firing, at: at, value: Double(count),
+                        summary:
+                            "Trip \"\(trip.name)\": packing list ready — \(count) items for \(days.count) days\(climatology)",
+                        explanation: list.table())
+                ))
+        }
+        let (first, lastDate) = (Packer.days(of: trip).first?.date ?? last, last)
+        for (stop, alert) in alerts
+        where alertSeverities.contains(alert.severity) && !next.alerts.contains(alert.id)
+            && Self.overlaps(alert, from: first, to: lastDate)
+        {
+            next.alerts.append(alert.id)
+            let place = trip.stops[stop].place
+            var text =
+                "Trip \"\(trip.name)\": \(alert.severity.lowercased()) weather alert for \(place): \(alert.event)"
+            if let h = alert.headline { text += " — \(h)" }
+            out.append(
+                (
+                    "alert:\(alert.id)",
+                    Change(
+                        state: .firing, at: at, value: nil, level: alert.severity, summary: text,
+                        explanation:
+                            "NWS \(alert.event) (\(alert.severity)) at \(place) during the trip (\(first) to \(lastDate))"
+                            + (alert.areaDescription.map { "; area: \($0)" } ?? ""))
+                ))
+        }
+        guard !out.isEmpty else { return nil }
+        return (out, next)
+    }
+
+    /// Whether an alert's time overlaps the trip's dates (an alert without times does).
+    static func overlaps(_ a: WeatherAlert, from: String, to: String) -> Bool {
+        guard let start = Timestamp.parse(from + "T00:00:00Z"), let end = Timestamp.parse(to + "T00:00:00Z") else {
+            return true
+        }
+        // A day of slack either side: stop times are local, alert times UTC.
+        if let ends = a.ends, ends < start - 86_400 { return false }
+        if let onset = a.onset, onset > end + 2 * 86_400 { return false }
+        return true
+    }
+}

@@ -1,0 +1,249 @@
+import Foundation
+import GRDB
+import KlaxonCore
+
+/// Errors about trips, worded for people.
+public struct TripError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+extension Store {
+    /// Saves a new trip; a trip of the same owner and name is an error unless `replace`.
+    public func save(trip: Trip, at now: Int64, replace: Bool = false) throws {
+        let json = String(decoding: try JSONEncoder().encode(trip), as: UTF8.self)
+        try requireWriter().write { db in
+            let exists =
+                try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM trips WHERE owner = ? AND name = ?)",
+                    arguments: [trip.owner, trip.name]) ?? false
+            if exists && !replace {
+                throw TripError("trip \"\(trip.name)\" already exists for \(trip.owner) (use `trip edit` to change it)")
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO trips (owner, name, trip, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (owner, name) DO UPDATE SET trip = excluded.trip, updated_at = excluded.updated_at
+                    """, arguments: [trip.owner, trip.name, json, now, now])
+        }
+    }
+
+    /// A trip by owner and name; nil when that owner has none by that name.
+    public func trip(owner: String, name: String) throws -> Trip? {
+        try reader.read { db in
+            try String.fetchOne(
+                db, sql: "SELECT trip FROM trips WHERE owner = ? AND name = ?", arguments: [owner, name]
+            ).flatMap { try? JSONDecoder().decode(Trip.self, from: Data($0.utf8)) }
+        }
+    }
+
+    /// Trips of one owner (nil: every owner's), by owner then name.
+    public func trips(owner: String?) throws -> [Trip] {
+        try reader.read { db in
+            try String.fetchAll(
+                db, sql: "SELECT trip FROM trips WHERE ?1 IS NULL OR owner = ?1 ORDER BY owner, name",
+                arguments: [owner]
+            ).compactMap { try? JSONDecoder().decode(Trip.self, from: Data($0.utf8)) }
+        }
+    }
+
+    /// Removes a trip (and what rules announced for it); false when there was none.
+    @discardableResult
+    public func removeTrip(owner: String, name: String) throws -> Bool {
+        try requireWriter().write { db in
+            try db.execute(sql: "DELETE FROM trips WHERE owner = ? AND name = ?", arguments: [owner, name])
+            let removed = db.changesCount > 0
+            try db.execute(
+                sql: "DELETE FROM trip_announcements WHERE owner = ? AND name = ?", arguments: [owner, name])
+            return removed
+        }
+    }
+
+    static func write(weather: [DayWeather], alerts: [PlaceAlert], _ db: Database) throws -> Int {
+        var seq =
+            try Int64.fetchOne(
+                db,
+                sql:
+                    "SELECT max(s) FROM (SELECT max(seq) AS s FROM forecasts UNION ALL SELECT max(seq) FROM weather_alerts)"
+            )
+            ?? 0
+        var changed = 0
+        for w in weather {
+            guard let point = PlacePoint(key: w.place) else {
+                throw TripError("forecast place \"\(w.place)\" is not a \"lat,lon\" key")
+            }
+            let json = String(decoding: try JSONEncoder().encode(w), as: UTF8.self)
+            let stored = try Row.fetchOne(
+                db, sql: "SELECT issued, weather FROM forecasts WHERE place = ? AND date = ? AND source = ?",
+                arguments: [w.place, w.date, w.source])
+            if let stored {
+                let issued: Int64 = stored["issued"]
+                // An older issue never replaces a newer one; the same values are not a change.
+                if w.issued < issued { continue }
+                var old = (try? JSONDecoder().decode(DayWeather.self, from: Data((stored["weather"] as String).utf8)))
+                old?.issued = w.issued
+                if old == w { continue }
+            }
+            seq += 1
+            changed += 1
+            try db.execute(
+                sql: """
+                    INSERT INTO forecasts (place, date, source, latitude, longitude, issued, climatology, weather, seq)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (place, date, source) DO UPDATE SET issued = excluded.issued,
+                        climatology = excluded.climatology, weather = excluded.weather, seq = excluded.seq
+                    """,
+                arguments: [
+                    w.place, w.date, w.source, point.latitude, point.longitude, w.issued, w.climatology, json, seq,
+                ])
+        }
+        for a in alerts {
+            let json = String(decoding: try JSONEncoder().encode(a.alert), as: UTF8.self)
+            let exists =
+                try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM weather_alerts WHERE id = ? AND place = ?)",
+                    arguments: [a.alert.id, a.place]) ?? false
+            if exists { continue }
+            seq += 1
+            changed += 1
+            try db.execute(
+                sql: "INSERT INTO weather_alerts (id, place, alert, seq) VALUES (?, ?, ?, ?)",
+                arguments: [a.alert.id, a.place, json, seq])
+        }
+        return changed
+    }
+
+    /// Stores forecasts and alerts (one transaction); returns how many rows changed.
+    @discardableResult
+    public func write(weather: [DayWeather], alerts: [PlaceAlert] = []) throws -> Int {
+        try requireWriter().write { db in try Self.write(weather: weather, alerts: alerts, db) }
+    }
+
+    /// The weather for each day of a trip: per stop, the stored forecasts of the nearest place within
+    /// `radiusKm` of the stop; per date, a real forecast (newest issue) before climatology.
+    public func weather(for trip: Trip, radiusKm: Double = 30) throws -> [DayWeather] {
+        try reader.read { db in
+            let places = try Row.fetchAll(db, sql: "SELECT DISTINCT place, latitude, longitude FROM forecasts")
+            var out: [DayWeather] = []
+            var seen: Set<String> = []
+            for day in Packer.days(of: trip) {
+                let stop = trip.stops[day.stopIndex]
+                guard let lat = stop.latitude, let lon = stop.longitude else { continue }
+                var best: (String, Double)? = nil
+                for p in places {
+                    let d = Geo.distanceKm(lat1: lat, lon1: lon, lat2: p["latitude"], lon2: p["longitude"])
+                    if d <= radiusKm, d < (best?.1 ?? .infinity) { best = (p["place"], d) }
+                }
+                guard let place = best?.0, !seen.contains("\(place)|\(day.date)") else { continue }
+                seen.insert("\(place)|\(day.date)")
+                let rows = try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT weather FROM forecasts WHERE place = ? AND date = ?
+                        ORDER BY climatology, issued DESC LIMIT 1
+                        """, arguments: [place, day.date])
+                if var w = rows.first.flatMap({ try? JSONDecoder().decode(DayWeather.self, from: Data($0.utf8)) }) {
+                    // The packing algorithm matches weather to days by the stop's place.
+                    w.place = stop.place
+                    out.append(w)
+                }
+            }
+            return out
+        }
+    }
+
+    /// Alerts stored for places within `radiusKm` of a trip's stops.
+    public func alerts(for trip: Trip, radiusKm: Double = 30) throws -> [(stop: Int, alert: WeatherAlert)] {
+        try reader.read { db in
+            var out: [(Int, WeatherAlert)] = []
+            for row in try Row.fetchAll(db, sql: "SELECT place, alert FROM weather_alerts ORDER BY seq") {
+                guard let p = PlacePoint(key: row["place"]),
+                    let a = try? JSONDecoder().decode(WeatherAlert.self, from: Data((row["alert"] as String).utf8))
+                else { continue }
+                for (i, stop) in trip.stops.enumerated() {
+                    guard let lat = stop.latitude, let lon = stop.longitude else { continue }
+                    if Geo.distanceKm(lat1: lat, lon1: lon, lat2: p.latitude, lon2: p.longitude) <= radiusKm {
+                        out.append((i, a))
+                        break
+                    }
+                }
+            }
+            return out
+        }
+    }
+
+    /// Forecast rows stored, for `trip export` and `gauge`-like views.
+    public func forecasts(place: String) throws -> [DayWeather] {
+        try reader.read { db in
+            try String.fetchAll(
+                db, sql: "SELECT weather FROM forecasts WHERE place = ? ORDER BY date, source", arguments: [place]
+            ).compactMap { try? JSONDecoder().decode(DayWeather.self, from: Data($0.utf8)) }
+        }
+    }
+
+    /// What a rule last announced for a trip (JSON the caller owns).
+    public func tripAnnouncement(rule: String, owner: String, name: String) throws -> String? {
+        try reader.read { db in
+            try String.fetchOne(
+                db, sql: "SELECT announced FROM trip_announcements WHERE rule = ? AND owner = ? AND name = ?",
+                arguments: [rule, owner, name])
+        }
+    }
+
+    static func setTripAnnouncement(rule: String, owner: String, name: String, json: String, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO trip_announcements (rule, owner, name, announced) VALUES (?, ?, ?, ?)
+                ON CONFLICT (rule, owner, name) DO UPDATE SET announced = excluded.announced
+                """, arguments: [rule, owner, name, json])
+    }
+}
+
+extension Store {
+    /// Evaluates trip-packing rules: every trip that has not ended gets its list recomputed from the
+    /// stored weather; what differs from the last announcement is logged (with `record`, in the same
+    /// transaction as the new announcement).
+    public func evaluateTrips(
+        rules: [Rule], now: Int64, render: (Transition) -> String,
+        record: (Database, [(transition: Transition, message: String, id: Int64)]) throws -> Void = { _, _ in }
+    ) throws -> [(transition: Transition, message: String)] {
+        let tripRules = rules.compactMap { r in (r.kind as? TripPackingRule).map { (r, $0) } }
+        guard !tripRules.isEmpty else { return [] }
+        let today = String(Timestamp.format(now).prefix(10))
+        let inputs = try trips(owner: nil).map { trip in (trip, try weather(for: trip), try alerts(for: trip)) }
+        return try requireWriter().write { db in
+            var out: [Transition] = []
+            for (rule, kind) in tripRules {
+                for (trip, weather, alerts) in inputs {
+                    let announced = try String.fetchOne(
+                        db, sql: "SELECT announced FROM trip_announcements WHERE rule = ? AND owner = ? AND name = ?",
+                        arguments: [rule.name, trip.owner, trip.name]
+                    ).flatMap { try? JSONDecoder().decode(TripPackingRule.Announced.self, from: Data($0.utf8)) }
+                    guard
+                        let (changes, next) = kind.assess(
+                            trip: trip, weather: weather, alerts: alerts, announced: announced, today: today, at: now)
+                    else { continue }
+                    try Self.setTripAnnouncement(
+                        rule: rule.name, owner: trip.owner, name: trip.name,
+                        json: String(decoding: try JSONEncoder().encode(next), as: UTF8.self), db)
+                    for (metric, change) in changes {
+                        var t = rule.transition(
+                            change, SeriesContext(station: TripPackingRule.key(trip), metric: metric))
+                        t.labels["owner"] = trip.owner
+                        t.labels["trip"] = trip.name
+                        out.append(t)
+                    }
+                }
+            }
+            var logged: [(transition: Transition, message: String, id: Int64)] = []
+            for t in out {
+                let message = render(t)
+                var rec = TransitionRecord(t, message: message, recordedAt: now)
+                try rec.insert(db)
+                logged.append((t, message, rec.id ?? 0))
+            }
+            try record(db, logged)
+            return logged.map { ($0.transition, $0.message) }
+        }
+    }
+}

@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Pure domain: rule kinds, alert state machine, readings parsing. Foundation + Logging only.
@@ -81,12 +82,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The daemon's HTTP server: health, readiness, metrics, the push and alerts API.
+        .target(
+            name: "KlaxonServer",
+            dependencies: [
+                "KlaxonCore", "KlaxonStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Config and rule loading, command implementations, wiring.
         .target(
             name: "KlaxonApp",
             dependencies: [
-                "KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonSources",
+                "KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonSources", "KlaxonServer",
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

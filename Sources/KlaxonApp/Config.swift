@@ -21,6 +21,10 @@ public struct Config: Sendable {
     public var sources: [ConfiguredSource] = []
     /// Users who may act on every owner's trips (`trip … --all`).
     public var admins: [String] = []
+    /// Where the daemon's HTTP server listens (`host:port`).
+    public var listen = (host: "127.0.0.1", port: 9464)
+    /// Bearer token for the HTTP API (`api: {token | token_file}`); nil turns the API off.
+    public var apiToken: Secret?
     /// Every receiver name declared, even those whose other keys have errors (so one mistake does not
     /// cascade into "undefined receiver" errors elsewhere).
     var declaredReceivers: Set<String> = []
@@ -34,7 +38,7 @@ public struct Config: Sendable {
 
     public static let keys = [
         "database", "rules", "sources", "receivers", "routes", "default_receiver", "fallback_receiver",
-        "give_up_after", "admins",
+        "give_up_after", "admins", "listen", "api",
     ]
 
     public func receiver(named name: String) -> Receiver? { receivers.first { $0.name == name } }
@@ -68,6 +72,18 @@ public struct Config: Sendable {
                     : file.stringList(n, what: "rules")?.map(reader.resolve)
             }
             if let n = m.value("admins") { config.admins = file.stringList(n, what: "admins") ?? [] }
+            if let n = m.value("listen"), let l = file.string(n, what: "listen") {
+                let parts = l.split(separator: ":", omittingEmptySubsequences: false)
+                if parts.count == 2, !parts[0].isEmpty, let port = Int(parts[1]), (0...65535).contains(port) {
+                    config.listen = (String(parts[0]), port)
+                } else {
+                    file.error(n, "listen must be HOST:PORT like 127.0.0.1:9464, not \"\(l)\"")
+                }
+            }
+            if let n = m.value("api"), var am = file.map(n, what: "api") {
+                config.apiToken = reader.secret(&am, "token", required: true, what: "api")
+                am.rejectUnknown(known: ["token", "token_file"], what: "api")
+            }
             if let n = m.value("give_up_after"), let d = file.duration(n, what: "give_up_after") {
                 config.giveUpAfter = d
             }

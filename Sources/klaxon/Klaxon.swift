@@ -15,7 +15,8 @@ struct Klaxon: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, CheckCommand.self, IngestCommand.self, EvaluateCommand.self, DryRunCommand.self,
             TestCommand.self, DispatchCommand.self, OutboxCommand.self, SilenceCommand.self, NotifyTestCommand.self,
-            FetchCommand.self, GaugeCommand.self, QuakesCommand.self, AQICommand.self, TripCommand.self,
+            RunCommand.self, FetchCommand.self, GaugeCommand.self, QuakesCommand.self, AQICommand.self,
+            TripCommand.self,
         ])
 }
 

@@ -4,6 +4,7 @@ import KlaxonApp
 import KlaxonCore
 import KlaxonDelivery
 import KlaxonStore
+import Logging
 
 struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -230,5 +231,66 @@ struct AQICommand: ParsableCommand {
             print(format == .json ? AirReport.json(report) : AirReport.text(report))
             return 0
         }
+    }
+}
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "The daemon: poll every source, evaluate as readings arrive, deliver, serve HTTP.",
+        discussion:
+            "SIGTERM or SIGINT stops it cleanly (exit 0); a notification claimed but not sent is sent after a restart under the same key. --once fetches each source once, evaluates, delivers until the outbox is empty or --deadline, and exits: for cron."
+    )
+
+    @Option(name: .long, help: "Config file (klaxon.yaml).")
+    var config: String
+
+    @Flag(help: "Each source once, evaluate, deliver until the outbox is empty, exit.")
+    var once = false
+
+    @Option(help: "With --once: stop delivering after this long (default 5m).")
+    var deadline: String = "5m"
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func run() async throws {
+        let code: Int32
+        do {
+            let cfg = try Config.load(path: config)
+            let ruleList = try loadRules(cfg.rules ?? ["Rules"])
+            let problems = cfg.check(rules: ruleList)
+            if !problems.isEmpty { throw DiagnosticsError(diagnostics: problems) }
+            guard let level = Logger.Level(rawValue: logLevel) else {
+                throw UserError("--log-level must be trace, debug, info, notice, warning, error or critical")
+            }
+            var logger = Logger(label: "klaxon") { StreamLogHandler.standardError(label: $0) }
+            logger.logLevel = level
+            let store = try Store.open(path: cfg.database ?? "klaxon.sqlite")
+            for line in try WaterContext.missingCategories(rules: ruleList, store: store) {
+                logger.warning("\(line)")
+            }
+            let daemon = Daemon(config: cfg, store: store, rules: ruleList, logger: logger)
+            if once {
+                guard let d = DurationText.parse(deadline) else {
+                    throw UserError("--deadline \"\(deadline)\" is not a duration")
+                }
+                let r = try await daemon.once(deadline: d)
+                for o in r.outcomes { printError(o.line) }
+                var line =
+                    "run --once: \(r.evaluation.newReadings) new readings, \(r.evaluation.transitions.count) transitions"
+                if let p = r.delivery { line += ", \(p.sent) sent, \(p.dead) dead, \(p.retried) retried" }
+                printError(line)
+                code = r.outcomes.contains { $0.error != nil } ? 1 : 0
+            } else {
+                try await daemon.run { port in
+                    printError("klaxon: listening on \(cfg.listen.host):\(port)")
+                }
+                code = 0
+            }
+        } catch {
+            code = report(error)
+        }
+        if code != 0 { throw ExitCode(code) }
     }
 }

@@ -24,10 +24,13 @@ struct Run {
 }
 
 /// Runs `klaxon` with arguments in a working directory and collects its output.
-func klaxon(_ arguments: [String], in dir: URL? = nil) throws -> Run {
+func klaxon(_ arguments: [String], in dir: URL? = nil, environment: [String: String] = [:]) throws -> Run {
     let p = Process()
     p.executableURL = klaxonBinary
     p.arguments = arguments
+    if !environment.isEmpty {
+        p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    }
     p.currentDirectoryURL = dir ?? packageRoot
     // Output goes to files, so a large output can never block the child on a full pipe.
     let base = FileManager.default.temporaryDirectory.appendingPathComponent("klaxon-run-\(UUID().uuidString)")

@@ -1,0 +1,226 @@
+import AsyncHTTPClient
+import Foundation
+import KlaxonCore
+import KlaxonDelivery
+import KlaxonServer
+import KlaxonSources
+import KlaxonStore
+import Logging
+import ServiceLifecycle
+
+/// `klaxon run`: one poller per source (its own interval with jitter, backoff while it fails), an
+/// evaluator woken by each ingest, the dispatcher and the HTTP server, on swift-service-lifecycle.
+/// SIGTERM/SIGINT stop polling and delivering; a notification claimed but not sent keeps its lease
+/// and is sent after a restart, under the same idempotency key: nothing claimed is lost.
+public final class Daemon: Sendable {
+    public let config: Config
+    public let store: Store
+    public let rules: [Rule]
+    public let logger: Logger
+    public let counters = KlaxonHTTP.Counters()
+    let wake: AsyncStream<Void>.Continuation
+    let wakes: AsyncStream<Void>
+
+    public init(config: Config, store: Store, rules: [Rule], logger: Logger) {
+        self.config = config
+        self.store = store
+        self.rules = rules
+        self.logger = logger
+        (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    var routing: Routing? { config.receivers.isEmpty ? nil : config.routing }
+
+    /// Evaluates what arrived, queues notifications (or prints transitions when there are no
+    /// receivers), and queues reminders.
+    @discardableResult
+    public func evaluate(now: Int64 = Int64(Date().timeIntervalSince1970)) throws -> EvaluationResult {
+        let result = try Evaluate.run(store: store, rules: rules, now: now, routing: routing)
+        counters.add("evaluations")
+        if routing == nil {
+            let out = StdoutNotifier(format: .text)
+            for (t, message) in result.transitions { out.write(t, message: message) }
+        } else if let routing {
+            _ = try Repeats.enqueue(store: store, rules: rules, routing: routing, now: now * 1000)
+        }
+        for t in result.unrouted {
+            logger.warning(
+                "transition reaches no receiver", metadata: ["rule": "\(t.rule)", "station": "\(t.station)"])
+        }
+        if !result.transitions.isEmpty || result.newReadings > 0 {
+            logger.info(
+                "evaluated",
+                metadata: [
+                    "readings": "\(result.newReadings)", "transitions": "\(result.transitions.count)",
+                    "late": "\(result.lateReadings)",
+                ])
+        }
+        return result
+    }
+
+    /// Fetches one source once, records the outcome, and wakes the evaluator when it stored anything.
+    func poll(_ source: ConfiguredSource, now: Int64) async -> Fetch.Outcome {
+        let o = await Fetch.run(sources: [source], store: store, now: now)[0]
+        if let error = o.error {
+            counters.add("source_error:\(o.source)")
+            logger.warning("fetch failed", metadata: ["source": "\(o.source)", "error": "\(error)"])
+        } else if o.skipped == nil {
+            logger.info(
+                "fetched",
+                metadata: [
+                    "source": "\(o.source)", "new": "\(o.stats.inserted)", "revised": "\(o.stats.revised)",
+                    "requests": "\(o.requests)",
+                ])
+            if o.stats.inserted + o.stats.revised > 0 { wake.yield() }
+        }
+        return o
+    }
+
+    /// `--once`: every source once, evaluate, deliver until the outbox is empty or `deadline` seconds
+    /// pass. For cron.
+    public func once(deadline: Int64) async throws -> (
+        outcomes: [Fetch.Outcome], evaluation: EvaluationResult, delivery: Dispatcher.Pass?
+    ) {
+        var outcomes: [Fetch.Outcome] = []
+        for s in config.sources { outcomes.append(await poll(s, now: Int64(Date().timeIntervalSince1970))) }
+        let evaluation = try evaluate()
+        var pass: Dispatcher.Pass? = nil
+        if routing != nil {
+            let dispatcher = try DeliveryWiring.dispatcher(store: store, config: config, logger: logger)
+            pass = try await dispatcher.runUntilEmpty(
+                deadline: Int64(Date().timeIntervalSince1970 * 1000) + deadline * 1000)
+        }
+        return (outcomes, evaluation, pass)
+    }
+
+    /// The services of a running daemon. `onListening` gets the HTTP port once it listens.
+    public func services(onListening: @escaping @Sendable (Int) -> Void = { _ in }) throws -> [any Service] {
+        var services: [any Service] = [
+            PollerService(daemon: self), EvaluatorService(daemon: self),
+            KlaxonHTTP.application(
+                store: store,
+                settings: .init(
+                    host: config.listen.host, port: config.listen.port, apiToken: config.apiToken?.value,
+                    sources: config.sources.map(\.source.name)),
+                counters: counters, logger: logger, onReadings: { [wake] in wake.yield() }, onRunning: onListening),
+        ]
+        if routing != nil {
+            services.append(
+                DispatcherService(
+                    dispatcher: try DeliveryWiring.dispatcher(store: store, config: config, logger: logger)))
+        }
+        return services
+    }
+
+    /// Runs until SIGTERM or SIGINT.
+    public func run(onListening: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
+        let group = ServiceGroup(
+            configuration: .init(
+                services: try services(onListening: onListening).map { .init(service: $0) },
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        logger.info(
+            "klaxon running",
+            metadata: [
+                "sources": "\(config.sources.count)", "rules": "\(rules.count)",
+                "listen": "\(config.listen.host):\(config.listen.port)",
+            ])
+        do {
+            try await group.run()
+        } catch is CancellationError {
+            // A service cut short by the shutdown: the shutdown itself went as planned.
+        }
+        logger.info("klaxon stopped")
+    }
+}
+
+/// One loop per source: fetch, then wait `every` (± 10 % jitter); after a failure wait with
+/// exponential backoff (capped at `every`), or until the server's Retry-After.
+struct PollerService: Service {
+    let daemon: Daemon
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                for source in daemon.config.sources {
+                    group.addTask { await loop(source) }
+                }
+            }
+        }
+    }
+
+    func loop(_ source: ConfiguredSource) async {
+        if let ws = source.source as? AQIWebSocketSource {
+            // A stream, not a poll: samples are stored as they come.
+            let store = daemon.store
+            let wake = daemon.wake
+            _ = await ws.run(for: nil) { readings in
+                let stats = try store.write(SourceBatch(readings: readings), at: Int64(Date().timeIntervalSince1970))
+                if stats.inserted > 0 { wake.yield() }
+            }
+            return
+        }
+        let backoff = Backoff(initial: 5, cap: Double(max(60, source.source.every)))
+        var failures = 0
+        while !Task.isCancelled {
+            let now = Int64(Date().timeIntervalSince1970)
+            let o = await daemon.poll(source, now: now)
+            var wait = Double(max(60, source.source.every)) * Double.random(in: 0.9...1.1)
+            if o.error != nil {
+                failures += 1
+                wait = min(wait, max(1, backoff.delay(attempt: failures, random: Double.random(in: 0.5..<1))))
+                if let nb = try? daemon.store.sourceState(source.source.name)?.notBefore, nb > now {
+                    wait = max(wait, Double(nb - now))
+                }
+            } else if let skipped = o.skipped {
+                _ = skipped
+                if let nb = try? daemon.store.sourceState(source.source.name)?.notBefore, nb > now {
+                    wait = Double(nb - now)
+                }
+            } else {
+                failures = 0
+            }
+            try? await Task.sleep(for: .milliseconds(Int64(wait * 1000)))
+        }
+    }
+}
+
+/// Evaluates when an ingest wakes it, and at least once a minute (stale checks, reminders).
+struct EvaluatorService: Service {
+    let daemon: Daemon
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: .seconds(60))
+                        daemon.wake.yield()
+                    }
+                }
+                group.addTask {
+                    daemon.wake.yield()
+                    for await _ in daemon.wakes {
+                        do {
+                            try daemon.evaluate()
+                        } catch {
+                            daemon.logger.error("evaluation failed", metadata: ["error": "\(error)"])
+                        }
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+}
+
+/// The dispatcher; on shutdown it stops claiming (leased rows are sent after a restart).
+struct DispatcherService: Service {
+    let dispatcher: Dispatcher
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            try await dispatcher.run()
+        }
+    }
+}

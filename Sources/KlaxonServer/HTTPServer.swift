@@ -1,0 +1,205 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KlaxonCore
+import KlaxonStore
+import Logging
+import NIOCore
+
+/// The daemon's HTTP server: health, readiness, Prometheus metrics, and the push and alerts API.
+public enum KlaxonHTTP {
+    public struct Settings: Sendable {
+        public var host: String
+        public var port: Int
+        /// Bearer token for `/api/v1/*`; nil disables the API (404).
+        public var apiToken: String?
+        /// The sources the daemon polls (for `/readyz`).
+        public var sources: [String]
+
+        public init(host: String = "127.0.0.1", port: Int = 9464, apiToken: String? = nil, sources: [String] = []) {
+            self.host = host
+            self.port = port
+            self.apiToken = apiToken
+            self.sources = sources
+        }
+    }
+
+    /// In-process counters the store does not hold.
+    public final class Counters: @unchecked Sendable {
+        private let lock = NSLock()
+        private var values: [String: Int] = [:]
+
+        public init() {}
+
+        public func add(_ name: String, _ n: Int = 1) {
+            lock.lock()
+            values[name, default: 0] += n
+            lock.unlock()
+        }
+
+        public var snapshot: [String: Int] {
+            lock.lock()
+            defer { lock.unlock() }
+            return values
+        }
+    }
+
+    /// Builds the application (a ServiceLifecycle service). `onReadings` is called after the API
+    /// stored readings, so the daemon can evaluate at once.
+    public static func application(
+        store: Store, settings: Settings, counters: Counters, logger: Logger,
+        onReadings: @escaping @Sendable () -> Void = {}, onRunning: @escaping @Sendable (Int) -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let router = Router()
+        router.get("/healthz") { _, _ in "ok\n" }
+        router.get("/readyz") { _, _ -> Response in
+            let (ok, body) = readiness(store: store, sources: settings.sources)
+            return json(body, status: ok ? .ok : .serviceUnavailable)
+        }
+        router.get("/metrics") { _, _ -> Response in
+            let text = try prometheus(store.metrics(), counters: counters.snapshot)
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+        }
+        router.post("/api/v1/readings") { request, _ -> Response in
+            guard authorized(request, token: settings.apiToken) else { return unauthorized(settings.apiToken) }
+            let body = try await request.body.collect(upTo: 64 << 20)
+            let type = request.headers[.contentType] ?? ""
+            let format: ReadingsParser.Format = type.contains("json") ? .jsonLines : .csv
+            var parser = ReadingsParser(format: format)
+            var readings: [Reading] = []
+            var rejected: [String] = []
+            let emit: (ParsedRow) -> Void = { row in
+                switch row {
+                case .reading(let r, _): readings.append(r)
+                case .rejected(let line, let reason): rejected.append("line \(line): \(reason)")
+                }
+            }
+            body.withUnsafeReadableBytes { raw in
+                parser.feed(
+                    UnsafeBufferPointer(start: raw.bindMemory(to: UInt8.self).baseAddress, count: raw.count), emit)
+            }
+            parser.finish(emit)
+            let stats = try ReadingIngester(store: store).write(readings)
+            counters.add("api_readings", stats.inserted)
+            if stats.inserted + stats.revised > 0 { onReadings() }
+            let out: [String: Any] = [
+                "inserted": stats.inserted, "revised": stats.revised, "unchanged": stats.unchanged,
+                "rejected": rejected,
+            ]
+            return json(out, status: rejected.isEmpty ? .ok : .badRequest)
+        }
+        router.get("/api/v1/alerts") { request, _ -> Response in
+            guard authorized(request, token: settings.apiToken) else { return unauthorized(settings.apiToken) }
+            let alerts = try store.firingAlerts().map { a -> [String: Any] in
+                let t = a.transition
+                var o: [String: Any] = [
+                    "id": a.transitionID, "rule": a.key.rule, "station": a.key.station, "metric": a.key.metric,
+                    "severity": t.severity.rawValue, "since": Timestamp.format(t.at), "summary": t.summary,
+                ]
+                if let level = t.level { o["level"] = level }
+                if let v = t.value { o["value"] = v }
+                return o
+            }
+            return json(["alerts": alerts], status: .ok)
+        }
+        return Application(
+            router: router, configuration: .init(address: .hostname(settings.host, port: settings.port)),
+            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) }, logger: logger)
+    }
+
+    static func authorized(_ request: Request, token: String?) -> Bool {
+        guard let token, !token.isEmpty else { return false }
+        let given = request.headers[.authorization] ?? ""
+        let expected = "Bearer \(token)"
+        // Constant-time comparison.
+        let a = Array(given.utf8)
+        let b = Array(expected.utf8)
+        var diff = a.count ^ b.count
+        for i in 0..<min(a.count, b.count) { diff |= Int(a[i] ^ b[i]) }
+        return diff == 0
+    }
+
+    static func unauthorized(_ token: String?) -> Response {
+        if token == nil { return json(["error": "the API is off: set api.token in the config"], status: .notFound) }
+        var r = json(["error": "missing or wrong bearer token"], status: .unauthorized)
+        r.headers[.wwwAuthenticate] = "Bearer"
+        return r
+    }
+
+    static func json(_ object: Any, status: HTTPResponse.Status) -> Response {
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data("{}".utf8)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(
+            status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data + Data("\n".utf8))))
+    }
+
+    /// `/readyz`: the database answers, and each source's last success and error.
+    public static func readiness(store: Store, sources: [String]) -> (Bool, [String: Any]) {
+        let reachable = store.isReachable()
+        var states: [[String: Any]] = []
+        let stored = (try? store.metrics().sources) ?? []
+        for name in sources {
+            let s = stored.first { $0.source == name }
+            var o: [String: Any] = ["name": name, "failures": s?.failures ?? 0]
+            o["last_success"] = s?.lastSuccess.map(Timestamp.format) ?? NSNull()
+            o["last_error"] = s?.lastError ?? NSNull()
+            // Healthy: fetched at least once, and the last fetch worked.
+            o["healthy"] = s?.lastSuccess != nil && (s?.failures ?? 0) == 0
+            states.append(o)
+        }
+        return (reachable, ["database": reachable ? "ok" : "unreachable", "sources": states])
+    }
+
+    /// The Prometheus text exposition of the store's counts and the in-process counters.
+    public static func prometheus(_ m: StoreMetrics, counters: [String: Int]) -> String {
+        var out = ""
+        func esc(_ s: String) -> String {
+            s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                .replacingOccurrences(of: "\n", with: "\\n")
+        }
+        func family(_ name: String, _ type: String, _ help: String) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        }
+        family("klaxon_readings_total", "counter", "Readings stored, by source.")
+        for (source, n) in m.readingsBySource.sorted(by: { $0.key < $1.key }) {
+            out += "klaxon_readings_total{source=\"\(esc(source))\"} \(n)\n"
+        }
+        family("klaxon_source_failures", "gauge", "Consecutive failed fetches, by source.")
+        for s in m.sources { out += "klaxon_source_failures{source=\"\(esc(s.source))\"} \(s.failures)\n" }
+        family("klaxon_source_errors_total", "counter", "Failed fetches since the daemon started, by source.")
+        for (k, v) in counters.sorted(by: { $0.key < $1.key }) where k.hasPrefix("source_error:") {
+            out += "klaxon_source_errors_total{source=\"\(esc(String(k.dropFirst(13))))\"} \(v)\n"
+        }
+        family("klaxon_evaluations_total", "counter", "Evaluations run since the daemon started.")
+        out += "klaxon_evaluations_total \(counters["evaluations", default: 0])\n"
+        family("klaxon_transitions_total", "counter", "Alert transitions, by rule and state.")
+        for (rule, states) in m.transitions.sorted(by: { $0.key < $1.key }) {
+            for (state, n) in states.sorted(by: { $0.key < $1.key }) {
+                out += "klaxon_transitions_total{rule=\"\(esc(rule))\",state=\"\(state)\"} \(n)\n"
+            }
+        }
+        family("klaxon_outbox_depth", "gauge", "Outbox rows, by state.")
+        for state in ["pending", "sending", "sent", "dead", "muted", "dropped"] {
+            out += "klaxon_outbox_depth{state=\"\(state)\"} \(m.outbox[state, default: 0])\n"
+        }
+        family("klaxon_deliveries_total", "counter", "Notifications by receiver and outcome.")
+        for (receiver, states) in m.deliveries.sorted(by: { $0.key < $1.key }) {
+            for (state, n) in states.sorted(by: { $0.key < $1.key }) {
+                out += "klaxon_deliveries_total{receiver=\"\(esc(receiver))\",outcome=\"\(state)\"} \(n)\n"
+            }
+        }
+        family("klaxon_delivery_latency_seconds", "histogram", "Seconds from queueing to delivery.")
+        for (le, n) in m.latencyBuckets {
+            out += "klaxon_delivery_latency_seconds_bucket{le=\"\(formatValue(le))\"} \(n)\n"
+        }
+        out += "klaxon_delivery_latency_seconds_bucket{le=\"+Inf\"} \(m.latencyCount)\n"
+        out += "klaxon_delivery_latency_seconds_sum \(formatValue(m.latencySum))\n"
+        out += "klaxon_delivery_latency_seconds_count \(m.latencyCount)\n"
+        return out
+    }
+}

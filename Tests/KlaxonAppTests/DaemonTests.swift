@@ -1,0 +1,218 @@
+import AsyncHTTPClient
+import Foundation
+import KlaxonCore
+import KlaxonTesting
+import NIOCore
+import Testing
+
+/// GET or POST against the daemon; returns status and body.
+func http(_ method: String, _ url: String, body: String? = nil, token: String? = nil) async throws -> (Int, String) {
+    var request = HTTPClientRequest(url: url)
+    request.method = .init(rawValue: method)
+    if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+    if let body { request.body = .bytes(ByteBuffer(string: body)) }
+    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+    let data = try await response.body.collect(upTo: 1 << 20)
+    return (Int(response.status.code), String(buffer: data))
+}
+
+@Suite("klaxon run: the daemon", .serialized)
+struct DaemonTests {
+    func config(_ s: Scratch, upstream: HTTPSink, bad: HTTPSink, hook: HTTPSink, listen: String = "127.0.0.1:0") throws
+        -> String
+    {
+        try s.write(
+            "rules/flow.yaml",
+            """
+            name: high-flow
+            kind: threshold
+            metric: gage_height
+            above: 150
+            notify: [hook]
+            """)
+        return try s.write(
+            "klaxon.yaml",
+            """
+            database: k.sqlite
+            rules: [rules]
+            listen: \(listen)
+            api: {token: s3cret}
+            sources:
+              - {name: texas, kind: usgs-iv, base_url: "\(upstream.url)/nwis/iv/", sites: ["08055000"], parameters: [gage_height]}
+              - {name: broken, kind: usgs-iv, base_url: "\(bad.url)/broken/", sites: ["08055000"], timeout: 2s}
+            receivers:
+              - {name: hook, type: webhook, url: "\(hook.url)/hook", preset: generic}
+            """)
+    }
+
+    func texas() throws -> String {
+        ivBody(
+            site: "08055000",
+            points: [("2021-04-07T10:00:00.000-05:00", "120", ["P"]), ("2021-04-07T10:15:00.000-05:00", "321", ["P"])])
+    }
+
+    @Test("--once: each source once, evaluate, deliver until empty; a failing source degrades only itself")
+    func once() async throws {
+        let upstream = try await HTTPSink.start()
+        let bad = try await HTTPSink.start()
+        let hook = try await HTTPSink.start()
+        defer {
+            Task {
+                await upstream.stop()
+                await bad.stop()
+                await hook.stop()
+            }
+        }
+        // The texas fetch gets data; the broken source gets garbage.
+        await upstream.script([.respond(status: 200, body: try texas())])
+        await bad.script([.respond(status: 200, body: "garbage")])
+        let s = try Scratch()
+        let cfg = try config(s, upstream: upstream, bad: bad, hook: hook)
+        let run = try await klaxonAsync(["run", "--config", cfg, "--once", "--deadline", "30s"], in: s.dir)
+        #expect(run.status == 1, "a failed source makes --once exit 1 for cron: \(run.stderr)")
+        #expect(run.stderr.contains("texas (usgs-iv): 2 new"))
+        #expect(run.stderr.contains("broken (usgs-iv): FAILED"))
+        #expect(run.stderr.contains("1 transitions, 1 sent"))
+        let posts = await hook.waitForRequests(1)
+        #expect(posts.count == 1)
+        #expect(posts.first?.text.contains("\"alertname\":\"high-flow\"") == true)
+    }
+
+    @Test("run: health, readiness, metrics and the API; SIGTERM exits 0")
+    func daemon() async throws {
+        let upstream = try await HTTPSink.start()
+        let bad = try await HTTPSink.start()
+        let hook = try await HTTPSink.start()
+        defer {
+            Task {
+                await upstream.stop()
+                await bad.stop()
+                await hook.stop()
+            }
+        }
+        await upstream.script([.respond(status: 200, body: try texas())])
+        await bad.script(Array(repeating: .respond(status: 500), count: 20))
+        let s = try Scratch()
+        let cfg = try config(s, upstream: upstream, bad: bad, hook: hook)
+        let p = Process()
+        p.executableURL = klaxonBinary
+        p.arguments = ["run", "--config", cfg]
+        p.currentDirectoryURL = s.dir
+        let errURL = s.dir.appendingPathComponent("err.log")
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        p.standardError = try FileHandle(forWritingTo: errURL)
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { p.terminate() } }
+        // The port comes from the log line `klaxon: listening on 127.0.0.1:PORT`.
+        var port = 0
+        for _ in 0..<200 where port == 0 {
+            try await Task.sleep(for: .milliseconds(50))
+            let log = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
+            if let r = log.range(of: "klaxon: listening on 127.0.0.1:") {
+                port = Int(log[r.upperBound...].prefix { $0.isNumber }) ?? 0
+            }
+        }
+        #expect(port > 0)
+        let base = "http://127.0.0.1:\(port)"
+        #expect(try await http("GET", base + "/healthz") == (200, "ok\n"))
+        // Wait until the first delivery went out.
+        let posts = await hook.waitForRequests(1, timeout: 20)
+        #expect(posts.count == 1)
+
+        let (readyStatus, ready) = try await http("GET", base + "/readyz")
+        #expect(readyStatus == 200)
+        let r = try #require(try JSONSerialization.jsonObject(with: Data(ready.utf8)) as? [String: Any])
+        let sources = try #require(r["sources"] as? [[String: Any]])
+        #expect(sources.first { $0["name"] as? String == "texas" }?["healthy"] as? Bool == true)
+        #expect(sources.first { $0["name"] as? String == "broken" }?["healthy"] as? Bool == false)
+
+        let (_, metrics) = try await http("GET", base + "/metrics")
+        #expect(metrics.contains("klaxon_readings_total{source=\"usgs-iv\"} 2"))
+        #expect(metrics.contains("klaxon_transitions_total{rule=\"high-flow\",state=\"firing\"} 1"))
+        #expect(metrics.contains("klaxon_deliveries_total{receiver=\"hook\",outcome=\"sent\"} 1"))
+        #expect(metrics.contains("klaxon_outbox_depth{state=\"pending\"} 0"))
+        #expect(metrics.contains("# TYPE klaxon_delivery_latency_seconds histogram"))
+
+        // The push API: a bearer token, the same validation as ingest.
+        #expect(try await http("POST", base + "/api/v1/readings", body: "x").0 == 401)
+        let (status, pushed) = try await http(
+            "POST", base + "/api/v1/readings",
+            body: "station,metric,time,value\nS9,gage_height,2026-01-01T00:00:00Z,500\nS9,gage_height,soon,1\n",
+            token: "s3cret")
+        #expect(status == 400)
+        #expect(pushed.contains("\"inserted\":1"))
+        #expect(pushed.contains("line 3"))
+        // The pushed reading is evaluated at once and delivered.
+        let more = await hook.waitForRequests(2, timeout: 20)
+        #expect(more.count == 2)
+        let (_, alerts) = try await http("GET", base + "/api/v1/alerts", token: "s3cret")
+        #expect(alerts.contains("\"station\":\"S9\""))
+
+        p.terminate()  // SIGTERM
+        let deadline = Date().addingTimeInterval(20)
+        while p.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!p.isRunning)
+        #expect(p.terminationStatus == 0)
+        let log = try String(contentsOf: errURL, encoding: .utf8)
+        #expect(log.contains("klaxon stopped"))
+        #expect(!log.contains("s3cret"))
+    }
+}
+
+@Suite("Deploy files")
+struct DeployTests {
+    @Test("the example config uses every source and receiver kind and passes check")
+    func exampleConfig() throws {
+        let s = try Scratch()
+        var text = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/klaxon.yaml"), encoding: .utf8)
+        for kind in [
+            "usgs-iv", "usgs-ogc", "nwps", "cwms", "usgs-quakes", "aqi-websocket", "airnow", "openaq", "waqi",
+            "open-meteo", "owm", "nws-alerts",
+        ] {
+            #expect(text.contains("kind: \(kind)\n"), "Deploy/klaxon.yaml lacks a \(kind) source")
+        }
+        for type in ["webhook", "email", "stdout"] { #expect(text.contains("type: \(type)")) }
+        // Point the secret files and rules at test copies; nothing else changes.
+        for name in ["api-token", "openaq-key", "automation-url", "automation-hmac", "smtp-password"] {
+            try s.write("secrets/\(name)", name == "automation-url" ? "https://hooks.example.org/x\n" : "x\n")
+        }
+        text = text.replacingOccurrences(of: "/etc/klaxon/secrets", with: s.path("secrets"))
+        text = text.replacingOccurrences(
+            of: "/etc/klaxon/rules", with: packageRoot.appendingPathComponent("Rules").path)
+        let config = try s.write("klaxon.yaml", text)
+        let env = [
+            "USGS_API_KEY": "k", "AIRNOW_API_KEY": "k", "WAQI_TOKEN": "k", "OWM_API_KEY": "k",
+            "SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/x",
+        ]
+        let run = try klaxon(["check", "--config", config], environment: env)
+        #expect(run.status == 0, "\(run.stderr)")
+        // Without the environment, the missing variables are named (and no value is printed).
+        let missing = try klaxon(["check", "--config", config], environment: ["SLACK_WEBHOOK_URL": ""])
+        #expect(missing.status == 1)
+    }
+
+    @Test(
+        "the systemd unit passes systemd-analyze verify",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze")))
+    func systemdUnit() throws {
+        let s = try Scratch()
+        var unit = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/klaxon.service"), encoding: .utf8)
+        #expect(unit.contains("ProtectSystem=strict"))
+        #expect(unit.contains("StateDirectory=klaxon"))
+        #expect(unit.contains("Restart=on-failure"))
+        unit = unit.replacingOccurrences(of: "/usr/local/bin/klaxon", with: klaxonBinary.path)
+        let path = try s.write("klaxon.service", unit)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
+        p.arguments = ["verify", path]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(p.terminationStatus == 0, "\(text)")
+        #expect(!text.contains("klaxon.service:"), "\(text)")
+    }
+}

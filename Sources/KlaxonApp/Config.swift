@@ -25,6 +25,10 @@ public struct Config: Sendable {
     public var listen = (host: "127.0.0.1", port: 9464)
     /// Bearer token for the HTTP API (`api: {token | token_file}`); nil turns the API off.
     public var apiToken: Secret?
+    /// Chat commands: Slack's signing secret, Mattermost's token, chat user → trip owner.
+    public var slackSigningSecret: Secret?
+    public var mattermostToken: Secret?
+    public var chatUsers: [String: String] = [:]
     /// Every receiver name declared, even those whose other keys have errors (so one mistake does not
     /// cascade into "undefined receiver" errors elsewhere).
     var declaredReceivers: Set<String> = []
@@ -38,7 +42,7 @@ public struct Config: Sendable {
 
     public static let keys = [
         "database", "rules", "sources", "receivers", "routes", "default_receiver", "fallback_receiver",
-        "give_up_after", "admins", "listen", "api",
+        "give_up_after", "admins", "listen", "api", "chat",
     ]
 
     public func receiver(named name: String) -> Receiver? { receivers.first { $0.name == name } }
@@ -79,6 +83,18 @@ public struct Config: Sendable {
                 } else {
                     file.error(n, "listen must be HOST:PORT like 127.0.0.1:9464, not \"\(l)\"")
                 }
+            }
+            if let n = m.value("chat"), var cm = file.map(n, what: "chat") {
+                if let sn = cm.value("slack"), var sm = file.map(sn, what: "chat.slack") {
+                    config.slackSigningSecret = reader.secret(&sm, "signing_secret", required: true, what: "chat.slack")
+                    sm.rejectUnknown(known: ["signing_secret", "signing_secret_file"], what: "chat.slack")
+                }
+                if let mn = cm.value("mattermost"), var mm = file.map(mn, what: "chat.mattermost") {
+                    config.mattermostToken = reader.secret(&mm, "token", required: true, what: "chat.mattermost")
+                    mm.rejectUnknown(known: ["token", "token_file"], what: "chat.mattermost")
+                }
+                if let un = cm.value("users") { config.chatUsers = file.stringMap(un, what: "chat.users") ?? [:] }
+                cm.rejectUnknown(known: ["slack", "mattermost", "users"], what: "chat")
             }
             if let n = m.value("api"), var am = file.map(n, what: "api") {
                 config.apiToken = reader.secret(&am, "token", required: true, what: "api")

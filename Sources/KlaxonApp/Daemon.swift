@@ -31,6 +31,8 @@ public final class Daemon: Sendable {
 
     var routing: Routing? { config.receivers.isEmpty ? nil : config.routing }
 
+    var chat: ChatCommands { ChatCommands(store: store, config: config, rules: rules) }
+
     /// Evaluates what arrived, queues notifications (or prints transitions when there are no
     /// receivers), and queues reminders.
     @discardableResult
@@ -102,7 +104,12 @@ public final class Daemon: Sendable {
                 settings: .init(
                     host: config.listen.host, port: config.listen.port, apiToken: config.apiToken?.value,
                     sources: config.sources.map(\.source.name)),
-                counters: counters, logger: logger, onReadings: { [wake] in wake.yield() }, onRunning: onListening),
+                counters: counters, logger: logger,
+                chat: .init(
+                    slackSigningSecret: config.slackSigningSecret?.value, mattermostToken: config.mattermostToken?.value
+                ),
+                answer: { [chat] platform, user, text in chat.answer(platform: platform, user: user, text: text) },
+                onReadings: { [wake] in wake.yield() }, onRunning: onListening),
         ]
         if routing != nil {
             services.append(

@@ -3,14 +3,18 @@ import KlaxonCore
 import KlaxonStore
 
 /// `repeat_interval`: re-notifies a still-firing alert when its last notification to a receiver is
-/// older than the route's interval. The reminder carries the transition that last announced the alert.
+/// older than the route's interval, unless it was acknowledged (`ack`) since it last changed. The
+/// reminder carries the transition that last announced the alert.
 public enum Repeats {
     /// Queues the reminders due at `now` (ms); returns how many.
     @discardableResult
     public static func enqueue(store: Store, rules: [Rule], routing: Routing, now: Int64) throws -> Int {
         let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
         var queued = 0
+        let acked = try store.acks()
         for alert in try store.firingAlerts() {
+            // An acknowledged alert is not repeated until its state changes.
+            if acked[alert.key] != nil { continue }
             let t = alert.transition
             for d in routing.deliveries(for: t, notify: notify[t.rule] ?? []) {
                 let route = routing.route(d.route)

@@ -16,6 +16,12 @@ public enum Trips {
         public var owner: String
         public var all: Bool
 
+        /// Acting for one owner only (chat users, API tokens).
+        public init(owner: String) {
+            self.owner = owner
+            self.all = false
+        }
+
         /// `--all` is for admins (`admins:` in the config) only.
         public init(owner: String?, all: Bool, config: Config?) throws {
             self.owner = owner ?? Trips.currentUser

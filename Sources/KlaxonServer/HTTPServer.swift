@@ -48,9 +48,11 @@ public enum KlaxonHTTP {
     /// stored readings, so the daemon can evaluate at once.
     public static func application(
         store: Store, settings: Settings, counters: Counters, logger: Logger,
+        chat: ChatEndpoints.Settings = .init(), answer: @escaping ChatEndpoints.Answer = { _, _, _ in "" },
         onReadings: @escaping @Sendable () -> Void = {}, onRunning: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let router = Router()
+        ChatEndpoints.add(to: router, settings: chat, now: { Int64(Date().timeIntervalSince1970) }, answer: answer)
         router.get("/healthz") { _, _ in "ok\n" }
         router.get("/readyz") { _, _ -> Response in
             let (ok, body) = readiness(store: store, sources: settings.sources)
@@ -92,6 +94,7 @@ public enum KlaxonHTTP {
         }
         router.get("/api/v1/alerts") { request, _ -> Response in
             guard authorized(request, token: settings.apiToken) else { return unauthorized(settings.apiToken) }
+            let acks = try store.acks()
             let alerts = try store.firingAlerts().map { a -> [String: Any] in
                 let t = a.transition
                 var o: [String: Any] = [
@@ -99,6 +102,10 @@ public enum KlaxonHTTP {
                     "severity": t.severity.rawValue, "since": Timestamp.format(t.at), "summary": t.summary,
                 ]
                 if let level = t.level { o["level"] = level }
+                if let ack = acks[a.key] {
+                    o["acked_by"] = ack.by
+                    o["acked_at"] = Timestamp.format(ack.at)
+                }
                 if let v = t.value { o["value"] = v }
                 return o
             }

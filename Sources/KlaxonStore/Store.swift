@@ -289,6 +289,21 @@ public final class Store: Sendable {
                     );
                     """)
         }
+        m.registerMigration("v6-acks") { db in
+            try db.execute(
+                sql: """
+                    -- An ack holds for the transition it acknowledged: a new state clears it.
+                    CREATE TABLE acks (
+                        rule TEXT NOT NULL,
+                        station TEXT NOT NULL,
+                        metric TEXT NOT NULL,
+                        transition_id INTEGER NOT NULL,
+                        acked_by TEXT NOT NULL,
+                        acked_at INTEGER NOT NULL,
+                        PRIMARY KEY (rule, station, metric)
+                    );
+                    """)
+        }
         return m
     }()
 }

@@ -1,0 +1,137 @@
+import Foundation
+import KlaxonCore
+import KlaxonStore
+
+/// The chat commands (`/klaxon gauge 02336910`): answers formatted for chat, an unknown command
+/// answered with help, never a stack trace.
+public struct ChatCommands: Sendable {
+    public let store: Store
+    public let config: Config
+    public let rules: [Rule]
+
+    public init(store: Store, config: Config, rules: [Rule]) {
+        self.store = store
+        self.config = config
+        self.rules = rules
+    }
+
+    public static let help = """
+        Klaxon commands:
+        • `gauge ID` — a river gauge now (USGS id or NWS LID)
+        • `aqi CITY` — a city's air quality
+        • `quakes [near PLACE] [since 24h]` — recent earthquakes (PLACE: a watched place or LAT,LON)
+        • `alerts` — what is firing, with ids to ack
+        • `silence RULE [STATION] DURATION` — mute an alert (like `silence flood-stage 14211720 2h`)
+        • `ack ALERT_ID` — stop reminders until the alert changes
+        • `trip NAME` — your trip's packing list
+        • `help`
+        """
+
+    /// The owner a chat user acts as (`chat.users` in the config, else the chat name).
+    public func owner(for user: String) -> String { config.chatUsers[user] ?? user }
+
+    public func answer(platform: String, user: String, text: String, now: Int64 = Int64(Date().timeIntervalSince1970))
+        -> String
+    {
+        let words = text.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard let command = words.first?.lowercased() else { return Self.help }
+        let args = Array(words.dropFirst())
+        do {
+            switch command {
+            case "help": return Self.help
+            case "gauge":
+                guard args.count == 1 else { return "usage: `gauge ID` (a USGS site number or an NWS LID)" }
+                guard let r = try GaugeReport.build(store: store, id: args[0], span: .days(1)) else {
+                    return "I know no gauge \"\(args[0])\"."
+                }
+                return "```\n\(GaugeReport.text(r))\n```"
+            case "aqi":
+                guard !args.isEmpty else { return "usage: `aqi CITY`" }
+                let city = args.joined(separator: " ")
+                guard let r = try AirReport.build(store: store, city: city, scale: .usEPA) else {
+                    return "I have no AQI readings for \"\(city)\"."
+                }
+                return AirReport.text(r)
+            case "quakes": return try quakes(args, now: now)
+            case "alerts": return try alerts()
+            case "silence": return try silence(args, user: user, now: now)
+            case "ack":
+                guard args.count == 1, let id = Int64(args[0]) else { return "usage: `ack ALERT_ID` (see `alerts`)" }
+                guard let acked = try store.ack(transitionID: id, by: "\(platform):\(user)", at: now) else {
+                    return "No firing alert has id \(id); `alerts` lists them."
+                }
+                return "Acked \(acked.key.rule) at \(acked.key.station): no reminders until it changes."
+            case "trip":
+                guard args.count == 1 else { return "usage: `trip NAME`" }
+                let actor = Trips.Actor(owner: owner(for: user))
+                let trip = try Trips.find(args[0], store: store, actor: actor)
+                let (list, weather) = try Trips.packing(trip, store: store)
+                return "```\n\(Trips.text(trip, list: list, weather: weather))\n```"
+            default:
+                return "I don't know `\(command)`.\n" + Self.help
+            }
+        } catch let e as UserError {
+            return e.message
+        } catch {
+            return "Sorry, that failed: \(error)"
+        }
+    }
+
+    func quakes(_ args: [String], now: Int64) throws -> String {
+        var filter = QuakeList.Filter(since: now - 86_400)
+        var i = 0
+        while i < args.count {
+            switch args[i].lowercased() {
+            case "near" where i + 1 < args.count:
+                let place = args[i + 1]
+                if let p = PlacePoint(key: place) {
+                    filter.near = (p.latitude, p.longitude, 300)
+                } else if let known = rules.compactMap({ $0.kind as? QuakeRule }).flatMap(\.near).first(where: {
+                    $0.name.lowercased() == place.lowercased()
+                }) {
+                    filter.near = (known.latitude, known.longitude, known.radiusKm)
+                } else {
+                    let names = rules.compactMap { $0.kind as? QuakeRule }.flatMap(\.near).map(\.name)
+                    return "I don't know the place \"\(place)\": use LAT,LON"
+                        + (names.isEmpty ? "" : " or one of \(names.joined(separator: ", "))")
+                }
+                i += 2
+            case "since" where i + 1 < args.count:
+                guard let d = DurationText.parse(args[i + 1]) else { return "since takes a duration like 24h or 7d" }
+                filter.since = now - d
+                i += 2
+            default:
+                return "usage: `quakes [near PLACE] [since 24h]`"
+            }
+        }
+        let rows = try QuakeList.find(store: store, filter: filter)
+        guard !rows.isEmpty else { return "No earthquakes stored for that." }
+        return rows.prefix(15).map { "• " + QuakeList.text($0) }.joined(separator: "\n")
+    }
+
+    func alerts() throws -> String {
+        let acks = try store.acks()
+        let firing = try store.firingAlerts()
+        guard !firing.isEmpty else { return "Nothing is firing." }
+        return firing.map { a in
+            var line =
+                "• #\(a.transitionID) \(a.transition.severity.rawValue.uppercased()) \(a.key.rule) \(a.key.station): \(a.transition.summary)"
+            if let ack = acks[a.key] { line += " (acked by \(ack.by))" }
+            return line
+        }.joined(separator: "\n")
+    }
+
+    func silence(_ args: [String], user: String, now: Int64) throws -> String {
+        guard args.count == 2 || args.count == 3, let duration = DurationText.parse(args.last!), duration > 0 else {
+            return "usage: `silence RULE [STATION] DURATION` (like `silence flood-stage 14211720 2h`)"
+        }
+        var matchers = [try Matcher(name: "rule", op: .equal, value: args[0])]
+        if args.count == 3 { matchers.append(try Matcher(name: "station", op: .equal, value: args[1])) }
+        let s = Silence(
+            id: UUID().uuidString.lowercased(), matchers: matchers, starts: now, ends: now + duration,
+            comment: "from chat", createdBy: user)
+        try store.addSilence(s, now: now)
+        return
+            "Silenced \(args.dropLast().joined(separator: " ")) for \(DurationText.format(duration)) (id \(s.id.prefix(8)))."
+    }
+}

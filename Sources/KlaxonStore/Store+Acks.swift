@@ -1,0 +1,46 @@
+import Foundation
+import GRDB
+import KlaxonCore
+
+/// Who acknowledged an alert, and which of its transitions.
+public struct Ack: Sendable, Equatable {
+    public var transitionID: Int64
+    public var by: String
+    /// UTC seconds.
+    public var at: Int64
+}
+
+extension Store {
+    /// Acknowledges the firing alert whose current transition has this id: it stops repeating until
+    /// its state changes. Returns the alert, or nil when no firing alert has that id.
+    @discardableResult
+    public func ack(transitionID: Int64, by: String, at now: Int64) throws -> (key: AlertKey, transition: Transition)? {
+        guard let alert = try firingAlerts().first(where: { $0.transitionID == transitionID }) else { return nil }
+        try requireWriter().write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO acks (rule, station, metric, transition_id, acked_by, acked_at) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (rule, station, metric) DO UPDATE SET transition_id = excluded.transition_id,
+                        acked_by = excluded.acked_by, acked_at = excluded.acked_at
+                    """,
+                arguments: [alert.key.rule, alert.key.station, alert.key.metric, transitionID, by, now])
+        }
+        return (alert.key, alert.transition)
+    }
+
+    /// Acks that still hold: the alert is firing with the transition that was acknowledged.
+    public func acks() throws -> [AlertKey: Ack] {
+        let firing = Dictionary(
+            try firingAlerts().map { ($0.key, $0.transitionID) }, uniquingKeysWith: { a, _ in a })
+        return try reader.read { db in
+            var out: [AlertKey: Ack] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM acks") {
+                let key = AlertKey(rule: row["rule"], station: row["station"], metric: row["metric"])
+                let id: Int64 = row["transition_id"]
+                guard firing[key] == id else { continue }
+                out[key] = Ack(transitionID: id, by: row["acked_by"], at: row["acked_at"])
+            }
+            return out
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import AsyncHTTPClient
+import Foundation
+import KlaxonApp
+import KlaxonCore
+import KlaxonServer
+import KlaxonStore
+import Logging
+import NIOCore
+import Testing
+
+/// The daemon's HTTP server in-process with chat turned on, over a store with one firing alert.
+final class ChatServer: Sendable {
+    let store: Store
+    let port: Int
+    let task: Task<Void, any Error>
+
+    init(store: Store, port: Int, task: Task<Void, any Error>) {
+        self.store = store
+        self.port = port
+        self.task = task
+    }
+
+    static func start() async throws -> ChatServer {
+        let store = try tempStore()
+        let rules = [
+            Rule(name: "high", kind: ThresholdRule(metric: "gage_height", direction: .above, threshold: 10))
+        ]
+        try store.write(
+            SourceBatch(readings: [Reading(station: "S1", metric: "gage_height", time: 1_767_225_600, value: 12)]),
+            at: 1_767_225_600)
+        _ = try Evaluate.run(store: store, rules: rules, now: 1_767_225_600)
+        var config = Config()
+        config.chatUsers = ["U-ALICE": "alice"]
+        let chat = ChatCommands(store: store, config: config, rules: rules)
+        let (stream, continuation) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "test.chat")
+        logger.logLevel = .critical
+        let app = KlaxonHTTP.application(
+            store: store, settings: .init(port: 0), counters: .init(), logger: logger,
+            chat: .init(slackSigningSecret: "shh", mattermostToken: "mm-token"),
+            answer: { platform, user, text in chat.answer(platform: platform, user: user, text: text) },
+            onRunning: { port in
+                continuation.yield(port)
+                continuation.finish()
+            })
+        let task = Task { try await app.runService() }
+        var port = 0
+        for await p in stream { port = p }
+        return ChatServer(store: store, port: port, task: task)
+    }
+
+    func post(_ path: String, body: String, headers: [(String, String)] = []) async throws -> (Int, String) {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        for (k, v) in headers { request.headers.add(name: k, value: v) }
+        request.body = .bytes(ByteBuffer(string: body))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)))
+    }
+
+    /// A Slack slash command, signed (or not) as Slack would.
+    func slack(_ text: String, secret: String = "shh", age: Int64 = 0, sign: Bool = true) async throws -> (Int, String)
+    {
+        let body =
+            "token=x&team_id=T1&user_id=U-ALICE&user_name=U-ALICE&command=%2Fklaxon&text="
+            + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text)
+        let ts = Int64(Date().timeIntervalSince1970) - age
+        var headers = [("X-Slack-Request-Timestamp", String(ts))]
+        if sign {
+            headers.append(
+                ("X-Slack-Signature", ChatEndpoints.slackSignature(secret: secret, timestamp: ts, body: body)))
+        }
+        return try await post("/chat/slack", body: body, headers: headers)
+    }
+
+    func text(_ r: (Int, String)) throws -> String {
+        let o = try JSONSerialization.jsonObject(with: Data(r.1.utf8)) as? [String: Any]
+        return o?["text"] as? String ?? ""
+    }
+}
+
+@Suite("chat commands", .serialized)
+struct ChatTests {
+    @Test("a valid Slack signature gets an answer; every command parses, bad arguments get usage")
+    func commands() async throws {
+        let chat = try await ChatServer.start()
+        defer { chat.task.cancel() }
+        let help = try await chat.slack("help")
+        #expect(help.0 == 200)
+        #expect(try chat.text(help).contains("`gauge ID`"))
+        #expect(try chat.text(try await chat.slack("frobnicate")).contains("I don't know `frobnicate`"))
+        #expect(try chat.text(try await chat.slack("")).contains("Klaxon commands"))
+        #expect(try chat.text(try await chat.slack("gauge")).contains("usage: `gauge ID`"))
+        #expect(try chat.text(try await chat.slack("gauge S1")).contains("height         12"))
+        #expect(try chat.text(try await chat.slack("gauge NOPE")).contains("I know no gauge \"NOPE\""))
+        #expect(try chat.text(try await chat.slack("aqi Delhi")).contains("no AQI readings"))
+        #expect(try chat.text(try await chat.slack("quakes since 2d")).contains("No earthquakes"))
+        #expect(try chat.text(try await chat.slack("quakes near Narnia")).contains("don't know the place"))
+        #expect(try chat.text(try await chat.slack("trip denver")).contains("not found for alice"))
+
+        let alerts = try chat.text(try await chat.slack("alerts"))
+        #expect(alerts.contains("high S1"))
+        let id = try #require(try chat.store.firingAlerts().first?.transitionID)
+        #expect(alerts.contains("#\(id)"))
+        #expect(try chat.text(try await chat.slack("ack x")).contains("usage: `ack ALERT_ID`"))
+        #expect(try chat.text(try await chat.slack("ack 999")).contains("No firing alert has id 999"))
+        #expect(try chat.text(try await chat.slack("ack \(id)")).contains("Acked high at S1"))
+        #expect(try chat.text(try await chat.slack("alerts")).contains("(acked by slack:U-ALICE)"))
+        #expect(try chat.store.acks().count == 1)
+
+        #expect(try chat.text(try await chat.slack("silence high")).contains("usage: `silence RULE"))
+        #expect(try chat.text(try await chat.slack("silence high S1 2h")).contains("Silenced high S1 for 2h"))
+        let silences = try chat.store.silences(now: Int64(Date().timeIntervalSince1970))
+        #expect(silences.count == 1)
+        #expect(silences.first?.createdBy == "U-ALICE")
+    }
+
+    @Test("bad signature, stale timestamp or missing header: 401 and nothing changed")
+    func rejected() async throws {
+        let chat = try await ChatServer.start()
+        defer { chat.task.cancel() }
+        #expect(try await chat.slack("silence high 2h", secret: "wrong").0 == 401)
+        #expect(try await chat.slack("silence high 2h", age: 301).0 == 401)
+        #expect(try await chat.slack("silence high 2h", sign: false).0 == 401)
+        #expect(try await chat.post("/chat/slack", body: "text=silence%20high%202h").0 == 401)
+        #expect(try chat.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
+        // A timestamp within five minutes is fine.
+        #expect(try await chat.slack("silence high 2h", age: 200).0 == 200)
+
+        let mm = try await chat.post("/chat/mattermost", body: "token=mm-token&user_name=bob&text=help")
+        #expect(mm.0 == 200)
+        #expect(try chat.text(mm).contains("Klaxon commands"))
+        #expect(try await chat.post("/chat/mattermost", body: "token=nope&user_name=bob&text=help").0 == 401)
+    }
+}

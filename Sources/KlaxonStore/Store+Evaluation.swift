@@ -131,21 +131,30 @@ extension Store {
                 }
             }
 
-            out.sort(by: Transition.outputOrder)
-            var logged: [(transition: Transition, message: String, id: Int64)] = []
-            for t in out {
-                let message = render(t)
-                var record = TransitionRecord(t, message: message, recordedAt: now)
-                try record.insert(db)
-                logged.append((t, message, record.id ?? 0))
-                result.transitions.append((t, message))
-            }
-            try record(db, logged)
+            let logged = try Self.log(out, db, now: now, render: render, record: record)
+            result.transitions = logged.map { ($0.transition, $0.message) }
             try db.execute(
                 sql:
                     "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 arguments: [Self.cursorKey, String(top)])
             return result
         }
+    }
+
+    /// Logs transitions (in output order) with their rendered messages, then hands them to `record`
+    /// inside the same transaction (the outbox). Shared by every kind of evaluation.
+    static func log(
+        _ transitions: [Transition], _ db: Database, now: Int64, render: (Transition) -> String,
+        record: (Database, [(transition: Transition, message: String, id: Int64)]) throws -> Void
+    ) throws -> [(transition: Transition, message: String, id: Int64)] {
+        var logged: [(transition: Transition, message: String, id: Int64)] = []
+        for t in transitions.sorted(by: Transition.outputOrder) {
+            let message = render(t)
+            var rec = TransitionRecord(t, message: message, recordedAt: now)
+            try rec.insert(db)
+            logged.append((t, message, rec.id ?? 0))
+        }
+        try record(db, logged)
+        return logged
     }
 }

@@ -183,15 +183,7 @@ extension Store {
                     out.append(rule.transition(change, SeriesContext(station: key, metric: "quake")))
                 }
             }
-            out.sort(by: Transition.outputOrder)
-            var logged: [(transition: Transition, message: String, id: Int64)] = []
-            for t in out {
-                let message = render(t)
-                var rec = TransitionRecord(t, message: message, recordedAt: now)
-                try rec.insert(db)
-                logged.append((t, message, rec.id ?? 0))
-            }
-            try record(db, logged)
+            let logged = try Self.log(out, db, now: now, render: render, record: record)
             try db.execute(
                 sql:
                     "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -235,15 +235,7 @@ extension Store {
                     }
                 }
             }
-            var logged: [(transition: Transition, message: String, id: Int64)] = []
-            for t in out {
-                let message = render(t)
-                var rec = TransitionRecord(t, message: message, recordedAt: now)
-                try rec.insert(db)
-                logged.append((t, message, rec.id ?? 0))
-            }
-            try record(db, logged)
-            return logged.map { ($0.transition, $0.message) }
+            return try Self.log(out, db, now: now, render: render, record: record).map { ($0.transition, $0.message) }
         }
     }
 }

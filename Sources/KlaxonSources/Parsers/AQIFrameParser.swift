@@ -16,13 +16,7 @@ public enum AQIFrameParser {
     /// The frame's readings and how many entries were skipped. `receivedAt` is the receive time in
     /// UTC seconds. A frame that is not a JSON array of objects is a `ParseError`.
     public static func parse(_ data: Data, receivedAt: Int64) throws -> (readings: [Reading], skipped: Int) {
-        try JSONInput.checkLooksLikeJSON(data, format: format)
-        let root: JSONValue
-        do {
-            root = try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch {
-            throw ParseError(.malformed, format: format, "truncated or malformed JSON")
-        }
+        let root = try JSONInput.decode(JSONValue.self, from: data, format: format)
         guard case .array(let entries) = root else {
             throw ParseError(.malformed, format: format, "the frame is not a JSON array of objects")
         }

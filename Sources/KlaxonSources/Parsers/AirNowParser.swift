@@ -24,13 +24,7 @@ public enum AirNowParser {
     static let source = "airnow"
 
     public static func parse(_ data: Data) throws -> SourceBatch {
-        try JSONInput.checkLooksLikeJSON(data, format: format)
-        let root: JSONValue
-        do {
-            root = try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch {
-            throw ParseError(.malformed, format: format, "truncated or malformed JSON")
-        }
+        let root = try JSONInput.decode(JSONValue.self, from: data, format: format)
         guard case .array(let items) = root else {
             if case .object(let object) = root, let error = serverError(object, data: data) { throw error }
             throw ParseError(.malformed, format: format, "the JSON is not an array of observations")

@@ -23,13 +23,7 @@ public enum WAQIParser {
     static let pollutants = ["pm25", "pm10", "o3", "no2", "so2", "co"]
 
     public static func parse(_ data: Data) throws -> SourceBatch {
-        try JSONInput.checkLooksLikeJSON(data, format: format)
-        let root: JSONValue
-        do {
-            root = try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch {
-            throw ParseError(.malformed, format: format, "truncated or malformed JSON")
-        }
+        let root = try JSONInput.decode(JSONValue.self, from: data, format: format)
         guard case .object(let body) = root else {
             throw ParseError(.malformed, format: format, "the JSON is not an object with the expected fields")
         }

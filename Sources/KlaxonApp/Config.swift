@@ -409,10 +409,22 @@ struct ConfigReader {
         if let n = m.value("send_resolved"), let v = file.bool(n, what: "send_resolved") { route.sendResolved = v }
         if let n = m.value("continue"), let v = file.bool(n, what: "continue") { route.continue = v }
         if let n = m.value("quiet_hours") { route.quietHours = quietHours(n) }
+        let afterNode = m.value("escalate_after")
+        let toNode = m.value("escalate_to")
+        if let n = afterNode, let v = file.duration(n, what: "escalate_after") {
+            if v <= 0 { file.error(n, "escalate_after must be longer than 0s") } else { route.escalateAfter = v }
+        }
+        if let n = toNode, let name = file.string(n, what: "escalate_to") {
+            route.escalateTo = name
+            references.append((name, file.path, n.mark?.line ?? 1, n.mark?.column ?? 1, "a route's escalate_to"))
+        }
+        if (afterNode == nil) != (toNode == nil) {
+            file.error(afterNode ?? toNode, "give escalate_after and escalate_to together")
+        }
         m.rejectUnknown(
             known: [
                 "match", "receivers", "group_by", "group_wait", "group_interval", "repeat_interval", "send_resolved",
-                "continue", "quiet_hours",
+                "continue", "quiet_hours", "escalate_after", "escalate_to",
             ],
             what: "a route")
         return route

@@ -43,7 +43,10 @@ public final class Daemon: Sendable {
             let out = StdoutNotifier(format: .text)
             for (t, message) in result.transitions { out.write(t, message: message) }
         } else if let routing {
-            _ = try Repeats.enqueue(store: store, rules: rules, routing: routing, now: now * 1000)
+            let wall = Int64(Date().timeIntervalSince1970 * 1000)
+            _ = try Repeats.enqueue(store: store, rules: rules, routing: routing, now: wall)
+            let escalated = try Escalations.enqueue(store: store, rules: rules, routing: routing, now: wall)
+            if escalated > 0 { logger.info("escalated", metadata: ["alerts": "\(escalated)"]) }
         }
         for t in result.unrouted {
             logger.warning(

@@ -31,3 +31,34 @@ public enum Repeats {
         return queued
     }
 }
+
+/// `escalate_after` / `escalate_to`: an alert still firing and not acked that long after its first
+/// notification was queued also goes to the escalation receiver, once per transition.
+public enum Escalations {
+    /// Queues the escalations due at `now` (ms); returns how many.
+    @discardableResult
+    public static func enqueue(store: Store, rules: [Rule], routing: Routing, now: Int64) throws -> Int {
+        let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
+        let acked = try store.acks()
+        var queued = 0
+        for alert in try store.firingAlerts() where acked[alert.key] == nil {
+            let t = alert.transition
+            let key = OutboxRecord.alertKey(t)
+            var routes: Set<Int> = []
+            for d in routing.deliveries(for: t, notify: notify[t.rule] ?? []) {
+                guard let r = d.route, routes.insert(r).inserted else { continue }
+                let route = routing.route(d.route)
+                guard let after = route.escalateAfter, let target = route.escalateTo,
+                    let first = try store.firstQueued(alert: key, transitionID: alert.transitionID),
+                    first + after * 1000 <= now,
+                    try !store.hasNotification(alert: key, receiver: target, transitionID: alert.transitionID)
+                else { continue }
+                try store.enqueueRepeat(
+                    transitionID: alert.transitionID, transition: t, receiver: target, route: d.route,
+                    groupKey: route.groupKey(t), now: now)
+                queued += 1
+            }
+        }
+        return queued
+    }
+}

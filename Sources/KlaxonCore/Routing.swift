@@ -16,12 +16,18 @@ public struct Route: Sendable, Hashable {
     public var quietHours: QuietHours?
     /// Keep matching later routes after this one matched.
     public var `continue`: Bool
+    /// An alert still firing and not acked this long after it was first queued also goes to
+    /// `escalateTo` (nil: never).
+    public var escalateAfter: Int64?
+    public var escalateTo: String?
 
     public init(
         matchers: [Matcher] = [], receivers: [String] = [], groupBy: [String] = ["rule", "station", "metric"],
         groupWait: Int64 = 0, groupInterval: Int64 = 0, repeatInterval: Int64? = nil, sendResolved: Bool = true,
-        quietHours: QuietHours? = nil, continue: Bool = false
+        quietHours: QuietHours? = nil, continue: Bool = false, escalateAfter: Int64? = nil, escalateTo: String? = nil
     ) {
+        self.escalateAfter = escalateAfter
+        self.escalateTo = escalateTo
         self.matchers = matchers
         self.receivers = receivers
         self.groupBy = groupBy

@@ -221,6 +221,25 @@ extension Store {
     }
 
     /// Queues a reminder of an alert's last transition for one receiver.
+    /// When the first notification of an alert's current transition was queued (ms), if it was.
+    public func firstQueued(alert: String, transitionID: Int64) throws -> Int64? {
+        try reader.read { db in
+            try Int64.fetchOne(
+                db, sql: "SELECT min(created_at) FROM outbox WHERE alert = ? AND transition_id = ?",
+                arguments: [alert, transitionID])
+        }
+    }
+
+    /// Whether a receiver already has (or had) a notification of this transition of the alert.
+    public func hasNotification(alert: String, receiver: String, transitionID: Int64) throws -> Bool {
+        try reader.read { db in
+            try Bool.fetchOne(
+                db,
+                sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE alert = ? AND receiver = ? AND transition_id = ?)",
+                arguments: [alert, receiver, transitionID]) ?? false
+        }
+    }
+
     public func enqueueRepeat(
         transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, now: Int64
     )

@@ -441,6 +441,8 @@ struct DispatchCommand: AsyncParsableCommand {
             let rules = try RuleLoader.load(paths: config.rules ?? ["Rules"])
             let reminders = try Repeats.enqueue(store: db, rules: rules, routing: config.routing, now: nowMillis())
             if reminders > 0 { printError("dispatch: \(reminders) reminders queued (repeat_interval)") }
+            let escalated = try Escalations.enqueue(store: db, rules: rules, routing: config.routing, now: nowMillis())
+            if escalated > 0 { printError("dispatch: \(escalated) escalations queued (escalate_after)") }
             if untilEmpty {
                 guard let d = DurationText.parse(deadline) else {
                     throw ValidationError("--deadline \"\(deadline)\" is not a duration")

@@ -216,3 +216,25 @@ struct DeployTests {
         #expect(!text.contains("klaxon.service:"), "\(text)")
     }
 }
+
+@Suite("escalation config")
+struct EscalationConfigTests {
+    @Test("escalate_after and escalate_to go together and name a defined receiver")
+    func checked() throws {
+        let s = try Scratch()
+        let config = try s.write(
+            "klaxon.yaml",
+            """
+            receivers: [{name: ops, type: stdout}]
+            routes:
+              - {receivers: [ops], escalate_after: 30m}
+              - {receivers: [ops], escalate_after: 30m, escalate_to: boss}
+              - {receivers: [ops], escalate_after: 30m, escalate_to: ops}
+            """)
+        let run = try klaxon(["check", "--config", config, "--rules", "Rules/water.yaml"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("klaxon.yaml:3:40: error: give escalate_after and escalate_to together"))
+        #expect(run.stderr.contains("a route's escalate_to names undefined receiver \"boss\""))
+        #expect(run.errorLines.filter { $0.contains("error:") }.count == 2)
+    }
+}

@@ -73,4 +73,45 @@ import Testing
         _ = try Evaluate.run(store: store, rules: rules, now: 1_800_001_800, routing: routing, queuedAt: t0 + 3_700_000)
         #expect(try store.acks().isEmpty)
     }
+
+    @Test func anUnackedFiringAlertEscalatesOnceAfterEscalateAfter() async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        let s = try Scratch()
+        let store = try Store.open(path: s.path("k.sqlite"))
+        let rules = [
+            Rule(name: "high", kind: ThresholdRule(metric: "m", direction: .above, threshold: 10), notify: ["hook"])
+        ]
+        let routing = Routing(routes: [
+            Route(
+                matchers: [try Matcher.parse("rule=high")], receivers: ["hook"], escalateAfter: 1800,
+                escalateTo: "boss")
+        ])
+        let t0: Int64 = 1_800_000_000_000
+        let ingester = try ReadingIngester(store: store)
+        _ = try ingester.write([
+            Reading(station: "A", metric: "m", time: 1_800_000_000, value: 20),
+            Reading(station: "B", metric: "m", time: 1_800_000_000, value: 20),
+        ])
+        _ = try Evaluate.run(store: store, rules: rules, now: 1_800_000_000, routing: routing, queuedAt: t0)
+        #expect(try Escalations.enqueue(store: store, rules: rules, routing: routing, now: t0 + 1_799_000) == 0)
+        // B is acked: only A escalates.
+        let b = try #require(try store.firingAlerts().first { $0.key.station == "B" })
+        _ = try store.ack(transitionID: b.transitionID, by: "carol", at: 1_800_000_060)
+        #expect(try Escalations.enqueue(store: store, rules: rules, routing: routing, now: t0 + 1_800_000) == 1)
+        #expect(try Escalations.enqueue(store: store, rules: rules, routing: routing, now: t0 + 3_600_000) == 0)
+        let boss = try store.outbox().filter { $0.receiver == "boss" }
+        #expect(boss.count == 1)
+        #expect(boss.first?.alert.contains("|A|") == true)
+        let dispatcher = Dispatcher(
+            store: store,
+            notifiers: [
+                "hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/hook"))),
+                "boss": try WebhookNotifier(config: .init(name: "boss", url: Secret(sink.url + "/boss"))),
+            ],
+            routing: routing, clock: { t0 + 1_800_000 })
+        _ = try await dispatcher.runUntilEmpty(deadline: t0 + 1_900_000)
+        let paths = await sink.requests().map(\.path).sorted()
+        #expect(paths == ["/boss", "/hook", "/hook"])
+    }
 }

@@ -25,6 +25,8 @@ public struct Config: Sendable {
     public var listen = (host: "127.0.0.1", port: 9464)
     /// Bearer token for the HTTP API (`api: {token | token_file}`); nil turns the API off.
     public var apiToken: Secret?
+    /// Owner → token for the trips API (`api.owners: [{owner, token | token_file}]`).
+    public var ownerTokens: [String: Secret] = [:]
     /// Chat commands: Slack's signing secret, Mattermost's token, chat user → trip owner.
     public var slackSigningSecret: Secret?
     public var mattermostToken: Secret?
@@ -98,7 +100,16 @@ public struct Config: Sendable {
             }
             if let n = m.value("api"), var am = file.map(n, what: "api") {
                 config.apiToken = reader.secret(&am, "token", required: true, what: "api")
-                am.rejectUnknown(known: ["token", "token_file"], what: "api")
+                if let on = am.value("owners"), let items = file.list(on, what: "api.owners") {
+                    for item in items {
+                        guard var om = file.map(item, what: "an owner") else { continue }
+                        let owner = om.required("owner", what: "the owner").flatMap { file.string($0, what: "owner") }
+                        let token = reader.secret(&om, "token", required: true, what: "api.owners")
+                        om.rejectUnknown(known: ["owner", "token", "token_file"], what: "an owner")
+                        if let owner, let token { config.ownerTokens[owner] = token }
+                    }
+                }
+                am.rejectUnknown(known: ["token", "token_file", "owners"], what: "api")
             }
             if let n = m.value("give_up_after"), let d = file.duration(n, what: "give_up_after") {
                 config.giveUpAfter = d

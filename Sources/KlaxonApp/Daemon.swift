@@ -106,7 +106,8 @@ public final class Daemon: Sendable {
                 store: store,
                 settings: .init(
                     host: config.listen.host, port: config.listen.port, apiToken: config.apiToken?.value,
-                    sources: config.sources.map(\.source.name)),
+                    sources: config.sources.map(\.source.name),
+                    ownerTokens: config.ownerTokens.mapValues(\.value)),
                 counters: counters, logger: logger,
                 chat: .init(
                     slackSigningSecret: config.slackSigningSecret?.value, mattermostToken: config.mattermostToken?.value
@@ -155,6 +156,8 @@ struct PollerService: Service {
                     group.addTask { await loop(source) }
                 }
             }
+            // No source (readings come through the API): stay up until the shutdown.
+            try await gracefulShutdown()
         }
     }
 
@@ -224,13 +227,37 @@ struct EvaluatorService: Service {
     }
 }
 
-/// The dispatcher; on shutdown it stops claiming (leased rows are sent after a restart).
+/// The dispatcher. On shutdown it claims nothing new and lets the pass in flight finish for up to
+/// `drain` seconds; what is still unsent then is given back to the outbox (sent after a restart).
 struct DispatcherService: Service {
     let dispatcher: Dispatcher
+    var drain: Double = 10
+
+    final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        func set() { lock.withLock { value = true } }
+        var isSet: Bool { lock.withLock { value } }
+    }
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            try await dispatcher.run()
+        let stopping = Flag()
+        let drain = self.drain
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await withGracefulShutdownHandler {
+                    try await dispatcher.run(stop: { stopping.isSet })
+                } onGracefulShutdown: {
+                    stopping.set()
+                }
+            }
+            group.addTask {
+                // After shutdown begins, the pass in flight has `drain` seconds; then it is cut off.
+                while !stopping.isSet { try await Task.sleep(for: .milliseconds(100)) }
+                try await Task.sleep(for: .milliseconds(Int64(drain * 1000)))
+            }
+            _ = try await group.next()
+            group.cancelAll()
         }
     }
 }

@@ -68,17 +68,25 @@ public final class Dispatcher: Sendable {
         let silences = try store.silences(now: now / 1000)
         var pass = Pass()
         let outcomes = Outcomes()
-        try await withThrowingTaskGroup(of: Pass.self) { group in
-            var running = 0
-            for batch in batches {
-                if running >= settings.concurrency {
-                    if let p = try await group.next() { pass.add(p) }
-                    running -= 1
+        do {
+            try await withThrowingTaskGroup(of: Pass.self) { group in
+                var running = 0
+                for batch in batches {
+                    if running >= settings.concurrency {
+                        if let p = try await group.next() { pass.add(p) }
+                        running -= 1
+                    }
+                    group.addTask { try await self.handle(batch, silences: silences, into: outcomes) }
+                    running += 1
                 }
-                group.addTask { try await self.handle(batch, silences: silences, into: outcomes) }
-                running += 1
+                for try await p in group { pass.add(p) }
             }
-            for try await p in group { pass.add(p) }
+        } catch {
+            // Stopped mid-pass (shutdown): keep what was done, give the rest back. A row whose send
+            // was cut off goes out again after the restart, under the same idempotency key.
+            try? store.apply(outcomes.all)
+            try? store.release(batches)
+            throw error
         }
         try store.apply(outcomes.all)
         return pass
@@ -103,8 +111,8 @@ public final class Dispatcher: Sendable {
     /// Dispatches forever (the daemon), sleeping until the next due row or `poll` ms. A poll of a few
     /// tens of milliseconds is one indexed query: cheap, and it bounds the latency from a transition
     /// written by another process to its delivery.
-    public func run(poll: Int64 = 50) async throws {
-        while !Task.isCancelled {
+    public func run(poll: Int64 = 50, stop: @Sendable () -> Bool = { false }) async throws {
+        while !Task.isCancelled && !stop() {
             let p = try await dispatchOnce()
             if p.batches > 0 { continue }
             let next = try store.nextDue().map { $0 - clock() } ?? poll

@@ -15,12 +15,18 @@ public enum KlaxonHTTP {
         public var apiToken: String?
         /// The sources the daemon polls (for `/readyz`).
         public var sources: [String]
+        /// Owner → token, for `/api/v1/trips` (each owner sees only their own trips).
+        public var ownerTokens: [String: String]
 
-        public init(host: String = "127.0.0.1", port: Int = 9464, apiToken: String? = nil, sources: [String] = []) {
+        public init(
+            host: String = "127.0.0.1", port: Int = 9464, apiToken: String? = nil, sources: [String] = [],
+            ownerTokens: [String: String] = [:]
+        ) {
             self.host = host
             self.port = port
             self.apiToken = apiToken
             self.sources = sources
+            self.ownerTokens = ownerTokens
         }
     }
 
@@ -53,6 +59,7 @@ public enum KlaxonHTTP {
     ) -> some ApplicationProtocol {
         let router = Router()
         ChatEndpoints.add(to: router, settings: chat, now: { Int64(Date().timeIntervalSince1970) }, answer: answer)
+        APIRoutes.add(to: router, store: store, settings: settings)
         router.get("/healthz") { _, _ in "ok\n" }
         router.get("/readyz") { _, _ -> Response in
             let (ok, body) = readiness(store: store, sources: settings.sources)

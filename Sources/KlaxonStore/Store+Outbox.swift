@@ -254,6 +254,22 @@ extension Store {
 }
 
 /// What the dispatcher decided for a batch; applied together, one transaction per dispatch pass.
+extension Store {
+    /// Gives claimed rows back (pending, no lease) that are still `sending`: used when a dispatcher
+    /// stops mid-pass, so the rows go out at once after a restart instead of after their lease.
+    public func release(_ batches: [OutboxBatch]) throws {
+        let ids = batches.flatMap { $0.rows.map(\.id) }
+        guard !ids.isEmpty else { return }
+        try requireWriter().write { db in
+            for id in ids {
+                try db.execute(
+                    sql: "UPDATE outbox SET state = 'pending', lease_until = NULL WHERE id = ? AND state = 'sending'",
+                    arguments: [id])
+            }
+        }
+    }
+}
+
 public enum OutboxOutcome: Sendable {
     /// Sent, dead, muted or dropped; or back to pending at `retryAt` (ms).
     case finish(OutboxBatch, state: OutboxRecord.State, now: Int64, retryAt: Int64?, error: String?)

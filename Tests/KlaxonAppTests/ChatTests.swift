@@ -35,8 +35,15 @@ final class ChatServer: Sendable {
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "test.chat")
         logger.logLevel = .critical
+        try store.save(
+            trip: Trip(
+                name: "denver", owner: "alice",
+                stops: [.init(place: "Denver", latitude: 39.74, longitude: -104.99, arrive: "2026-12-01", nights: 2)]),
+            at: 1_767_225_600)
         let app = KlaxonHTTP.application(
-            store: store, settings: .init(port: 0), counters: .init(), logger: logger,
+            store: store,
+            settings: .init(port: 0, apiToken: "team-token", ownerTokens: ["alice": "a-token", "bob": "b-token"]),
+            counters: .init(), logger: logger,
             chat: .init(slackSigningSecret: "shh", mattermostToken: "mm-token"),
             answer: { platform, user, text in chat.answer(platform: platform, user: user, text: text) },
             onRunning: { port in
@@ -49,9 +56,11 @@ final class ChatServer: Sendable {
         return ChatServer(store: store, port: port, task: task)
     }
 
-    func post(_ path: String, body: String, headers: [(String, String)] = []) async throws -> (Int, String) {
+    func post(_ path: String, body: String, headers: [(String, String)] = [], method: String = "POST") async throws
+        -> (Int, String)
+    {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
-        request.method = .POST
+        request.method = .init(rawValue: method)
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         for (k, v) in headers { request.headers.add(name: k, value: v) }
         request.body = .bytes(ByteBuffer(string: body))
@@ -97,7 +106,9 @@ struct ChatTests {
         #expect(try chat.text(try await chat.slack("aqi Delhi")).contains("no AQI readings"))
         #expect(try chat.text(try await chat.slack("quakes since 2d")).contains("No earthquakes"))
         #expect(try chat.text(try await chat.slack("quakes near Narnia")).contains("don't know the place"))
-        #expect(try chat.text(try await chat.slack("trip denver")).contains("not found for alice"))
+        // The Slack user U-ALICE is the trip owner alice (chat.users).
+        #expect(try chat.text(try await chat.slack("trip denver")).contains("denver (alice)"))
+        #expect(try chat.text(try await chat.slack("trip paris")).contains("trip \"paris\" not found for alice"))
 
         let alerts = try chat.text(try await chat.slack("alerts"))
         #expect(alerts.contains("high S1"))
@@ -132,5 +143,56 @@ struct ChatTests {
         #expect(mm.0 == 200)
         #expect(try chat.text(mm).contains("Klaxon commands"))
         #expect(try await chat.post("/chat/mattermost", body: "token=nope&user_name=bob&text=help").0 == 401)
+    }
+}
+
+@Suite("HTTP API: silences and trips", .serialized)
+struct APITests {
+    @Test("silences: create, list, expire; the team token is required")
+    func silences() async throws {
+        let server = try await ChatServer.start()
+        defer { server.task.cancel() }
+        let auth = [("Authorization", "Bearer team-token")]
+        #expect(try await server.post("/api/v1/silences", body: "{}").0 == 401)
+        let bad = try await server.post(
+            "/api/v1/silences", body: #"{"matchers":["rule=high"],"for":"soon"}"#, headers: auth)
+        #expect(bad.0 == 400)
+        #expect(bad.1.contains("for: a duration"))
+        let created = try await server.post(
+            "/api/v1/silences", body: #"{"matchers":["rule=high","station=S1"],"for":"2h","comment":"works"}"#,
+            headers: auth)
+        #expect(created.0 == 201, "\(created.1)")
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(created.1.utf8)) as? [String: Any])
+        let id = try #require(o["id"] as? String)
+        let list = try await server.post("/api/v1/silences", body: "", headers: auth, method: "GET")
+        #expect(list.1.contains(id))
+        #expect(try await server.post("/api/v1/silences/\(id)", body: "", headers: auth, method: "DELETE").0 == 200)
+        #expect(try await server.post("/api/v1/silences/\(id)", body: "", headers: auth, method: "DELETE").0 == 404)
+        #expect(try server.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
+    }
+
+    @Test("trips: an owner token sees only its owner's trips; another owner's trip is 404")
+    func trips() async throws {
+        let server = try await ChatServer.start()
+        defer { server.task.cancel() }
+        let alice = [("Authorization", "Bearer a-token")]
+        let bob = [("Authorization", "Bearer b-token")]
+        #expect(try await server.post("/api/v1/trips", body: "", method: "GET").0 == 401)
+        #expect(
+            try await server.post(
+                "/api/v1/trips", body: "", headers: [("Authorization", "Bearer team-token")], method: "GET"
+            ).0 == 401)
+        let mine = try await server.post("/api/v1/trips", body: "", headers: alice, method: "GET")
+        #expect(mine.0 == 200)
+        #expect(mine.1.contains("\"name\":\"denver\""))
+        let theirs = try await server.post("/api/v1/trips", body: "", headers: bob, method: "GET")
+        #expect(!theirs.1.contains("denver"))
+        #expect(try await server.post("/api/v1/trips/denver", body: "", headers: bob, method: "GET").0 == 404)
+        let one = try await server.post("/api/v1/trips/denver", body: "", headers: alice, method: "GET")
+        #expect(one.0 == 200)
+        #expect(one.1.contains("\"item\":\"toiletries\"") || one.1.contains("\"items\":["))
+        #expect(try await server.post("/api/v1/trips/denver", body: "", headers: bob, method: "DELETE").0 == 404)
+        #expect(try await server.post("/api/v1/trips/denver", body: "", headers: alice, method: "DELETE").0 == 200)
+        #expect(try server.store.trips(owner: "alice").isEmpty)
     }
 }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import KlaxonCore
+import KlaxonStore
 import KlaxonTesting
 import NIOCore
 import Testing
@@ -157,6 +158,87 @@ struct DaemonTests {
         let log = try String(contentsOf: errURL, encoding: .utf8)
         #expect(log.contains("klaxon stopped"))
         #expect(!log.contains("s3cret"))
+    }
+}
+
+@Suite("klaxon run: shutdown during delivery", .serialized)
+struct ShutdownTests {
+    @Test("SIGTERM during delivery: exit 0, the outbox consistent, nothing lost after a restart")
+    func sigtermDuringDelivery() async throws {
+        let upstream = try await HTTPSink.start()
+        let hook = try await HTTPSink.start()
+        defer {
+            Task {
+                await upstream.stop()
+                await hook.stop()
+            }
+        }
+        await upstream.script(Array(repeating: .respond(status: 200, body: "garbage"), count: 5))
+        // Answers slower than the daemon's 10 s drain: the pass in flight is cut off at shutdown.
+        await hook.script(Array(repeating: .hang(seconds: 15), count: 30))
+        let s = try Scratch()
+        try s.write("rules/flow.yaml", "name: high\nkind: threshold\nmetric: gage_height\nabove: 150\nnotify: [hook]\n")
+        let cfg = try s.write(
+            "klaxon.yaml",
+            """
+            database: k.sqlite
+            rules: [rules]
+            listen: 127.0.0.1:0
+            api: {token: s3cret}
+            receivers:
+              - {name: hook, type: webhook, url: "\(hook.url)/hook", preset: generic}
+            """)
+        func start() throws -> (Process, URL) {
+            let p = Process()
+            p.executableURL = klaxonBinary
+            p.arguments = ["run", "--config", cfg]
+            p.currentDirectoryURL = s.dir
+            let err = s.dir.appendingPathComponent("err-\(UUID().uuidString).log")
+            FileManager.default.createFile(atPath: err.path, contents: nil)
+            p.standardError = try FileHandle(forWritingTo: err)
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            return (p, err)
+        }
+        func port(_ err: URL) async throws -> Int {
+            for _ in 0..<200 {
+                let log = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
+                if let r = log.range(of: "klaxon: listening on 127.0.0.1:") {
+                    return Int(log[r.upperBound...].prefix { $0.isNumber }) ?? 0
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return 0
+        }
+        let (p, err) = try start()
+        defer { if p.isRunning { p.terminate() } }
+        let base = "http://127.0.0.1:\(try await port(err))"
+        var csv = "station,metric,time,value\n"
+        for i in 0..<30 { csv += "S\(i),gage_height,2026-01-01T00:00:00Z,500\n" }
+        #expect(try await http("POST", base + "/api/v1/readings", body: csv, token: "s3cret").0 == 200)
+        // Deliveries are under way: stop now.
+        _ = await hook.waitForRequests(3, timeout: 20)
+        p.terminate()
+        let deadline = Date().addingTimeInterval(30)
+        while p.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!p.isRunning)
+        #expect(p.terminationStatus == 0)
+
+        // Nothing is left leased: every row is either sent or pending.
+        let store = try Store.open(path: s.path("k.sqlite"))
+        let counts = try store.outboxCounts()
+        #expect(counts[.sending, default: 0] == 0)
+        #expect(counts[.sent, default: 0] + counts[.pending, default: 0] == 30)
+        #expect(counts[.pending, default: 0] > 0, "the cut-off rows were given back to the outbox")
+
+        // After a restart everything goes out; no notification is lost.
+        await hook.script([])
+        let again = try await klaxonAsync(
+            ["dispatch", "--config", cfg, "--until-empty", "--deadline", "60s"], in: s.dir)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try store.outboxCounts()[.sent, default: 0] == 30)
+        let keys = Set(await hook.requests().compactMap { $0.headers["idempotency-key"] })
+        #expect(keys.count == 30)
     }
 }
 

@@ -1,0 +1,111 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KlaxonCore
+import KlaxonStore
+import NIOCore
+
+/// `/api/v1/silences` (the team token) and `/api/v1/trips` (owner tokens: each owner sees only
+/// their own trips; another owner's trip is 404).
+enum APIRoutes {
+    static func add(to router: Router<BasicRequestContext>, store: Store, settings: KlaxonHTTP.Settings) {
+        let now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+
+        router.get("/api/v1/silences") { request, _ -> Response in
+            guard KlaxonHTTP.authorized(request, token: settings.apiToken) else {
+                return KlaxonHTTP.unauthorized(settings.apiToken)
+            }
+            let list = try store.silences(now: now()).map(silenceJSON)
+            return KlaxonHTTP.json(["silences": list], status: .ok)
+        }
+        router.post("/api/v1/silences") { request, _ -> Response in
+            guard KlaxonHTTP.authorized(request, token: settings.apiToken) else {
+                return KlaxonHTTP.unauthorized(settings.apiToken)
+            }
+            let body = try await request.body.collect(upTo: 1 << 20)
+            guard let o = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
+            else {
+                return KlaxonHTTP.json(["error": "the body must be a JSON object"], status: .badRequest)
+            }
+            guard let texts = o["matchers"] as? [String], !texts.isEmpty else {
+                return KlaxonHTTP.json(
+                    ["error": "matchers: a list like [\"rule=flood-stage\", \"station=14211720\"]"], status: .badRequest
+                )
+            }
+            guard let forText = o["for"] as? String, let d = DurationText.parse(forText), d > 0 else {
+                return KlaxonHTTP.json(["error": "for: a duration like 2h"], status: .badRequest)
+            }
+            let matchers: [Matcher]
+            do {
+                matchers = try texts.map { try Matcher.parse($0) }
+            } catch {
+                return KlaxonHTTP.json(["error": "matchers: \(error)"], status: .badRequest)
+            }
+            let t = now()
+            let silence = Silence(
+                id: UUID().uuidString.lowercased(), matchers: matchers, starts: t, ends: t + d,
+                comment: o["comment"] as? String ?? "", createdBy: o["created_by"] as? String ?? "api")
+            try store.addSilence(silence, now: t)
+            return KlaxonHTTP.json(silenceJSON(silence), status: .created)
+        }
+        router.delete("/api/v1/silences/:id") { request, context -> Response in
+            guard KlaxonHTTP.authorized(request, token: settings.apiToken) else {
+                return KlaxonHTTP.unauthorized(settings.apiToken)
+            }
+            let id = context.parameters.get("id") ?? ""
+            guard !id.isEmpty, try store.expireSilence(id: id, now: now()) else {
+                return KlaxonHTTP.json(["error": "no active silence \(id)"], status: .notFound)
+            }
+            return KlaxonHTTP.json(["expired": id], status: .ok)
+        }
+
+        router.get("/api/v1/trips") { request, _ -> Response in
+            guard let owner = owner(request, settings) else { return KlaxonHTTP.unauthorized("") }
+            let trips = try store.trips(owner: owner).map { t -> [String: Any] in
+                [
+                    "name": t.name, "stops": t.stops.map(\.place), "first_day": Packer.days(of: t).first?.date ?? "",
+                    "last_day": Packer.days(of: t).last?.date ?? "",
+                ]
+            }
+            return KlaxonHTTP.json(["trips": trips], status: .ok)
+        }
+        router.get("/api/v1/trips/:name") { request, context -> Response in
+            guard let owner = owner(request, settings) else { return KlaxonHTTP.unauthorized("") }
+            guard let name = context.parameters.get("name"), let trip = try store.trip(owner: owner, name: name) else {
+                return KlaxonHTTP.json(["error": "trip not found"], status: .notFound)
+            }
+            let weather = try store.weather(for: trip)
+            let list = Packer.pack(trip, weather: weather)
+            let items: [[String: Any]] = list.items.map {
+                [
+                    "item": $0.item, "quantity": $0.quantity, "category": $0.category,
+                    "reason": $0.reasons.joined(separator: "; "),
+                ]
+            }
+            return KlaxonHTTP.json(["name": trip.name, "owner": trip.owner, "items": items], status: .ok)
+        }
+        router.delete("/api/v1/trips/:name") { request, context -> Response in
+            guard let owner = owner(request, settings) else { return KlaxonHTTP.unauthorized("") }
+            guard let name = context.parameters.get("name"), try store.removeTrip(owner: owner, name: name) else {
+                return KlaxonHTTP.json(["error": "trip not found"], status: .notFound)
+            }
+            return KlaxonHTTP.json(["removed": name], status: .ok)
+        }
+    }
+
+    /// The owner an owner token belongs to.
+    static func owner(_ request: Request, _ settings: KlaxonHTTP.Settings) -> String? {
+        for (owner, token) in settings.ownerTokens.sorted(by: { $0.key < $1.key })
+        where KlaxonHTTP.authorized(request, token: token) {
+            return owner
+        }
+        return nil
+    }
+
+    static func silenceJSON(_ s: Silence) -> [String: Any] {
+        [
+            "id": s.id, "matchers": s.matchers.map(\.description), "starts": Timestamp.format(s.starts),
+            "ends": Timestamp.format(s.ends), "comment": s.comment, "created_by": s.createdBy,
+        ]
+    }
+}

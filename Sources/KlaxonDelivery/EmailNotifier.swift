@@ -41,7 +41,7 @@ public struct EmailNotifier: Notifier {
             out.append(WebhookPayloads.title(a.transition))
             out.append(a.message)
             out.append("Why: \(a.transition.explanation)")
-            out.append(WebhookPayloads.dataTime(a.transition))
+            out.append(WebhookPayloads.footer(a))
             out.append("")
         }
         out.append("— Klaxon (notification \(n.key))")
@@ -56,7 +56,7 @@ public struct EmailNotifier: Notifier {
                 "<div style=\"border-left:6px solid \(WebhookPayloads.colour(t));padding:4px 12px;margin:8px 0\">"
                     + "<h3 style=\"margin:4px 0\">\(EmailMessage.escapeHTML(WebhookPayloads.title(t)))</h3>"
                     + "<p>\(EmailMessage.escapeHTML(a.message))</p>"
-                    + "<p style=\"color:#555\">Why: \(EmailMessage.escapeHTML(t.explanation))<br>\(EmailMessage.escapeHTML(WebhookPayloads.dataTime(t)))</p></div>"
+                    + "<p style=\"color:#555\">Why: \(EmailMessage.escapeHTML(t.explanation))<br>\(EmailMessage.escapeHTML(WebhookPayloads.footer(a)))</p></div>"
             )
         }
         out.append(

@@ -39,6 +39,17 @@ public enum WebhookPayloads {
     /// `data as of 2026-01-01T00:15:00Z`.
     public static func dataTime(_ t: Transition) -> String { "data as of \(Timestamp.format(t.at))" }
 
+    /// How to acknowledge an alert that is firing: `ack 123` (the chat command); nil for a resolved
+    /// alert or one that was never logged (a test message).
+    public static func ackHint(_ a: NotifiedAlert) -> String? {
+        a.transition.state == .resolved || a.id <= 0 ? nil : "ack \(a.id)"
+    }
+
+    /// `data as of 2026-01-01T00:15:00Z · ack 123`.
+    public static func footer(_ a: NotifiedAlert) -> String {
+        dataTime(a.transition) + (ackHint(a).map { " · \($0)" } ?? "")
+    }
+
     /// Alertmanager webhook payload, version 4, so any Alertmanager consumer accepts Klaxon's.
     public static func generic(_ n: AlertNotification, groupBy: [String]) -> [String: Any] {
         let alerts: [[String: Any]] = n.alerts.map { a in
@@ -46,6 +57,7 @@ public enum WebhookPayloads {
             var labels = t.matchLabels
             labels.removeValue(forKey: "rule")
             var annotations = ["summary": a.message, "description": t.explanation, "data_time": Timestamp.format(t.at)]
+            if a.id > 0 { annotations["alert_id"] = String(a.id) }
             if let f = t.fromLevel { annotations["previous_level"] = f }
             if let v = t.value { annotations["value"] = formatValue(v) }
             let resolved = t.state == .resolved
@@ -92,7 +104,7 @@ public enum WebhookPayloads {
                 [
                     "color": colour(a.transition), "title": title(a.transition), "text": a.message,
                     "fields": [["title": "Why", "value": a.transition.explanation, "short": false]],
-                    "footer": dataTime(a.transition), "ts": a.transition.at,
+                    "footer": footer(a), "ts": a.transition.at,
                 ]
             },
         ]
@@ -116,7 +128,7 @@ public enum WebhookPayloads {
                     "title": truncate(title(a.transition), to: 256),
                     "description": truncate("\(a.message)\n\nWhy: \(a.transition.explanation)", to: 4096),
                     "color": Int(colour(a.transition).dropFirst(), radix: 16) ?? 0,
-                    "timestamp": Timestamp.format(a.transition.at), "footer": ["text": dataTime(a.transition)],
+                    "timestamp": Timestamp.format(a.transition.at), "footer": ["text": footer(a)],
                 ]
             },
         ]
@@ -141,6 +153,7 @@ public enum WebhookPayloads {
             }
             facts.append(["title": "Why", "value": t.explanation])
             facts.append(["title": "Data time", "value": Timestamp.format(t.at)])
+            if let ack = ackHint(a) { facts.append(["title": "Acknowledge", "value": ack]) }
             body.append(["type": "FactSet", "facts": facts])
         }
         let card: [String: Any] = [
@@ -161,7 +174,7 @@ public enum WebhookPayloads {
         if n.isDigest { lines.append("*Held during quiet hours (\(n.alerts.count))*") }
         for a in n.alerts {
             lines.append(
-                "*\(title(a.transition))*\n\(a.message)\n_Why: \(a.transition.explanation); \(dataTime(a.transition))_")
+                "*\(title(a.transition))*\n\(a.message)\n_Why: \(a.transition.explanation); \(footer(a))_")
         }
         return ["text": lines.joined(separator: "\n\n")]
     }

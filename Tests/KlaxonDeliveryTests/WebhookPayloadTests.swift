@@ -32,6 +32,7 @@ import Testing
         #expect(annotations["summary"] == firing.summary)
         #expect(annotations["description"] == firing.explanation)
         #expect(annotations["data_time"] == "2026-03-01T06:15:00Z")
+        #expect(annotations["alert_id"] == "1")
         #expect(a["startsAt"] as? String == "2026-03-01T06:15:00Z")
         #expect(a["endsAt"] as? String == "0001-01-01T00:00:00Z")
         let fp = try #require(a["fingerprint"] as? String)
@@ -57,7 +58,9 @@ import Testing
             #expect(text.contains("CRITICAL river-levels 01646500 changed minor→moderate"))
             let attachments = try #require(p["attachments"] as? [[String: Any]])
             #expect(attachments.map { $0["color"] as? String } == ["#d00000", "#2eb886"])
-            #expect(attachments[0]["footer"] as? String == "data as of 2026-03-01T06:15:00Z")
+            // A firing or changed alert carries the id to ack it with; a resolved one does not.
+            #expect(attachments[0]["footer"] as? String == "data as of 2026-03-01T06:15:00Z · ack 1")
+            #expect(attachments[1]["footer"] as? String == "data as of 2026-03-01T06:15:00Z")
             let fields = try #require(attachments[0]["fields"] as? [[String: Any]])
             #expect(fields.first?["value"] as? String == changed.explanation)
         }

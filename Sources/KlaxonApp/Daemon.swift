@@ -167,7 +167,9 @@ struct PollerService: Service {
             let store = daemon.store
             let wake = daemon.wake
             _ = await ws.run(for: nil) { readings in
-                let stats = try store.write(SourceBatch(readings: readings), at: Int64(Date().timeIntervalSince1970))
+                // Recorded under the source's name, like a polled fetch, so /readyz sees it working.
+                let stats = try store.write(
+                    SourceBatch(readings: readings), source: ws.name, at: Int64(Date().timeIntervalSince1970))
                 if stats.inserted > 0 { wake.yield() }
             }
             return
@@ -184,8 +186,7 @@ struct PollerService: Service {
                 if let nb = try? daemon.store.sourceState(source.source.name)?.notBefore, nb > now {
                     wait = max(wait, Double(nb - now))
                 }
-            } else if let skipped = o.skipped {
-                _ = skipped
+            } else if o.skipped != nil {
                 if let nb = try? daemon.store.sourceState(source.source.name)?.notBefore, nb > now {
                     wait = Double(nb - now)
                 }

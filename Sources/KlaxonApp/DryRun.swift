@@ -170,8 +170,7 @@ public struct DryRun {
                         trip: trip, weather: weather, alerts: alerts, announced: nil, today: today, at: now)
                 else { continue }
                 for (metric, change) in changes {
-                    out.append(
-                        rule.transition(change, SeriesContext(station: TripPackingRule.key(trip), metric: metric)))
+                    out.append(TripPackingRule.transition(rule, trip: trip, metric: metric, change: change))
                 }
             }
         }

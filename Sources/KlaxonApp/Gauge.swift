@@ -133,11 +133,9 @@ public enum GaugeReport {
                             mean: s.mean, max: s.max, total: s.sum))
                 }
             }
-            var recent = RecentReadings(span: end - sparkFrom)
-            for v in try store.values(station: station, metric: metric, from: sparkFrom, to: end) {
-                recent.append(time: v.time, value: v.value)
-            }
-            let spark = recent.isEmpty ? "" : sparkline(recent, from: sparkFrom, to: end)
+            let spark = RecentReadings.sparkline(
+                of: try store.values(station: station, metric: metric, from: sparkFrom, to: end), from: sparkFrom,
+                to: end)
             return Series(metric: metric, unit: unit, latest: latest, ranges: stats, sparkline: spark)
         }
 
@@ -176,17 +174,6 @@ public enum GaugeReport {
             report.flood = flood
         }
         return report
-    }
-
-    /// A sparkline with 24 buckets between `from` and `to`.
-    static func sparkline(_ r: RecentReadings, from: Int64, to: Int64) -> String {
-        let span = max(1, to - from)
-        var peaks = [Double?](repeating: nil, count: 24)
-        for (t, v) in r.readings where t > from && t <= to {
-            let b = min(23, Int((t - from - 1) * 24 / span))
-            peaks[b] = max(peaks[b] ?? -.infinity, v)
-        }
-        return RecentReadings.sparkline(Array(peaks.drop { $0 == nil }))
     }
 
     /// The report as JSON (keys sorted, for scripts).

@@ -30,6 +30,7 @@ public enum QuakeList {
     /// Events matching the filter, newest first.
     public static func find(store: Store, filter: Filter) throws -> [Row] {
         var out: [Row] = []
+        let revisions = try store.quakeRevisionCounts()
         for q in try store.quakes(from: filter.since * 1000) {
             let e = q.event
             if let m = filter.minMagnitude, (e.magnitude ?? -.infinity) < m { continue }
@@ -39,7 +40,7 @@ public enum QuakeList {
                 guard d <= near.radiusKm else { continue }
                 distance = d
             }
-            out.append(Row(key: q.key, event: e, distanceKm: distance, revisions: try store.quakeRevisionCount(q.key)))
+            out.append(Row(key: q.key, event: e, distanceKm: distance, revisions: revisions[q.key, default: 1]))
         }
         return out
     }

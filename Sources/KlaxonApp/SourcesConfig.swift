@@ -167,7 +167,7 @@ extension ConfigReader {
                             name: name, baseURL: baseURL ?? WAQISource.defaultBaseURL, every: every ?? 3_600,
                             token: token.value, stations: stations)
                     }
-                default:
+                case CWMSSource.kindName:
                     let office = m.required("office", what: what).flatMap { file.string($0, what: "office") }
                     var unit = "EN"
                     if let n = m.value("unit"), let u = file.string(n, what: "unit") {
@@ -203,6 +203,8 @@ extension ConfigReader {
                             name: name, baseURL: baseURL ?? CWMSSource.defaultBaseURL, every: every ?? 3_600,
                             office: office, timeseries: series, unitSystem: unit, period: period(&m))
                     }
+                default:
+                    preconditionFailure("source kind \(kind) is in sourceKeys but has no reader")
                 }
             } else {
                 file.error(

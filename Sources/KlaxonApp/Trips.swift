@@ -165,14 +165,13 @@ public enum Trips {
     }
 
     public static func export(_ trip: Trip, store: Store) throws -> String {
-        let (list, weather) = try packing(trip, store: store)
+        let list = try packing(trip, store: store).list
         var stored: [DayWeather] = []
         for s in trip.stops {
             if let lat = s.latitude, let lon = s.longitude {
                 stored += try store.forecasts(place: PlacePoint(latitude: lat, longitude: lon).key)
             }
         }
-        _ = weather
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         let doc = Export(format: "klaxon-trip-1", trip: trip, weather: stored, list: list)

@@ -25,12 +25,8 @@ public enum WaterContext {
         var out: [String] = []
         for rule in nwsRules {
             let kind = rule.kind
-            var stations = kind.stations.map { Set($0) } ?? []
-            if kind.stations == nil {
-                for (id, _) in infos where try !store.series(station: id).filter({ $0.metric == kind.metric }).isEmpty {
-                    stations.insert(id)
-                }
-            }
+            // Without a stations list: every station with readings of the metric (one query).
+            let stations = try kind.stations ?? Set(store.latestTimes(metric: kind.metric).keys.map(\.station))
             for station in stations.sorted() {
                 let ladder = floods[station]?.ladder(forMetric: kind.metric) ?? []
                 guard ladder.isEmpty else { continue }

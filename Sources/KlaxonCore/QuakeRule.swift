@@ -88,7 +88,8 @@ public struct QuakeRule: RuleKind {
     }
 
     public var metric: String { "quake" }
-    public var stations: Set<String>? { nil }
+    /// Events, not readings: the rule watches no series (a reading with this metric opens no session).
+    public var stations: Set<String>? { [] }
 
     /// Quakes are events, not readings: a reading never changes a quake alert.
     public func step(_ state: inout AlertState, time: Int64, value: Double, context: SeriesContext) -> Change? {

@@ -47,6 +47,11 @@ public struct RateRule: RuleKind {
         guard let measured = c.history?.rate(window: window, per: per) else { return nil }
         let r = signed(measured.rate)
         let action = state.observe(time: time, active: r >= threshold, cleared: r < clear, holdFor: holdFor)
+        switch action {
+        case .none, .startedPending, .cancelledPending: return nil
+        case .fired, .resolved: break
+        }
+        // Words only for the rare reading that changes the alert: this runs once per reading.
         let perText = per == 3_600 ? "h" : DurationText.format(per)
         let unit = c.unit.map { " \($0)" } ?? ""
         let rateText = "\(formatValue((abs(measured.rate) * 1000).rounded() / 1000))\(unit)/\(perText)"

@@ -69,15 +69,24 @@ public struct RecentReadings: Sendable, Hashable {
     /// highest value), starting at the first bucket with data; empty buckets after it are spaces.
     /// Empty string with no readings.
     public func sparkline(over: Int64, buckets: Int = 24) -> String {
-        guard let now = last, buckets > 0, over > 0 else { return "" }
-        let from = now.time - over
+        guard let now = last else { return "" }
+        return Self.sparkline(of: readings, from: now.time - over, to: now.time, buckets: buckets)
+    }
+
+    /// A sparkline of the readings in `(from, to]`, `buckets` characters at most (each bucket's highest
+    /// value), starting at the first bucket with data; empty buckets after it are spaces.
+    public static func sparkline(of readings: [(time: Int64, value: Double)], from: Int64, to: Int64, buckets: Int = 24)
+        -> String
+    {
+        let span = to - from
+        guard buckets > 0, span > 0 else { return "" }
         var peaks = [Double?](repeating: nil, count: buckets)
-        for k in start..<times.count where times[k] > from {
+        for (t, v) in readings where t > from && t <= to {
             // (t − from − 1): a reading exactly on a bucket's end belongs to that bucket.
-            let b = min(buckets - 1, max(0, Int((times[k] - from - 1) * Int64(buckets) / over)))
-            peaks[b] = max(peaks[b] ?? -.infinity, values[k])
+            let b = min(buckets - 1, max(0, Int((t - from - 1) * Int64(buckets) / span)))
+            peaks[b] = max(peaks[b] ?? -.infinity, v)
         }
-        return Self.sparkline(Array(peaks.drop { $0 == nil }))
+        return sparkline(Array(peaks.drop { $0 == nil }))
     }
 
     /// Draws values as ▁…█ scaled between their min and max (nil = gap, drawn as a space).

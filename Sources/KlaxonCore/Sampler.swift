@@ -1,6 +1,6 @@
 /// Thins a fast stream per key (a city of an AQI feed): the first two samples of each key are kept
 /// (so a trend exists at once), then at most one per `every` seconds.
-public struct Sampler: Sendable, Hashable {
+public struct Sampler: Sendable {
     public var every: Int64
     private var seen: [String: (count: Int, lastKept: Int64)] = [:]
 
@@ -19,14 +19,5 @@ public struct Sampler: Sendable, Hashable {
             return true
         }
         return false
-    }
-
-    public static func == (a: Sampler, b: Sampler) -> Bool {
-        a.every == b.every && a.seen.keys == b.seen.keys
-    }
-
-    public func hash(into h: inout Hasher) {
-        h.combine(every)
-        h.combine(seen.count)
     }
 }

@@ -17,7 +17,8 @@ public struct TripPackingRule: RuleKind {
     }
 
     public var metric: String { "packing" }
-    public var stations: Set<String>? { nil }
+    /// Events, not readings: the rule watches no series (a reading with this metric opens no session).
+    public var stations: Set<String>? { [] }
 
     public func step(_ state: inout AlertState, time: Int64, value: Double, context: SeriesContext) -> Change? { nil }
 
@@ -37,6 +38,15 @@ public struct TripPackingRule: RuleKind {
 
     /// The key a trip's alerts go under (`owner/name`), for transitions and routing.
     public static func key(_ trip: Trip) -> String { "\(trip.owner)/\(trip.name)" }
+
+    /// A trip's transition, labelled with its owner and name (for routes and payloads). Shared by
+    /// `evaluate` and `dry-run`.
+    public static func transition(_ rule: Rule, trip: Trip, metric: String, change: Change) -> Transition {
+        var t = rule.transition(change, SeriesContext(station: key(trip), metric: metric))
+        t.labels["owner"] = trip.owner
+        t.labels["trip"] = trip.name
+        return t
+    }
 
     public func watches(_ trip: Trip) -> Bool { trips?.contains(trip.name) ?? true }
 

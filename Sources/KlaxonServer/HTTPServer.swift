@@ -156,7 +156,7 @@ public enum KlaxonHTTP {
     public static func readiness(store: Store, sources: [String]) -> (Bool, [String: Any]) {
         let reachable = store.isReachable()
         var states: [[String: Any]] = []
-        let stored = (try? store.metrics().sources) ?? []
+        let stored = (try? store.sourceStates()) ?? []
         for name in sources {
             let s = stored.first { $0.source == name }
             var o: [String: Any] = ["name": name, "failures": s?.failures ?? 0]

@@ -50,17 +50,33 @@ extension Store {
             ) {
                 m.deliveries[row["receiver"], default: [:]][row["state"]] = row["n"]
             }
-            let latencies = try Double.fetchAll(
+            // The histogram is counted by SQLite in one pass, not by loading every delivery.
+            let bounds = StoreMetrics.latencyBounds
+            let buckets = bounds.map { "sum(latency <= \($0))" }.joined(separator: ", ")
+            if let row = try Row.fetchOne(
                 db,
-                sql:
-                    "SELECT (sent_at - created_at) / 1000.0 FROM outbox WHERE state = 'sent' AND sent_at IS NOT NULL AND created_at IS NOT NULL"
-            )
-            m.latencyCount = latencies.count
-            m.latencySum = latencies.reduce(0, +)
-            m.latencyBuckets = StoreMetrics.latencyBounds.map { b in (b, latencies.filter { $0 <= b }.count) }
-            m.sources = try SourceStateRecord.order(Column("source")).fetchAll(db)
+                sql: """
+                    SELECT count(*), coalesce(sum(latency), 0), \(buckets) FROM (
+                        SELECT (sent_at - created_at) / 1000.0 AS latency FROM outbox
+                        WHERE state = 'sent' AND sent_at IS NOT NULL AND created_at IS NOT NULL)
+                    """)
+            {
+                m.latencyCount = row[0]
+                m.latencySum = row[1]
+                m.latencyBuckets = bounds.enumerated().map { i, b in (b, (row[i + 2] as Int?) ?? 0) }
+            }
+            m.sources = try sourceStates(db)
             return m
         }
+    }
+
+    /// Every configured source's cursor and health, by name.
+    public func sourceStates() throws -> [SourceStateRecord] {
+        try reader.read { db in try sourceStates(db) }
+    }
+
+    func sourceStates(_ db: Database) throws -> [SourceStateRecord] {
+        try SourceStateRecord.order(Column("source")).fetchAll(db)
     }
 
     /// True when the database answers a query.

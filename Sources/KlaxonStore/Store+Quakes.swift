@@ -39,7 +39,9 @@ extension Store {
         var seq = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM quake_events") ?? 0
         // Oldest version first, so a batch holding two versions of one event ends on the newest.
         for e in quakes.sorted(by: { ($0.updated, $0.id) < ($1.updated, $1.id) }) {
-            let aliases = Array(Set(e.ids + [e.id]))
+            // The event's own id first, then its aliases in feed order: the same key on every run.
+            var seen: Set<String> = []
+            let aliases = ([e.id] + e.ids).filter { seen.insert($0).inserted }
             var key: String? = nil
             for a in aliases {
                 if let k = try String.fetchOne(
@@ -136,10 +138,14 @@ extension Store {
         }
     }
 
-    /// The number of stored versions of an event (its revision history).
-    public func quakeRevisionCount(_ key: String) throws -> Int {
+    /// The number of stored versions of each event (its revision history), by event key.
+    public func quakeRevisionCounts() throws -> [String: Int] {
         try reader.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM quake_revisions WHERE event_id = ?", arguments: [key]) ?? 0
+            var out: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT event_id, count(*) AS n FROM quake_revisions GROUP BY 1") {
+                out[row["event_id"]] = row["n"]
+            }
+            return out
         }
     }
 

@@ -227,11 +227,7 @@ extension Store {
                         rule: rule.name, owner: trip.owner, name: trip.name,
                         json: String(decoding: try JSONEncoder().encode(next), as: UTF8.self), db)
                     for (metric, change) in changes {
-                        var t = rule.transition(
-                            change, SeriesContext(station: TripPackingRule.key(trip), metric: metric))
-                        t.labels["owner"] = trip.owner
-                        t.labels["trip"] = trip.name
-                        out.append(t)
+                        out.append(TripPackingRule.transition(rule, trip: trip, metric: metric, change: change))
                     }
                 }
             }

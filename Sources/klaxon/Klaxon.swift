@@ -57,18 +57,22 @@ struct RulesOption: ParsableArguments {
 /// Runs a command body, turning errors into messages and exit codes (never a stack trace).
 func guarded(_ body: () throws -> Int32) throws {
     let code: Int32
-    do {
-        code = try body()
-    } catch let e as DiagnosticsError {
-        printError(e.description)
-        code = 1
-    } catch let e as ExitCode {
-        throw e
-    } catch {
-        printError("error: \(error)")
-        code = 1
-    }
+    do { code = try body() } catch { code = try failure(error) }
     if code != 0 { throw ExitCode(code) }
+}
+
+/// `guarded` for async commands.
+func guarded(_ body: () async throws -> Int32) async throws {
+    let code: Int32
+    do { code = try await body() } catch { code = try failure(error) }
+    if code != 0 { throw ExitCode(code) }
+}
+
+/// Prints an error for people and returns the exit status; an `ExitCode` passes through.
+func failure(_ error: any Error) throws -> Int32 {
+    if let e = error as? ExitCode { throw e }
+    printError(error is DiagnosticsError ? "\(error)" : "error: \(error)")
+    return 1
 }
 
 func loadRules(_ paths: [String]) throws -> [Rule] {

@@ -51,8 +51,7 @@ struct TripCommand: ParsableCommand {
         }
 
         func run() async throws {
-            let code: Int32
-            do {
+            try await guarded {
                 let config = try store.loadConfig()
                 let owner = try who.actor(config).owner
                 var trip: Trip
@@ -90,11 +89,8 @@ struct TripCommand: ParsableCommand {
                     "\($0.place) (\(formatValue($0.latitude ?? 0)), \(formatValue($0.longitude ?? 0)))"
                 }
                 print("saved trip \"\(trip.name)\" for \(trip.owner): \(stops.joined(separator: ", "))")
-                code = 0
-            } catch {
-                code = report(error)
+                return 0
             }
-            if code != 0 { throw ExitCode(code) }
         }
 
         static func quote(_ s: String) -> String {
@@ -163,8 +159,7 @@ struct TripCommand: ParsableCommand {
         @Option(help: "metric or imperial.") var units: String?
 
         func run() async throws {
-            let code: Int32
-            do {
+            try await guarded {
                 let config = try store.loadConfig()
                 let actor = try who.actor(config)
                 let db = try Store.open(path: store.databasePath(config))
@@ -201,11 +196,8 @@ struct TripCommand: ParsableCommand {
                 }
                 try db.save(trip: trip, at: nowSeconds(), replace: true)
                 print("updated trip \"\(trip.name)\" for \(trip.owner)")
-                code = 0
-            } catch {
-                code = report(error)
+                return 0
             }
-            if code != 0 { throw ExitCode(code) }
         }
     }
 

@@ -23,8 +23,7 @@ struct FetchCommand: AsyncParsableCommand {
     var force = false
 
     func run() async throws {
-        let code: Int32
-        do {
+        try await guarded {
             guard let config = try store.loadConfig() else { throw UserError("fetch needs --config with sources:") }
             var sources = config.sources
             if !source.isEmpty {
@@ -38,11 +37,8 @@ struct FetchCommand: AsyncParsableCommand {
             let db = try Store.open(path: store.databasePath(config))
             let outcomes = await Fetch.run(sources: sources, store: db, now: nowSeconds(), force: force)
             for o in outcomes { print(o.line) }
-            code = outcomes.contains { $0.error != nil } ? 1 : 0
-        } catch {
-            code = report(error)
+            return outcomes.contains { $0.error != nil } ? 1 : 0
         }
-        if code != 0 { throw ExitCode(code) }
     }
 }
 
@@ -88,8 +84,7 @@ struct GaugeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let code: Int32
-        do {
+        try await guarded {
             let config = try store.loadConfig()
             let path = store.databasePath(config)
             let span: GaugeReport.Span
@@ -114,11 +109,8 @@ struct GaugeCommand: AsyncParsableCommand {
                 )
             }
             print(format == .json ? GaugeReport.json(report) : GaugeReport.text(report))
-            code = 0
-        } catch {
-            code = report(error)
+            return 0
         }
-        if code != 0 { throw ExitCode(code) }
     }
 
     /// The configured sources that cover the gauge; when none does, NWPS for its metadata and then
@@ -142,20 +134,6 @@ struct GaugeCommand: AsyncParsableCommand {
             sources: [ConfiguredSource(source: adHoc.usgs(site))], store: db, now: now, force: true)
         for o in usgs { printError(o.line) }
     }
-}
-
-/// Prints an error for people and returns the exit status.
-func report(_ error: any Error) -> Int32 {
-    if let e = error as? DiagnosticsError {
-        printError(e.description)
-    } else if let e = error as? UserError {
-        printError("error: \(e.message)")
-    } else if let e = error as? ValidationError {
-        printError("error: \(e.message)")
-    } else {
-        printError("error: \(error)")
-    }
-    return 1
 }
 
 struct QuakesCommand: ParsableCommand {
@@ -255,8 +233,7 @@ struct RunCommand: AsyncParsableCommand {
     var logLevel: String = "info"
 
     func run() async throws {
-        let code: Int32
-        do {
+        try await guarded {
             let cfg = try Config.load(path: config)
             let ruleList = try loadRules(cfg.rules ?? ["Rules"])
             let problems = cfg.check(rules: ruleList)
@@ -281,16 +258,13 @@ struct RunCommand: AsyncParsableCommand {
                     "run --once: \(r.evaluation.newReadings) new readings, \(r.evaluation.transitions.count) transitions"
                 if let p = r.delivery { line += ", \(p.sent) sent, \(p.dead) dead, \(p.retried) retried" }
                 printError(line)
-                code = r.outcomes.contains { $0.error != nil } ? 1 : 0
+                return r.outcomes.contains { $0.error != nil } ? 1 : 0
             } else {
                 try await daemon.run { port in
                     printError("klaxon: listening on \(cfg.listen.host):\(port)")
                 }
-                code = 0
+                return 0
             }
-        } catch {
-            code = report(error)
         }
-        if code != 0 { throw ExitCode(code) }
     }
 }

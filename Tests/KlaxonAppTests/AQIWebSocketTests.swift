@@ -97,7 +97,7 @@ struct AQIWebSocketTests {
         #expect(await server.connections() >= 2)
     }
 
-    @Test("a refused connection is retried with backoff until the server is there")
+    @Test("a refused connection is retried with backoff, each attempt counted as an error")
     func refusedThenRetried() async throws {
         // A port with nothing listening: every attempt fails fast, and the source keeps trying.
         let c = Collector()

@@ -134,6 +134,9 @@ struct DaemonTests {
         #expect(metrics.contains("klaxon_deliveries_total{receiver=\"hook\",outcome=\"sent\"} 1"))
         #expect(metrics.contains("klaxon_outbox_depth{state=\"pending\"} 0"))
         #expect(metrics.contains("# TYPE klaxon_delivery_latency_seconds histogram"))
+        #expect(metrics.contains("klaxon_delivery_latency_seconds_bucket{le=\"+Inf\"} 1"))
+        #expect(metrics.contains("klaxon_delivery_latency_seconds_count 1"))
+        #expect(metrics.contains("klaxon_delivery_latency_seconds_bucket{le=\"300\"} 1"))
 
         // The push API: a bearer token, the same validation as ingest.
         #expect(try await http("POST", base + "/api/v1/readings", body: "x").0 == 401)
@@ -270,8 +273,13 @@ struct DeployTests {
         let run = try klaxon(["check", "--config", config], environment: env)
         #expect(run.status == 0, "\(run.stderr)")
         // Without the environment, the missing variables are named (and no value is printed).
-        let missing = try klaxon(["check", "--config", config], environment: ["SLACK_WEBHOOK_URL": ""])
+        let missing = try klaxon(
+            ["check", "--config", config],
+            environment: ["KLAXON_TEST": "1"])  // the parent environment, which sets none of them
         #expect(missing.status == 1)
+        for name in ["AIRNOW_API_KEY", "WAQI_TOKEN", "OWM_API_KEY", "SLACK_WEBHOOK_URL"] {
+            #expect(missing.stderr.contains("environment variable \(name) is not set"), "\(missing.stderr)")
+        }
     }
 
     @Test(

@@ -225,7 +225,9 @@ struct TripCLITests {
         #expect(alerts.count == 1)
         #expect(alerts.first?.message.contains("Winter Storm Warning") == true)
         #expect(await sink.requests().first?.query == "point=39.739,-104.99")
-        _ = await Fetch.run(sources: [source], store: store, now: now + 900)
+        let refetch = await Fetch.run(sources: [source], store: store, now: now + 900)
+        #expect(refetch.first?.error == nil)
+        #expect(await sink.requests().count == 2)
         let second = try store.evaluateTrips(rules: rules, now: now + 900, render: \.summary)
         #expect(second.filter { $0.transition.metric.hasPrefix("alert:") }.isEmpty)
     }

@@ -116,7 +116,7 @@ struct Harness {
     /// Saves the states as a store would and resumes in a fresh session.
     func restarted() throws -> Harness {
         let saved = Dictionary(uniqueKeysWithValues: engine.states(of: session).map { ($0.rule, $0.state) })
-        let fresh = RuleEngine(rules: engine.rules)
+        let fresh = RuleEngine(rules: engine.rules, stations: engine.stations, floods: engine.floods)
         let resumed = try #require(fresh.session(for: session.series, unit: session.unit, states: saved))
         return Harness(engine: fresh, session: resumed)
     }

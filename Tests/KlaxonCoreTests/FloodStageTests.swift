@@ -54,7 +54,6 @@ struct FloodStageTests {
             ))
         #expect(s.contains("; next: moderate flood stage at 24 ft;"))
         #expect(s.contains("; rising 0.6 ft/h;"))  // 17.6 → 18.2 over the last hour
-        #expect(s.hasSuffix("; 24h \(RecentReadings.sparkline(values + [18.2]))"))
         #expect(s.hasSuffix("▁▂▄▅▆█"))
     }
 

@@ -76,10 +76,11 @@ struct QuakeRuleTests {
         let kind = QuakeRule(minMagnitude: 5)
         #expect(QuakeRule.kindName == "quake")
         #expect(kind.metric == "quake")
-        #expect(kind.stations == nil)
         #expect(kind.types == ["earthquake"])
         let rule = Rule(name: "big-quakes", kind: kind)
         #expect(rule.kind.kindName == "quake")
+        // A reading that happens to use the metric `quake` opens no session (and no alert state).
+        #expect(RuleEngine(rules: [rule]).session(for: SeriesKey(station: "s", metric: "quake")) == nil)
         var state = AlertState()
         #expect(kind.step(&state, time: 0, value: 7, context: SeriesContext(station: "s", metric: "quake")) == nil)
     }

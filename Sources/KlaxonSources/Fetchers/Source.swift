@@ -96,8 +96,7 @@ public struct HTTPFetcher: Sendable {
         {
             throw SourceError(
                 kind: .timeout, source: source, message: "GET \(shown) timed out after \(formatValue(timeout)) s")
-        } catch let e as NIOTooManyBytesError {
-            _ = e
+        } catch is NIOTooManyBytesError {
             throw SourceError(
                 kind: .payload, source: source, message: "GET \(shown): body larger than \(maxBody) bytes")
         } catch {

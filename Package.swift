@@ -100,6 +100,10 @@ let package = Package(
             dependencies: [
                 "KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonSources", "KlaxonServer",
                 .product(name: "Yams", package: "Yams"),
+                // The demo's local stand-ins for the upstreams and its chat sink.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

@@ -17,12 +17,15 @@ public final class Daemon: Sendable {
     public let store: Store
     public let rules: [Rule]
     public let logger: Logger
+    /// The wall clock, or a compressed one (the demo).
+    public let clock: DaemonClock
     public let counters = KlaxonHTTP.Counters()
     let wake: AsyncStream<Void>.Continuation
     let wakes: AsyncStream<Void>
 
-    public init(config: Config, store: Store, rules: [Rule], logger: Logger) {
+    public init(config: Config, store: Store, rules: [Rule], logger: Logger, clock: DaemonClock = .wall) {
         self.config = config
+        self.clock = clock
         self.store = store
         self.rules = rules
         self.logger = logger
@@ -36,8 +39,8 @@ public final class Daemon: Sendable {
     /// Evaluates what arrived, queues notifications (or prints transitions when there are no
     /// receivers), and queues reminders.
     @discardableResult
-    public func evaluate(now: Int64 = Int64(Date().timeIntervalSince1970)) throws -> EvaluationResult {
-        let result = try Evaluate.run(store: store, rules: rules, now: now, routing: routing)
+    public func evaluate(now: Int64? = nil) throws -> EvaluationResult {
+        let result = try Evaluate.run(store: store, rules: rules, now: now ?? clock.now(), routing: routing)
         counters.add("evaluations")
         if routing == nil {
             let out = StdoutNotifier(format: .text)
@@ -87,7 +90,7 @@ public final class Daemon: Sendable {
         outcomes: [Fetch.Outcome], evaluation: EvaluationResult, delivery: Dispatcher.Pass?
     ) {
         var outcomes: [Fetch.Outcome] = []
-        for s in config.sources { outcomes.append(await poll(s, now: Int64(Date().timeIntervalSince1970))) }
+        for s in config.sources { outcomes.append(await poll(s, now: clock.now())) }
         let evaluation = try evaluate()
         var pass: Dispatcher.Pass? = nil
         if routing != nil {
@@ -123,8 +126,11 @@ public final class Daemon: Sendable {
         return services
     }
 
-    /// Runs until SIGTERM or SIGINT.
-    public func run(onListening: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
+    /// Runs until SIGTERM or SIGINT, or until `until` returns.
+    public func run(
+        onListening: @escaping @Sendable (Int) -> Void = { _ in },
+        until: (@Sendable () async -> Void)? = nil
+    ) async throws {
         let group = ServiceGroup(
             configuration: .init(
                 services: try services(onListening: onListening).map { .init(service: $0) },
@@ -136,7 +142,18 @@ public final class Daemon: Sendable {
                 "listen": "\(config.listen.host):\(config.listen.port)",
             ])
         do {
-            try await group.run()
+            if let until {
+                try await withThrowingTaskGroup(of: Void.self) { tasks in
+                    tasks.addTask { try await group.run() }
+                    tasks.addTask {
+                        await until()
+                        await group.triggerGracefulShutdown()
+                    }
+                    try await tasks.waitForAll()
+                }
+            } else {
+                try await group.run()
+            }
         } catch is CancellationError {
             // A service cut short by the shutdown: the shutdown itself went as planned.
         }
@@ -166,10 +183,10 @@ struct PollerService: Service {
             // A stream, not a poll: samples are stored as they come.
             let store = daemon.store
             let wake = daemon.wake
-            _ = await ws.run(for: nil) { readings in
+            let clock = daemon.clock
+            _ = await ws.run(for: nil, now: { clock.now() }, logger: daemon.logger) { readings in
                 // Recorded under the source's name, like a polled fetch, so /readyz sees it working.
-                let stats = try store.write(
-                    SourceBatch(readings: readings), source: ws.name, at: Int64(Date().timeIntervalSince1970))
+                let stats = try store.write(SourceBatch(readings: readings), source: ws.name, at: clock.now())
                 if stats.inserted > 0 { wake.yield() }
             }
             return
@@ -177,7 +194,7 @@ struct PollerService: Service {
         let backoff = Backoff(initial: 5, cap: Double(max(60, source.source.every)))
         var failures = 0
         while !Task.isCancelled {
-            let now = Int64(Date().timeIntervalSince1970)
+            let now = daemon.clock.now()
             let o = await daemon.poll(source, now: now)
             var wait = Double(max(60, source.source.every)) * Double.random(in: 0.9...1.1)
             if o.error != nil {
@@ -193,7 +210,7 @@ struct PollerService: Service {
             } else {
                 failures = 0
             }
-            try? await Task.sleep(for: .milliseconds(Int64(wait * 1000)))
+            try? await daemon.clock.sleep(wait)
         }
     }
 }
@@ -207,7 +224,7 @@ struct EvaluatorService: Service {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     while !Task.isCancelled {
-                        try await Task.sleep(for: .seconds(60))
+                        try await daemon.clock.sleep(60)
                         daemon.wake.yield()
                     }
                 }

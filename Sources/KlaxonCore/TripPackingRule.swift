@@ -1,5 +1,5 @@
 /// `kind: trip-packing` — keeps each trip's packing list in step with its forecasts. The first list
-/// is announced as ready; afterwards every difference from the last announced list is a `changed`
+/// is announced as ready once the trip has weather; afterwards every difference from the last announced list is a `changed`
 /// transition listing `+ added`, `− removed` and `~ quantity changed` items with the weather change
 /// behind each; a critical weather alert for a stop during the trip is announced once. Nothing is
 /// said about a trip that has ended. Trips are not readings: `step` never fires.
@@ -64,6 +64,9 @@ public struct TripPackingRule: RuleKind {
         today: String, at: Int64
     ) -> (changes: [(metric: String, change: Change)], announced: Announced)? {
         guard watches(trip), let last = Self.lastDay(trip), last >= today else { return nil }
+        // The first list waits for the first forecast: a list made of essentials alone, followed by a
+        // "changed" as soon as the weather arrives, would be noise.
+        if announced == nil && weather.isEmpty && alerts.isEmpty { return nil }
         let list = Packer.pack(trip, weather: weather)
         var out: [(String, Change)] = []
         var next = announced ?? Announced(list: list, weather: weather, alerts: [])

@@ -90,19 +90,40 @@ func parseTime(_ text: String?, option: String) throws -> Int64? {
 
 func nowSeconds() -> Int64 { Int64(Date().timeIntervalSince1970) }
 
-struct DemoCommand: ParsableCommand {
+struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "demo", abstract: "Run a bundled river-flood scenario through the real path, offline.")
+        commandName: "demo",
+        abstract: "Run the daemon offline against local stand-ins for its upstreams, with time compressed.",
+        discussion:
+            "A river rises through its flood stages and recedes, Delhi's air worsens, an M6.8 earthquake near Tokyo is revised to M7.0, and a saved trip's forecast turns snowy. Alerts go to stdout and to a local chat sink that writes an HTML page; a summary of what went where ends the run."
+    )
 
-    @Option(help: "Output format: text or json.")
+    @Option(help: "Output format of the stdout receiver: text or json.")
     var format: StdoutNotifier.Format = .text
 
-    @Flag(help: "Keep the temporary database and files (their folder is printed).")
+    @Option(help: "Scenario hours per second.")
+    var speed: Double = 1
+
+    @Option(help: "Where to write the chat page (default: klaxon-demo-chat.html in the temporary folder).")
+    var page: String?
+
+    @Flag(help: "Keep the temporary config, rules and database (their folder is printed).")
     var keep = false
 
-    func run() throws {
-        try guarded {
-            try Demo.run(format: format, keep: keep)
+    func validate() throws {
+        guard speed >= 0.1 && speed <= 10 else { throw ValidationError("--speed must be between 0.1 and 10") }
+    }
+
+    func run() async throws {
+        try await guarded {
+            var options = Demo.Options()
+            options.stdout = format
+            options.speed = speed * 3_600
+            options.keep = keep
+            if let page { options.page = page }
+            let report = try await Demo.run(options)
+            printError(Demo.summary(report))
+            if keep { printError("  kept:              \(report.folder)") }
             return 0
         }
     }

@@ -32,15 +32,6 @@ let riverCSV = """
     """
 
 @Suite(.serialized) struct CLITests {
-    @Test func demoRunsOfflineAndDeliversToStdout() throws {
-        let r = try klaxon(["demo"])
-        #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.lines.count >= 8)
-        #expect(r.stdout.contains("reached action stage"))
-        #expect(r.stdout.contains("RESOLVED"))
-        #expect(r.stderr.contains("alerts delivered to stdout"))
-    }
-
     @Test func ingestReportsBadRowsByFileAndLineAndKeepsTheGoodOnes() throws {
         let s = try Scratch()
         let csv = try s.write(

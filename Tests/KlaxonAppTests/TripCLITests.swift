@@ -64,6 +64,13 @@ struct TripCLITests {
             #expect(eval.status == 0, "\(eval.stderr)")
             return try jsonObjects(eval.lines)
         }
+        // Before any forecast: nothing yet (a list of essentials alone is not announced).
+        let early = try klaxon([
+            "evaluate", "--db", db, "--rules", "Rules/trips.yaml", "--now", now, "--format", "json",
+        ])
+        #expect(early.status == 0, "\(early.stderr)")
+        #expect(early.lines.isEmpty, "\(early.stdout)")
+
         let ready = try step(dry())
         #expect(ready.map { $0["state"] as? String } == ["firing"])
         #expect(ready.first?["station"] as? String == "alice/denver")

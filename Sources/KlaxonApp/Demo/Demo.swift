@@ -1,0 +1,231 @@
+import AsyncHTTPClient
+import Foundation
+import KlaxonCore
+import KlaxonDelivery
+import KlaxonStore
+import Logging
+import NIOCore
+import Synchronization
+
+/// `klaxon demo`: the real daemon against local stand-ins for its upstreams, offline, with time
+/// compressed (by default one scenario hour per second). A river rises through its flood stages
+/// and recedes, Delhi's air worsens, a strong earthquake near Tokyo is revised upwards, and a saved
+/// trip's forecast turns snowy. Alerts go to stdout and to a local chat sink that writes an HTML
+/// page; a summary of what went where ends the run.
+public enum Demo {
+    public struct Options: Sendable {
+        /// Scenario seconds per wall second.
+        public var speed: Double = 3_600
+        /// Scenario length in seconds.
+        public var length: Int64 = 18 * 3_600
+        /// The stdout receiver's format (nil: no stdout receiver).
+        public var stdout: StdoutNotifier.Format? = .text
+        /// Where the chat page goes (nil: not written).
+        public var page: String? = FileManager.default.temporaryDirectory
+            .appendingPathComponent("klaxon-demo-chat.html").path
+        /// Keep the working folder (config, rules, database).
+        public var keep = false
+        /// More receivers (YAML list items under `receivers:`), routed like the others.
+        public var receivers: [String] = []
+        public var receiverNames: [String] = []
+        /// The daemon's log level (logs go to stderr).
+        public var logLevel: Logger.Level = .warning
+        /// Story lines on stderr as the scenario hours pass.
+        public var narrate = true
+
+        public init() {}
+    }
+
+    /// What happened.
+    public struct Report: Sendable {
+        public var folder: String
+        public var elapsed: Duration
+        /// From the store, as `/metrics` reports them.
+        public var metrics: StoreMetrics
+        /// `/metrics` as the daemon served it just before it stopped.
+        public var metricsText: String
+        public var requests: [String: Int]
+        public var webSocketConnections: Int
+        public var chatPosts: [ChatPage.Post]
+        public var page: String?
+
+        /// Transitions per rule (all states).
+        public var alerts: [String: Int] { metrics.transitions.mapValues { $0.values.reduce(0, +) } }
+    }
+
+    static func rules() -> String {
+        """
+        rules:
+          - name: flood-stage
+            kind: levels
+            metric: gage_height
+            levels: nws
+            deadband: 0.5
+            min_dwell: 15m
+            severity: critical
+            labels: {team: public-works}
+          - name: delhi-air
+            kind: levels
+            metric: aqi
+            stations: [Delhi]
+            scale: india-naqi
+            direction: worse
+            severity: warning
+          - name: quake-near-tokyo
+            kind: quake
+            min_magnitude: 6
+            near: [{name: Tokyo, latitude: 35.6762, longitude: 139.6503, radius_km: 300}]
+            severity: critical
+          - name: trip-packing
+            kind: trip-packing
+            severity: info
+
+        """
+    }
+
+    static func config(upstreams: DemoUpstreams, options: Options) -> String {
+        let u = upstreams.url
+        var receivers = [#"  - {name: team-chat, type: webhook, preset: slack, url: "\#(u)/hooks/team-chat"}"#]
+        var names = ["team-chat"]
+        if let format = options.stdout {
+            receivers.insert("  - {name: console, type: stdout, format: \(format.rawValue)}", at: 0)
+            names.insert("console", at: 0)
+        }
+        receivers += options.receivers
+        names += options.receiverNames
+        return """
+            database: klaxon.sqlite
+            rules: [rules.yaml]
+            listen: 127.0.0.1:0
+            sources:
+              - {name: river, kind: usgs-iv, base_url: "\(u)/nwis/iv/", sites: ["\(DemoScenario.site)"], parameters: [gage_height], period: 1d, every: 15m}
+              - {name: flood-stages, kind: nwps, base_url: "\(u)/nwps/v1/", gauges: [\(DemoScenario.lid)], every: 6h}
+              - {name: quakes, kind: usgs-quakes, base_url: "\(u)/earthquakes/feed/v1.0/summary/", feed: significant_day, every: 5m}
+              - {name: city-air, kind: aqi-websocket, url: "ws://127.0.0.1:\(upstreams.port)/aqi", sample_every: 20m}
+              - {name: forecast, kind: open-meteo, base_url: "\(u)/v1/", every: 1h}
+            receivers:
+            \(receivers.joined(separator: "\n"))
+            routes:
+              - receivers: [\(names.joined(separator: ", "))]
+
+            """
+    }
+
+    /// Runs the scenario through the daemon until the story has ended and the outbox is empty.
+    public static func run(_ options: Options = Options()) async throws -> Report {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "klaxon-demo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { if !options.keep { try? FileManager.default.removeItem(at: dir) } }
+
+        // The story ends now: the last `length` seconds, replayed `speed` times faster.
+        let scenario = DemoScenario(start: Int64(Date().timeIntervalSince1970) - options.length, length: options.length)
+        let clock = DaemonClock.compressed(start: scenario.start, factor: options.speed)
+        let upstreams = try await DemoUpstreams.start(scenario: scenario, clock: clock, page: options.page)
+        let started = ContinuousClock.now
+
+        let configPath = dir.appendingPathComponent("klaxon.yaml").path
+        try rules().write(toFile: dir.appendingPathComponent("rules.yaml").path, atomically: true, encoding: .utf8)
+        try config(upstreams: upstreams, options: options).write(toFile: configPath, atomically: true, encoding: .utf8)
+        var config = try Config.load(path: configPath)
+        config.database = dir.appendingPathComponent("klaxon.sqlite").path
+        let rules = try RuleLoader.load(paths: [dir.appendingPathComponent("rules.yaml").path])
+        let problems = config.check(rules: rules)
+        if !problems.isEmpty { throw DiagnosticsError(diagnostics: problems) }
+        let store = try Store.open(path: config.database ?? "")
+        try store.save(trip: scenario.trip, at: scenario.start)
+
+        var logger = Logger(label: "klaxon") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = options.logLevel
+        let daemon = Daemon(config: config, store: store, rules: rules, logger: logger, clock: clock)
+        if options.narrate {
+            printError(
+                "demo: replaying \(options.length / 3_600) hours of a river, a city's air, an earthquake feed and a trip forecast at \(Int(options.speed))× real time, through the real daemon and local stand-ins for its upstreams"
+            )
+        }
+        let port = Box(0)
+        let metricsText = Box("")
+        try await daemon.run(
+            onListening: { port.set($0) },
+            until: {
+                await narrate(scenario: scenario, clock: clock, enabled: options.narrate)
+                await settle(store: store, clock: clock, scenario: scenario)
+                metricsText.set(await fetchMetrics(port: port.value))
+            })
+        await upstreams.stop()
+        let served = await upstreams.served()
+        let report = Report(
+            folder: dir.path, elapsed: ContinuousClock.now - started, metrics: try store.metrics(),
+            metricsText: metricsText.value, requests: served.requests, webSocketConnections: served.connections,
+            chatPosts: served.posts, page: options.page)
+        return report
+    }
+
+    /// A story line every three scenario hours, until the story ends.
+    static func narrate(scenario: DemoScenario, clock: DaemonClock, enabled: Bool) async {
+        var next = scenario.start
+        while clock.now() < scenario.end {
+            if enabled && clock.now() >= next {
+                let t = next
+                printError(
+                    "demo: \(Timestamp.format(t).dropFirst(11).prefix(5)) UTC  river \(String(format: "%.1f", scenario.stage(at: t))) ft · Delhi AQI \(Int(scenario.aqi(city: "Delhi", at: t)))"
+                )
+                next += 3 * 3_600
+            }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// After the story's end: one more round of polls and evaluation, then until nothing is left to
+    /// deliver (or 30 s pass).
+    static func settle(store: Store, clock: DaemonClock, scenario: DemoScenario) async {
+        try? await clock.sleep(20 * 60)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let outbox = (try? store.metrics().outbox) ?? [:]
+            if (outbox["pending"] ?? 0) + (outbox["claimed"] ?? 0) == 0 { break }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    static func fetchMetrics(port: Int) async -> String {
+        guard port > 0 else { return "" }
+        do {
+            let response = try await HTTPClient.shared.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(5))
+            return String(buffer: try await response.body.collect(upTo: 1 << 22))
+        } catch {
+            return ""
+        }
+    }
+
+    /// The closing summary, for people.
+    public static func summary(_ r: Report) -> String {
+        func list(_ d: [String: Int]) -> String {
+            d.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: " · ")
+        }
+        let seconds = Double(r.elapsed.components.seconds) + Double(r.elapsed.components.attoseconds) / 1e18
+        var lines = ["demo: done in \(String(format: "%.1f", seconds)) s; the daemon stopped cleanly"]
+        lines.append(
+            "  upstream requests: \(list(r.requests.filter { $0.key != "chat" })) · aqi websocket connections \(r.webSocketConnections)"
+        )
+        lines.append("  readings stored:   \(list(r.metrics.readingsBySource))")
+        lines.append("  alerts:            \(list(r.alerts))")
+        for (receiver, outcomes) in r.metrics.deliveries.sorted(by: { $0.key < $1.key }) {
+            let kind = receiver == "team-chat" ? "chat sink" : receiver == "console" ? "stdout" : "receiver"
+            lines.append("  delivered to \(receiver) (\(kind)): \(list(outcomes))")
+        }
+        if let page = r.page {
+            lines.append("  chat page:         \(page) (\(r.chatPosts.count) messages; open it in a browser)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// A value set from a callback and read later.
+final class Box<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func set(_ value: Value) { mutex.withLock { $0 = value } }
+    var value: Value { mutex.withLock { $0 } }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import KlaxonCore
+
+/// What the demo's upstream stand-ins serve: `length` seconds of a made-up world starting at
+/// `start`, as functions of the scenario time. Payloads are in the services' real formats, so the
+/// daemon reads them with the same sources and parsers it uses in production.
+///
+/// - A river (USGS site 01100500, NWS gauge RVTM3) rises from 6 ft through action (9), minor (11)
+///   and moderate (13), crests at 13.7 ft about 8½ hours in, and recedes.
+/// - Delhi's AQI (India NAQI) worsens from moderate to poor to very poor; Mumbai stays satisfactory.
+/// - An M6.8 earthquake off the Boso peninsula, about 100 km from Tokyo, appears in the feed six
+///   hours in and is revised to M7.0 (reviewed, PAGER yellow) an hour later.
+/// - A ski trip to Denver saved by `demo`: the forecast for it turns snowy nine hours in.
+public struct DemoScenario: Sendable {
+    /// Scenario seconds since the epoch when the story begins (a quarter-hour boundary).
+    public let start: Int64
+    /// How long the story runs, in scenario seconds.
+    public let length: Int64
+
+    public init(start: Int64, length: Int64 = 18 * 3_600) {
+        self.start = start - start % 900
+        self.length = length
+    }
+
+    /// The story's last moment; the stand-ins serve nothing newer.
+    public var end: Int64 { start + length }
+
+    func hours(_ t: Int64) -> Double { Double(t - start) / 3_600 }
+
+    // MARK: The river
+
+    public static let site = "01100500"
+    public static let lid = "RVTM3"
+    public static let riverName = "Mill River at Riverton"
+    public static let categories: [(name: String, stage: Double)] = [
+        ("action", 9), ("minor", 11), ("moderate", 13), ("major", 16),
+    ]
+
+    /// The stage (ft) at scenario time `t`: a flood wave that rises faster than it falls.
+    public func stage(at t: Int64) -> Double {
+        let h = hours(t)
+        let crest = 8.5
+        let width = h < crest ? 3.5 : 5.5
+        let wave = 7.7 * exp(-pow((h - crest) / width, 2))
+        let ripple = 0.03 * sin(h * 2.1)
+        return ((6 + wave + ripple) * 100).rounded() / 100
+    }
+
+    /// Gage-height readings every 15 minutes from `from` to `to` (both clamped to the story, which
+    /// has a day of quiet river before it).
+    public func riverTimes(from: Int64, to: Int64) -> [Int64] {
+        let first = max(from, start - 86_400)
+        let last = min(to, end)
+        guard first <= last else { return [] }
+        let aligned = first % 900 == 0 ? first : first + (900 - first % 900)
+        return Array(stride(from: aligned, through: last, by: 900))
+    }
+
+    /// A WaterServices instantaneous-values JSON response (`/nwis/iv/?format=json`) for the site's
+    /// gage height between `from` and `to`, in the site's local time (EST, as the service sends it).
+    public func usgsIV(from: Int64, to: Int64) -> String {
+        let values = riverTimes(from: from, to: to).map { t -> String in
+            let local = Timestamp.format(t - 5 * 3_600).dropLast()  // …THH:MM:SS
+            return
+                #"{"value":"\#(String(format: "%.2f", stage(at: t)))","qualifiers":["P"],"dateTime":"\#(local).000-05:00"}"#
+        }.joined(separator: ",")
+        let site = Self.site
+        return #"""
+            {"name":"ns1:timeSeriesResponseType","declaredType":"org.cuahsi.waterml.TimeSeriesResponseType","scope":"javax.xml.bind.JAXBElement$GlobalScope","value":{"queryInfo":{"queryURL":"http://127.0.0.1/nwis/iv/","criteria":{"locationParam":"[ALL:\#(site)]","variableParam":"[00065]","parameter":[]},"note":[]},"timeSeries":[{"sourceInfo":{"siteName":"MILL RIVER AT RIVERTON, CT","siteCode":[{"value":"\#(site)","network":"NWIS","agencyCode":"USGS"}],"timeZoneInfo":{"defaultTimeZone":{"zoneOffset":"-05:00","zoneAbbreviation":"EST"},"daylightSavingsTimeZone":{"zoneOffset":"-04:00","zoneAbbreviation":"EDT"},"siteUsesDaylightSavingsTime":true},"geoLocation":{"geogLocation":{"srs":"EPSG:4326","latitude":41.9612,"longitude":-73.0201},"localSiteXY":[]},"note":[],"siteType":[],"siteProperty":[]},"variable":{"variableCode":[{"value":"00065","network":"NWIS","vocabulary":"NWIS:UnitValues","variableID":45807202,"default":true}],"variableName":"Gage height, ft","variableDescription":"Gage height, feet","valueType":"Derived Value","unit":{"unitCode":"ft"},"options":{"option":[{"name":"Statistic","optionCode":"00000"}]},"note":[],"noDataValue":-999999.0,"variableProperty":[],"oid":"45807202"},"values":[{"value":[\#(values)],"qualifier":[{"qualifierCode":"P","qualifierDescription":"Provisional data subject to revision.","qualifierID":0,"network":"NWIS","vocabulary":"uv_rmk_cd"}],"qualityControlLevel":[],"method":[{"methodDescription":"","methodID":69929}],"source":[],"offset":[],"sample":[],"censorCode":[]}],"name":"USGS:\#(site):00065:00000"}]},"nil":false,"globalScope":true,"typeSubstituted":false}
+            """#
+    }
+
+    /// The NWPS gauge document (`/nwps/v1/gauges/RVTM3`): name, USGS id and flood categories.
+    public func nwpsGauge() -> String {
+        let cats = Self.categories.map { c -> String in #""\#(c.name)":{"stage":\#(c.stage),"flow":-9999}"# }.joined(
+            separator: ",")
+        return #"""
+            {"lid":"\#(Self.lid)","usgsId":"\#(Self.site)","reachId":"7700001","name":"\#(Self.riverName)","description":"\#(Self.riverName), CT","rfc":{"abbreviation":"NERFC","name":"Northeast River Forecast Center"},"wfo":{"abbreviation":"BOX","name":"Boston/Norton"},"state":{"abbreviation":"CT","name":"Connecticut"},"county":"Litchfield","timeZone":"EST5EDT","latitude":41.9612,"longitude":-73.0201,"pedts":{"observed":"HGIRG","forecast":"HGIFF"},"status":{"observed":{"primary":6.0,"primaryUnit":"ft","secondary":-999,"secondaryUnit":"kcfs","floodCategory":"no_flooding","validTime":"\#(Timestamp.format(start))"},"forecast":{"primary":-999,"primaryUnit":"","secondary":-999,"secondaryUnit":"","floodCategory":"","validTime":""}},"flood":{"stageUnits":"ft","flowUnits":"cfs","categories":{\#(cats)},"lro":null,"crests":{"historic":[],"recent":[]},"lowWaters":{"historic":[]},"impacts":[]},"inService":{"enabled":true,"message":""},"ObservedFloodCategory":"no_flooding","ForecastFloodCategory":"no_flooding"}
+            """#
+    }
+
+    // MARK: Air quality
+
+    /// Delhi's AQI (India NAQI) at `t`: linear between these (hour, AQI) points, with a small wobble.
+    static let delhi: [(Double, Double)] = [
+        (0, 168), (4, 186), (5, 236), (8, 262), (10.5, 284), (11.5, 338), (18, 356),
+    ]
+
+    public func aqi(city: String, at t: Int64) -> Double {
+        let h = hours(min(t, end))
+        guard city == "Delhi" else { return (88 + 4 * sin(h)).rounded() }
+        var value = Self.delhi.last!.1
+        for (a, b) in zip(Self.delhi, Self.delhi.dropFirst()) where h >= a.0 && h < b.0 {
+            value = a.1 + (b.1 - a.1) * (h - a.0) / (b.0 - a.0)
+        }
+        return (value + 2 * sin(h * 3)).rounded()
+    }
+
+    /// One frame of the city AQI WebSocket feed: a JSON array of `{"city", "aqi"}`.
+    public func aqiFrame(at t: Int64) -> String {
+        "["
+            + ["Delhi", "Mumbai"].map { city -> String in #"{"city":"\#(city)","aqi":\#(aqi(city: city, at: t))}"# }
+            .joined(separator: ",")
+            + "]"
+    }
+
+    // MARK: The earthquake
+
+    public static let quakeID = "us7000demo"
+    /// Origin time, when it reaches the feed, and when it is revised (hours into the story).
+    static let quakeOrigin = 6.0
+    static let quakeListed = 6.2
+    static let quakeRevised = 7.0
+
+    /// The USGS `significant_day` GeoJSON feed at `t`: empty before the quake is listed, then the
+    /// automatic M6.8, then the reviewed M7.0.
+    public func quakeFeed(at t: Int64) -> String {
+        let h = hours(min(t, end))
+        var features: [String] = []
+        if h >= Self.quakeListed {
+            let revised = h >= Self.quakeRevised
+            let origin = (start + Int64(Self.quakeOrigin * 3_600)) * 1000
+            let updated =
+                (start + Int64((revised ? Self.quakeRevised : Self.quakeListed) * 3_600)) * 1000
+            let mag = revised ? 7.0 : 6.8
+            let alert = revised ? #""yellow""# : "null"
+            let status = revised ? "reviewed" : "automatic"
+            let sig = revised ? 1_044 : 912
+            let place = "58 km SSE of Kamogawa, Japan"
+            features.append(
+                #"{"type":"Feature","properties":{"mag":\#(mag),"place":"\#(place)","time":\#(origin),"updated":\#(updated),"tz":null,"url":"https://earthquake.usgs.gov/earthquakes/eventpage/\#(Self.quakeID)","detail":"https://earthquake.usgs.gov/earthquakes/feed/v1.0/detail/\#(Self.quakeID).geojson","felt":null,"cdi":null,"mmi":null,"alert":\#(alert),"status":"\#(status)","tsunami":\#(revised ? 1 : 0),"sig":\#(sig),"net":"us","code":"7000demo","ids":",\#(Self.quakeID),","sources":",us,","types":",origin,phase-data,","nst":null,"dmin":1.9,"rms":0.71,"gap":38,"magType":"mww","type":"earthquake","title":"M \#(mag) - \#(place)"},"geometry":{"type":"Point","coordinates":[140.31,34.62,28.4]},"id":"\#(Self.quakeID)"}"#
+            )
+        }
+        let generated = min(t, end) * 1000
+        return
+            #"{"type":"FeatureCollection","metadata":{"generated":\#(generated),"url":"https://earthquake.usgs.gov/earthquakes/feed/v1.0/summary/significant_day.geojson","title":"USGS Significant Earthquakes, Past Day","status":200,"api":"1.14.1","count":\#(features.count)},"features":[\#(features.joined(separator: ","))]}"#
+    }
+
+    // MARK: The trip
+
+    public static let tripOwner = "demo"
+    public static let tripName = "denver-ski"
+
+    /// A three-night trip to Denver starting three days after the story ends.
+    public var trip: Trip {
+        let arrive = String(Timestamp.format(end + 3 * 86_400).prefix(10))
+        return Trip(
+            name: Self.tripName, owner: Self.tripOwner,
+            stops: [
+                .init(
+                    place: "Denver, Colorado", latitude: 39.7392, longitude: -104.9903, timeZone: "America/Denver",
+                    arrive: arrive, nights: 3)
+            ],
+            activities: ["hiking"], preferences: PackingPreferences(units: .imperial))
+    }
+
+    /// When the forecast turns snowy (hours into the story).
+    static let snowTurn = 9.0
+
+    /// An Open-Meteo daily forecast (`/v1/forecast`) for Denver: 16 local days from `t`'s date.
+    /// Before the turn the trip's days are dry and mild; after it, the first two are cold and snowy.
+    public func openMeteo(at t: Int64) -> String {
+        let now = min(t, end)
+        let snowy = hours(now) >= Self.snowTurn
+        let tripDays = Set(Packer.days(of: trip).map(\.date))
+        let firstTripDay = tripDays.min() ?? ""
+        var dates: [String] = []
+        var rows: [(max: Double, min: Double, rain: Double, pop: Double, snow: Double, wind: Double, code: Int)] = []
+        for d in 0..<16 {
+            let date = String(Timestamp.format(now - 7 * 3_600 + Int64(d) * 86_400).prefix(10))
+            dates.append(date)
+            let storm = snowy && tripDays.contains(date) && date <= dayAfter(firstTripDay)
+            rows.append(
+                storm
+                    ? (-4.5, -12.0, 16.8, 90, 19.6, 38, 75)
+                    : (13.0 + Double(d % 3), 1.0 + Double(d % 2), 0, 5, 0, 14, 1))
+        }
+        func list(_ f: (Int) -> String) -> String { "[" + rows.indices.map(f).joined(separator: ",") + "]" }
+        return """
+            {"latitude":39.74,"longitude":-104.99,"generationtime_ms":0.21,"utc_offset_seconds":-25200,"timezone":"America/Denver","timezone_abbreviation":"MST","elevation":1609.0,"daily_units":{"time":"iso8601","temperature_2m_max":"°C","temperature_2m_min":"°C","precipitation_sum":"mm","precipitation_probability_max":"%","snowfall_sum":"cm","wind_speed_10m_max":"km/h","weather_code":"wmo code"},"daily":{"time":\(list { "\"\(dates[$0])\"" }),"temperature_2m_max":\(list { "\(rows[$0].max)" }),"temperature_2m_min":\(list { "\(rows[$0].min)" }),"precipitation_sum":\(list { "\(rows[$0].rain)" }),"precipitation_probability_max":\(list { "\(Int(rows[$0].pop))" }),"snowfall_sum":\(list { "\(rows[$0].snow)" }),"wind_speed_10m_max":\(list { "\(rows[$0].wind)" }),"weather_code":\(list { "\(rows[$0].code)" })}}
+            """
+    }
+
+    func dayAfter(_ date: String) -> String {
+        guard let t = Timestamp.parse(date + "T12:00:00Z") else { return date }
+        return String(Timestamp.format(t + 86_400).prefix(10))
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import KlaxonCore
+import Logging
+import NIOCore
+
+/// The demo's world on 127.0.0.1, one server: stand-ins for the upstream services, serving the
+/// scenario at the daemon's compressed time, and a chat sink that keeps every webhook post and
+/// rewrites an HTML page of them as each arrives.
+///
+/// | path | stands in for |
+/// |---|---|
+/// | `GET /nwis/iv/` | USGS WaterServices instantaneous values (`startDT` or `period`) |
+/// | `GET /nwps/v1/gauges/{lid}` | NOAA NWPS gauge metadata and flood categories |
+/// | `GET /earthquakes/feed/v1.0/summary/significant_day.geojson` | the USGS significant-quakes feed |
+/// | `GET /v1/forecast` | Open-Meteo daily forecast |
+/// | `ws /aqi` | the city AQI WebSocket feed (a frame every 10 scenario minutes) |
+/// | `POST /hooks/{receiver}` | a team chat's incoming webhook |
+public struct DemoUpstreams: Sendable {
+    /// What the server serves from and records into.
+    final class World: Sendable {
+        let state = State()
+        let scenario: DemoScenario
+        let clock: DaemonClock
+        let page: String?
+
+        init(scenario: DemoScenario, clock: DaemonClock, page: String?) {
+            self.scenario = scenario
+            self.clock = clock
+            self.page = page
+        }
+    }
+
+    actor State {
+        var requests: [String: Int] = [:]
+        var posts: [ChatPage.Post] = []
+        var connections = 0
+
+        func count(_ service: String) { requests[service, default: 0] += 1 }
+        func connected() { connections += 1 }
+        func add(_ post: ChatPage.Post) -> [ChatPage.Post] {
+            posts.append(post)
+            return posts
+        }
+    }
+
+    let world: World
+    public let port: Int
+    private let task: Task<Void, any Error>
+
+    public var url: String { "http://127.0.0.1:\(port)" }
+    /// Where the chat page is written (nil: not written).
+    public var page: String? { world.page }
+
+    /// Requests served per service, WebSocket connections, and the chat posts received.
+    public func served() async -> (requests: [String: Int], connections: Int, posts: [ChatPage.Post]) {
+        (await world.state.requests, await world.state.connections, await world.state.posts)
+    }
+
+    /// Starts the server on a free port of 127.0.0.1.
+    public static func start(scenario: DemoScenario, clock: DaemonClock, page: String?) async throws
+        -> DemoUpstreams
+    {
+        let world = World(scenario: scenario, clock: clock, page: page)
+        try world.writePage([])
+        let (stream, continuation) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "klaxon.demo.upstreams")
+        logger.logLevel = .critical
+        let responder = CallbackResponder { (request: Request, _: BasicRequestContext) in
+            try await world.respond(request)
+        }
+        let app = Application(
+            responder: responder,
+            server: .http1WebSocketUpgrade { request, _, _ in
+                guard request.path?.hasPrefix("/aqi") == true else { return .dontUpgrade }
+                return .upgrade([:]) { inbound, outbound, _ in
+                    await world.state.connected()
+                    // Frames go out every 10 scenario minutes; the inbound side is drained
+                    // alongside so the client's pings are answered.
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask { for try await _ in inbound {} }
+                        group.addTask {
+                            while !Task.isCancelled {
+                                try await outbound.write(.text(scenario.aqiFrame(at: clock.now())))
+                                try await clock.sleep(600)
+                            }
+                        }
+                        _ = try await group.next()
+                        group.cancelAll()
+                    }
+                }
+            },
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            },
+            logger: logger)
+        let task = Task { try await app.run() }
+        var port = 0
+        for await p in stream { port = p }
+        guard port > 0 else { throw UserError("demo: the local stand-in servers did not start") }
+        return DemoUpstreams(world: world, port: port, task: task)
+    }
+
+    public func stop() async {
+        task.cancel()
+        _ = await task.result
+    }
+}
+
+extension DemoUpstreams.World {
+    func respond(_ request: Request) async throws -> Response {
+        let path = request.uri.path
+        let query = request.uri.queryParameters
+        let now = clock.now()
+        func json(_ body: String, service: String) async -> Response {
+            await state.count(service)
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+        switch (request.method, path) {
+        case (.get, "/nwis/iv/"), (.get, "/nwis/iv"):
+            var from = now - 86_400
+            if let s = query["startDT"], let t = Timestamp.parse(String(s).replacingOccurrences(of: "Z", with: ":00Z"))
+            {
+                from = t
+            } else if let p = query["period"], let days = Int64(p.dropFirst().dropLast()) {
+                from = now - days * 86_400
+            }
+            return await json(scenario.usgsIV(from: from, to: now), service: "usgs-iv")
+        case (.get, "/nwps/v1/gauges/\(DemoScenario.lid)"):
+            return await json(scenario.nwpsGauge(), service: "nwps")
+        case (.get, "/earthquakes/feed/v1.0/summary/significant_day.geojson"):
+            return await json(scenario.quakeFeed(at: now), service: "usgs-quakes")
+        case (.get, "/v1/forecast"):
+            return await json(scenario.openMeteo(at: now), service: "open-meteo")
+        case (.post, _) where path.hasPrefix("/hooks/"):
+            let body = try await request.body.collect(upTo: 1 << 20)
+            let post = ChatPage.Post(
+                channel: String(path.dropFirst("/hooks/".count)), receivedAt: Date(), body: Data(buffer: body))
+            try writePage(await state.add(post))
+            await state.count("chat")
+            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok")))
+        default:
+            return Response(status: .notFound, body: .init(byteBuffer: ByteBuffer(string: "not part of the demo\n")))
+        }
+    }
+
+    func writePage(_ posts: [ChatPage.Post]) throws {
+        guard let page else { return }
+        let html = ChatPage.html(
+            title: "Klaxon demo", subtitle: "what the team's chat received, as it arrived", posts: posts)
+        try html.write(toFile: page, atomically: true, encoding: .utf8)
+    }
+}

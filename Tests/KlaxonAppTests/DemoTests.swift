@@ -1,0 +1,176 @@
+import Foundation
+import KlaxonApp
+import KlaxonCore
+import KlaxonSources
+import KlaxonTesting
+import Testing
+
+/// A counter or gauge from Prometheus text: `name{labels} value`.
+func metric(_ text: String, _ name: String, _ labels: String = "") -> Int? {
+    let key = labels.isEmpty ? name + " " : "\(name){\(labels)} "
+    guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key) }) else { return nil }
+    return Int(line.dropFirst(key.count))
+}
+
+@Suite("the demo's stand-ins serve what the real parsers read")
+struct DemoScenarioTests {
+    let scenario = DemoScenario(start: Timestamp.parse("2026-11-20T12:00:00Z")!)
+
+    @Test("the river rises through action, minor and moderate, crests below major, and recedes")
+    func river() throws {
+        let parsed = try USGSIVParser.parse(Data(scenario.usgsIV(from: scenario.start, to: scenario.end).utf8))
+        let values = parsed.readings.map(\.value)
+        #expect(parsed.readings.count == 73)  // every 15 minutes for 18 hours, both ends
+        #expect(parsed.readings.first?.time == scenario.start)
+        #expect(parsed.readings.first?.station == DemoScenario.site)
+        let crest = try #require(values.max())
+        #expect(crest > 13 && crest < 16)
+        #expect(values.first! < 9 && values.last! < 9)
+        // Nothing newer than asked for: the stand-in serves the past only.
+        let early = try USGSIVParser.parse(Data(scenario.usgsIV(from: scenario.start, to: scenario.start + 3_600).utf8))
+        #expect(early.readings.map(\.time).max() == scenario.start + 3_600)
+        let gauge = try NWPSParser.gauge(Data(scenario.nwpsGauge().utf8))
+        #expect(gauge.lid == DemoScenario.lid)
+        #expect(gauge.usgsID == DemoScenario.site)
+    }
+
+    @Test("the quake feed is empty, then lists an automatic M6.8, then the reviewed M7.0 under the same id")
+    func quake() throws {
+        func events(_ hours: Double) throws -> [QuakeEvent] {
+            try QuakeParser.parse(Data(scenario.quakeFeed(at: scenario.start + Int64(hours * 3_600)).utf8))
+        }
+        #expect(try events(5).isEmpty)
+        let first = try #require(try events(6.5).first)
+        #expect(first.magnitude == 6.8)
+        #expect(first.status == "automatic")
+        let revised = try #require(try events(9).first)
+        #expect(revised.id == first.id)
+        #expect(revised.magnitude == 7.0)
+        #expect(revised.alert == "yellow")
+        #expect(revised.updated > first.updated)
+    }
+
+    @Test("Delhi's AQI frames worsen; the forecast for the trip turns snowy")
+    func airAndForecast() throws {
+        func delhi(_ hours: Int64) throws -> Double? {
+            try AQIFrameParser.parse(Data(scenario.aqiFrame(at: scenario.start + hours * 3_600).utf8), receivedAt: 0)
+                .readings.first { $0.station == "Delhi" }?.value
+        }
+        #expect(try #require(try delhi(1)) < 200)
+        #expect(try #require(try delhi(8)) > 200)
+        #expect(try #require(try delhi(14)) > 300)
+        let tripDays = Packer.days(of: scenario.trip).map(\.date)
+        func snow(_ hours: Int64) throws -> Double {
+            let days = try OpenMeteoParser.forecast(
+                Data(scenario.openMeteo(at: scenario.start + hours * 3_600).utf8), place: "denver", issued: 0
+            ).days
+            return days.filter { tripDays.contains($0.date) }.compactMap(\.snowfallCm).reduce(0, +)
+        }
+        #expect(try snow(1) == 0)
+        #expect(try snow(10) > 10)
+    }
+}
+
+@Suite("klaxon demo and the daemon end to end", .serialized)
+struct DemoTests {
+    @Test("klaxon demo: offline, alerts on stdout and on the chat page, a summary that agrees with both")
+    func demoCommand() async throws {
+        let s = try Scratch()
+        let page = s.path("chat.html")
+        let r = try await klaxonAsync(["demo", "--page", page])
+        #expect(r.status == 0, "\(r.stderr)")
+        let out = r.stdout
+        for text in [
+            "reached action stage", "rose from action stage to minor flood stage",
+            "rose from minor flood stage to moderate flood stage", "fell from moderate flood stage",
+            "is back below action stage", "Delhi air quality", "Very Poor", "M6.8 earthquake",
+            "Update: M6.8 → M7.0", "packing list ready", "+ waterproof boots",
+        ] {
+            #expect(out.contains(text), "stdout lacks \(text)")
+        }
+        // The flood in order: firing, three changes, resolved.
+        let flood = r.lines.filter { $0.contains("flood-stage") }.map {
+            ["FIRING", "CHANGED", "RESOLVED"].first(where: $0.contains) ?? "?"
+        }
+        #expect(flood == ["FIRING", "CHANGED", "CHANGED", "CHANGED", "CHANGED", "RESOLVED"])
+        // The summary counts what stdout and the chat page show.
+        let alerts = r.lines.count
+        #expect(r.stderr.contains("delivered to console (stdout): sent \(alerts)"), "\(r.stderr)")
+        #expect(r.stderr.contains("delivered to team-chat (chat sink): sent \(alerts)"), "\(r.stderr)")
+        #expect(r.stderr.contains("the daemon stopped cleanly"))
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.components(separatedBy: "class=\"message\"").count - 1 == alerts)
+        #expect(html.contains("Mill River at Riverton"))
+    }
+
+    @Test("the daemon against the stand-ins: alerts out on webhook, email and chat; /metrics counts them")
+    func endToEnd() async throws {
+        let hook = try await HTTPSink.start()
+        let smtp = try SMTPServer()
+        defer {
+            smtp.stop()
+            Task { await hook.stop() }
+        }
+        var options = Demo.Options()
+        options.stdout = nil
+        options.page = nil
+        options.narrate = false
+        options.receivers = [
+            #"  - {name: automation, type: webhook, preset: generic, url: "\#(hook.url)/alerts"}"#,
+            #"  - {name: mail, type: email, smtp_url: "\#(smtp.url)", starttls: off, from: klaxon@example.org, to: [ops@example.org]}"#,
+        ]
+        options.receiverNames = ["automation", "mail"]
+        let report = try await Demo.run(options)
+
+        // Readings in: every source was asked, and the river and the air were stored.
+        for service in ["usgs-iv", "nwps", "usgs-quakes", "open-meteo"] {
+            #expect((report.requests[service] ?? 0) > 0, "\(service) was never asked")
+        }
+        #expect(report.webSocketConnections >= 1)
+        let m = report.metricsText
+        #expect((metric(m, "klaxon_readings_total", #"source="usgs-iv""#) ?? 0) >= 73)
+        #expect((metric(m, "klaxon_readings_total", #"source="city-air""#) ?? 0) > 10)
+
+        // Transitions, by rule and state, as the story has them.
+        let expected: [(String, String, Int)] = [
+            ("flood-stage", "firing", 1), ("flood-stage", "changed", 4), ("flood-stage", "resolved", 1),
+            ("delhi-air", "firing", 1), ("delhi-air", "changed", 2),
+            ("quake-near-tokyo", "firing", 1), ("quake-near-tokyo", "changed", 1),
+            ("trip-packing", "firing", 1), ("trip-packing", "changed", 1),
+        ]
+        for (rule, state, n) in expected {
+            #expect(
+                metric(m, "klaxon_transitions_total", #"rule="\#(rule)",state="\#(state)""#) == n, "\(rule) \(state)")
+        }
+        let total = expected.map(\.2).reduce(0, +)
+
+        // Alerts out, on every adapter, and /metrics agrees with what each one received.
+        let posts = await hook.requests()
+        let webhookAlerts = posts.compactMap { ($0.json?["alerts"] as? [Any])?.count }.reduce(0, +)
+        #expect(webhookAlerts == total)
+        #expect(metric(m, "klaxon_deliveries_total", #"receiver="automation",outcome="sent""#) == webhookAlerts)
+        #expect(posts.allSatisfy { $0.headers["idempotency-key"] != nil })
+
+        let mails = smtp.messages()
+        let mailAlerts = mails.map { mail -> Int in
+            let subject = mail.header("Subject") ?? ""
+            guard let r = subject.range(of: #"\] (\d+) alerts"#, options: .regularExpression) else { return 1 }
+            return Int(subject[r].dropFirst(2).prefix { $0.isNumber }) ?? 1
+        }.reduce(0, +)
+        #expect(mailAlerts == total)
+        #expect(metric(m, "klaxon_deliveries_total", #"receiver="mail",outcome="sent""#) == mailAlerts)
+        #expect(mails.contains { $0.parts.first?.text.contains("Mill River at Riverton") == true })
+
+        #expect(report.chatPosts.count > 0)
+        let chatAlerts = report.chatPosts.compactMap {
+            ((try? JSONSerialization.jsonObject(with: $0.body)) as? [String: Any])?["attachments"] as? [Any]
+        }.map(\.count).reduce(0, +)
+        #expect(chatAlerts == total)
+        #expect(metric(m, "klaxon_deliveries_total", #"receiver="team-chat",outcome="sent""#) == chatAlerts)
+
+        // Nothing left behind, nothing dead.
+        #expect(metric(m, "klaxon_outbox_depth", #"state="pending""#) == 0)
+        #expect(metric(m, "klaxon_outbox_depth", #"state="dead""#) ?? 0 == 0)
+        #expect(metric(m, "klaxon_delivery_latency_seconds_count") == 3 * total)
+    }
+}

@@ -107,19 +107,32 @@ struct DemoTests {
     func endToEnd() async throws {
         let hook = try await HTTPSink.start()
         let smtp = try SMTPServer()
+        // Two sources that fail: one whose port refuses connections, one that answers garbage.
+        let gone = try await HTTPSink.start()
+        await gone.stop()
+        let garbage = try await HTTPSink.start()
+        await garbage.script(Array(repeating: .respond(status: 200, body: "<html>maintenance</html>"), count: 200))
         defer {
             smtp.stop()
-            Task { await hook.stop() }
+            Task {
+                await hook.stop()
+                await garbage.stop()
+            }
         }
         var options = Demo.Options()
         options.stdout = nil
         options.page = nil
         options.narrate = false
+        options.logLevel = .critical  // the failing sources would warn on every attempt
         options.receivers = [
             #"  - {name: automation, type: webhook, preset: generic, url: "\#(hook.url)/alerts"}"#,
             #"  - {name: mail, type: email, smtp_url: "\#(smtp.url)", starttls: off, from: klaxon@example.org, to: [ops@example.org]}"#,
         ]
         options.receiverNames = ["automation", "mail"]
+        options.sources = [
+            #"  - {name: refused, kind: usgs-iv, base_url: "\#(gone.url)/nwis/iv/", sites: ["01646500"], timeout: 2s}"#,
+            #"  - {name: garbled, kind: nwps, base_url: "\#(garbage.url)/nwps/v1/", gauges: [BRKM2], every: 1h}"#,
+        ]
         let report = try await Demo.run(options)
 
         // Readings in: every source was asked, and the river and the air were stored.
@@ -130,6 +143,21 @@ struct DemoTests {
         let m = report.metricsText
         #expect((metric(m, "klaxon_readings_total", #"source="usgs-iv""#) ?? 0) >= 73)
         #expect((metric(m, "klaxon_readings_total", #"source="city-air""#) ?? 0) > 10)
+
+        // The failing sources degraded only themselves, and /readyz says which.
+        let ready = try #require(
+            try JSONSerialization.jsonObject(with: Data(report.readyText.utf8)) as? [String: Any])
+        let health = Dictionary(
+            uniqueKeysWithValues: (ready["sources"] as? [[String: Any]] ?? []).compactMap { s in
+                (s["name"] as? String).map { ($0, s["healthy"] as? Bool ?? false) }
+            })
+        #expect(health["refused"] == false)
+        #expect(health["garbled"] == false)
+        for name in ["river", "flood-stages", "quakes", "city-air", "forecast"] {
+            #expect(health[name] == true, "\(name) should be healthy: \(report.readyText)")
+        }
+        #expect((metric(m, "klaxon_source_errors_total", #"source="refused""#) ?? 0) >= 1, "\(m)")
+        #expect((metric(m, "klaxon_source_errors_total", #"source="garbled""#) ?? 0) >= 1)
 
         // Transitions, by rule and state, as the story has them.
         let expected: [(String, String, Int)] = [

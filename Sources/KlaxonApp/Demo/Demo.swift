@@ -28,6 +28,8 @@ public enum Demo {
         /// More receivers (YAML list items under `receivers:`), routed like the others.
         public var receivers: [String] = []
         public var receiverNames: [String] = []
+        /// More sources (YAML list items under `sources:`).
+        public var sources: [String] = []
         /// The daemon's log level (logs go to stderr).
         public var logLevel: Logger.Level = .warning
         /// Story lines on stderr as the scenario hours pass.
@@ -44,6 +46,8 @@ public enum Demo {
         public var metrics: StoreMetrics
         /// `/metrics` as the daemon served it just before it stopped.
         public var metricsText: String
+        /// `/readyz` (JSON) at the same moment.
+        public var readyText: String
         public var requests: [String: Int]
         public var webSocketConnections: Int
         public var chatPosts: [ChatPage.Post]
@@ -103,6 +107,7 @@ public enum Demo {
               - {name: quakes, kind: usgs-quakes, base_url: "\(u)/earthquakes/feed/v1.0/summary/", feed: significant_day, every: 5m}
               - {name: city-air, kind: aqi-websocket, url: "ws://127.0.0.1:\(upstreams.port)/aqi", sample_every: 20m}
               - {name: forecast, kind: open-meteo, base_url: "\(u)/v1/", every: 1h}
+            \(options.sources.joined(separator: "\n"))
             receivers:
             \(receivers.joined(separator: "\n"))
             routes:
@@ -145,18 +150,21 @@ public enum Demo {
         }
         let port = Box(0)
         let metricsText = Box("")
+        let readyText = Box("")
         try await daemon.run(
             onListening: { port.set($0) },
             until: {
                 await narrate(scenario: scenario, clock: clock, enabled: options.narrate)
                 await settle(store: store, clock: clock, scenario: scenario)
-                metricsText.set(await fetchMetrics(port: port.value))
+                metricsText.set(await get("/metrics", port: port.value))
+                readyText.set(await get("/readyz", port: port.value))
             })
         await upstreams.stop()
         let served = await upstreams.served()
         let report = Report(
             folder: dir.path, elapsed: ContinuousClock.now - started, metrics: try store.metrics(),
-            metricsText: metricsText.value, requests: served.requests, webSocketConnections: served.connections,
+            metricsText: metricsText.value, readyText: readyText.value, requests: served.requests,
+            webSocketConnections: served.connections,
             chatPosts: served.posts, page: options.page)
         return report
     }
@@ -188,11 +196,12 @@ public enum Demo {
         }
     }
 
-    static func fetchMetrics(port: Int) async -> String {
+    /// A GET from the daemon's own HTTP server ("" when it fails).
+    static func get(_ path: String, port: Int) async -> String {
         guard port > 0 else { return "" }
         do {
             let response = try await HTTPClient.shared.execute(
-                HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(5))
+                HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)"), timeout: .seconds(5))
             return String(buffer: try await response.body.collect(upTo: 1 << 22))
         } catch {
             return ""

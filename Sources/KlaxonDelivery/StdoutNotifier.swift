@@ -82,6 +82,15 @@ extension StdoutNotifier: Notifier {
 
     public func send(_ notification: AlertNotification) async throws {
         let text = try render(notification)
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        do {
+            try FileHandle.standardOutput.write(contentsOf: Data((text + "\n").utf8))
+        } catch {
+            // A closed pipe or a full disk: retrying will not help, so the row is dead at once and
+            // the fallback receiver hears of it.
+            let posix = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code
+            let why = posix.map { String(cString: strerror(Int32($0))) } ?? "\(error)"
+            throw DeliveryError(
+                kind: .connection, retryable: false, message: "receiver \(notification.receiver): stdout: \(why)")
+        }
     }
 }

@@ -18,6 +18,22 @@ struct Klaxon: AsyncParsableCommand {
             RunCommand.self, FetchCommand.self, GaugeCommand.self, QuakesCommand.self, AQICommand.self,
             TripCommand.self,
         ])
+
+    /// ArgumentParser's entry point, after ignoring SIGPIPE: output to a closed pipe (`klaxon … | head`,
+    /// a stdout receiver whose reader went away) is an error to report, not a silent death.
+    static func main() async {
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// `--config` and `--db`, shared by every command that touches the store.

@@ -82,6 +82,39 @@ import Testing
         }
     }
 
+    @Test("a stdout receiver whose reader has gone: the row is dead with the reason, the dispatcher goes on")
+    func stdoutToAClosedPipe() async throws {
+        let s = try Scratch()
+        try s.write("r.csv", "station,metric,time,value\nG1,gage_height,2026-01-01T00:00:00Z,20\n")
+        try s.write("rules/high.yaml", "name: high\nkind: threshold\nmetric: gage_height\nabove: 10\n")
+        let config = try s.write(
+            "klaxon.yaml",
+            """
+            database: k.sqlite
+            rules: rules
+            receivers:
+              - {name: console, type: stdout}
+            default_receiver: console
+            """)
+        #expect(try klaxon(["ingest", "--config", config, s.path("r.csv")]).status == 0)
+        #expect(try klaxon(["evaluate", "--config", config, "--now", "2026-01-01T00:05:00Z"]).status == 0)
+        let p = Process()
+        p.executableURL = klaxonBinary
+        p.arguments = ["dispatch", "--config", config, "--until-empty"]
+        let pipe = Pipe()
+        try pipe.fileHandleForReading.close()  // nobody reads: a write gets EPIPE
+        p.standardOutput = pipe.fileHandleForWriting
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let deadline = Date().addingTimeInterval(60)
+        while p.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(p.terminationReason == .exit, "killed by a signal")
+        #expect(p.terminationStatus == 0)
+        let dead = try await klaxonAsync(["outbox", "list", "--config", config, "--state", "dead"])
+        #expect(dead.lines.count == 1, "\(dead.stdout)")
+        #expect(dead.stdout.contains("error=receiver console: stdout: Broken pipe"), "\(dead.stdout)")
+    }
+
     @Test func outboxListRetryAndSilences() async throws {
         let sink = try await HTTPSink.start()
         defer { Task { await sink.stop() } }

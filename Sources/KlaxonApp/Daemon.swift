@@ -68,11 +68,19 @@ public final class Daemon: Sendable {
 
     /// Fetches one source once, records the outcome, and wakes the evaluator when it stored anything.
     func poll(_ source: ConfiguredSource, now: Int64) async -> Fetch.Outcome {
+        let before = try? store.sourceState(source.source.name)
         let o = await Fetch.run(sources: [source], store: store, now: now)[0]
         if let error = o.error {
             counters.add("source_error:\(o.source)")
-            logger.warning("fetch failed", metadata: ["source": "\(o.source)", "error": "\(error)"])
+            let streak = (before?.failures ?? 0) + 1
+            logger.log(
+                level: Self.failureLevel(streak: streak, error: error, previous: before?.lastError),
+                streak == 1 ? "fetch failed" : "fetch still failing",
+                metadata: ["source": "\(o.source)", "error": "\(error)", "failures": "\(streak)"])
         } else if o.skipped == nil {
+            if let failures = before?.failures, failures > 0 {
+                logger.notice("source recovered", metadata: ["source": "\(o.source)", "failures": "\(failures)"])
+            }
             logger.info(
                 "fetched",
                 metadata: [
@@ -82,6 +90,14 @@ public final class Daemon: Sendable {
             if o.stats.inserted + o.stats.revised > 0 { wake.yield() }
         }
         return o
+    }
+
+    /// How loudly to log a source's failure: a warning when a streak starts, when the error changes,
+    /// and at the 2nd, 4th, 8th … failure of one streak; the rest at debug. A source down for a day
+    /// writes a dozen warnings, not thousands, and `/readyz` always has the latest.
+    public static func failureLevel(streak: Int, error: String, previous: String?) -> Logger.Level {
+        if streak <= 1 || error != previous || streak & (streak - 1) == 0 { return .warning }
+        return .debug
     }
 
     /// `--once`: every source once, evaluate, deliver until the outbox is empty or `deadline` seconds

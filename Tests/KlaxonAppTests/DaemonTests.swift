@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import KlaxonApp
 import KlaxonCore
 import KlaxonStore
 import KlaxonTesting
@@ -161,6 +162,17 @@ struct DaemonTests {
         let log = try String(contentsOf: errURL, encoding: .utf8)
         #expect(log.contains("klaxon stopped"))
         #expect(!log.contains("s3cret"))
+    }
+}
+
+@Suite("klaxon run: logs")
+struct DaemonLogTests {
+    @Test("a failing source warns when the streak starts, when the error changes and at powers of two")
+    func failureLevels() {
+        let levels = (1...9).map { Daemon.failureLevel(streak: $0, error: "HTTP 500", previous: "HTTP 500") }
+        #expect(levels == [.warning, .warning, .debug, .warning, .debug, .debug, .debug, .warning, .debug])
+        #expect(Daemon.failureLevel(streak: 7, error: "timeout", previous: "HTTP 500") == .warning)
+        #expect(Daemon.failureLevel(streak: 1, error: "HTTP 500", previous: nil) == .warning)
     }
 }
 

@@ -8,7 +8,8 @@ public enum WaterContext {
     /// An engine over `rules` with the store's stations and flood categories.
     public static func engine(rules: [Rule], store: Store) throws -> RuleEngine {
         guard rules.contains(where: { needsStations($0) }) else { return RuleEngine(rules: rules) }
-        return RuleEngine(rules: rules, stations: try store.stationInfos(), floods: try store.floodCategories())
+        let (stations, floods) = try store.stationsAndFloods()
+        return RuleEngine(rules: rules, stations: stations, floods: floods)
     }
 
     static func needsStations(_ rule: Rule) -> Bool {
@@ -20,8 +21,7 @@ public enum WaterContext {
     public static func missingCategories(rules: [Rule], store: Store) throws -> [String] {
         let nwsRules = rules.filter { ($0.kind as? LevelsRule)?.nws == true }
         guard !nwsRules.isEmpty else { return [] }
-        let floods = try store.floodCategories()
-        let infos = try store.stationInfos()
+        let (infos, floods) = try store.stationsAndFloods()
         var out: [String] = []
         for rule in nwsRules {
             let kind = rule.kind

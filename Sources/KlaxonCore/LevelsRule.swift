@@ -59,7 +59,7 @@ public struct LevelsRule: RuleKind {
 
     /// The ladder for a series: the rule's own, or the station's NWS categories.
     public func ladder(_ c: SeriesContext) -> [Level] {
-        nws ? (c.flood?.ladder(forMetric: metric) ?? []) : levels
+        nws ? (c.floodLadder ?? []) : levels
     }
 
     /// The level a value belongs to, given the level it is at now: rising takes the highest level

@@ -13,13 +13,18 @@ public struct SeriesSession: Sendable {
     /// Marks a series whose readings came out of order (dry-run replays it sorted in a second pass).
     public var disordered = false
     public var info: StationInfo?
-    public var flood: FloodCategories?
+    public var flood: FloodCategories? {
+        didSet { floodLadder = flood?.ladder(forMetric: series.metric) }
+    }
+    /// `flood` as a ladder for the series' metric.
+    public private(set) var floodLadder: [LevelsRule.Level]?
     /// Recent readings, when a rule watching the series needs them.
     public var history: RecentReadings?
 
     var context: SeriesContext {
         SeriesContext(
-            station: series.station, metric: series.metric, unit: unit, info: info, flood: flood, history: history)
+            station: series.station, metric: series.metric, unit: unit, info: info, flood: flood,
+            floodLadder: floodLadder, history: history)
     }
 
     /// Adds an older reading to the history only (resuming a session from the store): no rule sees it.

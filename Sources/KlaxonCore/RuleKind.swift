@@ -33,19 +33,22 @@ public struct SeriesContext: Sendable {
     public var info: StationInfo?
     /// The station's NWS flood categories, when it has any.
     public var flood: FloodCategories?
+    /// `flood` as a ladder for this metric (worked out once per series, not per reading).
+    public var floodLadder: [LevelsRule.Level]?
     /// The series' recent readings, including the one being stepped (kept only when a rule watching
     /// the series asks for history).
     public var history: RecentReadings?
 
     public init(
         station: String, metric: String, unit: String? = nil, info: StationInfo? = nil, flood: FloodCategories? = nil,
-        history: RecentReadings? = nil
+        floodLadder: [LevelsRule.Level]? = nil, history: RecentReadings? = nil
     ) {
         self.station = station
         self.metric = metric
         self.unit = unit
         self.info = info
         self.flood = flood
+        self.floodLadder = floodLadder ?? flood?.ladder(forMetric: metric)
         self.history = history
     }
 

@@ -173,19 +173,11 @@ extension Store {
                 guard let e = try? JSONDecoder().decode(QuakeEvent.self, from: Data((row["event"] as String).utf8))
                 else { continue }
                 for (rule, kind) in quakeRules {
-                    let announced = try String.fetchOne(
-                        db, sql: "SELECT announced FROM quake_announcements WHERE rule = ? AND event_id = ?",
-                        arguments: [rule.name, key]
-                    ).flatMap { try? JSONDecoder().decode(QuakeRule.Announced.self, from: Data($0.utf8)) }
+                    let columns = [("rule", rule.name), ("event_id", key)]
+                    let announced = try Announcements.load(
+                        QuakeRule.Announced.self, db, table: "quake_announcements", key: columns)
                     guard let (change, next) = kind.assess(e, announced: announced) else { continue }
-                    try db.execute(
-                        sql: """
-                            INSERT INTO quake_announcements (rule, event_id, announced) VALUES (?, ?, ?)
-                            ON CONFLICT (rule, event_id) DO UPDATE SET announced = excluded.announced
-                            """,
-                        arguments: [
-                            rule.name, key, String(decoding: try JSONEncoder().encode(next), as: UTF8.self),
-                        ])
+                    try Announcements.save(next, db, table: "quake_announcements", key: columns)
                     out.append(rule.transition(change, SeriesContext(station: key, metric: "quake")))
                 }
             }

@@ -189,14 +189,6 @@ extension Store {
                 arguments: [rule, owner, name])
         }
     }
-
-    static func setTripAnnouncement(rule: String, owner: String, name: String, json: String, _ db: Database) throws {
-        try db.execute(
-            sql: """
-                INSERT INTO trip_announcements (rule, owner, name, announced) VALUES (?, ?, ?, ?)
-                ON CONFLICT (rule, owner, name) DO UPDATE SET announced = excluded.announced
-                """, arguments: [rule, owner, name, json])
-    }
 }
 
 extension Store {
@@ -210,22 +202,22 @@ extension Store {
         let tripRules = rules.compactMap { r in (r.kind as? TripPackingRule).map { (r, $0) } }
         guard !tripRules.isEmpty else { return [] }
         let today = String(Timestamp.format(now).prefix(10))
-        let inputs = try trips(owner: nil).map { trip in (trip, try weather(for: trip), try alerts(for: trip)) }
+        // Trips that have ended are not assessed, so their weather is not read either.
+        let inputs = try trips(owner: nil).filter { (TripPackingRule.lastDay($0) ?? "") >= today }.map { trip in
+            (trip, try weather(for: trip), try alerts(for: trip))
+        }
         return try requireWriter().write { db in
             var out: [Transition] = []
             for (rule, kind) in tripRules {
                 for (trip, weather, alerts) in inputs {
-                    let announced = try String.fetchOne(
-                        db, sql: "SELECT announced FROM trip_announcements WHERE rule = ? AND owner = ? AND name = ?",
-                        arguments: [rule.name, trip.owner, trip.name]
-                    ).flatMap { try? JSONDecoder().decode(TripPackingRule.Announced.self, from: Data($0.utf8)) }
+                    let columns = [("rule", rule.name), ("owner", trip.owner), ("name", trip.name)]
+                    let announced = try Announcements.load(
+                        TripPackingRule.Announced.self, db, table: "trip_announcements", key: columns)
                     guard
                         let (changes, next) = kind.assess(
                             trip: trip, weather: weather, alerts: alerts, announced: announced, today: today, at: now)
                     else { continue }
-                    try Self.setTripAnnouncement(
-                        rule: rule.name, owner: trip.owner, name: trip.name,
-                        json: String(decoding: try JSONEncoder().encode(next), as: UTF8.self), db)
+                    try Announcements.save(next, db, table: "trip_announcements", key: columns)
                     for (metric, change) in changes {
                         out.append(TripPackingRule.transition(rule, trip: trip, metric: metric, change: change))
                     }

@@ -136,8 +136,18 @@ extension Store {
     /// Station metadata by station id, with NWS gauges folded in (a gauge's LID and name, and its zone
     /// and position where the station has none).
     public func stationInfos() throws -> [String: StationInfo] {
+        try stationInfos(gauges: gauges())
+    }
+
+    /// Station metadata and NWS flood categories together, reading the gauges once (what an
+    /// evaluation needs).
+    public func stationsAndFloods() throws -> (stations: [String: StationInfo], floods: [String: FloodCategories]) {
         let gauges = try gauges()
-        return try reader.read { db in
+        return (try stationInfos(gauges: gauges), Self.floodCategories(gauges))
+    }
+
+    func stationInfos(gauges: [GaugeInfo]) throws -> [String: StationInfo] {
+        try reader.read { db in
             var out: [String: StationInfo] = [:]
             for r in try StationRecord.fetchAll(db) { out[r.id] = r.info }
             for g in gauges {
@@ -159,10 +169,12 @@ extension Store {
     /// NWS flood categories by station id (the gauge's USGS site when it has one, else its LID);
     /// gauges with no defined category are left out.
     public func floodCategories() throws -> [String: FloodCategories] {
+        Self.floodCategories(try gauges())
+    }
+
+    static func floodCategories(_ gauges: [GaugeInfo]) -> [String: FloodCategories] {
         var out: [String: FloodCategories] = [:]
-        for g in try gauges() where !g.categories.isEmpty {
-            out[g.stationID] = g.categories
-        }
+        for g in gauges where !g.categories.isEmpty { out[g.stationID] = g.categories }
         return out
     }
 

@@ -84,9 +84,6 @@ public enum ChatEndpoints {
     static func reply(_ text: String?, status: HTTPResponse.Status) -> Response {
         guard let text else { return Response(status: status) }
         let object: [String: Any] = status == .ok ? ["response_type": "ephemeral", "text": text] : ["error": text]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return KlaxonHTTP.json(object, status: status)
     }
 }

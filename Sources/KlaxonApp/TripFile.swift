@@ -23,6 +23,12 @@ public enum TripFile {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw UserError("\(path): cannot read the trip file")
         }
+        return try load(text: text, origin: path, owner: owner)
+    }
+
+    /// A trip from YAML text; problems are reported against `origin`.
+    public static func load(text: String, origin: String, owner: String) throws -> Trip {
+        let path = origin
         let diagnostics = Diagnostics()
         let trip = parse(text, path: path, owner: owner, diagnostics: diagnostics)
         guard diagnostics.isEmpty, let trip else { throw DiagnosticsError(diagnostics: diagnostics.items) }

@@ -54,7 +54,12 @@ struct StoreOptions: ParsableArguments {
 
     /// Opens the store these options name (`--db`, else `database:` of `--config`, else ./klaxon.sqlite).
     func openStore(readOnly: Bool = false) throws -> Store {
-        let path = databasePath(try loadConfig())
+        try openStore(config: try loadConfig(), readOnly: readOnly)
+    }
+
+    /// The same, with the config already loaded.
+    func openStore(config: Config?, readOnly: Bool = false) throws -> Store {
+        let path = databasePath(config)
         return readOnly ? try Store.openReadOnly(path: path) : try Store.open(path: path)
     }
 }
@@ -251,7 +256,7 @@ struct EvaluateCommand: ParsableCommand {
                 let problems = config.check(rules: ruleList)
                 if !problems.isEmpty { throw DiagnosticsError(diagnostics: problems) }
             }
-            let db = try Store.open(path: store.databasePath(config))
+            let db = try store.openStore(config: config)
             // Without receivers there is nowhere to deliver: print the transitions instead.
             let routing = (config?.receivers.isEmpty ?? true) ? nil : config?.routing
             for line in try WaterContext.missingCategories(rules: ruleList, store: db) {
@@ -470,7 +475,7 @@ struct DispatchCommand: AsyncParsableCommand {
         let code: Int32
         do {
             let config = try requireConfig(store)
-            let db = try Store.open(path: store.databasePath(config))
+            let db = try store.openStore(config: config)
             var logger = Logger(label: "klaxon.dispatch")
             logger.logLevel = .info
             guard let leaseSeconds = DurationText.parse(lease), leaseSeconds > 0 else {

@@ -67,19 +67,15 @@ struct TripCommand: ParsableCommand {
                         guard parts.count == 2 else { throw UserError("--at must be LAT,LON") }
                         yaml += "    latitude: \(parts[0])\n    longitude: \(parts[1])\n"
                     }
-                    let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-                        "klaxon-trip-\(UUID()).yaml")
-                    try yaml.write(to: path, atomically: true, encoding: .utf8)
-                    defer { try? FileManager.default.removeItem(at: path) }
                     do {
-                        trip = try TripFile.load(path: path.path, owner: owner)
+                        trip = try TripFile.load(text: yaml, origin: "the trip flags", owner: owner)
                     } catch let e as DiagnosticsError {
-                        // Name the flag, not the temporary file.
+                        // Name the flag's problem, not a line of YAML the user never wrote.
                         throw UserError(e.diagnostics.map(\.message).joined(separator: "; "))
                     }
                 }
                 trip = try await Trips.geocode(trip, config: config)
-                let db = try Store.open(path: store.databasePath(config))
+                let db = try store.openStore(config: config)
                 do {
                     try db.save(trip: trip, at: nowSeconds())
                 } catch let e as TripError {
@@ -107,7 +103,7 @@ struct TripCommand: ParsableCommand {
             try guarded {
                 let config = try store.loadConfig()
                 let actor = try who.actor(config)
-                let db = try store.openStore()
+                let db = try store.openStore(config: config)
                 let trips = try db.trips(owner: actor.all ? nil : actor.owner)
                 for t in trips {
                     let first = t.stops.first?.arrive ?? "?"
@@ -131,7 +127,7 @@ struct TripCommand: ParsableCommand {
         func run() throws {
             try guarded {
                 let config = try store.loadConfig()
-                let db = try store.openStore()
+                let db = try store.openStore(config: config)
                 let trip = try Trips.find(name, store: db, actor: try who.actor(config))
                 let (list, weather) = try Trips.packing(trip, store: db)
                 print(
@@ -162,7 +158,7 @@ struct TripCommand: ParsableCommand {
             try await guarded {
                 let config = try store.loadConfig()
                 let actor = try who.actor(config)
-                let db = try Store.open(path: store.databasePath(config))
+                let db = try store.openStore(config: config)
                 var trip = try Trips.find(name, store: db, actor: actor)
                 if let from {
                     let replacement = try TripFile.load(path: from, owner: trip.owner)
@@ -210,7 +206,7 @@ struct TripCommand: ParsableCommand {
         func run() throws {
             try guarded {
                 let config = try store.loadConfig()
-                let db = try store.openStore()
+                let db = try store.openStore(config: config)
                 let trip = try Trips.find(name, store: db, actor: try who.actor(config))
                 try db.removeTrip(owner: trip.owner, name: trip.name)
                 print("removed trip \"\(trip.name)\" of \(trip.owner)")
@@ -230,7 +226,7 @@ struct TripCommand: ParsableCommand {
             try guarded {
                 guard format == "json" else { throw UserError("--format must be json") }
                 let config = try store.loadConfig()
-                let db = try store.openStore()
+                let db = try store.openStore(config: config)
                 let trip = try Trips.find(name, store: db, actor: try who.actor(config))
                 print(try Trips.export(trip, store: db))
                 return 0
@@ -249,7 +245,7 @@ struct TripCommand: ParsableCommand {
             try guarded {
                 let config = try store.loadConfig()
                 let owner = try who.actor(config).owner
-                let db = try store.openStore()
+                let db = try store.openStore(config: config)
                 let trip = try Trips.importTrip(
                     path: file, owner: owner, store: db, now: nowSeconds(), replace: replace)
                 print("imported trip \"\(trip.name)\" for \(trip.owner)")

@@ -34,7 +34,7 @@ struct FetchCommand: AsyncParsableCommand {
                 sources = sources.filter { source.contains($0.source.name) }
             }
             if sources.isEmpty { throw UserError("\(store.config ?? "the config") defines no sources") }
-            let db = try Store.open(path: store.databasePath(config))
+            let db = try store.openStore(config: config)
             let outcomes = await Fetch.run(sources: sources, store: db, now: nowSeconds(), force: force)
             for o in outcomes { print(o.line) }
             return outcomes.contains { $0.error != nil } ? 1 : 0

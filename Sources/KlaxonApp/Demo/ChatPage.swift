@@ -390,7 +390,7 @@ public enum ChatPage {
         .card { margin-top: 6px; padding: 4px 12px; border-left: 4px solid #c3c7cc; border-radius: 2px;
           overflow-wrap: anywhere; }
         .card-title { font-weight: 700; }
-        .fields { margin-top: 4px; }
+        .fields { margin-top: 4px; white-space: pre-wrap; }
         .field-title { font-weight: 600; }
         .card-footer { margin-top: 4px; font-size: 12px; color: #7a7a7a; }
         .mention { background: #fff3c2; border-radius: 3px; padding: 0 2px; }

@@ -140,8 +140,10 @@ extension DemoUpstreams.World {
             return await json(scenario.openMeteo(at: now), service: "open-meteo")
         case (.post, _) where path.hasPrefix("/hooks/"):
             let body = try await request.body.collect(upTo: 1 << 20)
+            // Stamped with the story's time, so the page reads as the day it shows.
             let post = ChatPage.Post(
-                channel: String(path.dropFirst("/hooks/".count)), receivedAt: Date(), body: Data(buffer: body))
+                channel: String(path.dropFirst("/hooks/".count)),
+                receivedAt: Date(timeIntervalSince1970: clock.seconds()), body: Data(buffer: body))
             try writePage(await state.add(post))
             await state.count("chat")
             return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok")))

@@ -191,6 +191,33 @@ struct FetchTests {
         #expect(info.timeZone == "America/Chicago")
     }
 
+    @Test(
+        "usgs-ogc: a bad monitoring-locations body is named like any other payload error",
+        arguments: [
+            (
+                "<html><head><title>Service Unavailable</title></head></html>",
+                "usgs-ogc-json: got an HTML page, not JSON (title 'Service Unavailable')"
+            ),
+            (#"{"type":"Feature","id":"USGS-06904500","properties":{"#, "usgs-ogc-json: truncated or malformed JSON"),
+        ])
+    func ogcLocationPayloadError(body: String, expected: String) async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        let store = try tempStore()
+        await sink.script([.respond(status: 200, body: body)])
+        let source = USGSOGCSource(
+            name: "chariton", baseURL: sink.url + "/ogcapi/v0/", sites: ["06904500"], parameters: ["00065"],
+            apiKey: "k-123")
+        let out = await Fetch.run(sources: [ConfiguredSource(source: source)], store: store, now: now)
+        let error = try #require(out[0].error)
+        #expect(
+            error
+                == "source chariton: GET \(sink.url)/ogcapi/v0/collections/monitoring-locations/items/USGS-06904500?f=json: \(expected)"
+        )
+        #expect(!error.contains("k-123"))
+        #expect(await sink.requests().count == 1)
+    }
+
     @Test("cwms: a failure on the second page stores nothing of the first")
     func cwmsNothingHalfWritten() async throws {
         let sink = try await HTTPSink.start()

@@ -49,12 +49,7 @@ public struct AirNowSource: Source {
                     ("longitude", formatValue(l.longitude)), ("distance", formatValue(l.distance)),
                     ("API_KEY", apiKey),
                 ])
-            let data = try await http.get(url, source: name)
-            do {
-                batch.append(try AirNowParser.parse(data))
-            } catch {
-                throw payloadError(error, source: name, url: url)
-            }
+            batch.append(try await http.get(url, source: name, parse: AirNowParser.parse))
         }
         return FetchResult(batch: batch, cursor: Timestamp.format(now), requests: locations.count)
     }

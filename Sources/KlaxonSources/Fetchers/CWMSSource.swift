@@ -52,6 +52,7 @@ public struct CWMSSource: Source {
         var requests = 0
         let begin = Timestamp.format(startTime(cursor: cursor, now: now, period: period))
         let end = Timestamp.format(now)
+        let headers = [("Accept", "application/json;version=2")]
         for ts in timeseries {
             var page: String? = nil
             var pages = 0
@@ -68,15 +69,12 @@ public struct CWMSSource: Source {
                 ]
                 if let page { items.append(("page", page)) }
                 let url = join(baseURL, "timeseries") + "?" + query(items)
-                let data = try await http.get(url, headers: [("Accept", "application/json;version=2")], source: name)
-                requests += 1
-                do {
-                    let parsed = try CWMSParser.parse(data, metric: ts.metric)
-                    batch.append(parsed.batch)
-                    page = parsed.nextPage
-                } catch {
-                    throw payloadError(error, source: name, url: url)
+                let parsed = try await http.get(url, headers: headers, source: name) {
+                    try CWMSParser.parse($0, metric: ts.metric)
                 }
+                requests += 1
+                batch.append(parsed.batch)
+                page = parsed.nextPage
             } while page != nil
         }
         return FetchResult(batch: batch, cursor: nextCursor(batch.readings, previous: cursor), requests: requests)

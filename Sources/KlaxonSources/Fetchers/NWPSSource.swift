@@ -32,16 +32,11 @@ public struct NWPSSource: Source {
     public func fetch(cursor: String?, now: Int64, http: HTTPFetcher) async throws -> FetchResult {
         var batch = SourceBatch()
         var requests = 0
+        let headers = [("Accept", "application/json")]
         for id in gauges {
             let url = join(baseURL, "gauges/\(id)")
-            let data = try await http.get(url, headers: [("Accept", "application/json")], source: name)
+            let gauge = try await http.get(url, headers: headers, source: name, parse: NWPSParser.gauge)
             requests += 1
-            let gauge: GaugeInfo
-            do {
-                gauge = try NWPSParser.gauge(data)
-            } catch {
-                throw payloadError(error, source: name, url: url)
-            }
             batch.gauges.append(gauge)
             batch.stations.append(
                 StationInfo(
@@ -50,13 +45,11 @@ public struct NWPSSource: Source {
                     usgsID: gauge.usgsID, nwsLID: gauge.lid))
             if observed {
                 let obsURL = join(baseURL, "gauges/\(gauge.lid)/stageflow/observed")
-                let obs = try await http.get(obsURL, headers: [("Accept", "application/json")], source: name)
+                batch.append(
+                    try await http.get(obsURL, headers: headers, source: name) {
+                        try NWPSParser.stageflow($0, station: gauge.stationID)
+                    })
                 requests += 1
-                do {
-                    batch.append(try NWPSParser.stageflow(obs, station: gauge.stationID))
-                } catch {
-                    throw payloadError(error, source: name, url: obsURL)
-                }
             }
         }
         return FetchResult(batch: batch, cursor: Timestamp.format(now), requests: requests)

@@ -29,27 +29,20 @@ public struct OpenAQSource: Source {
         var batch = SourceBatch()
         var requests = 0
         let headers = [("X-API-Key", apiKey), ("Accept", "application/json")]
-        func get(_ path: String) async throws -> (Data, String) {
-            let url = join(baseURL, path)
-            requests += 1
-            return (try await http.get(url, headers: headers, source: name), url)
-        }
         for id in locations {
             // The location lists its sensors (id → parameter and unit), which name the latest values.
-            let (locationData, locationURL) = try await get("locations/\(id)")
-            let (latestData, latestURL) = try await get("locations/\(id)/latest")
-            var url = locationURL
-            do {
-                let stations = try OpenAQParser.locations(locationData)
-                let sensors = try OpenAQParser.sensors(locationData)
-                url = latestURL
-                batch.stations += stations
-                batch.append(
-                    try OpenAQParser.measurements(
-                        latestData, station: stations.first?.id ?? "openaq:\(id)", sensors: sensors))
-            } catch {
-                throw payloadError(error, source: name, url: url)
+            let url = join(baseURL, "locations/\(id)")
+            let (stations, sensors) = try await http.get(url, headers: headers, source: name) {
+                (try OpenAQParser.locations($0), try OpenAQParser.sensors($0))
             }
+            requests += 1
+            let station = stations.first?.id ?? "openaq:\(id)"
+            let latest = try await http.get(url + "/latest", headers: headers, source: name) {
+                try OpenAQParser.measurements($0, station: station, sensors: sensors)
+            }
+            requests += 1
+            batch.stations += stations
+            batch.append(latest)
         }
         return FetchResult(batch: batch, cursor: Timestamp.format(now), requests: requests)
     }

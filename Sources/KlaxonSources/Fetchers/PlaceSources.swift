@@ -85,13 +85,10 @@ public struct OpenMeteoSource: PlaceSource {
                             ("daily", Self.daily.joined(separator: ",")), ("timezone", "auto"),
                             ("forecast_days", String(forecastDays)),
                         ])
-                let data = try await http.get(url, source: name)
-                requests += 1
-                do {
-                    batch.weather += try OpenMeteoParser.forecast(data, place: place.key, issued: now).days
-                } catch {
-                    throw payloadError(error, source: name, url: url)
+                batch.weather += try await http.get(url, source: name) {
+                    try OpenMeteoParser.forecast($0, place: place.key, issued: now).days
                 }
+                requests += 1
             }
             let beyond = wanted.filter { $0 > horizon }
             if let first = beyond.first, let last = beyond.last, let y = Int(first.prefix(4)),
@@ -114,14 +111,10 @@ public struct OpenMeteoSource: PlaceSource {
                             ),
                             ("timezone", "auto"),
                         ])
-                let data = try await http.get(url, source: name)
-                requests += 1
-                do {
-                    batch.weather += try OpenMeteoParser.climatology(
-                        data, place: place.key, dates: beyond, issued: now)
-                } catch {
-                    throw payloadError(error, source: name, url: url)
+                batch.weather += try await http.get(url, source: name) {
+                    try OpenMeteoParser.climatology($0, place: place.key, dates: beyond, issued: now)
                 }
+                requests += 1
             }
         }
         return FetchResult(batch: batch, cursor: Timestamp.format(now), requests: requests)
@@ -135,13 +128,7 @@ public struct OpenMeteoSource: PlaceSource {
         let url =
             join(geocodingURL, "search") + "?"
             + query([("name", head), ("count", "10"), ("language", "en"), ("format", "json")])
-        let data = try await http.get(url, source: name)
-        let all: [OpenMeteoParser.Place]
-        do {
-            all = try OpenMeteoParser.geocode(data)
-        } catch {
-            throw payloadError(error, source: name, url: url)
-        }
+        let all = try await http.get(url, source: name, parse: OpenMeteoParser.geocode)
         let qualifiers = parts.dropFirst().map { $0.lowercased() }
         return all.filter { p in
             qualifiers.allSatisfy { q in
@@ -189,18 +176,13 @@ public struct OWMSource: PlaceSource {
             let url =
                 join(baseURL, path) + "?"
                 + query(coords + (endpoint == .onecall ? [("exclude", "minutely,hourly")] : []))
-            let data = try await http.get(url, source: name)
-            do {
-                if endpoint == .forecast {
-                    batch.weather += try OWMParser.fiveDay(data, place: place.key, units: "metric", issued: now)
-                } else {
-                    let (days, alerts) = try OWMParser.daily(data, place: place.key, units: "metric", issued: now)
-                    batch.weather += days
-                    batch.weatherAlerts += alerts.map { PlaceAlert(place: place.key, alert: $0) }
-                }
-            } catch {
-                throw payloadError(error, source: name, url: url)
+            let (days, alerts) = try await http.get(url, source: name) { data in
+                endpoint == .forecast
+                    ? (days: try OWMParser.fiveDay(data, place: place.key, units: "metric", issued: now), alerts: [])
+                    : try OWMParser.daily(data, place: place.key, units: "metric", issued: now)
             }
+            batch.weather += days
+            batch.weatherAlerts += alerts.map { PlaceAlert(place: place.key, alert: $0) }
         }
         return FetchResult(batch: batch, cursor: Timestamp.format(now), requests: places.count)
     }
@@ -229,12 +211,9 @@ public struct NWSAlertsSource: PlaceSource {
             requests += 1
             let point = "\(formatValue(place.point.latitude)),\(formatValue(place.point.longitude))"
             let url = join(baseURL, "alerts/active") + "?" + query([("point", point)])
-            let data = try await http.get(url, headers: [("Accept", "application/geo+json")], source: name)
-            do {
-                batch.weatherAlerts += try NWSAlertsParser.parse(data).map { PlaceAlert(place: place.key, alert: $0) }
-            } catch {
-                throw payloadError(error, source: name, url: url)
-            }
+            let alerts = try await http.get(
+                url, headers: [("Accept", "application/geo+json")], source: name, parse: NWSAlertsParser.parse)
+            batch.weatherAlerts += alerts.map { PlaceAlert(place: place.key, alert: $0) }
         }
         return FetchResult(batch: batch, cursor: Timestamp.format(now), requests: requests)
     }

@@ -121,6 +121,19 @@ public struct HTTPFetcher: Sendable {
         return Data(body.readableBytesView)
     }
 
+    /// GETs `url` and parses the body; a parse failure becomes a `.payload` SourceError naming the
+    /// source and the (redacted) URL.
+    public func get<T>(
+        _ url: String, headers: [(String, String)] = [], source: String, parse: (Data) throws -> T
+    ) async throws -> T {
+        let data = try await get(url, headers: headers, source: source)
+        do {
+            return try parse(data)
+        } catch {
+            throw SourceError(kind: .payload, source: source, message: "GET \(Self.redactQuery(url)): \(error)")
+        }
+    }
+
     /// ` — "first line of the body"`, trimmed to a short excerpt; empty for an empty body.
     static func snippet(_ data: Data) -> String {
         var text = String(decoding: data.prefix(400), as: UTF8.self)
@@ -145,11 +158,6 @@ public struct HTTPFetcher: Sendable {
         }
         return c.string ?? url
     }
-}
-
-/// Turns a parser's error into the source's error.
-func payloadError(_ error: any Error, source: String, url: String) -> SourceError {
-    SourceError(kind: .payload, source: source, message: "GET \(HTTPFetcher.redactQuery(url)): \(error)")
 }
 
 /// `https://host/path/` joined with `collections/x`: exactly one slash between them.

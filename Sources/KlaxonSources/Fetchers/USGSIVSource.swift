@@ -48,13 +48,7 @@ public struct USGSIVSource: Source {
 
     public func fetch(cursor: String?, now: Int64, http: HTTPFetcher) async throws -> FetchResult {
         let url = url(cursor: cursor, now: now)
-        let data = try await http.get(url, source: name)
-        let batch: SourceBatch
-        do {
-            batch = try USGSIVParser.parse(data)
-        } catch {
-            throw payloadError(error, source: name, url: url)
-        }
+        let batch = try await http.get(url, source: name, parse: USGSIVParser.parse)
         return FetchResult(batch: batch, cursor: nextCursor(batch.readings, previous: cursor), requests: 1)
     }
 }

@@ -52,17 +52,15 @@ public struct USGSOGCSource: Source {
         for site in sites {
             if cursor == nil {
                 let url = join(baseURL, "collections/monitoring-locations/items/USGS-\(site)") + "?f=json"
-                let data = try await http.get(url, headers: headers, source: name)
-                requests += 1
-                do {
-                    // A single Feature: parse it as a one-feature collection.
-                    let feature = try JSONSerialization.jsonObject(with: data)
-                    let wrapped = try JSONSerialization.data(
-                        withJSONObject: ["type": "FeatureCollection", "features": [feature]])
-                    batch.append(try OGCParser.parse(wrapped).batch)
-                } catch {
-                    throw payloadError(error, source: name, url: url)
+                // A single Feature, not a collection: decoded once, as OGCParser decodes each feature.
+                let station = try await http.get(url, headers: headers, source: name) { data in
+                    let feature = try JSONInput.decode(OGCParser.Feature.self, from: data, format: OGCParser.format)
+                    return feature.properties.flatMap { p in
+                        OGCParser.isMonitoringLocation(p.fields) ? OGCParser.station(p.fields, feature: feature) : nil
+                    }
                 }
+                requests += 1
+                if let station { batch.stations.append(station) }
             }
             for parameter in parameters {
                 var next: String? =
@@ -79,15 +77,10 @@ public struct USGSOGCSource: Source {
                             kind: .payload, source: name,
                             message: "more than \(maxPages) pages for USGS-\(site) \(parameter); nothing stored")
                     }
-                    let data = try await http.get(url, headers: headers, source: name)
+                    let page = try await http.get(url, headers: headers, source: name, parse: OGCParser.parse)
                     requests += 1
-                    do {
-                        let page = try OGCParser.parse(data)
-                        batch.append(page.batch)
-                        next = page.next?.absoluteString
-                    } catch {
-                        throw payloadError(error, source: name, url: url)
-                    }
+                    batch.append(page.batch)
+                    next = page.next?.absoluteString
                 }
             }
         }

@@ -56,12 +56,7 @@ public struct USGSQuakesSource: Source {
         switch mode {
         case .feed(let feed):
             let url = join(baseURL ?? Self.defaultFeedBaseURL, "\(feed).geojson")
-            let data = try await http.get(url, source: name)
-            do {
-                return (try QuakeParser.parse(data), 1)
-            } catch {
-                throw payloadError(error, source: name, url: url)
-            }
+            return (try await http.get(url, source: name, parse: QuakeParser.parse), 1)
         case .fdsn(let start, let end, let minMagnitude, let area, let window):
             var events: [QuakeEvent] = []
             var requests = 0
@@ -93,15 +88,11 @@ public struct USGSQuakesSource: Source {
                 case nil: break
                 }
                 let url = join(baseURL ?? Self.defaultFDSNBaseURL, "query") + "?" + query(items)
-                let data = try await http.get(url, source: name)
-                requests += 1
-                let page: [QuakeEvent]
-                do {
-                    // FDSN answers a query without events with HTTP 204 and no body.
-                    page = data.isEmpty ? [] : try QuakeParser.parse(data)
-                } catch {
-                    throw payloadError(error, source: name, url: url)
+                // FDSN answers a query without events with HTTP 204 and no body.
+                let page = try await http.get(url, source: name) { data in
+                    data.isEmpty ? [] : try QuakeParser.parse(data)
                 }
+                requests += 1
                 if page.count >= cap {
                     // Full: the window may hold more than the cap. Split it and ask again.
                     guard to - from > 1 else {

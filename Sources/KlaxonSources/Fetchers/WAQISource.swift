@@ -31,12 +31,7 @@ public struct WAQISource: Source {
         for station in stations {
             let path = station.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? station
             let url = join(baseURL, "feed/\(path)/") + "?" + query([("token", token)])
-            let data = try await http.get(url, source: name)
-            do {
-                batch.append(try WAQIParser.parse(data))
-            } catch {
-                throw payloadError(error, source: name, url: url)
-            }
+            batch.append(try await http.get(url, source: name, parse: WAQIParser.parse))
         }
         return FetchResult(batch: batch, cursor: Timestamp.format(now), requests: stations.count)
     }

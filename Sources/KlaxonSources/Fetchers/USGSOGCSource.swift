@@ -52,13 +52,8 @@ public struct USGSOGCSource: Source {
         for site in sites {
             if cursor == nil {
                 let url = join(baseURL, "collections/monitoring-locations/items/USGS-\(site)") + "?f=json"
-                // A single Feature, not a collection: decoded once, as OGCParser decodes each feature.
-                let station = try await http.get(url, headers: headers, source: name) { data in
-                    let feature = try JSONInput.decode(OGCParser.Feature.self, from: data, format: OGCParser.format)
-                    return feature.properties.flatMap { p in
-                        OGCParser.isMonitoringLocation(p.fields) ? OGCParser.station(p.fields, feature: feature) : nil
-                    }
-                }
+                let station = try await http.get(
+                    url, headers: headers, source: name, parse: OGCParser.monitoringLocation)
                 requests += 1
                 if let station { batch.stations.append(station) }
             }

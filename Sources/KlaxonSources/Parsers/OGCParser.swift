@@ -41,6 +41,15 @@ public enum OGCParser {
         p["value"] != nil && p["parameter_code"]?.string != nil && p["statistic_id"]?.string != nil
     }
 
+    /// One Feature of `monitoring-locations` (`/items/USGS-…`): the station it describes, or nil
+    /// when it is not a monitoring location.
+    public static func monitoringLocation(_ data: Data) throws -> StationInfo? {
+        let feature = try JSONInput.decode(Feature.self, from: data, format: format)
+        return feature.properties.flatMap {
+            isMonitoringLocation($0.fields) ? station($0.fields, feature: feature) : nil
+        }
+    }
+
     static func isMonitoringLocation(_ p: [String: JSONValue]) -> Bool {
         (p["monitoring_location_number"] != nil || p["monitoring_location_name"] != nil) && p["parameter_code"] == nil
     }

@@ -159,12 +159,18 @@ public final class Daemon: Sendable {
             ])
         do {
             if let until {
-                try await withThrowingTaskGroup(of: Void.self) { tasks in
-                    tasks.addTask { try await group.run() }
+                try await withThrowingTaskGroup(of: Bool.self) { tasks in
+                    tasks.addTask {
+                        try await group.run()
+                        return true
+                    }
                     tasks.addTask {
                         await until()
                         await group.triggerGracefulShutdown()
+                        return false
                     }
+                    // A signal or a failure ends the group first: `until` is cut short.
+                    if try await tasks.next() == true { tasks.cancelAll() }
                     try await tasks.waitForAll()
                 }
             } else {
@@ -240,7 +246,9 @@ struct EvaluatorService: Service {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     while !Task.isCancelled {
-                        try await daemon.clock.sleep(60)
+                        // A minute of the daemon's clock, but never more often than twice a second
+                        // of real time (a compressed clock would otherwise evaluate 60 times a second).
+                        try await Task.sleep(for: .seconds(max(0.5, daemon.clock.wallSeconds(60))))
                         daemon.wake.yield()
                     }
                 }
@@ -267,27 +275,20 @@ struct DispatcherService: Service {
     let dispatcher: Dispatcher
     var drain: Double = 10
 
-    final class Flag: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = false
-        func set() { lock.withLock { value = true } }
-        var isSet: Bool { lock.withLock { value } }
-    }
-
     func run() async throws {
-        let stopping = Flag()
+        let stopping = Box(false)
         let drain = self.drain
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await withGracefulShutdownHandler {
-                    try await dispatcher.run(stop: { stopping.isSet })
+                    try await dispatcher.run(stop: { stopping.value })
                 } onGracefulShutdown: {
-                    stopping.set()
+                    stopping.set(true)
                 }
             }
             group.addTask {
                 // After shutdown begins, the pass in flight has `drain` seconds; then it is cut off.
-                while !stopping.isSet { try await Task.sleep(for: .milliseconds(100)) }
+                while !stopping.value { try await Task.sleep(for: .milliseconds(100)) }
                 try await Task.sleep(for: .milliseconds(Int64(drain * 1000)))
             }
             _ = try await group.next()

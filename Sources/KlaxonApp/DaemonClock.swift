@@ -39,6 +39,6 @@ public struct DaemonClock: Sendable {
 
     /// Sleeps for `seconds` of this clock.
     public func sleep(_ seconds: Double) async throws {
-        try await Task.sleep(for: .milliseconds(Int64(max(0, wallSeconds(seconds)) * 1000)))
+        try await Task.sleep(for: .seconds(max(0, wallSeconds(seconds))))
     }
 }

@@ -36,7 +36,8 @@ public enum ReadingsFiles {
 
 /// Writes to standard error (unbuffered, so it interleaves sensibly with progress).
 public func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    // The throwing write: with SIGPIPE ignored, a closed stderr must not trap.
+    try? FileHandle.standardError.write(contentsOf: Data((text + "\n").utf8))
 }
 
 extension ReadingsFiles {

@@ -23,16 +23,7 @@ struct Klaxon: AsyncParsableCommand {
     /// a stdout receiver whose reader went away) is an error to report, not a silent death.
     static func main() async {
         signal(SIGPIPE, SIG_IGN)
-        do {
-            var command = try parseAsRoot()
-            if var command = command as? any AsyncParsableCommand {
-                try await command.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            exit(withError: error)
-        }
+        await main(nil)
     }
 }
 
@@ -145,7 +136,7 @@ struct DemoCommand: AsyncParsableCommand {
             let report = try await Demo.run(options)
             printError(Demo.summary(report))
             if keep { printError("  kept:              \(report.folder)") }
-            return 0
+            return report.undelivered == 0 ? 0 : 1
         }
     }
 }

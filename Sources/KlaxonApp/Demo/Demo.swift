@@ -5,7 +5,6 @@ import KlaxonDelivery
 import KlaxonStore
 import Logging
 import NIOCore
-import Synchronization
 
 /// `klaxon demo`: the real daemon against local stand-ins for its upstreams, offline, with time
 /// compressed (by default one scenario hour per second). A river rises through its flood stages
@@ -25,9 +24,8 @@ public enum Demo {
             .appendingPathComponent("klaxon-demo-chat.html").path
         /// Keep the working folder (config, rules, database).
         public var keep = false
-        /// More receivers (YAML list items under `receivers:`), routed like the others.
-        public var receivers: [String] = []
-        public var receiverNames: [String] = []
+        /// More receivers, routed like the others.
+        public var receivers: [Receiver] = []
         /// More sources (YAML list items under `sources:`).
         public var sources: [String] = []
         /// The daemon's log level (logs go to stderr).
@@ -36,6 +34,17 @@ public enum Demo {
         public var narrate = true
 
         public init() {}
+    }
+
+    /// A receiver added to the demo's config: its name and its entry under `receivers:` (YAML).
+    public struct Receiver: Sendable {
+        public var name: String
+        public var yaml: String
+
+        public init(name: String, yaml: String) {
+            self.name = name
+            self.yaml = yaml
+        }
     }
 
     /// What happened.
@@ -55,6 +64,8 @@ public enum Demo {
 
         /// Transitions per rule (all states).
         public var alerts: [String: Int] { metrics.transitions.mapValues { $0.values.reduce(0, +) } }
+        /// Notifications not delivered when the demo stopped (queued or in flight).
+        public var undelivered: Int { (metrics.outbox["pending"] ?? 0) + (metrics.outbox["sending"] ?? 0) }
     }
 
     static func rules() -> String {
@@ -95,8 +106,8 @@ public enum Demo {
             receivers.insert("  - {name: console, type: stdout, format: \(format.rawValue)}", at: 0)
             names.insert("console", at: 0)
         }
-        receivers += options.receivers
-        names += options.receiverNames
+        receivers += options.receivers.map { "  - " + $0.yaml }
+        names += options.receivers.map(\.name)
         return """
             database: klaxon.sqlite
             rules: [rules.yaml]
@@ -127,6 +138,19 @@ public enum Demo {
         let scenario = DemoScenario(start: Int64(Date().timeIntervalSince1970) - options.length, length: options.length)
         let clock = DaemonClock.compressed(start: scenario.start, factor: options.speed)
         let upstreams = try await DemoUpstreams.start(scenario: scenario, clock: clock, page: options.page)
+        do {
+            let report = try await run(options, dir: dir, scenario: scenario, clock: clock, upstreams: upstreams)
+            await upstreams.stop()
+            return report
+        } catch {
+            await upstreams.stop()
+            throw error
+        }
+    }
+
+    static func run(
+        _ options: Options, dir: URL, scenario: DemoScenario, clock: DaemonClock, upstreams: DemoUpstreams
+    ) async throws -> Report {
         let started = ContinuousClock.now
 
         let configPath = dir.appendingPathComponent("klaxon.yaml").path
@@ -159,7 +183,6 @@ public enum Demo {
                 metricsText.set(await get("/metrics", port: port.value))
                 readyText.set(await get("/readyz", port: port.value))
             })
-        await upstreams.stop()
         let served = await upstreams.served()
         let report = Report(
             folder: dir.path, elapsed: ContinuousClock.now - started, metrics: try store.metrics(),
@@ -172,7 +195,7 @@ public enum Demo {
     /// A story line every three scenario hours, until the story ends.
     static func narrate(scenario: DemoScenario, clock: DaemonClock, enabled: Bool) async {
         var next = scenario.start
-        while clock.now() < scenario.end {
+        while clock.now() < scenario.end && !Task.isCancelled {
             if enabled && clock.now() >= next {
                 let t = next
                 printError(
@@ -180,19 +203,23 @@ public enum Demo {
                 )
                 next += 3 * 3_600
             }
-            try? await Task.sleep(for: .milliseconds(50))
+            do { try await Task.sleep(for: .milliseconds(50)) } catch { return }
         }
     }
 
     /// After the story's end: one more round of polls and evaluation, then until nothing is left to
     /// deliver (or 30 s pass).
     static func settle(store: Store, clock: DaemonClock, scenario: DemoScenario) async {
-        try? await clock.sleep(20 * 60)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            let outbox = (try? store.metrics().outbox) ?? [:]
-            if (outbox["pending"] ?? 0) + (outbox["claimed"] ?? 0) == 0 { break }
-            try? await Task.sleep(for: .milliseconds(100))
+        do {
+            try await clock.sleep(20 * 60)
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline {
+                let outbox = (try? store.metrics().outbox) ?? [:]
+                if (outbox["pending"] ?? 0) + (outbox["sending"] ?? 0) == 0 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        } catch {
+            // Cancelled: the daemon is stopping anyway.
         }
     }
 
@@ -214,7 +241,10 @@ public enum Demo {
             d.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: " · ")
         }
         let seconds = Double(r.elapsed.components.seconds) + Double(r.elapsed.components.attoseconds) / 1e18
-        var lines = ["demo: done in \(String(format: "%.1f", seconds)) s; the daemon stopped cleanly"]
+        let left =
+            r.undelivered == 0
+            ? "everything was delivered" : "\(r.undelivered) notifications were still undelivered"
+        var lines = ["demo: done in \(String(format: "%.1f", seconds)) s; the daemon stopped; \(left)"]
         lines.append(
             "  upstream requests: \(list(r.requests.filter { $0.key != "chat" })) · aqi websocket connections \(r.webSocketConnections)"
         )
@@ -229,12 +259,4 @@ public enum Demo {
         }
         return lines.joined(separator: "\n")
     }
-}
-
-/// A value set from a callback and read later.
-final class Box<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func set(_ value: Value) { mutex.withLock { $0 = value } }
-    var value: Value { mutex.withLock { $0 } }
 }

@@ -8,8 +8,8 @@ import KlaxonCore
 /// - A river (USGS site 01100500, NWS gauge RVTM3) rises from 6 ft through action (9), minor (11)
 ///   and moderate (13), crests at 13.7 ft about 8½ hours in, and recedes.
 /// - Delhi's AQI (India NAQI) worsens from moderate to poor to very poor; Mumbai stays satisfactory.
-/// - An M6.8 earthquake off the Boso peninsula, about 100 km from Tokyo, appears in the feed six
-///   hours in and is revised to M7.0 (reviewed, PAGER yellow) an hour later.
+/// - An M6.8 earthquake off the Boso peninsula, about 130 km from Tokyo, appears in the feed six
+///   hours in and is revised to M7.0 (reviewed, PAGER yellow) two hours later.
 /// - A ski trip to Denver saved by `demo`: the forecast for it turns snowy nine hours in.
 public struct DemoScenario: Sendable {
     /// Scenario seconds since the epoch when the story begins (a quarter-hour boundary).
@@ -110,7 +110,7 @@ public struct DemoScenario: Sendable {
     /// Origin time, when it reaches the feed, and when it is revised (hours into the story).
     static let quakeOrigin = 6.0
     static let quakeListed = 6.2
-    static let quakeRevised = 7.0
+    static let quakeRevised = 8.2
 
     /// The USGS `significant_day` GeoJSON feed at `t`: empty before the quake is listed, then the
     /// automatic M6.8, then the reviewed M7.0.

@@ -40,9 +40,11 @@ public struct DemoUpstreams: Sendable {
 
         func count(_ service: String) { requests[service, default: 0] += 1 }
         func connected() { connections += 1 }
-        func add(_ post: ChatPage.Post) -> [ChatPage.Post] {
+        /// Records a post and rewrites the page, in turn: concurrent posts never write an older page
+        /// over a newer one.
+        func add(_ post: ChatPage.Post, world: World) {
             posts.append(post)
-            return posts
+            world.writePage(posts)
         }
     }
 
@@ -64,7 +66,7 @@ public struct DemoUpstreams: Sendable {
         -> DemoUpstreams
     {
         let world = World(scenario: scenario, clock: clock, page: page)
-        try world.writePage([])
+        world.writePage([])
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "klaxon.demo.upstreams")
         logger.logLevel = .critical
@@ -98,10 +100,16 @@ public struct DemoUpstreams: Sendable {
                 continuation.finish()
             },
             logger: logger)
-        let task = Task { try await app.run() }
+        let task = Task {
+            defer { continuation.finish() }  // a server that fails to start must not leave us waiting
+            try await app.run()
+        }
         var port = 0
         for await p in stream { port = p }
-        guard port > 0 else { throw UserError("demo: the local stand-in servers did not start") }
+        guard port > 0 else {
+            task.cancel()
+            throw UserError("demo: the local stand-in servers did not start")
+        }
         return DemoUpstreams(world: world, port: port, task: task)
     }
 
@@ -144,7 +152,7 @@ extension DemoUpstreams.World {
             let post = ChatPage.Post(
                 channel: String(path.dropFirst("/hooks/".count)),
                 receivedAt: Date(timeIntervalSince1970: clock.seconds()), body: Data(buffer: body))
-            try writePage(await state.add(post))
+            await state.add(post, world: self)
             await state.count("chat")
             return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok")))
         default:
@@ -152,10 +160,16 @@ extension DemoUpstreams.World {
         }
     }
 
-    func writePage(_ posts: [ChatPage.Post]) throws {
+    /// Rewrites the page. A page that cannot be written is said once, on stderr; the post itself was
+    /// received, so the sink still answers 200 (a 500 would make the daemon send it again).
+    func writePage(_ posts: [ChatPage.Post]) {
         guard let page else { return }
         let html = ChatPage.html(
             title: "Klaxon demo", subtitle: "what the team's chat received, as it arrived", posts: posts)
-        try html.write(toFile: page, atomically: true, encoding: .utf8)
+        do {
+            try html.write(toFile: page, atomically: true, encoding: .utf8)
+        } catch {
+            if posts.count <= 1 { printError("demo: cannot write the chat page \(page): \(error)") }
+        }
     }
 }

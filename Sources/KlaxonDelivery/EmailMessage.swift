@@ -89,9 +89,4 @@ public enum EmailMessage {
         ]
         return (headers + [""] + parts).joined(separator: "\r\n")
     }
-
-    public static func escapeHTML(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
 }

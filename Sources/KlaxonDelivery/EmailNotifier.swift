@@ -54,13 +54,13 @@ public struct EmailNotifier: Notifier {
             let t = a.transition
             out.append(
                 "<div style=\"border-left:6px solid \(WebhookPayloads.colour(t));padding:4px 12px;margin:8px 0\">"
-                    + "<h3 style=\"margin:4px 0\">\(EmailMessage.escapeHTML(WebhookPayloads.title(t)))</h3>"
-                    + "<p>\(EmailMessage.escapeHTML(a.message))</p>"
-                    + "<p style=\"color:#555\">Why: \(EmailMessage.escapeHTML(t.explanation))<br>\(EmailMessage.escapeHTML(WebhookPayloads.footer(a)))</p></div>"
+                    + "<h3 style=\"margin:4px 0\">\(HTMLText.escape(WebhookPayloads.title(t)))</h3>"
+                    + "<p>\(HTMLText.escape(a.message))</p>"
+                    + "<p style=\"color:#555\">Why: \(HTMLText.escape(t.explanation))<br>\(HTMLText.escape(WebhookPayloads.footer(a)))</p></div>"
             )
         }
         out.append(
-            "<p style=\"color:#888;font-size:small\">Klaxon — notification \(EmailMessage.escapeHTML(n.key))</p></body></html>"
+            "<p style=\"color:#888;font-size:small\">Klaxon — notification \(HTMLText.escape(n.key))</p></body></html>"
         )
         return out.joined(separator: "\n")
     }

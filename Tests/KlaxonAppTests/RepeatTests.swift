@@ -7,27 +7,33 @@ import KlaxonTesting
 import Testing
 
 @Suite struct RepeatTests {
-    @Test func stillFiringAlertsAreRemindedAfterRepeatInterval() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
-        let s = try Scratch()
-        let store = try Store.open(path: s.path("k.sqlite"))
-        let rules = [
-            Rule(name: "high", kind: ThresholdRule(metric: "m", direction: .above, threshold: 10), notify: ["hook"])
-        ]
-        let routing = Routing(routes: [
-            Route(matchers: [try Matcher.parse("rule=high")], receivers: [], repeatInterval: 3600)
-        ])
-        let t0: Int64 = 1_800_000_000_000
+    let rules = [
+        Rule(name: "high", kind: ThresholdRule(metric: "m", direction: .above, threshold: 10), notify: ["hook"])
+    ]
+    let routing = Routing(routes: [
+        Route(matchers: [try! Matcher.parse("rule=high")], receivers: [], repeatInterval: 3600)
+    ])
+    let t0: Int64 = 1_800_000_000_000
+
+    /// A store where `high` fires for station A at t0 and its notification went out to `sink`.
+    func firingAndSent(to sink: HTTPSink) async throws -> (Store, ReadingIngester) {
+        let store = try tempStore()
         let ingester = try ReadingIngester(store: store)
         _ = try ingester.write([Reading(station: "A", metric: "m", time: 1_800_000_000, value: 20)])
         _ = try Evaluate.run(store: store, rules: rules, now: 1_800_000_000, routing: routing, queuedAt: t0)
-
+        let t0 = self.t0
         let dispatcher = Dispatcher(
             store: store,
             notifiers: ["hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h")))],
             routing: routing, clock: { t0 })
         #expect(try await dispatcher.dispatchOnce().sent == 1)
+        return (store, ingester)
+    }
+
+    @Test func stillFiringAlertsAreRemindedAfterRepeatInterval() async throws {
+        let sink = try await HTTPSink.start()
+        defer { Task { await sink.stop() } }
+        let (store, ingester) = try await firingAndSent(to: sink)
 
         #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 1_800_000) == 0)
         #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 3_600_000) == 1)
@@ -45,23 +51,7 @@ import Testing
     @Test func anAckedAlertIsNotRemindedUntilItChanges() async throws {
         let sink = try await HTTPSink.start()
         defer { Task { await sink.stop() } }
-        let s = try Scratch()
-        let store = try Store.open(path: s.path("k.sqlite"))
-        let rules = [
-            Rule(name: "high", kind: ThresholdRule(metric: "m", direction: .above, threshold: 10), notify: ["hook"])
-        ]
-        let routing = Routing(routes: [
-            Route(matchers: [try Matcher.parse("rule=high")], receivers: [], repeatInterval: 3600)
-        ])
-        let t0: Int64 = 1_800_000_000_000
-        let ingester = try ReadingIngester(store: store)
-        _ = try ingester.write([Reading(station: "A", metric: "m", time: 1_800_000_000, value: 20)])
-        _ = try Evaluate.run(store: store, rules: rules, now: 1_800_000_000, routing: routing, queuedAt: t0)
-        let dispatcher = Dispatcher(
-            store: store,
-            notifiers: ["hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h")))],
-            routing: routing, clock: { t0 })
-        #expect(try await dispatcher.dispatchOnce().sent == 1)
+        let (store, ingester) = try await firingAndSent(to: sink)
         let id = try #require(try store.firingAlerts().first?.transitionID)
         #expect(try store.ack(transitionID: id, by: "alice", at: 1_800_000_100) != nil)
         #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 3_600_000) == 0)

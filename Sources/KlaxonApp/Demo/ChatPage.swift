@@ -1,4 +1,5 @@
 import Foundation
+import KlaxonCore
 
 /// A page showing webhook posts as a team chat would: what the demo's local chat sink received.
 ///
@@ -231,22 +232,7 @@ public enum ChatPage {
 
     // MARK: - Text
 
-    /// HTML-escapes `&`, `<`, `>`, `"` and `'` (scalar by scalar, so combining marks cannot hide one).
-    private static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    private static func escape(_ text: String) -> String { HTMLText.escape(text) }
 
     /// Slack's own escapes (`&lt;`, `&gt;`, `&amp;`) turned back into characters, as Slack shows them.
     private static func unescapeSlack(_ text: String) -> String {

@@ -68,18 +68,18 @@ public final class Daemon: Sendable {
 
     /// Fetches one source once, records the outcome, and wakes the evaluator when it stored anything.
     func poll(_ source: ConfiguredSource, now: Int64) async -> Fetch.Outcome {
-        let before = try? store.sourceState(source.source.name)
         let o = await Fetch.run(sources: [source], store: store, now: now)[0]
         if let error = o.error {
             counters.add("source_error:\(o.source)")
-            let streak = (before?.failures ?? 0) + 1
+            let streak = o.failuresBefore + 1
             logger.log(
-                level: Self.failureLevel(streak: streak, error: error, previous: before?.lastError),
+                level: Self.failureLevel(streak: streak, error: error, previous: o.errorBefore),
                 streak == 1 ? "fetch failed" : "fetch still failing",
                 metadata: ["source": "\(o.source)", "error": "\(error)", "failures": "\(streak)"])
         } else if o.skipped == nil {
-            if let failures = before?.failures, failures > 0 {
-                logger.notice("source recovered", metadata: ["source": "\(o.source)", "failures": "\(failures)"])
+            if o.failuresBefore > 0 {
+                logger.notice(
+                    "source recovered", metadata: ["source": "\(o.source)", "failures": "\(o.failuresBefore)"])
             }
             logger.info(
                 "fetched",

@@ -30,8 +30,7 @@ public struct DaemonClock: Sendable {
 
     /// Now, with the fraction.
     public func seconds() -> Double {
-        let wall = Date().timeIntervalSince1970
-        return factor == 1 && origin == 0 ? wall : origin + (wall - wallOrigin) * factor
+        origin + (Date().timeIntervalSince1970 - wallOrigin) * factor  // the wall clock: 0 + (t - 0) × 1
     }
 
     /// Wall-clock seconds that `seconds` of this clock take.

@@ -19,6 +19,9 @@ public enum Fetch {
         public var error: String?
         /// Set when the source was not asked (the server's Retry-After has not passed).
         public var skipped: String?
+        /// Failures in a row, and the last error, before this fetch.
+        public var failuresBefore = 0
+        public var errorBefore: String?
 
         /// One line for people.
         public var line: String {
@@ -44,6 +47,8 @@ public enum Fetch {
             let source = configured.source
             var o = Outcome(source: source.name, kind: source.kindName)
             let state = try? store.sourceState(source.name)
+            o.failuresBefore = state?.failures ?? 0
+            o.errorBefore = state?.lastError
             if !force, let nb = state?.notBefore, nb > now {
                 o.skipped = "the server asked to wait until \(Timestamp.format(nb)) (HTTP 429)"
                 out.append(o)

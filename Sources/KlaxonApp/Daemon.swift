@@ -20,12 +20,15 @@ public final class Daemon: Sendable {
     /// The wall clock, or a compressed one (the demo).
     public let clock: DaemonClock
     public let counters = KlaxonHTTP.Counters()
+    /// The rules' templates, compiled once (the rules were checked when they were loaded).
+    let renderer: MessageRenderer?
     let wake: AsyncStream<Void>.Continuation
     let wakes: AsyncStream<Void>
 
     public init(config: Config, store: Store, rules: [Rule], logger: Logger, clock: DaemonClock = .wall) {
         self.config = config
         self.clock = clock
+        renderer = try? MessageRenderer(rules: rules)
         self.store = store
         self.rules = rules
         self.logger = logger
@@ -40,7 +43,8 @@ public final class Daemon: Sendable {
     /// receivers), and queues reminders.
     @discardableResult
     public func evaluate(now: Int64? = nil) throws -> EvaluationResult {
-        let result = try Evaluate.run(store: store, rules: rules, now: now ?? clock.now(), routing: routing)
+        let result = try Evaluate.run(
+            store: store, rules: rules, now: now ?? clock.now(), routing: routing, renderer: renderer)
         counters.add("evaluations")
         if routing == nil {
             let out = StdoutNotifier(format: .text)

@@ -12,12 +12,14 @@ public enum Evaluate {
     ///   - now: the evaluation time (seconds): stale checks run up to it.
     ///   - queuedAt: the wall-clock time (ms) outbox rows are queued at. Delivery timing (group waits,
     ///     give-up) runs on the real clock even when `now` replays the past.
+    ///   - renderer: the rules' compiled templates (compiled here when not given; the daemon keeps
+    ///     one for all its evaluations).
     public static func run(
         store: Store, rules: [Rule], now: Int64, routing: Routing? = nil,
-        queuedAt: Int64 = Int64(Date().timeIntervalSince1970 * 1000)
+        queuedAt: Int64 = Int64(Date().timeIntervalSince1970 * 1000), renderer: MessageRenderer? = nil
     ) throws -> EvaluationResult {
         let engine = try WaterContext.engine(rules: rules, store: store)
-        let renderer = try MessageRenderer(rules: rules)
+        let renderer = try renderer ?? MessageRenderer(rules: rules)
         let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
         var unrouted: [Transition] = []
         // Outbox rows for logged transitions, written inside the transaction that logged them.

@@ -49,9 +49,10 @@ public final class ReadingIngester {
     /// - Parameters:
     ///   - known: series ids already known to exist.
     ///   - additions: series ids this call found or created.
+    ///   - source: the configured source that fetched the batch (nil for files), kept in `ingest_log`.
     static func insert(
         _ batch: [Reading], _ db: Database, known seriesIDs: [SeriesKey: Int64],
-        additions cacheAdditions: inout [SeriesKey: Int64]
+        additions cacheAdditions: inout [SeriesKey: Int64], source: String? = nil
     ) throws -> IngestStats {
         do {
             var stats = IngestStats()
@@ -233,8 +234,8 @@ public final class ReadingIngester {
             sqlite3_reset(update.sqliteStatement)
             for (id, c) in changed.sorted(by: { $0.key < $1.key }) {
                 try db.execute(
-                    sql: "INSERT INTO ingest_log (series_id, min_time, count) VALUES (?, ?, ?)",
-                    arguments: [id, c.minTime, c.count])
+                    sql: "INSERT INTO ingest_log (series_id, min_time, count, source) VALUES (?, ?, ?, ?)",
+                    arguments: [id, c.minTime, c.count, source])
             }
             return stats
         }

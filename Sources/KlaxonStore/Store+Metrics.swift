@@ -4,7 +4,8 @@ import KlaxonCore
 
 /// Counts for `/metrics`, read from the store so they survive restarts and agree with it.
 public struct StoreMetrics: Sendable {
-    /// Readings logged by ingest, by the station's source.
+    /// Readings logged by ingest, by the configured source that fetched them (for files and the push
+    /// API, the station's source).
     public var readingsBySource: [String: Int] = [:]
     /// Transitions by rule and state.
     public var transitions: [String: [String: Int]] = [:]
@@ -31,7 +32,7 @@ extension Store {
             for row in try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT coalesce(st.source, '') AS source, sum(l.count) AS n FROM ingest_log l
+                    SELECT coalesce(l.source, st.source, '') AS source, sum(l.count) AS n FROM ingest_log l
                     JOIN series s ON s.id = l.series_id JOIN stations st ON st.id = s.station GROUP BY 1
                     """)
             {

@@ -47,7 +47,8 @@ extension Store {
             for station in batch.stations { try Self.upsert(station, db) }
             for gauge in batch.gauges { try Self.upsert(gauge, at: now, db) }
             var additions: [SeriesKey: Int64] = [:]
-            var stats = try ReadingIngester.insert(batch.readings, db, known: [:], additions: &additions)
+            var stats = try ReadingIngester.insert(
+                batch.readings, db, known: [:], additions: &additions, source: source)
             if !batch.weather.isEmpty || !batch.weatherAlerts.isEmpty {
                 stats.inserted += try Self.write(weather: batch.weather, alerts: batch.weatherAlerts, db)
             }

@@ -304,6 +304,11 @@ public final class Store: Sendable {
                     );
                     """)
         }
+        m.registerMigration("v7-ingest-source") { db in
+            // The configured source that wrote a batch, so readings are counted by the source that
+            // fetched them, not by whichever source last described the station.
+            try db.execute(sql: "ALTER TABLE ingest_log ADD COLUMN source TEXT")
+        }
         return m
     }()
 }

@@ -130,7 +130,8 @@ struct DaemonTests {
         #expect(sources.first { $0["name"] as? String == "broken" }?["healthy"] as? Bool == false)
 
         let (_, metrics) = try await http("GET", base + "/metrics")
-        #expect(metrics.contains("klaxon_readings_total{source=\"usgs-iv\"} 2"))
+        // Counted under the configured source that fetched them.
+        #expect(metrics.contains("klaxon_readings_total{source=\"texas\"} 2"))
         #expect(metrics.contains("klaxon_transitions_total{rule=\"high-flow\",state=\"firing\"} 1"))
         #expect(metrics.contains("klaxon_deliveries_total{receiver=\"hook\",outcome=\"sent\"} 1"))
         #expect(metrics.contains("klaxon_outbox_depth{state=\"pending\"} 0"))

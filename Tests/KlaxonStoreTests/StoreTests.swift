@@ -35,7 +35,11 @@ func reading(_ station: String, _ time: String, _ value: Double, metric: String 
         let applied = try store.reader.read { db in
             try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
         }
-        #expect(applied == ["v1-alerts", "v1-readings", "v2-outbox", "v3-water", "v4-quakes", "v5-trips", "v6-acks"])
+        #expect(
+            applied == [
+                "v1-alerts", "v1-readings", "v2-outbox", "v3-water", "v4-quakes", "v5-trips", "v6-acks",
+                "v7-ingest-source",
+            ])
     }
 
     @Test func ingestIsIdempotentAndMarksRevisions() throws {

@@ -22,6 +22,8 @@ public struct DemoUpstreams: Sendable {
     /// What the server serves from and records into.
     final class World: Sendable {
         let state = State()
+        /// Set when the server is stopping: WebSocket handlers end, so no connection holds it open.
+        let stopping = Box(false)
         let scenario: DemoScenario
         let clock: DaemonClock
         let page: String?
@@ -84,7 +86,7 @@ public struct DemoUpstreams: Sendable {
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask { for try await _ in inbound {} }
                         group.addTask {
-                            while !Task.isCancelled {
+                            while !Task.isCancelled && !world.stopping.value {
                                 try await outbound.write(.text(scenario.aqiFrame(at: clock.now())))
                                 try await clock.sleep(600)
                             }
@@ -113,9 +115,18 @@ public struct DemoUpstreams: Sendable {
         return DemoUpstreams(world: world, port: port, task: task)
     }
 
+    /// Stops the server: WebSocket handlers end, then the server shuts down. It is given 5 s; a
+    /// connection that still holds it open after that is left to the process's end.
     public func stop() async {
+        world.stopping.set(true)
         task.cancel()
-        _ = await task.result
+        let task = self.task
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { _ = await task.result }
+            group.addTask { try? await Task.sleep(for: .seconds(5)) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 }
 

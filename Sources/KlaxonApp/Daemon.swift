@@ -151,10 +151,13 @@ public final class Daemon: Sendable {
         onListening: @escaping @Sendable (Int) -> Void = { _ in },
         until: (@Sendable () async -> Void)? = nil
     ) async throws {
-        let group = ServiceGroup(
-            configuration: .init(
-                services: try services(onListening: onListening).map { .init(service: $0) },
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        var configuration = ServiceGroupConfiguration(
+            services: try services(onListening: onListening).map { .init(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // The dispatcher drains for up to 10 s; whatever still holds the shutdown 10 s after that (a
+        // connection that never closes, say) is cancelled, so a stop always ends.
+        configuration.maximumGracefulShutdownDuration = .seconds(20)
+        let group = ServiceGroup(configuration: configuration)
         logger.info(
             "klaxon running",
             metadata: [

@@ -41,6 +41,15 @@ public final class SMTPServer: @unchecked Sendable {
 
     public var url: String { "smtp://127.0.0.1:\(port)" }
 
+    /// Starts a server without blocking a thread of Swift's cooperative pool: starting Python and
+    /// waiting for its port takes a second or more on a loaded machine, and on 2 cores two blocked
+    /// pool threads would stall every in-process server of the concurrently running tests.
+    public static func start(_ options: Options = Options()) async throws -> SMTPServer {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try SMTPServer(options) }) }
+        }
+    }
+
     public init(_ options: Options = Options()) throws {
         let check = Process()
         check.executableURL = URL(fileURLWithPath: Self.python)

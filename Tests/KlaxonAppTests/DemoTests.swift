@@ -106,7 +106,7 @@ struct DemoTests {
     @Test("the daemon against the stand-ins: alerts out on webhook, email and chat; /metrics counts them")
     func endToEnd() async throws {
         let hook = try await HTTPSink.start()
-        let smtp = try SMTPServer()
+        let smtp = try await SMTPServer.start()
         // Two sources that fail: one whose port refuses connections, one that answers garbage.
         let gone = try await HTTPSink.start()
         await gone.stop()

@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func plainMessageIsWellFormed() async throws {
-        let server = try SMTPServer()
+        let server = try await SMTPServer.start()
         defer { server.stop() }
         let n = notification([transition(station: "Zürich ☔ Limmat")], receiver: "mail", key: "0f1e2d3c-key")
         try await EmailNotifier(config: email(server)).send(n)
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func headerInjectionFromDataIsInert() async throws {
-        let server = try SMTPServer()
+        let server = try await SMTPServer.start()
         defer { server.stop() }
         let evil = transition(station: "X\r\nBcc: evil@example.net\r\nX-Evil: 1")
         try await EmailNotifier(config: email(server)).send(notification([evil], receiver: "mail"))
@@ -66,7 +66,7 @@ import Testing
         options.tlsCert = cert
         options.tlsKey = key
         options.requireStartTLS = true
-        let server = try SMTPServer(options)
+        let server = try await SMTPServer.start(options)
         defer { server.stop() }
         try await EmailNotifier(config: email(server, starttls: .required), caFile: cert).send(
             notification([transition()], receiver: "mail"))
@@ -94,7 +94,7 @@ import Testing
     @Test func authRightAndWrongPassword() async throws {
         var options = SMTPServer.Options()
         options.auth = ("klaxon", "s3cret-PASS")
-        let server = try SMTPServer(options)
+        let server = try await SMTPServer.start(options)
         defer { server.stop() }
         try await EmailNotifier(config: email(server, user: "klaxon", password: "s3cret-PASS")).send(
             notification([transition()], receiver: "mail"))
@@ -112,7 +112,7 @@ import Testing
     @Test func smtp4xxIsRetriedAnd5xxIsNot() async throws {
         var options = SMTPServer.Options()
         options.replies = ["451 4.3.0 try again later", "550 5.7.1 rejected"]
-        let server = try SMTPServer(options)
+        let server = try await SMTPServer.start(options)
         defer { server.stop() }
         let notifier = try EmailNotifier(config: email(server))
         for expected in [(451, true), (550, false)] {
@@ -131,7 +131,7 @@ import Testing
     @Test func dispatcherRetriesThroughA4xxWithOneMessageID() async throws {
         var options = SMTPServer.Options()
         options.replies = ["421 4.7.0 busy"]
-        let server = try SMTPServer(options)
+        let server = try await SMTPServer.start(options)
         defer { server.stop() }
         let fixture = try OutboxFixture()
         let dispatcher = Dispatcher(

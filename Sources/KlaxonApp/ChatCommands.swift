@@ -1,5 +1,6 @@
 import Foundation
 import KlaxonCore
+import KlaxonServer
 import KlaxonStore
 
 /// The chat commands (`/klaxon gauge 02336910`): answers formatted for chat, an unknown command
@@ -27,10 +28,13 @@ public struct ChatCommands: Sendable {
         • `help`
         """
 
-    /// The owner a chat user acts as (`chat.users` in the config, else the chat name).
-    public func owner(for user: String) -> String { config.chatUsers[user] ?? user }
+    /// The owner a chat user acts as: `chat.users` by the platform's stable id (`TEAM:USER`, then
+    /// `USER`), never by the display name, which anyone can choose. Nil for a user not listed.
+    public func owner(for user: ChatEndpoints.User) -> String? {
+        user.ids.lazy.compactMap { config.chatUsers[$0] }.first
+    }
 
-    public func answer(platform: String, user: String, text: String, now: Int64 = Int64(Date().timeIntervalSince1970))
+    public func answer(_ user: ChatEndpoints.User, text: String, now: Int64 = Int64(Date().timeIntervalSince1970))
         -> String
     {
         let words = text.split(whereSeparator: \.isWhitespace).map(String.init)
@@ -54,16 +58,20 @@ public struct ChatCommands: Sendable {
                 return AirReport.text(r)
             case "quakes": return try quakes(args, now: now)
             case "alerts": return try alerts()
-            case "silence": return try silence(args, user: user, now: now)
+            case "silence": return try silence(args, user: user.label, now: now)
             case "ack":
                 guard args.count == 1, let id = Int64(args[0]) else { return "usage: `ack ALERT_ID` (see `alerts`)" }
-                guard let acked = try store.ack(transitionID: id, by: "\(platform):\(user)", at: now) else {
+                guard let acked = try store.ack(transitionID: id, by: user.label, at: now) else {
                     return "No firing alert has id \(id); `alerts` lists them."
                 }
                 return "Acked \(acked.key.rule) at \(acked.key.station): no reminders until it changes."
             case "trip":
                 guard args.count == 1 else { return "usage: `trip NAME`" }
-                let actor = Trips.Actor(owner: owner(for: user))
+                guard let owner = owner(for: user) else {
+                    return
+                        "Your \(user.platform) user \(user.user) is not linked to a trip owner (`chat.users` in the config)."
+                }
+                let actor = Trips.Actor(owner: owner)
                 let trip = try Trips.find(args[0], store: store, actor: actor)
                 let (list, weather) = try Trips.packing(trip, store: store)
                 return "```\n\(Trips.text(trip, list: list, weather: weather))\n```"

@@ -135,7 +135,7 @@ public final class Daemon: Sendable {
                 chat: .init(
                     slackSigningSecret: config.slackSigningSecret?.value, mattermostToken: config.mattermostToken?.value
                 ),
-                answer: { [chat] platform, user, text in chat.answer(platform: platform, user: user, text: text) },
+                answer: { [chat] user, text in chat.answer(user, text: text) },
                 onReadings: { [wake] in wake.yield() }, onRunning: onListening),
         ]
         if routing != nil {

@@ -53,10 +53,16 @@ enum APIRoutes {
                 return KlaxonHTTP.unauthorized(settings.apiToken)
             }
             let id = context.parameters.get("id") ?? ""
-            guard !id.isEmpty, try store.expireSilence(id: id, now: now()) else {
+            switch try store.expireSilence(id: id, now: now()) {
+            case .expired(let full):
+                return KlaxonHTTP.json(["expired": full], status: .ok)
+            case .notFound:
                 return KlaxonHTTP.json(["error": "no active silence \(id)"], status: .notFound)
+            case .ambiguous(let ids):
+                return KlaxonHTTP.json(
+                    ["error": "\(id) names \(ids.count) silences; give more of the id", "matches": ids],
+                    status: .conflict)
             }
-            return KlaxonHTTP.json(["expired": id], status: .ok)
         }
 
         router.get("/api/v1/trips") { request, _ -> Response in

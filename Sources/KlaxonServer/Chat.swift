@@ -22,7 +22,32 @@ public enum ChatEndpoints {
         }
     }
 
-    public typealias Answer = @Sendable (_ platform: String, _ user: String, _ text: String) async -> String
+    /// Who sent a command. `id` is the platform's stable identity (`TEAM:USER` when the request names
+    /// a team, else `USER`) and is the only thing an owner is looked up by; `name` is for display.
+    public struct User: Sendable, Equatable {
+        public var platform: String
+        public var team: String?
+        public var user: String
+        public var name: String
+
+        public init(platform: String, team: String?, user: String, name: String) {
+            self.platform = platform
+            self.team = team
+            self.user = user
+            self.name = name
+        }
+
+        /// The keys `chat.users` may use for this user, most specific first: `TEAM:USER`, then `USER`.
+        public var ids: [String] { (team.map { ["\($0):\(user)"] } ?? []) + [user] }
+
+        /// `slack:U024BE7LH`, as recorded for acks and silences.
+        public var label: String { "\(platform):\(user)" }
+    }
+
+    public typealias Answer = @Sendable (_ user: User, _ text: String) async -> String
+
+    /// The oldest and newest Slack timestamps taken at all (2001…2286): anything outside is not a time.
+    static let timestampRange: ClosedRange<Int64> = 1_000_000_000...9_999_999_999
 
     static func add(
         to router: Router<BasicRequestContext>, settings: Settings, now: @escaping @Sendable () -> Int64,
@@ -30,44 +55,78 @@ public enum ChatEndpoints {
     ) {
         router.post("/chat/slack") { request, _ -> Response in
             guard let secret = settings.slackSigningSecret else { return reply(nil, status: .notFound) }
-            let body = String(buffer: try await request.body.collect(upTo: 1 << 20))
-            guard let ts = request.headers[HTTPField.Name("X-Slack-Request-Timestamp")!].flatMap({ Int64($0) }),
+            let body = try await request.body.collect(upTo: maxBody)
+            // The signature first: nothing in an unsigned request is looked at beyond the two headers.
+            guard let tsText = request.headers[HTTPField.Name("X-Slack-Request-Timestamp")!],
                 let signature = request.headers[HTTPField.Name("X-Slack-Signature")!]
             else { return reply("missing X-Slack-Request-Timestamp or X-Slack-Signature", status: .unauthorized) }
-            guard abs(now() - ts) <= settings.maxSkew else {
-                return reply("stale timestamp", status: .unauthorized)
-            }
-            guard equal(signature, slackSignature(secret: secret, timestamp: ts, body: body)) else {
+            guard verifySlack(secret: secret, timestamp: tsText, body: body, signature: signature) else {
                 return reply("bad signature", status: .unauthorized)
             }
-            let form = parseForm(body)
-            let user = form["user_name"] ?? form["user_id"] ?? "unknown"
-            return reply(await answer("slack", user, form["text"] ?? ""), status: .ok)
+            // Signed, but still untrusted text: digits only, a plausible range, then a skew that cannot overflow.
+            guard let ts = strictInteger(tsText, in: timestampRange),
+                (now() - ts).magnitude <= settings.maxSkew.magnitude
+            else {
+                return reply("stale timestamp", status: .unauthorized)
+            }
+            let form = parseForm(String(decoding: body.readableBytesView, as: UTF8.self))
+            guard let user = chatUser(platform: "slack", form) else {
+                return reply("the request names no user_id", status: .badRequest)
+            }
+            return reply(await answer(user, form["text"] ?? ""), status: .ok)
         }
         router.post("/chat/mattermost") { request, _ -> Response in
             guard let token = settings.mattermostToken else { return reply(nil, status: .notFound) }
-            let form = parseForm(String(buffer: try await request.body.collect(upTo: 1 << 20)))
+            let form = parseForm(
+                String(decoding: try await request.body.collect(upTo: maxBody).readableBytesView, as: UTF8.self))
             guard let given = form["token"], equal(given, token) else {
                 return reply("missing or wrong token", status: .unauthorized)
             }
-            return reply(await answer("mattermost", form["user_name"] ?? "unknown", form["text"] ?? ""), status: .ok)
+            guard let user = chatUser(platform: "mattermost", form) else {
+                return reply("the request names no user_id", status: .badRequest)
+            }
+            return reply(await answer(user, form["text"] ?? ""), status: .ok)
         }
+    }
+
+    /// Slash-command bodies are small; Slack's own limit on the text is 4,000 characters.
+    static let maxBody = 64 << 10
+
+    /// The sender, by the platform's stable ids (`team_id`, `user_id`); nil without a user id.
+    static func chatUser(platform: String, _ form: [String: String]) -> User? {
+        guard let id = form["user_id"], !id.isEmpty, id.utf8.count <= 64 else { return nil }
+        let team = form["team_id"].flatMap { $0.isEmpty || $0.utf8.count > 64 ? nil : $0 }
+        return User(platform: platform, team: team, user: id, name: String((form["user_name"] ?? id).prefix(80)))
+    }
+
+    /// A whole number written as ASCII digits only (no sign, space, exponent or other script's
+    /// digits), inside `range`; nil otherwise. Never traps.
+    public static func strictInteger(_ text: String, in range: ClosedRange<Int64>) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty, bytes.count <= 18, bytes.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        let value = bytes.reduce(Int64(0)) { $0 * 10 + Int64($1 - 48) }  // ≤ 18 digits: cannot overflow
+        return range.contains(value) ? value : nil
     }
 
     /// `v0=` + hex HMAC-SHA256 of `v0:timestamp:body`.
     public static func slackSignature(secret: String, timestamp: Int64, body: String) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(
-            for: Data("v0:\(timestamp):\(body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        return "v0=" + mac.map { String(format: "%02x", $0) }.joined()
+        slackSignature(secret: secret, timestamp: String(timestamp), body: Data(body.utf8))
     }
 
-    static func equal(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
-        var diff = x.count ^ y.count
-        for i in 0..<min(x.count, y.count) { diff |= Int(x[i] ^ y[i]) }
-        return diff == 0
+    public static func slackSignature(secret: String, timestamp: String, body: some DataProtocol) -> String {
+        var mac = HMAC<SHA256>(key: SymmetricKey(data: Data(secret.utf8)))
+        mac.update(data: Data("v0:\(timestamp):".utf8))
+        mac.update(data: Data(body))
+        return "v0=" + mac.finalize().map { String(format: "%02x", $0) }.joined()
     }
+
+    /// Checks `X-Slack-Signature` over the timestamp exactly as sent, in constant time.
+    static func verifySlack(secret: String, timestamp: String, body: ByteBuffer, signature: String) -> Bool {
+        guard timestamp.utf8.count <= 32, signature.utf8.count <= 128 else { return false }
+        return equal(signature, slackSignature(secret: secret, timestamp: timestamp, body: body.readableBytesView))
+    }
+
+    static func equal(_ a: String, _ b: String) -> Bool { KlaxonHTTP.constantTimeEqual(a, b) }
 
     /// `application/x-www-form-urlencoded`.
     public static func parseForm(_ body: String) -> [String: String] {

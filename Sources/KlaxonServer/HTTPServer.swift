@@ -54,7 +54,7 @@ public enum KlaxonHTTP {
     /// stored readings, so the daemon can evaluate at once.
     public static func application(
         store: Store, settings: Settings, counters: Counters, logger: Logger,
-        chat: ChatEndpoints.Settings = .init(), answer: @escaping ChatEndpoints.Answer = { _, _, _ in "" },
+        chat: ChatEndpoints.Settings = .init(), answer: @escaping ChatEndpoints.Answer = { _, _ in "" },
         onReadings: @escaping @Sendable () -> Void = {}, onRunning: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let router = Router()
@@ -125,13 +125,15 @@ public enum KlaxonHTTP {
 
     static func authorized(_ request: Request, token: String?) -> Bool {
         guard let token, !token.isEmpty else { return false }
-        let given = request.headers[.authorization] ?? ""
-        let expected = "Bearer \(token)"
-        // Constant-time comparison.
-        let a = Array(given.utf8)
-        let b = Array(expected.utf8)
-        var diff = a.count ^ b.count
-        for i in 0..<min(a.count, b.count) { diff |= Int(a[i] ^ b[i]) }
+        return constantTimeEqual(request.headers[.authorization] ?? "", "Bearer \(token)")
+    }
+
+    /// Compares secrets in time that depends on their length only, never on where they differ.
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        var diff = x.count ^ y.count
+        for i in 0..<min(x.count, y.count) { diff |= Int(x[i] ^ y[i]) }
         return diff == 0
     }
 

@@ -53,17 +53,37 @@ extension Store {
         }
     }
 
-    /// Ends a silence now. Returns false when there is no such silence or it had already ended.
-    public func expireSilence(id: String, now: Int64) throws -> Bool {
-        try requireWriter().write { db in
-            try db.execute(
-                sql:
-                    """
-                    UPDATE silences SET starts_at = min(starts_at, ?1 - 1), ends_at = ?1
-                    WHERE (id = ?2 OR id LIKE ?2 || '%') AND ends_at > ?1
-                    """,
+    /// What `expireSilence` did.
+    public enum ExpireOutcome: Sendable, Equatable {
+        /// The silence with this full id ended now.
+        case expired(String)
+        /// No active or scheduled silence has this id, or an id starting with it.
+        case notFound
+        /// The prefix names several silences (their full ids): nothing was changed.
+        case ambiguous([String])
+    }
+
+    /// Ends a silence now. `id` is a full id, or a prefix taken literally that names exactly one
+    /// silence that has not ended; an ambiguous prefix changes nothing.
+    public func expireSilence(id: String, now: Int64) throws -> ExpireOutcome {
+        guard !id.isEmpty else { return .notFound }
+        return try requireWriter().write { db in
+            // `instr(id, ?) = 1` is a literal prefix test: no LIKE wildcards (`_`, `%`) to escape.
+            let ids = try String.fetchAll(
+                db, sql: "SELECT id FROM silences WHERE ends_at > ? AND instr(id, ?) = 1 ORDER BY id",
                 arguments: [now, id])
-            return db.changesCount > 0
+            let target: String
+            if ids.contains(id) {
+                target = id
+            } else if ids.count == 1 {
+                target = ids[0]
+            } else {
+                return ids.isEmpty ? .notFound : .ambiguous(ids)
+            }
+            try db.execute(
+                sql: "UPDATE silences SET starts_at = min(starts_at, ?1 - 1), ends_at = ?1 WHERE id = ?2",
+                arguments: [now, target])
+            return .expired(target)
         }
     }
 }

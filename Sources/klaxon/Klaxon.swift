@@ -632,11 +632,16 @@ struct SilenceCommand: ParsableCommand {
         func run() throws {
             try guarded {
                 let db = try store.openStore()
-                guard try db.expireSilence(id: id, now: nowSeconds()) else {
+                switch try db.expireSilence(id: id, now: nowSeconds()) {
+                case .expired(let full):
+                    print("expired \(full)")
+                    return 0
+                case .notFound:
                     throw UserError("no active silence \(id)")
+                case .ambiguous(let ids):
+                    throw UserError(
+                        "\(id) names \(ids.count) silences; give more of the id: \(ids.joined(separator: ", "))")
                 }
-                print("expired \(id)")
-                return 0
             }
         }
     }

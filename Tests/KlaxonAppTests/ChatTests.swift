@@ -45,7 +45,7 @@ final class ChatServer: Sendable {
             settings: .init(port: 0, apiToken: "team-token", ownerTokens: ["alice": "a-token", "bob": "b-token"]),
             counters: .init(), logger: logger,
             chat: .init(slackSigningSecret: "shh", mattermostToken: "mm-token"),
-            answer: { platform, user, text in chat.answer(platform: platform, user: user, text: text) },
+            answer: { user, text in chat.answer(user, text: text) },
             onRunning: { port in
                 continuation.yield(port)
                 continuation.finish()
@@ -69,10 +69,12 @@ final class ChatServer: Sendable {
     }
 
     /// A Slack slash command, signed (or not) as Slack would.
-    func slack(_ text: String, secret: String = "shh", age: Int64 = 0, sign: Bool = true) async throws -> (Int, String)
-    {
+    func slack(
+        _ text: String, secret: String = "shh", age: Int64 = 0, sign: Bool = true, userID: String = "U-ALICE",
+        userName: String = "U-ALICE", team: String = "T1"
+    ) async throws -> (Int, String) {
         let body =
-            "token=x&team_id=T1&user_id=U-ALICE&user_name=U-ALICE&command=%2Fklaxon&text="
+            "token=x&team_id=\(team)&user_id=\(userID)&user_name=\(userName)&command=%2Fklaxon&text="
             + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text)
         let ts = Int64(Date().timeIntervalSince1970) - age
         var headers = [("X-Slack-Request-Timestamp", String(ts))]
@@ -124,7 +126,7 @@ struct ChatTests {
         #expect(try chat.text(try await chat.slack("silence high S1 2h")).contains("Silenced high S1 for 2h"))
         let silences = try chat.store.silences(now: Int64(Date().timeIntervalSince1970))
         #expect(silences.count == 1)
-        #expect(silences.first?.createdBy == "U-ALICE")
+        #expect(silences.first?.createdBy == "slack:U-ALICE")
     }
 
     @Test("bad signature, stale timestamp or missing header: 401 and nothing changed")
@@ -139,10 +141,115 @@ struct ChatTests {
         // A timestamp within five minutes is fine.
         #expect(try await chat.slack("silence high 2h", age: 200).0 == 200)
 
-        let mm = try await chat.post("/chat/mattermost", body: "token=mm-token&user_name=bob&text=help")
+        let mm = try await chat.post("/chat/mattermost", body: "token=mm-token&user_id=u-bob&user_name=bob&text=help")
         #expect(mm.0 == 200)
         #expect(try chat.text(mm).contains("Klaxon commands"))
         #expect(try await chat.post("/chat/mattermost", body: "token=nope&user_name=bob&text=help").0 == 401)
+    }
+}
+
+extension ChatTests {
+    @Test("a hostile timestamp is refused without a trap: signature first, then digits in a sane range")
+    func hostileTimestamps() async throws {
+        let chat = try await ChatServer.start()
+        defer { chat.task.cancel() }
+        let body = "team_id=T1&user_id=U-ALICE&user_name=U-ALICE&text=silence%20high%202h"
+        for ts in [
+            "-9223372036854775808", "9223372036854775807", "-1", "+1700000000", " 1700000000", "1e9", "0x10", "",
+            "١٧٠٠٠٠٠٠٠٠", String(repeating: "9", count: 400),
+        ] {
+            // Unsigned (a made-up signature) and signed over the very text sent: both refused, nothing trapped.
+            let forged = try await chat.post(
+                "/chat/slack", body: body,
+                headers: [
+                    ("X-Slack-Request-Timestamp", ts), ("X-Slack-Signature", "v0=" + String(repeating: "0", count: 64)),
+                ])
+            #expect(forged.0 == 401, "\(ts)")
+            let signed = try await chat.post(
+                "/chat/slack", body: body,
+                headers: [
+                    ("X-Slack-Request-Timestamp", ts),
+                    (
+                        "X-Slack-Signature",
+                        ChatEndpoints.slackSignature(secret: "shh", timestamp: ts, body: Data(body.utf8))
+                    ),
+                ])
+            #expect(signed.0 == 401, "\(ts)")
+        }
+        #expect(try chat.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
+        #expect(try await chat.slack("help").0 == 200)
+    }
+
+    @Test("identity is the platform's user id (and team), never the display name")
+    func identity() async throws {
+        let chat = try await ChatServer.start()
+        defer { chat.task.cancel() }
+        // Mallory calls herself "alice" and "U-ALICE": no trips of alice's.
+        let spoof = try chat.text(try await chat.slack("trip denver", userID: "U-MALLORY", userName: "alice"))
+        #expect(!spoof.contains("denver (alice)"))
+        #expect(spoof.contains("not linked to a trip owner"))
+        let spoof2 = try chat.text(try await chat.slack("trip denver", userID: "U-MALLORY", userName: "U-ALICE"))
+        #expect(!spoof2.contains("denver (alice)"))
+        // Alice is recognised by her id whatever name she shows.
+        let real = try chat.text(try await chat.slack("trip denver", userID: "U-ALICE", userName: "Alice Liddell"))
+        #expect(real.contains("denver (alice)"))
+        // A request without a user id is refused.
+        let signedNoUser = "team_id=T1&user_name=alice&text=help"
+        let ts = String(Int64(Date().timeIntervalSince1970))
+        let noUser = try await chat.post(
+            "/chat/slack", body: signedNoUser,
+            headers: [
+                ("X-Slack-Request-Timestamp", ts),
+                (
+                    "X-Slack-Signature",
+                    ChatEndpoints.slackSignature(secret: "shh", timestamp: ts, body: Data(signedNoUser.utf8))
+                ),
+            ])
+        #expect(noUser.0 == 400)
+        // Mattermost likewise: user_name "alice" is nobody's owner.
+        let mm = try await chat.post(
+            "/chat/mattermost", body: "token=mm-token&user_id=u-mallory&user_name=alice&text=trip%20denver")
+        #expect(try chat.text(mm).contains("not linked to a trip owner"))
+    }
+
+    @Test("chat.users keys may name the team: TEAM:USER is matched before USER")
+    func teamQualified() throws {
+        var config = Config()
+        config.chatUsers = ["T2:U1": "carol", "U1": "dave"]
+        let chat = ChatCommands(store: try tempStore(), config: config, rules: [])
+        #expect(chat.owner(for: .init(platform: "slack", team: "T2", user: "U1", name: "x")) == "carol")
+        #expect(chat.owner(for: .init(platform: "slack", team: "T9", user: "U1", name: "x")) == "dave")
+        #expect(chat.owner(for: .init(platform: "slack", team: "T2", user: "U2", name: "U1")) == nil)
+    }
+}
+
+@Suite("silence ids", .serialized)
+struct SilenceIDTests {
+    @Test("expiring by id: exact, or a literal prefix naming one silence; `_` and `%` are not wildcards")
+    func expireByPrefix() async throws {
+        let server = try await ChatServer.start()
+        defer { server.task.cancel() }
+        let store = server.store
+        let now = Int64(Date().timeIntervalSince1970)
+        for id in ["abc-1", "abd-2", "x_y"] {
+            try store.addSilence(
+                Silence(
+                    id: id, matchers: [try Matcher.parse("rule=high")], starts: now, ends: now + 3600, comment: "",
+                    createdBy: "t"), now: now)
+        }
+        let auth = [("Authorization", "Bearer team-token")]
+        #expect(try await server.post("/api/v1/silences/_", body: "", headers: auth, method: "DELETE").0 == 404)
+        #expect(try await server.post("/api/v1/silences/%25", body: "", headers: auth, method: "DELETE").0 == 404)
+        let ambiguous = try await server.post("/api/v1/silences/ab", body: "", headers: auth, method: "DELETE")
+        #expect(ambiguous.0 == 409)
+        #expect(ambiguous.1.contains("abc-1") && ambiguous.1.contains("abd-2"))
+        #expect(try store.silences(now: now).count == 3)
+        let one = try await server.post("/api/v1/silences/abd", body: "", headers: auth, method: "DELETE")
+        #expect(one.0 == 200)
+        #expect(one.1.contains("abd-2"))
+        #expect(try store.expireSilence(id: "x_", now: now) == .expired("x_y"))
+        #expect(try store.expireSilence(id: "_", now: now) == .notFound)
+        #expect(try store.silences(now: now).map(\.id) == ["abc-1"])
     }
 }
 

@@ -25,15 +25,16 @@ public enum DeliveryWiring {
         return out
     }
 
-    public static func dispatcher(store: Store, config: Config, logger: Logger, lease: Int64 = 120_000) throws
-        -> Dispatcher
-    {
+    public static func dispatcher(
+        store: Store, config: Config, logger: Logger, lease: Int64? = nil, health: StoreHealth = StoreHealth()
+    ) throws -> Dispatcher {
         var settings = Dispatcher.Settings()
-        settings.lease = lease
+        if let lease { settings.lease = lease }
         settings.giveUpAfter = config.giveUpAfter
         settings.fallbackReceiver = config.fallbackReceiver
         return Dispatcher(
-            store: store, notifiers: try notifiers(config), routing: config.routing, settings: settings, logger: logger)
+            store: store, notifiers: try notifiers(config), routing: config.routing, settings: settings, logger: logger,
+            health: health)
     }
 
     /// A sample notification for `notify-test` and previews.

@@ -2,21 +2,29 @@ import Foundation
 import KlaxonCore
 import KlaxonStore
 import Logging
+import Synchronization
 
 /// Delivers the outbox. A chain of small stages per claimed batch, as in Alertmanager:
 /// claim → mute (silences) → quiet hours (defer or drop) → render and send → record
 /// (sent, retry with backoff, or dead with a `delivery-failing` alert to the fallback receiver).
 ///
-/// At-least-once: a batch is leased while it is sent; if the process dies, the lease runs out and the
-/// batch is sent again under the same idempotency key.
+/// At-least-once: a batch is leased while it is sent, and the lease is renewed while the send is in
+/// flight. Each claim names this process's instance: if the process dies, a dispatcher that starts
+/// on the same host sees the instance is gone and takes its claims back at once; elsewhere the
+/// short lease runs out. Either way the batch is sent again under the same idempotency key.
+///
+/// A store error (another process holding the database, say) never ends `run`: it waits, retries
+/// with backoff, and reports itself in `health`.
 public final class Dispatcher: Sendable {
     public struct Settings: Sendable {
         public var backoff = Backoff()
         /// Seconds after which an undelivered notification is dead.
         public var giveUpAfter: Int64 = 86400
         public var fallbackReceiver: String?
-        /// How long a claim lasts (ms). Must exceed the longest send.
-        public var lease: Int64 = 120_000
+        /// How long a claim lasts (ms) unless renewed; renewed every third of it while a pass is in flight.
+        public var lease: Int64 = 30_000
+        /// How often `run` looks for claims held by dead instances on this host (ms).
+        public var reclaimEvery: Int64 = 10_000
         /// Batches sent at once.
         public var concurrency = 16
         public var claimLimit = 256
@@ -33,13 +41,20 @@ public final class Dispatcher: Sendable {
     let clock: @Sendable () -> Int64
     let random: @Sendable () -> Double
     let pacer = Pacer()
+    /// This process as a claimant; recorded in the store before its first claim.
+    public let instance: InstanceRecord
+    let registered = Mutex(false)
+    /// Whether the store is answering (for `/readyz`).
+    public let health: StoreHealth
 
     public init(
         store: Store, notifiers: [String: any Notifier], routing: Routing, settings: Settings = Settings(),
         logger: Logger = Logger(label: "klaxon.dispatch"),
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }, health: StoreHealth = StoreHealth()
     ) {
+        self.instance = ProcessIdentity.current(now: clock())
+        self.health = health
         self.store = store
         self.notifiers = notifiers
         self.routing = routing
@@ -60,47 +75,102 @@ public final class Dispatcher: Sendable {
         public var batches: Int { sent + retried + dead + muted + dropped + deferred }
     }
 
-    /// Claims what is due now and handles it. Returns what happened.
+    /// Claims what is due now and handles it. Returns what happened. An idle outbox costs one read:
+    /// nothing is written unless something is due.
     public func dispatchOnce() async throws -> Pass {
         let now = clock()
-        let batches = try store.claim(now: now, lease: settings.lease, limit: settings.claimLimit)
+        guard let due = try await store.nextDue(), due <= now else { return Pass() }
+        if !registered.withLock({ $0 }) {
+            try await store.register(instance)
+            registered.withLock { $0 = true }
+        }
+        let batches = try await store.claim(
+            now: now, lease: settings.lease, limit: settings.claimLimit, instance: instance.id)
         guard !batches.isEmpty else { return Pass() }
-        let silences = try store.silences(now: now / 1000)
-        var pass = Pass()
+        let silences = try await store.activeSilences(now: now / 1000)
         let outcomes = Outcomes()
+        let pass: Pass
         do {
-            try await withThrowingTaskGroup(of: Pass.self) { group in
-                var running = 0
-                for batch in batches {
-                    if running >= settings.concurrency {
-                        if let p = try await group.next() { pass.add(p) }
-                        running -= 1
+            pass = try await withLeaseRenewal {
+                try await withThrowingTaskGroup(of: Pass.self) { group in
+                    var pass = Pass()
+                    var running = 0
+                    for batch in batches {
+                        if running >= self.settings.concurrency {
+                            if let p = try await group.next() { pass.add(p) }
+                            running -= 1
+                        }
+                        group.addTask { try await self.handle(batch, silences: silences, into: outcomes) }
+                        running += 1
                     }
-                    group.addTask { try await self.handle(batch, silences: silences, into: outcomes) }
-                    running += 1
+                    for try await p in group { pass.add(p) }
+                    return pass
                 }
-                for try await p in group { pass.add(p) }
             }
         } catch {
             // Stopped mid-pass (shutdown): keep what was done, give the rest back. A row whose send
-            // was cut off goes out again after the restart, under the same idempotency key.
-            try? store.apply(outcomes.all)
-            try? store.release(batches)
+            // was cut off goes out again after the restart, under the same idempotency key. These
+            // writes run outside the cancelled task, so the cancellation cannot cut them short.
+            let store = self.store
+            let done = outcomes.all
+            await Task.detached {
+                try? await store.apply(done)
+                try? await store.release(batches)
+            }.value
             throw error
         }
-        try store.apply(outcomes.all)
+        // What was sent must be recorded, or it would be sent again: wait out a busy database.
+        let done = outcomes.all
+        try await health.persist("dispatcher", logger: logger) { try await store.apply(done) }
         return pass
+    }
+
+    /// Runs `body` while renewing the leases of this instance's claims every third of the lease.
+    func withLeaseRenewal<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: .milliseconds(max(1, self.settings.lease / 3)))
+                    let now = self.clock()
+                    // A failed renewal is not fatal: the lease is three renewals long.
+                    _ = try? await self.store.renewLeases(
+                        instance: self.instance.id, until: now + self.settings.lease, now: now)
+                }
+            }
+            defer { group.cancelAll() }
+            while let result = try await group.next() {
+                if let result { return result }
+            }
+            throw CancellationError()
+        }
+    }
+
+    /// Takes back the claims of instances on this host whose process is gone (a crash, SIGKILL).
+    /// Reads only, unless there is something to take back.
+    @discardableResult
+    public func reclaimFromDeadInstances() async throws -> Int {
+        let dead = try await store.claimHolders(excluding: instance.id).filter {
+            $0.host == instance.host && !ProcessIdentity.isAlive($0)
+        }
+        guard !dead.isEmpty else { return 0 }
+        let n = try await store.releaseClaims(of: dead.map(\.id))
+        logger.notice(
+            "took back notifications claimed by a process that died",
+            metadata: ["rows": "\(n)", "instances": "\(dead.map { "\($0.pid)" }.joined(separator: ","))"])
+        return n
     }
 
     /// Dispatches until nothing is due (or left), or until `deadline` (ms). Waits for retries that fall
     /// due before the deadline. Returns the totals.
     public func runUntilEmpty(deadline: Int64) async throws -> Pass {
         var total = Pass()
+        try await reclaimFromDeadInstances()
         while clock() < deadline {
             let p = try await dispatchOnce()
             total.add(p)
             if p.batches > 0 { continue }
-            guard let next = try store.nextDue() else { break }
+            guard let next = try await store.nextDue() else { break }
             let wait = min(max(next - clock(), 5), deadline - clock())
             if wait <= 0 { break }
             try await Task.sleep(for: .milliseconds(wait))
@@ -109,14 +179,24 @@ public final class Dispatcher: Sendable {
     }
 
     /// Dispatches forever (the daemon), sleeping until the next due row or `poll` ms. A poll of a few
-    /// tens of milliseconds is one indexed query: cheap, and it bounds the latency from a transition
-    /// written by another process to its delivery.
-    public func run(poll: Int64 = 50, stop: @Sendable () -> Bool = { false }) async throws {
+    /// tens of milliseconds is one indexed read: cheap, and it bounds the latency from a transition
+    /// written by another process to its delivery. A store error waits and retries (`health`); only
+    /// cancellation or `stop` ends it.
+    public func run(poll: Int64 = 50, stop: @escaping @Sendable () -> Bool = { false }) async throws {
+        var lastReclaim = Int64.min
         while !Task.isCancelled && !stop() {
-            let p = try await dispatchOnce()
+            let now = clock()
+            let reclaim = lastReclaim == .min || now - lastReclaim >= settings.reclaimEvery
+            if reclaim { lastReclaim = now }
+            let (p, next) = try await health.persist("dispatcher", logger: logger, stop: stop) {
+                if reclaim { try await self.reclaimFromDeadInstances() }
+                let p = try await self.dispatchOnce()
+                return (p, p.batches > 0 ? nil : try await self.store.nextDue())
+            }
             if p.batches > 0 { continue }
-            let next = try store.nextDue().map { $0 - clock() } ?? poll
-            try await Task.sleep(for: .milliseconds(min(max(next, 5), poll)))
+            // Due but not claimable (held behind an earlier row another dispatcher is sending): poll.
+            let wait = next.map { $0 - clock() }.map { $0 <= 0 ? poll : $0 } ?? poll
+            try await Task.sleep(for: .milliseconds(min(max(wait, 5), poll)))
         }
     }
 

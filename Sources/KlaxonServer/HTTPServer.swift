@@ -53,7 +53,7 @@ public enum KlaxonHTTP {
     /// Builds the application (a ServiceLifecycle service). `onReadings` is called after the API
     /// stored readings, so the daemon can evaluate at once.
     public static func application(
-        store: Store, settings: Settings, counters: Counters, logger: Logger,
+        store: Store, settings: Settings, counters: Counters, logger: Logger, health: StoreHealth = StoreHealth(),
         chat: ChatEndpoints.Settings = .init(), answer: @escaping ChatEndpoints.Answer = { _, _ in "" },
         onReadings: @escaping @Sendable () -> Void = {}, onRunning: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> some ApplicationProtocol {
@@ -62,7 +62,7 @@ public enum KlaxonHTTP {
         APIRoutes.add(to: router, store: store, settings: settings)
         router.get("/healthz") { _, _ in "ok\n" }
         router.get("/readyz") { _, _ -> Response in
-            let (ok, body) = readiness(store: store, sources: settings.sources)
+            let (ok, body) = readiness(store: store, sources: settings.sources, health: health)
             return json(body, status: ok ? .ok : .serviceUnavailable)
         }
         router.get("/metrics") { _, _ -> Response in
@@ -155,8 +155,13 @@ public enum KlaxonHTTP {
     }
 
     /// `/readyz`: the database answers, and each source's last success and error.
-    public static func readiness(store: Store, sources: [String]) -> (Bool, [String: Any]) {
+    /// `database` is `ok`, `busy` (another process holds the write lock, and a service is waiting for
+    /// it), `failing` (a service's store calls fail otherwise) or `unreachable`; only `ok` is ready.
+    public static func readiness(store: Store, sources: [String], health: StoreHealth = StoreHealth()) -> (
+        Bool, [String: Any]
+    ) {
         let reachable = store.isReachable()
+        let troubles = health.troubles
         var states: [[String: Any]] = []
         let stored = (try? store.sourceStates()) ?? []
         for name in sources {
@@ -168,7 +173,15 @@ public enum KlaxonHTTP {
             o["healthy"] = s?.lastSuccess != nil && (s?.failures ?? 0) == 0
             states.append(o)
         }
-        return (reachable, ["database": reachable ? "ok" : "unreachable", "sources": states])
+        var out: [String: Any] = [
+            "database": reachable ? health.state : "unreachable", "sources": states,
+        ]
+        if !troubles.isEmpty {
+            out["database_waiting"] = troubles.sorted { $0.key < $1.key }.map { service, t -> [String: Any] in
+                ["service": service, "since": Timestamp.format(t.since / 1000), "error": t.error]
+            }
+        }
+        return (reachable && troubles.isEmpty, out)
     }
 
     /// The Prometheus text exposition of the store's counts and the in-process counters.

@@ -85,8 +85,13 @@ extension Store {
     /// lease ran out (their sender died). Per alert and receiver only the oldest unsent row is taken,
     /// so a firing is always delivered before its resolve. Rows of one receiver and group that are due
     /// together form one batch. Claimed rows are leased until `now + lease`.
-    public func claim(now: Int64, lease: Int64, limit: Int = 100) throws -> [OutboxBatch] {
-        try requireWriter().write { db in
+    ///
+    /// `instance` (an `InstanceRecord` id) is written on each claimed row, so a restarted process can
+    /// tell that the claim's holder is dead and take it back at once instead of waiting out the lease.
+    public func claim(now: Int64, lease: Int64, limit: Int = 100, instance: String? = nil) async throws
+        -> [OutboxBatch]
+    {
+        try await requireWriter().write { db in
             let rows = try OutboxRecord.fetchAll(
                 db,
                 sql: """
@@ -124,12 +129,14 @@ extension Store {
             let found = try TransitionRecord.filter(allIDs.contains(Column("id"))).fetchAll(db)
             let byID = Dictionary(found.map { ($0.id ?? 0, $0) }, uniquingKeysWith: { a, _ in a })
             let claim = try db.makeStatement(
-                sql: "UPDATE outbox SET state = 'sending', lease_until = ?, attempts = ?, batch = ? WHERE id = ?")
+                sql:
+                    "UPDATE outbox SET state = 'sending', lease_until = ?, attempts = ?, batch = ?, claimed_by = ? WHERE id = ?"
+            )
             for i in batches.indices {
                 for j in batches[i].rows.indices {
                     batches[i].rows[j].batch = batches[i].key
                     let row = batches[i].rows[j]
-                    try claim.execute(arguments: [row.leaseUntil, row.attempts, row.batch, row.id])
+                    try claim.execute(arguments: [row.leaseUntil, row.attempts, row.batch, instance, row.id])
                 }
                 batches[i].transitions = batches[i].rows.compactMap { byID[$0.transitionID] }
             }
@@ -170,8 +177,8 @@ extension Store {
     }
 
     /// The earliest time (ms) a pending row becomes due, if any.
-    public func nextDue() throws -> Int64? {
-        try reader.read { db in
+    public func nextDue() async throws -> Int64? {
+        try await reader.read { db in
             try Int64.fetchOne(
                 db,
                 sql:
@@ -257,13 +264,14 @@ extension Store {
 extension Store {
     /// Gives claimed rows back (pending, no lease) that are still `sending`: used when a dispatcher
     /// stops mid-pass, so the rows go out at once after a restart instead of after their lease.
-    public func release(_ batches: [OutboxBatch]) throws {
+    public func release(_ batches: [OutboxBatch]) async throws {
         let ids = batches.flatMap { $0.rows.map(\.id) }
         guard !ids.isEmpty else { return }
-        try requireWriter().write { db in
+        try await requireWriter().write { db in
             for id in ids {
                 try db.execute(
-                    sql: "UPDATE outbox SET state = 'pending', lease_until = NULL WHERE id = ? AND state = 'sending'",
+                    sql:
+                        "UPDATE outbox SET state = 'pending', lease_until = NULL, claimed_by = NULL WHERE id = ? AND state = 'sending'",
                     arguments: [id])
             }
         }
@@ -281,9 +289,9 @@ public enum OutboxOutcome: Sendable {
 
 extension Store {
     /// Records a dispatch pass's outcomes in one transaction (one commit instead of one per message).
-    public func apply(_ outcomes: [OutboxOutcome]) throws {
+    public func apply(_ outcomes: [OutboxOutcome]) async throws {
         guard !outcomes.isEmpty else { return }
-        try requireWriter().write { db in
+        try await requireWriter().write { db in
             for outcome in outcomes {
                 switch outcome {
                 case .finish(let batch, let state, let now, let retryAt, let error):
@@ -291,12 +299,12 @@ extension Store {
                         if let retryAt {
                             try db.execute(
                                 sql:
-                                    "UPDATE outbox SET state = 'pending', due_at = ?, lease_until = NULL, last_error = ? WHERE id = ?",
+                                    "UPDATE outbox SET state = 'pending', due_at = ?, lease_until = NULL, claimed_by = NULL, last_error = ? WHERE id = ?",
                                 arguments: [retryAt, error, row.id])
                         } else {
                             try db.execute(
                                 sql:
-                                    "UPDATE outbox SET state = ?, lease_until = NULL, last_error = ?, sent_at = ? WHERE id = ?",
+                                    "UPDATE outbox SET state = ?, lease_until = NULL, claimed_by = NULL, last_error = ?, sent_at = ? WHERE id = ?",
                                 arguments: [state.rawValue, error, state == .sent ? now : nil, row.id])
                         }
                     }
@@ -304,7 +312,8 @@ extension Store {
                     for row in batch.rows {
                         try db.execute(
                             sql: """
-                                UPDATE outbox SET state = 'pending', due_at = ?, batch = ?, lease_until = NULL, attempts = attempts - 1
+                                UPDATE outbox SET state = 'pending', due_at = ?, batch = ?, lease_until = NULL, claimed_by = NULL,
+                                  attempts = attempts - 1
                                 WHERE id = ?
                                 """, arguments: [dueAt, key, row.id])
                     }

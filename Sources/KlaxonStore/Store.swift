@@ -309,6 +309,24 @@ public final class Store: Sendable {
             // fetched them, not by whichever source last described the station.
             try db.execute(sql: "ALTER TABLE ingest_log ADD COLUMN source TEXT")
         }
+        m.registerMigration("v8-instances") { db in
+            try db.execute(
+                sql: """
+                    -- Each dispatcher process that claimed outbox rows: a restarted daemon on the same host
+                    -- sees that the process behind a claim is gone and takes the claim back at once.
+                    CREATE TABLE instances (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        host TEXT NOT NULL,
+                        pid INTEGER NOT NULL,
+                        -- The process's start time (clock ticks since boot), so a reused pid is not taken for it.
+                        process_start INTEGER NOT NULL,
+                        registered_at INTEGER NOT NULL,
+                        heartbeat_at INTEGER NOT NULL
+                    );
+                    ALTER TABLE outbox ADD COLUMN claimed_by TEXT;
+                    CREATE INDEX outbox_by_claim ON outbox(claimed_by) WHERE state = 'sending';
+                    """)
+        }
         return m
     }()
 }

@@ -126,6 +126,8 @@ public final class HTTPSink: Sendable {
 public struct SinkError: Error, CustomStringConvertible {
     public var message: String
     public var description: String { message }
+
+    public init(message: String) { self.message = message }
 }
 
 /// A TCP listener on 127.0.0.1 that accepts connections and closes them at once: a peer that drops the

@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+
+/// How the daemon's services are faring with the database. A service whose store call fails waits
+/// and tries again (`StoreHealth.persist`); this records who is waiting and why, for `/readyz` and for
+/// logs that say once when trouble starts and once when it ends.
+public final class StoreHealth: Sendable {
+    public struct Trouble: Sendable, Equatable {
+        /// Milliseconds since the epoch.
+        public var since: Int64
+        public var error: String
+        /// The database was locked by another connection (SQLITE_BUSY or SQLITE_LOCKED).
+        public var busy: Bool
+    }
+
+    private let failing = Mutex<[String: Trouble]>([:])
+
+    public init() {}
+
+    /// Services in trouble now, by name.
+    public var troubles: [String: Trouble] { failing.withLock { $0 } }
+
+    /// `ok`, `busy` (another process holds the write lock) or `failing`.
+    public var state: String {
+        let all = troubles.values
+        if all.isEmpty { return "ok" }
+        return all.contains { $0.busy } ? "busy" : "failing"
+    }
+
+    /// Records a failure of `service`; true when it starts a spell of trouble.
+    func fail(_ service: String, _ error: any Error, now: Int64) -> Bool {
+        failing.withLock { map in
+            let isNew = map[service] == nil
+            map[service] = Trouble(
+                since: map[service]?.since ?? now, error: "\(error)", busy: StoreHealth.isBusy(error))
+            return isNew
+        }
+    }
+
+    /// Records a success; returns the trouble it ends, if any.
+    func recover(_ service: String) -> Trouble? {
+        failing.withLock { $0.removeValue(forKey: service) }
+    }
+
+    /// Whether an error is SQLite saying another connection holds the lock.
+    public static func isBusy(_ error: any Error) -> Bool {
+        guard let e = error as? DatabaseError else { return false }
+        return e.resultCode == .SQLITE_BUSY || e.resultCode == .SQLITE_LOCKED
+    }
+
+    /// Runs `body` until it succeeds: after a failure it waits (exponential, from 100 ms to `cap`
+    /// seconds) and tries again, logging once when the trouble starts and once when it ends. Only
+    /// cancellation ends it early (rethrown). A service's store error never ends the daemon.
+    public func persist<T: Sendable>(
+        _ service: String, logger: Logger, cap: Double = 5, stop: @Sendable () -> Bool = { false },
+        _ body: () async throws -> T
+    ) async throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                let value = try await body()
+                if let ended = recover(service) {
+                    let ms = Int64(Date().timeIntervalSince1970 * 1000) - ended.since
+                    logger.notice(
+                        "database usable again",
+                        metadata: ["service": "\(service)", "after_ms": "\(ms)", "attempts": "\(attempt + 1)"])
+                }
+                return value
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                if Task.isCancelled || stop() { throw error }
+                attempt += 1
+                if fail(service, error, now: Int64(Date().timeIntervalSince1970 * 1000)) {
+                    logger.warning(
+                        StoreHealth.isBusy(error)
+                            ? "database busy (another process holds it); waiting and retrying"
+                            : "database error; waiting and retrying",
+                        metadata: ["service": "\(service)", "error": "\(error)"])
+                }
+                let delay = min(cap, 0.1 * pow(2, Double(min(attempt - 1, 16))))
+                try await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
+            }
+        }
+    }
+}
+
+/// Runs blocking work (a synchronous store call, which may wait out SQLite's busy timeout) on a
+/// Dispatch worker thread and suspends until it is done, so the cooperative pool's threads stay free
+/// for the HTTP server and the other services.
+public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}

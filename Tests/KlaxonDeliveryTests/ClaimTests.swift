@@ -1,0 +1,104 @@
+import Foundation
+import KlaxonCore
+import KlaxonDelivery
+import KlaxonStore
+import KlaxonTesting
+import Testing
+
+/// Claims name their instance: a dead instance's claims come back at once; a live one's are renewed
+/// while its send is in flight, so nobody else takes them.
+@Suite(.serialized) struct ClaimTests {
+    func hook(_ sink: HTTPSink) throws -> [String: any Notifier] {
+        ["hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h")))]
+    }
+
+    @Test("a restarted dispatcher takes back a dead process's claims at once, under the same key")
+    func deadInstanceClaimsComeBackAtOnce() async throws {
+        let sink = try await HTTPSink.start()
+        let fixture = try OutboxFixture()
+        try fixture.queue([transition(station: "A"), transition(station: "B")], receivers: ["hook"])
+        // A process on this host that no longer runs (no such pid) claimed both, with a 2-minute lease.
+        let now = nowMillis()
+        try await fixture.store.register(
+            InstanceRecord(
+                id: "dead", host: ProcessInfo.processInfo.hostName, pid: Int32.max, processStart: 1, registeredAt: now,
+                heartbeatAt: now))
+        let claimed = try await fixture.store.claim(now: now, lease: 120_000, limit: 10, instance: "dead")
+        let keys = Set(claimed.map(\.key))
+        #expect(claimed.count == 2)
+
+        let dispatcher = Dispatcher(
+            store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: fastSettings())
+        // Well inside the old lease: only taking the claims back can deliver them.
+        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 5_000)
+        #expect(pass.sent == 2)
+        let requests = await sink.requests()
+        #expect(Set(requests.compactMap { $0.headers["idempotency-key"] }) == keys)
+        #expect(try fixture.store.outbox().allSatisfy { $0.state == .sent })
+        #expect(try await fixture.store.claimHolders(excluding: dispatcher.instance.id).isEmpty)
+        await sink.stop()
+    }
+
+    @Test("a live instance's claims are left alone, even one of another dispatcher in this process")
+    func liveInstanceClaimsAreKept() async throws {
+        let sink = try await HTTPSink.start()
+        let fixture = try OutboxFixture()
+        try fixture.queue([transition(station: "A")], receivers: ["hook"])
+        let other = Dispatcher(
+            store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: fastSettings())
+        try await fixture.store.register(other.instance)
+        _ = try await fixture.store.claim(now: nowMillis(), lease: 120_000, instance: other.instance.id)
+        let dispatcher = Dispatcher(
+            store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: fastSettings())
+        #expect(try await dispatcher.reclaimFromDeadInstances() == 0)
+        #expect(try await dispatcher.dispatchOnce().batches == 0)
+        #expect(await sink.requests().isEmpty)
+        await sink.stop()
+    }
+
+    @Test("a send longer than the lease keeps its claim: renewed while in flight, sent once")
+    func leaseIsRenewedWhileSending() async throws {
+        let sink = try await HTTPSink.start()
+        // The first request takes 1.2 s: four leases of 300 ms.
+        await sink.script([.hang(seconds: 1.2)])
+        let fixture = try OutboxFixture()
+        try fixture.queue([transition(station: "A")], receivers: ["hook"])
+        var settings = fastSettings()
+        settings.lease = 300
+        let slow = Dispatcher(
+            store: fixture.store,
+            notifiers: [
+                "hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h"), timeout: 10))
+            ],
+            routing: Routing(), settings: settings)
+        let rival = Dispatcher(store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: settings)
+        async let first = slow.dispatchOnce()
+        // While the slow send is in flight, a rival dispatcher keeps trying to claim.
+        var rivalSent = 0
+        for _ in 0..<30 {
+            try await Task.sleep(for: .milliseconds(50))
+            rivalSent += try await rival.dispatchOnce().sent
+        }
+        let pass = try await first
+        #expect(pass.sent == 1)
+        #expect(rivalSent == 0)
+        #expect(await sink.requests().count == 1)
+        await sink.stop()
+    }
+
+    @Test("an idle dispatcher only reads: another process holding the write lock does not touch it")
+    func idleDispatcherDoesNotWrite() async throws {
+        let fixture = try OutboxFixture()
+        let dispatcher = Dispatcher(store: fixture.store, notifiers: [:], routing: Routing(), settings: fastSettings())
+        let lock = try await WriteLock.hold(fixture.dir.appendingPathComponent("k.sqlite").path)
+        // Each pass would otherwise open a write transaction, wait out the busy timeout and throw.
+        var error: (any Error)?
+        do {
+            for _ in 0..<3 { #expect(try await dispatcher.dispatchOnce().batches == 0) }
+        } catch let e {
+            error = e
+        }
+        await lock.release()
+        #expect(error == nil)
+    }
+}

@@ -17,17 +17,23 @@ public enum KlaxonHTTP {
         public var sources: [String]
         /// Owner → token, for `/api/v1/trips` (each owner sees only their own trips).
         public var ownerTokens: [String: String]
+        /// The largest body `POST /api/v1/readings` takes (bytes); a larger one gets 413.
+        public var maxPushBytes: Int
 
         public init(
             host: String = "127.0.0.1", port: Int = 9464, apiToken: String? = nil, sources: [String] = [],
-            ownerTokens: [String: String] = [:]
+            ownerTokens: [String: String] = [:], maxPushBytes: Int = defaultMaxPushBytes
         ) {
             self.host = host
             self.port = port
             self.apiToken = apiToken
             self.sources = sources
             self.ownerTokens = ownerTokens
+            self.maxPushBytes = maxPushBytes
         }
+
+        /// 4 MiB: some 80,000 CSV readings. Larger loads belong to `klaxon ingest`.
+        public static let defaultMaxPushBytes = 4 << 20
     }
 
     /// In-process counters the store does not hold.
@@ -58,6 +64,7 @@ public enum KlaxonHTTP {
         onReadings: @escaping @Sendable () -> Void = {}, onRunning: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let router = Router()
+        router.middlewares.add(StoreBusyMiddleware())
         ChatEndpoints.add(to: router, settings: chat, now: { Int64(Date().timeIntervalSince1970) }, answer: answer)
         APIRoutes.add(to: router, store: store, settings: settings)
         router.get("/healthz") { _, _ in "ok\n" }
@@ -73,31 +80,28 @@ public enum KlaxonHTTP {
         }
         router.post("/api/v1/readings") { request, _ -> Response in
             guard authorized(request, token: settings.apiToken) else { return unauthorized(settings.apiToken) }
-            let body = try await request.body.collect(upTo: 64 << 20)
-            let type = request.headers[.contentType] ?? ""
-            let format: ReadingsParser.Format = type.contains("json") ? .jsonLines : .csv
-            var parser = ReadingsParser(format: format)
-            var readings: [Reading] = []
-            var rejected: [String] = []
-            let emit: (ParsedRow) -> Void = { row in
-                switch row {
-                case .reading(let r, _): readings.append(r)
-                case .rejected(let line, let reason): rejected.append("line \(line): \(reason)")
-                }
+            let limit = settings.maxPushBytes
+            if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+                return tooLarge(limit)
             }
-            body.withUnsafeReadableBytes { raw in
-                parser.feed(
-                    UnsafeBufferPointer(start: raw.bindMemory(to: UInt8.self).baseAddress, count: raw.count), emit)
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: limit)
+            } catch let error as HTTPError where error.status == .contentTooLarge {
+                return tooLarge(limit)
             }
-            parser.finish(emit)
-            let stats = try ReadingIngester(store: store).write(readings)
-            counters.add("api_readings", stats.inserted)
-            if stats.inserted + stats.revised > 0 { onReadings() }
-            let out: [String: Any] = [
-                "inserted": stats.inserted, "revised": stats.revised, "unchanged": stats.unchanged,
-                "rejected": rejected,
+            let format: ReadingsParser.Format =
+                (request.headers[.contentType] ?? "").contains("json") ? .jsonLines : .csv
+            // Parsing and the write run off the cooperative pool: a large push must not hold up /healthz.
+            let push = try await offPool { try Push.ingest(body, format: format, store: store) }
+            counters.add("api_readings", push.stats.inserted)
+            if push.stats.inserted + push.stats.revised > 0 { onReadings() }
+            var out: [String: Any] = [
+                "inserted": push.stats.inserted, "revised": push.stats.revised, "unchanged": push.stats.unchanged,
+                "rejected": push.rejected,
             ]
-            return json(out, status: rejected.isEmpty ? .ok : .badRequest)
+            if push.rejectedCount > push.rejected.count { out["rejected_count"] = push.rejectedCount }
+            return json(out, status: push.rejectedCount == 0 ? .ok : .badRequest)
         }
         router.get("/api/v1/alerts") { request, _ -> Response in
             guard authorized(request, token: settings.apiToken) else { return unauthorized(settings.apiToken) }
@@ -135,6 +139,49 @@ public enum KlaxonHTTP {
         var diff = x.count ^ y.count
         for i in 0..<min(x.count, y.count) { diff |= Int(x[i] ^ y[i]) }
         return diff == 0
+    }
+
+    static func tooLarge(_ limit: Int) -> Response {
+        json(
+            ["error": "the body is larger than \(limit) bytes (api.max_push_bytes); load big files with klaxon ingest"],
+            status: .contentTooLarge)
+    }
+
+    /// A push to `/api/v1/readings`: parsed in 64 KiB slices into one batch, written in one transaction.
+    enum Push {
+        /// Rejected lines reported back, at most (the count says how many there were).
+        static let maxReported = 100
+
+        static func ingest(_ body: ByteBuffer, format: ReadingsParser.Format, store: Store) throws -> (
+            stats: IngestStats, rejected: [String], rejectedCount: Int
+        ) {
+            var parser = ReadingsParser(format: format)
+            var readings: [Reading] = []
+            var rejected: [String] = []
+            var rejectedCount = 0
+            let emit: (ParsedRow) -> Void = { row in
+                switch row {
+                case .reading(let r, _): readings.append(r)
+                case .rejected(let line, let reason):
+                    rejectedCount += 1
+                    if rejected.count < maxReported { rejected.append("line \(line): \(reason)") }
+                }
+            }
+            body.withUnsafeReadableBytes { raw in
+                let bytes = raw.bindMemory(to: UInt8.self)
+                var offset = 0
+                while offset < bytes.count {
+                    let end = min(bytes.count, offset + 64 << 10)
+                    parser.feed(UnsafeBufferPointer(rebasing: bytes[offset..<end]), emit)
+                    offset = end
+                }
+            }
+            parser.finish(emit)
+            let stats = try ReadingIngester(store: store).write(readings)
+            readings = []
+            if body.readableBytes > 1 << 20 { releaseFreeMemory() }
+            return (stats, rejected, rejectedCount)
+        }
     }
 
     static func unauthorized(_ token: String?) -> Response {
@@ -230,5 +277,35 @@ public enum KlaxonHTTP {
         out += "klaxon_delivery_latency_seconds_sum \(formatValue(m.latencySum))\n"
         out += "klaxon_delivery_latency_seconds_count \(m.latencyCount)\n"
         return out
+    }
+}
+
+/// Hands memory freed by a large request back to the system (glibc keeps it otherwise).
+func releaseFreeMemory() {
+    #if os(Linux)
+        _ = glibcMallocTrim(0)
+    #endif
+}
+
+#if os(Linux)
+    /// glibc's `malloc_trim`, which its Swift module does not import.
+    @_silgen_name("malloc_trim") private func glibcMallocTrim(_ pad: Int) -> Int32
+#endif
+
+/// A request that finds the database locked by another process gets 503 with `Retry-After`, not 500:
+/// the daemon is fine, and the same request will work shortly.
+struct StoreBusyMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        do {
+            return try await next(request, context)
+        } catch  where StoreHealth.isBusy(error) {
+            var response = KlaxonHTTP.json(
+                ["error": "the database is busy (another process holds it); try again shortly"],
+                status: .serviceUnavailable)
+            response.headers[.retryAfter] = "5"
+            return response
+        }
     }
 }

@@ -56,6 +56,23 @@ final class ChatServer: Sendable {
         return ChatServer(store: store, port: port, task: task)
     }
 
+    /// Starts a server, runs `body` with it, and stops it (awaited) before returning, also on failure.
+    static func with(_ body: (ChatServer) async throws -> Void) async throws {
+        let server = try await start()
+        do {
+            try await body(server)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    func stop() async {
+        task.cancel()
+        _ = await task.result
+    }
+
     func post(_ path: String, body: String, headers: [(String, String)] = [], method: String = "POST") async throws
         -> (Int, String)
     {
@@ -64,7 +81,8 @@ final class ChatServer: Sendable {
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         for (k, v) in headers { request.headers.add(name: k, value: v) }
         request.body = .bytes(ByteBuffer(string: body))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        // No deadline of our own: a server that never answers is a hang, bounded by the suite's time limit.
+        let response = try await HTTPClient.shared.execute(request, deadline: .distantFuture)
         return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)))
     }
 
@@ -91,125 +109,127 @@ final class ChatServer: Sendable {
     }
 }
 
-@Suite("chat commands", .serialized)
+@Suite("chat commands", .serialized, .timeLimit(.minutes(3)))
 struct ChatTests {
     @Test("a valid Slack signature gets an answer; every command parses, bad arguments get usage")
     func commands() async throws {
-        let chat = try await ChatServer.start()
-        defer { chat.task.cancel() }
-        let help = try await chat.slack("help")
-        #expect(help.0 == 200)
-        #expect(try chat.text(help).contains("`gauge ID`"))
-        #expect(try chat.text(try await chat.slack("frobnicate")).contains("I don't know `frobnicate`"))
-        #expect(try chat.text(try await chat.slack("")).contains("Klaxon commands"))
-        #expect(try chat.text(try await chat.slack("gauge")).contains("usage: `gauge ID`"))
-        #expect(try chat.text(try await chat.slack("gauge S1")).contains("height         12"))
-        #expect(try chat.text(try await chat.slack("gauge NOPE")).contains("I know no gauge \"NOPE\""))
-        #expect(try chat.text(try await chat.slack("aqi Delhi")).contains("no AQI readings"))
-        #expect(try chat.text(try await chat.slack("quakes since 2d")).contains("No earthquakes"))
-        #expect(try chat.text(try await chat.slack("quakes near Narnia")).contains("don't know the place"))
-        // The Slack user U-ALICE is the trip owner alice (chat.users).
-        #expect(try chat.text(try await chat.slack("trip denver")).contains("denver (alice)"))
-        #expect(try chat.text(try await chat.slack("trip paris")).contains("trip \"paris\" not found for alice"))
+        try await ChatServer.with { chat in
+            let help = try await chat.slack("help")
+            #expect(help.0 == 200)
+            #expect(try chat.text(help).contains("`gauge ID`"))
+            #expect(try chat.text(try await chat.slack("frobnicate")).contains("I don't know `frobnicate`"))
+            #expect(try chat.text(try await chat.slack("")).contains("Klaxon commands"))
+            #expect(try chat.text(try await chat.slack("gauge")).contains("usage: `gauge ID`"))
+            #expect(try chat.text(try await chat.slack("gauge S1")).contains("height         12"))
+            #expect(try chat.text(try await chat.slack("gauge NOPE")).contains("I know no gauge \"NOPE\""))
+            #expect(try chat.text(try await chat.slack("aqi Delhi")).contains("no AQI readings"))
+            #expect(try chat.text(try await chat.slack("quakes since 2d")).contains("No earthquakes"))
+            #expect(try chat.text(try await chat.slack("quakes near Narnia")).contains("don't know the place"))
+            // The Slack user U-ALICE is the trip owner alice (chat.users).
+            #expect(try chat.text(try await chat.slack("trip denver")).contains("denver (alice)"))
+            #expect(try chat.text(try await chat.slack("trip paris")).contains("trip \"paris\" not found for alice"))
 
-        let alerts = try chat.text(try await chat.slack("alerts"))
-        #expect(alerts.contains("high S1"))
-        let id = try #require(try chat.store.firingAlerts().first?.transitionID)
-        #expect(alerts.contains("#\(id)"))
-        #expect(try chat.text(try await chat.slack("ack x")).contains("usage: `ack ALERT_ID`"))
-        #expect(try chat.text(try await chat.slack("ack 999")).contains("No firing alert has id 999"))
-        #expect(try chat.text(try await chat.slack("ack \(id)")).contains("Acked high at S1"))
-        #expect(try chat.text(try await chat.slack("alerts")).contains("(acked by slack:U-ALICE)"))
-        #expect(try chat.store.acks().count == 1)
+            let alerts = try chat.text(try await chat.slack("alerts"))
+            #expect(alerts.contains("high S1"))
+            let id = try #require(try chat.store.firingAlerts().first?.transitionID)
+            #expect(alerts.contains("#\(id)"))
+            #expect(try chat.text(try await chat.slack("ack x")).contains("usage: `ack ALERT_ID`"))
+            #expect(try chat.text(try await chat.slack("ack 999")).contains("No firing alert has id 999"))
+            #expect(try chat.text(try await chat.slack("ack \(id)")).contains("Acked high at S1"))
+            #expect(try chat.text(try await chat.slack("alerts")).contains("(acked by slack:U-ALICE)"))
+            #expect(try chat.store.acks().count == 1)
 
-        #expect(try chat.text(try await chat.slack("silence high")).contains("usage: `silence RULE"))
-        #expect(try chat.text(try await chat.slack("silence high S1 2h")).contains("Silenced high S1 for 2h"))
-        let silences = try chat.store.silences(now: Int64(Date().timeIntervalSince1970))
-        #expect(silences.count == 1)
-        #expect(silences.first?.createdBy == "slack:U-ALICE")
+            #expect(try chat.text(try await chat.slack("silence high")).contains("usage: `silence RULE"))
+            #expect(try chat.text(try await chat.slack("silence high S1 2h")).contains("Silenced high S1 for 2h"))
+            let silences = try chat.store.silences(now: Int64(Date().timeIntervalSince1970))
+            #expect(silences.count == 1)
+            #expect(silences.first?.createdBy == "slack:U-ALICE")
+        }
     }
 
     @Test("bad signature, stale timestamp or missing header: 401 and nothing changed")
     func rejected() async throws {
-        let chat = try await ChatServer.start()
-        defer { chat.task.cancel() }
-        #expect(try await chat.slack("silence high 2h", secret: "wrong").0 == 401)
-        #expect(try await chat.slack("silence high 2h", age: 301).0 == 401)
-        #expect(try await chat.slack("silence high 2h", sign: false).0 == 401)
-        #expect(try await chat.post("/chat/slack", body: "text=silence%20high%202h").0 == 401)
-        #expect(try chat.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
-        // A timestamp within five minutes is fine.
-        #expect(try await chat.slack("silence high 2h", age: 200).0 == 200)
+        try await ChatServer.with { chat in
+            #expect(try await chat.slack("silence high 2h", secret: "wrong").0 == 401)
+            #expect(try await chat.slack("silence high 2h", age: 301).0 == 401)
+            #expect(try await chat.slack("silence high 2h", sign: false).0 == 401)
+            #expect(try await chat.post("/chat/slack", body: "text=silence%20high%202h").0 == 401)
+            #expect(try chat.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
+            // A timestamp within five minutes is fine.
+            #expect(try await chat.slack("silence high 2h", age: 200).0 == 200)
 
-        let mm = try await chat.post("/chat/mattermost", body: "token=mm-token&user_id=u-bob&user_name=bob&text=help")
-        #expect(mm.0 == 200)
-        #expect(try chat.text(mm).contains("Klaxon commands"))
-        #expect(try await chat.post("/chat/mattermost", body: "token=nope&user_name=bob&text=help").0 == 401)
+            let mm = try await chat.post(
+                "/chat/mattermost", body: "token=mm-token&user_id=u-bob&user_name=bob&text=help")
+            #expect(mm.0 == 200)
+            #expect(try chat.text(mm).contains("Klaxon commands"))
+            #expect(try await chat.post("/chat/mattermost", body: "token=nope&user_name=bob&text=help").0 == 401)
+        }
     }
 }
 
 extension ChatTests {
     @Test("a hostile timestamp is refused without a trap: signature first, then digits in a sane range")
     func hostileTimestamps() async throws {
-        let chat = try await ChatServer.start()
-        defer { chat.task.cancel() }
-        let body = "team_id=T1&user_id=U-ALICE&user_name=U-ALICE&text=silence%20high%202h"
-        for ts in [
-            "-9223372036854775808", "9223372036854775807", "-1", "+1700000000", " 1700000000", "1e9", "0x10", "",
-            "١٧٠٠٠٠٠٠٠٠", String(repeating: "9", count: 400),
-        ] {
-            // Unsigned (a made-up signature) and signed over the very text sent: both refused, nothing trapped.
-            let forged = try await chat.post(
-                "/chat/slack", body: body,
-                headers: [
-                    ("X-Slack-Request-Timestamp", ts), ("X-Slack-Signature", "v0=" + String(repeating: "0", count: 64)),
-                ])
-            #expect(forged.0 == 401, "\(ts)")
-            let signed = try await chat.post(
-                "/chat/slack", body: body,
-                headers: [
-                    ("X-Slack-Request-Timestamp", ts),
-                    (
-                        "X-Slack-Signature",
-                        ChatEndpoints.slackSignature(secret: "shh", timestamp: ts, body: Data(body.utf8))
-                    ),
-                ])
-            #expect(signed.0 == 401, "\(ts)")
+        try await ChatServer.with { chat in
+            let body = "team_id=T1&user_id=U-ALICE&user_name=U-ALICE&text=silence%20high%202h"
+            for ts in [
+                "-9223372036854775808", "9223372036854775807", "-1", "+1700000000", " 1700000000", "1e9", "0x10", "",
+                "١٧٠٠٠٠٠٠٠٠", String(repeating: "9", count: 400),
+            ] {
+                // Unsigned (a made-up signature) and signed over the very text sent: both refused, nothing trapped.
+                let forged = try await chat.post(
+                    "/chat/slack", body: body,
+                    headers: [
+                        ("X-Slack-Request-Timestamp", ts),
+                        ("X-Slack-Signature", "v0=" + String(repeating: "0", count: 64)),
+                    ])
+                #expect(forged.0 == 401, "\(ts)")
+                let signed = try await chat.post(
+                    "/chat/slack", body: body,
+                    headers: [
+                        ("X-Slack-Request-Timestamp", ts),
+                        (
+                            "X-Slack-Signature",
+                            ChatEndpoints.slackSignature(secret: "shh", timestamp: ts, body: Data(body.utf8))
+                        ),
+                    ])
+                #expect(signed.0 == 401, "\(ts)")
+            }
+            #expect(try chat.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
+            #expect(try await chat.slack("help").0 == 200)
         }
-        #expect(try chat.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
-        #expect(try await chat.slack("help").0 == 200)
     }
 
     @Test("identity is the platform's user id (and team), never the display name")
     func identity() async throws {
-        let chat = try await ChatServer.start()
-        defer { chat.task.cancel() }
-        // Mallory calls herself "alice" and "U-ALICE": no trips of alice's.
-        let spoof = try chat.text(try await chat.slack("trip denver", userID: "U-MALLORY", userName: "alice"))
-        #expect(!spoof.contains("denver (alice)"))
-        #expect(spoof.contains("not linked to a trip owner"))
-        let spoof2 = try chat.text(try await chat.slack("trip denver", userID: "U-MALLORY", userName: "U-ALICE"))
-        #expect(!spoof2.contains("denver (alice)"))
-        // Alice is recognised by her id whatever name she shows.
-        let real = try chat.text(try await chat.slack("trip denver", userID: "U-ALICE", userName: "Alice Liddell"))
-        #expect(real.contains("denver (alice)"))
-        // A request without a user id is refused.
-        let signedNoUser = "team_id=T1&user_name=alice&text=help"
-        let ts = String(Int64(Date().timeIntervalSince1970))
-        let noUser = try await chat.post(
-            "/chat/slack", body: signedNoUser,
-            headers: [
-                ("X-Slack-Request-Timestamp", ts),
-                (
-                    "X-Slack-Signature",
-                    ChatEndpoints.slackSignature(secret: "shh", timestamp: ts, body: Data(signedNoUser.utf8))
-                ),
-            ])
-        #expect(noUser.0 == 400)
-        // Mattermost likewise: user_name "alice" is nobody's owner.
-        let mm = try await chat.post(
-            "/chat/mattermost", body: "token=mm-token&user_id=u-mallory&user_name=alice&text=trip%20denver")
-        #expect(try chat.text(mm).contains("not linked to a trip owner"))
+        try await ChatServer.with { chat in
+            // Mallory calls herself "alice" and "U-ALICE": no trips of alice's.
+            let spoof = try chat.text(try await chat.slack("trip denver", userID: "U-MALLORY", userName: "alice"))
+            #expect(!spoof.contains("denver (alice)"))
+            #expect(spoof.contains("not linked to a trip owner"))
+            let spoof2 = try chat.text(try await chat.slack("trip denver", userID: "U-MALLORY", userName: "U-ALICE"))
+            #expect(!spoof2.contains("denver (alice)"))
+            // Alice is recognised by her id whatever name she shows.
+            let real = try chat.text(try await chat.slack("trip denver", userID: "U-ALICE", userName: "Alice Liddell"))
+            #expect(real.contains("denver (alice)"))
+            // A request without a user id is refused.
+            let signedNoUser = "team_id=T1&user_name=alice&text=help"
+            let ts = String(Int64(Date().timeIntervalSince1970))
+            let noUser = try await chat.post(
+                "/chat/slack", body: signedNoUser,
+                headers: [
+                    ("X-Slack-Request-Timestamp", ts),
+                    (
+                        "X-Slack-Signature",
+                        ChatEndpoints.slackSignature(secret: "shh", timestamp: ts, body: Data(signedNoUser.utf8))
+                    ),
+                ])
+            #expect(noUser.0 == 400)
+            // Mattermost likewise: user_name "alice" is nobody's owner.
+            let mm = try await chat.post(
+                "/chat/mattermost", body: "token=mm-token&user_id=u-mallory&user_name=alice&text=trip%20denver")
+            #expect(try chat.text(mm).contains("not linked to a trip owner"))
+        }
     }
 
     @Test("chat.users keys may name the team: TEAM:USER is matched before USER")
@@ -223,87 +243,88 @@ extension ChatTests {
     }
 }
 
-@Suite("silence ids", .serialized)
+@Suite("silence ids", .serialized, .timeLimit(.minutes(3)))
 struct SilenceIDTests {
     @Test("expiring by id: exact, or a literal prefix naming one silence; `_` and `%` are not wildcards")
     func expireByPrefix() async throws {
-        let server = try await ChatServer.start()
-        defer { server.task.cancel() }
-        let store = server.store
-        let now = Int64(Date().timeIntervalSince1970)
-        for id in ["abc-1", "abd-2", "x_y"] {
-            try store.addSilence(
-                Silence(
-                    id: id, matchers: [try Matcher.parse("rule=high")], starts: now, ends: now + 3600, comment: "",
-                    createdBy: "t"), now: now)
+        try await ChatServer.with { server in
+            let store = server.store
+            let now = Int64(Date().timeIntervalSince1970)
+            for id in ["abc-1", "abd-2", "x_y"] {
+                try store.addSilence(
+                    Silence(
+                        id: id, matchers: [try Matcher.parse("rule=high")], starts: now, ends: now + 3600, comment: "",
+                        createdBy: "t"), now: now)
+            }
+            let auth = [("Authorization", "Bearer team-token")]
+            #expect(try await server.post("/api/v1/silences/_", body: "", headers: auth, method: "DELETE").0 == 404)
+            #expect(try await server.post("/api/v1/silences/%25", body: "", headers: auth, method: "DELETE").0 == 404)
+            let ambiguous = try await server.post("/api/v1/silences/ab", body: "", headers: auth, method: "DELETE")
+            #expect(ambiguous.0 == 409)
+            #expect(ambiguous.1.contains("abc-1") && ambiguous.1.contains("abd-2"))
+            #expect(try store.silences(now: now).count == 3)
+            let one = try await server.post("/api/v1/silences/abd", body: "", headers: auth, method: "DELETE")
+            #expect(one.0 == 200)
+            #expect(one.1.contains("abd-2"))
+            #expect(try store.expireSilence(id: "x_", now: now) == .expired("x_y"))
+            #expect(try store.expireSilence(id: "_", now: now) == .notFound)
+            // Expired ones ended at the API's own clock, a moment after `now`.
+            #expect(try store.silences(now: now + 60).map(\.id) == ["abc-1"])
         }
-        let auth = [("Authorization", "Bearer team-token")]
-        #expect(try await server.post("/api/v1/silences/_", body: "", headers: auth, method: "DELETE").0 == 404)
-        #expect(try await server.post("/api/v1/silences/%25", body: "", headers: auth, method: "DELETE").0 == 404)
-        let ambiguous = try await server.post("/api/v1/silences/ab", body: "", headers: auth, method: "DELETE")
-        #expect(ambiguous.0 == 409)
-        #expect(ambiguous.1.contains("abc-1") && ambiguous.1.contains("abd-2"))
-        #expect(try store.silences(now: now).count == 3)
-        let one = try await server.post("/api/v1/silences/abd", body: "", headers: auth, method: "DELETE")
-        #expect(one.0 == 200)
-        #expect(one.1.contains("abd-2"))
-        #expect(try store.expireSilence(id: "x_", now: now) == .expired("x_y"))
-        #expect(try store.expireSilence(id: "_", now: now) == .notFound)
-        #expect(try store.silences(now: now).map(\.id) == ["abc-1"])
     }
 }
 
-@Suite("HTTP API: silences and trips", .serialized)
+@Suite("HTTP API: silences and trips", .serialized, .timeLimit(.minutes(3)))
 struct APITests {
     @Test("silences: create, list, expire; the team token is required")
     func silences() async throws {
-        let server = try await ChatServer.start()
-        defer { server.task.cancel() }
-        let auth = [("Authorization", "Bearer team-token")]
-        #expect(try await server.post("/api/v1/silences", body: "{}").0 == 401)
-        let bad = try await server.post(
-            "/api/v1/silences", body: #"{"matchers":["rule=high"],"for":"soon"}"#, headers: auth)
-        #expect(bad.0 == 400)
-        #expect(bad.1.contains("for: a duration"))
-        let created = try await server.post(
-            "/api/v1/silences", body: #"{"matchers":["rule=high","station=S1"],"for":"2h","comment":"works"}"#,
-            headers: auth)
-        #expect(created.0 == 201, "\(created.1)")
-        let o = try #require(try JSONSerialization.jsonObject(with: Data(created.1.utf8)) as? [String: Any])
-        let id = try #require(o["id"] as? String)
-        let list = try await server.post("/api/v1/silences", body: "", headers: auth, method: "GET")
-        #expect(list.1.contains(id))
-        #expect(try await server.post("/api/v1/silences/\(id)", body: "", headers: auth, method: "DELETE").0 == 200)
-        #expect(try await server.post("/api/v1/silences/\(id)", body: "", headers: auth, method: "DELETE").0 == 404)
-        #expect(try server.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
+        try await ChatServer.with { server in
+            let auth = [("Authorization", "Bearer team-token")]
+            #expect(try await server.post("/api/v1/silences", body: "{}").0 == 401)
+            let bad = try await server.post(
+                "/api/v1/silences", body: #"{"matchers":["rule=high"],"for":"soon"}"#, headers: auth)
+            #expect(bad.0 == 400)
+            #expect(bad.1.contains("for: a duration"))
+            let created = try await server.post(
+                "/api/v1/silences", body: #"{"matchers":["rule=high","station=S1"],"for":"2h","comment":"works"}"#,
+                headers: auth)
+            #expect(created.0 == 201, "\(created.1)")
+            let o = try #require(try JSONSerialization.jsonObject(with: Data(created.1.utf8)) as? [String: Any])
+            let id = try #require(o["id"] as? String)
+            let list = try await server.post("/api/v1/silences", body: "", headers: auth, method: "GET")
+            #expect(list.1.contains(id))
+            #expect(try await server.post("/api/v1/silences/\(id)", body: "", headers: auth, method: "DELETE").0 == 200)
+            #expect(try await server.post("/api/v1/silences/\(id)", body: "", headers: auth, method: "DELETE").0 == 404)
+            #expect(try server.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
+        }
     }
 
     @Test("trips: an owner token sees only its owner's trips; another owner's trip is 404")
     func trips() async throws {
-        let server = try await ChatServer.start()
-        defer { server.task.cancel() }
-        let alice = [("Authorization", "Bearer a-token")]
-        let bob = [("Authorization", "Bearer b-token")]
-        #expect(try await server.post("/api/v1/trips", body: "", method: "GET").0 == 401)
-        #expect(
-            try await server.post(
-                "/api/v1/trips", body: "", headers: [("Authorization", "Bearer team-token")], method: "GET"
-            ).0 == 401)
-        let mine = try await server.post("/api/v1/trips", body: "", headers: alice, method: "GET")
-        #expect(mine.0 == 200)
-        #expect(mine.1.contains("\"name\":\"denver\""))
-        let theirs = try await server.post("/api/v1/trips", body: "", headers: bob, method: "GET")
-        #expect(!theirs.1.contains("denver"))
-        #expect(try await server.post("/api/v1/trips/denver", body: "", headers: bob, method: "GET").0 == 404)
-        let one = try await server.post("/api/v1/trips/denver", body: "", headers: alice, method: "GET")
-        #expect(one.0 == 200)
-        let body = try #require(try JSONSerialization.jsonObject(with: Data(one.1.utf8)) as? [String: Any])
-        let items = try #require(body["items"] as? [[String: Any]])
-        #expect(body["owner"] as? String == "alice")
-        #expect(items.contains { $0["item"] as? String == "toiletries" && $0["quantity"] as? Int == 1 })
-        #expect(items.allSatisfy { ($0["reason"] as? String)?.isEmpty == false })
-        #expect(try await server.post("/api/v1/trips/denver", body: "", headers: bob, method: "DELETE").0 == 404)
-        #expect(try await server.post("/api/v1/trips/denver", body: "", headers: alice, method: "DELETE").0 == 200)
-        #expect(try server.store.trips(owner: "alice").isEmpty)
+        try await ChatServer.with { server in
+            let alice = [("Authorization", "Bearer a-token")]
+            let bob = [("Authorization", "Bearer b-token")]
+            #expect(try await server.post("/api/v1/trips", body: "", method: "GET").0 == 401)
+            #expect(
+                try await server.post(
+                    "/api/v1/trips", body: "", headers: [("Authorization", "Bearer team-token")], method: "GET"
+                ).0 == 401)
+            let mine = try await server.post("/api/v1/trips", body: "", headers: alice, method: "GET")
+            #expect(mine.0 == 200)
+            #expect(mine.1.contains("\"name\":\"denver\""))
+            let theirs = try await server.post("/api/v1/trips", body: "", headers: bob, method: "GET")
+            #expect(!theirs.1.contains("denver"))
+            #expect(try await server.post("/api/v1/trips/denver", body: "", headers: bob, method: "GET").0 == 404)
+            let one = try await server.post("/api/v1/trips/denver", body: "", headers: alice, method: "GET")
+            #expect(one.0 == 200)
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(one.1.utf8)) as? [String: Any])
+            let items = try #require(body["items"] as? [[String: Any]])
+            #expect(body["owner"] as? String == "alice")
+            #expect(items.contains { $0["item"] as? String == "toiletries" && $0["quantity"] as? Int == 1 })
+            #expect(items.allSatisfy { ($0["reason"] as? String)?.isEmpty == false })
+            #expect(try await server.post("/api/v1/trips/denver", body: "", headers: bob, method: "DELETE").0 == 404)
+            #expect(try await server.post("/api/v1/trips/denver", body: "", headers: alice, method: "DELETE").0 == 200)
+            #expect(try server.store.trips(owner: "alice").isEmpty)
+        }
     }
 }

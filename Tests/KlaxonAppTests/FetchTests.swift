@@ -28,7 +28,8 @@ func tempStore() throws -> Store {
 struct FetchTests {
     let now = Timestamp.parse("2024-03-10T12:00:00Z")!
 
-    func iv(_ sink: HTTPSink, timeout: Double = 5) -> ConfiguredSource {
+    /// A request that is not meant to hang gets a minute: a loaded machine can take seconds to answer.
+    func iv(_ sink: HTTPSink, timeout: Double = 60) -> ConfiguredSource {
         ConfiguredSource(
             source: USGSIVSource(name: "potomac", baseURL: sink.url + "/nwis/iv/", sites: ["01646500"]),
             timeout: timeout)
@@ -103,11 +104,12 @@ struct FetchTests {
             behavior,
             .respond(status: 200, body: ivBody(points: [("2024-03-10T03:30:00.000-04:00", "4.30", ["P"])])),
         ])
-        // Only the fetch meant to fail has the short timeout: on a loaded machine 0.5 s can pass
-        // before an answer that was not meant to hang.
+        // Only the request meant to hang has the short timeout: on a loaded machine 0.5 s can pass
+        // before an answer that was not meant to hang (a 500, an HTML page, a truncated body).
         _ = await Fetch.run(sources: [iv(sink)], store: store, now: now)
         let before = try store.readingCount()
-        let failed = await Fetch.run(sources: [iv(sink, timeout: 0.5)], store: store, now: now + 900)
+        let failed = await Fetch.run(
+            sources: [iv(sink, timeout: name == "timeout" ? 0.5 : 60)], store: store, now: now + 900)
         let error = try #require(failed[0].error, "\(name) should fail")
         #expect(error.contains("source potomac"))
         #expect(error.contains(expected), "\(error)")

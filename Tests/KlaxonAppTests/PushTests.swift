@@ -5,7 +5,7 @@ import KlaxonServer
 import NIOCore
 import Testing
 
-@Suite("the push API: bounded bodies", .serialized)
+@Suite("the push API: bounded bodies", .serialized, .timeLimit(.minutes(3)))
 struct PushTests {
     func push(_ server: ChatServer, _ body: String, chunked: Bool = false) async throws -> (Int, String) {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(server.port)/api/v1/readings")
@@ -34,30 +34,30 @@ struct PushTests {
 
     @Test("a body over api.max_push_bytes (4 MiB by default) is 413, with or without Content-Length; nothing is stored")
     func oversizedPushIsRefused() async throws {
-        let server = try await ChatServer.start()
-        defer { server.task.cancel() }
-        let big = csv(rows: 120_000, station: "BIG")  // about 5 MiB
-        #expect(big.utf8.count > KlaxonHTTP.Settings.defaultMaxPushBytes)
-        let sized = try await push(server, big)
-        #expect(sized.0 == 413)
-        #expect(sized.1.contains("klaxon ingest"))
-        #expect(try await push(server, big, chunked: true).0 == 413)
-        #expect(try server.store.series(station: "BIG").isEmpty)
-        // Under the limit it is taken, in one piece.
-        let ok = try await push(server, csv(rows: 50_000, station: "OK"), chunked: true)  // about 2 MiB
-        #expect(ok.0 == 200, "\(ok.1)")
-        #expect(ok.1.contains("\"inserted\":50000"))
+        try await ChatServer.with { server in
+            let big = csv(rows: 120_000, station: "BIG")  // about 5 MiB
+            #expect(big.utf8.count > KlaxonHTTP.Settings.defaultMaxPushBytes)
+            let sized = try await push(server, big)
+            #expect(sized.0 == 413)
+            #expect(sized.1.contains("klaxon ingest"))
+            #expect(try await push(server, big, chunked: true).0 == 413)
+            #expect(try server.store.series(station: "BIG").isEmpty)
+            // Under the limit it is taken, in one piece.
+            let ok = try await push(server, csv(rows: 50_000, station: "OK"), chunked: true)  // about 2 MiB
+            #expect(ok.0 == 200, "\(ok.1)")
+            #expect(ok.1.contains("\"inserted\":50000"))
+        }
     }
 
     @Test("a push of bad lines reports the first 100 and counts the rest")
     func rejectionsAreBounded() async throws {
-        let server = try await ChatServer.start()
-        defer { server.task.cancel() }
-        let body = "station,metric,time,value\n" + String(repeating: "S,gage_height,soon,1\n", count: 5_000)
-        let (status, text) = try await push(server, body)
-        #expect(status == 400)
-        let o = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
-        #expect((o["rejected"] as? [String])?.count == 100)
-        #expect(o["rejected_count"] as? Int == 5_000)
+        try await ChatServer.with { server in
+            let body = "station,metric,time,value\n" + String(repeating: "S,gage_height,soon,1\n", count: 5_000)
+            let (status, text) = try await push(server, body)
+            #expect(status == 400)
+            let o = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+            #expect((o["rejected"] as? [String])?.count == 100)
+            #expect(o["rejected_count"] as? Int == 5_000)
+        }
     }
 }

@@ -32,7 +32,7 @@ let riverCSV = """
     """
 
 @Suite(.serialized) struct CLITests {
-    @Test func ingestReportsBadRowsByFileAndLineAndKeepsTheGoodOnes() throws {
+    @Test func ingestReportsBadRowsByFileAndLineAndKeepsTheGoodOnes() async throws {
         let s = try Scratch()
         let csv = try s.write(
             "r.csv",
@@ -55,7 +55,7 @@ let riverCSV = """
 
             """)
         let db = s.path("k.sqlite")
-        let r = try klaxon(["ingest", "--db", db, csv, jsonl])
+        let r = try await klaxonAsync(["ingest", "--db", db, csv, jsonl])
         #expect(r.status == 1)
         #expect(
             r.errorLines.contains(
@@ -68,16 +68,16 @@ let riverCSV = """
         #expect(r.stderr.contains("4 new, 0 revised, 0 unchanged, 5 rejected"))
 
         // Again: idempotent, nothing new.
-        let again = try klaxon(["ingest", "--db", db, csv])
+        let again = try await klaxonAsync(["ingest", "--db", db, csv])
         #expect(again.stderr.contains("0 new, 0 revised, 2 unchanged, 3 rejected"))
 
         // A file that does not exist is reported, not a crash.
-        let missing = try klaxon(["ingest", "--db", db, s.path("nope.csv")])
+        let missing = try await klaxonAsync(["ingest", "--db", db, s.path("nope.csv")])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("nope.csv: cannot read"))
     }
 
-    @Test func checkReportsEveryProblemWithPosition() throws {
+    @Test func checkReportsEveryProblemWithPosition() async throws {
         let s = try Scratch()
         let bad = try s.write(
             "rules/bad.yaml",
@@ -100,7 +100,7 @@ let riverCSV = """
                 kind: thresold
             """)
         try s.write("rules/good.yaml", thresholdRule)
-        let r = try klaxon(["check", "--rules", s.path("rules")])
+        let r = try await klaxonAsync(["check", "--rules", s.path("rules")])
         #expect(r.status == 1)
         let expected = [
             "\(bad):5:12: error: above must be a number, not \"high\"",
@@ -112,15 +112,15 @@ let riverCSV = """
         ]
         for line in expected { #expect(r.errorLines.contains(line), "missing: \(line)\n\(r.stderr)") }
 
-        let ok = try klaxon(["check", "--rules", s.path("rules/good.yaml")])
+        let ok = try await klaxonAsync(["check", "--rules", s.path("rules/good.yaml")])
         #expect(ok.status == 0)
         #expect(ok.stdout.contains("ok: 1 rules in 1 files"))
 
         // The shipped example rules are valid.
-        #expect(try klaxon(["check"]).status == 0)
+        #expect(try await klaxonAsync(["check"]).status == 0)
     }
 
-    @Test func dryRunJSONFormatIsExact() throws {
+    @Test func dryRunJSONFormatIsExact() async throws {
         let s = try Scratch()
         let rules = try s.write(
             "rules/r.yaml",
@@ -130,7 +130,7 @@ let riverCSV = """
                         separator: "\n")
                 }.joined(separator: "\n"))
         let csv = try s.write("r.csv", riverCSV)
-        let r = try klaxon(["dry-run", "--rules", rules, "--readings", csv, "--format", "json"])
+        let r = try await klaxonAsync(["dry-run", "--rules", rules, "--readings", csv, "--format", "json"])
         #expect(r.status == 0, "\(r.stderr)")
         let objects = try jsonObjects(r.lines)
         let summary = objects.map { "\($0["at"]!) \($0["rule"]!) \($0["state"]!)" }
@@ -155,7 +155,7 @@ let riverCSV = """
         #expect(r.stderr.contains("dry-run: 8 readings replayed, 6 transitions"))
 
         // --from/--to bound the replay.
-        let bounded = try klaxon([
+        let bounded = try await klaxonAsync([
             "dry-run", "--rules", rules, "--readings", csv, "--format", "json", "--from", "2026-01-01T00:30:00Z",
             "--to",
             "2026-01-01T01:00:00Z",
@@ -163,7 +163,7 @@ let riverCSV = """
         #expect(try jsonObjects(bounded.lines).map { $0["state"] as! String } == ["firing", "firing"])
 
         // Text with --explain says why.
-        let text = try klaxon(["dry-run", "--rules", rules, "--readings", csv, "--explain"])
+        let text = try await klaxonAsync(["dry-run", "--rules", rules, "--readings", csv, "--explain"])
         #expect(text.lines.first?.hasPrefix("AT") == true)
         #expect(
             text.stdout.contains(
@@ -171,7 +171,7 @@ let riverCSV = """
         #expect(text.stdout.contains("previous level action (10)"))
     }
 
-    @Test func dryRunSortsOutOfOrderAndDuplicateReadings() throws {
+    @Test func dryRunSortsOutOfOrderAndDuplicateReadings() async throws {
         let s = try Scratch()
         let rules = try s.write("r.yaml", levelsRule)
         var lines = riverCSV.split(separator: "\n").map(String.init)
@@ -181,26 +181,26 @@ let riverCSV = """
         let shuffled = try s.write(
             "shuffled.csv",
             ([header, "G1,gage_height,2026-01-01T00:30:00Z,99,ft"] + lines.reversed()).joined(separator: "\n") + "\n")
-        let a = try klaxon(["dry-run", "--rules", rules, "--readings", sorted, "--format", "json"])
-        let b = try klaxon(["dry-run", "--rules", rules, "--readings", shuffled, "--format", "json"])
+        let a = try await klaxonAsync(["dry-run", "--rules", rules, "--readings", sorted, "--format", "json"])
+        let b = try await klaxonAsync(["dry-run", "--rules", rules, "--readings", shuffled, "--format", "json"])
         #expect(a.status == 0 && b.status == 0)
         #expect(a.lines.count == 4)
         #expect(a.stdout == b.stdout)
     }
 
-    @Test func dryRunOverTheStoreMatchesEvaluateAndNeverWrites() throws {
+    @Test func dryRunOverTheStoreMatchesEvaluateAndNeverWrites() async throws {
         let s = try Scratch()
         let rules = try s.write("r.yaml", levelsRule)
         let csv = try s.write("r.csv", riverCSV)
         let db = s.path("k.sqlite")
-        #expect(try klaxon(["ingest", "--db", db, csv]).status == 0)
+        #expect(try await klaxonAsync(["ingest", "--db", db, csv]).status == 0)
         let attributes = { try FileManager.default.attributesOfItem(atPath: db)[.modificationDate] as? Date }
         let before = try attributes()
-        let dry = try klaxon(["dry-run", "--rules", rules, "--db", db, "--format", "json"])
+        let dry = try await klaxonAsync(["dry-run", "--rules", rules, "--db", db, "--format", "json"])
         #expect(dry.status == 0, "\(dry.stderr)")
         #expect(try attributes() == before)
 
-        let eval = try klaxon([
+        let eval = try await klaxonAsync([
             "evaluate", "--db", db, "--rules", rules, "--format", "json", "--now", "2026-01-01T02:00:00Z",
         ])
         #expect(eval.status == 0, "\(eval.stderr)")
@@ -214,43 +214,43 @@ let riverCSV = """
         #expect(fromDry == fromEval)
 
         // Restart-safe: evaluating again creates no new transitions.
-        let again = try klaxon(["evaluate", "--db", db, "--rules", rules, "--now", "2026-01-01T02:00:00Z"])
+        let again = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--now", "2026-01-01T02:00:00Z"])
         #expect(again.stdout.isEmpty)
         #expect(again.stderr.contains("0 new readings, 0 transitions"))
 
         // dry-run on a missing database says so.
-        let missing = try klaxon(["dry-run", "--rules", rules, "--db", s.path("nope.sqlite")])
+        let missing = try await klaxonAsync(["dry-run", "--rules", rules, "--db", s.path("nope.sqlite")])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("cannot open database"))
     }
 
-    @Test func dryRunNeedsExactlyOneInput() throws {
-        let r = try klaxon(["dry-run", "--rules", "Rules"])
+    @Test func dryRunNeedsExactlyOneInput() async throws {
+        let r = try await klaxonAsync(["dry-run", "--rules", "Rules"])
         #expect(r.status != 0)
         #expect(r.stderr.contains("give exactly one of --readings FILE... or --db PATH"))
     }
 
-    @Test func configSuppliesTheDatabaseAndRejectsUnknownKeys() throws {
+    @Test func configSuppliesTheDatabaseAndRejectsUnknownKeys() async throws {
         let s = try Scratch()
         let csv = try s.write("r.csv", riverCSV)
         let config = try s.write("klaxon.yaml", "database: data/k.sqlite\nrules: rules\n")
         try FileManager.default.createDirectory(atPath: s.path("data"), withIntermediateDirectories: true)
         try s.write("rules/r.yaml", levelsRule)
-        #expect(try klaxon(["ingest", "--config", config, csv]).status == 0)
+        #expect(try await klaxonAsync(["ingest", "--config", config, csv]).status == 0)
         #expect(FileManager.default.fileExists(atPath: s.path("data/k.sqlite")))
-        let eval = try klaxon(["evaluate", "--config", config, "--now", "2026-01-01T02:00:00Z"])
+        let eval = try await klaxonAsync(["evaluate", "--config", config, "--now", "2026-01-01T02:00:00Z"])
         #expect(eval.lines.count == 4, "\(eval.stderr)")
 
         let bad = try s.write("bad.yaml", "database: x.sqlite\ndatabse: y\n")
-        let r = try klaxon(["check", "--config", bad, "--rules", s.path("rules")])
+        let r = try await klaxonAsync(["check", "--config", bad, "--rules", s.path("rules")])
         #expect(r.status == 1)
         #expect(
             r.errorLines.contains(
                 "\(bad):2:1: error: unknown key \"databse\" in the config (did you mean \"database\"?)"))
     }
 
-    @Test func ruleTestsPassAndFailuresShowExpectedVersusGot() throws {
-        let shipped = try klaxon(["test", "Rules/tests"])
+    @Test func ruleTestsPassAndFailuresShowExpectedVersusGot() async throws {
+        let shipped = try await klaxonAsync(["test", "Rules/tests"])
         #expect(shipped.status == 0, "\(shipped.stdout)")
         #expect(shipped.lines.last?.hasSuffix(" passed, 0 failed") == true)
 
@@ -274,7 +274,7 @@ let riverCSV = """
                   - at: 30m
                     firing: [{rule: high, station: G1}]
             """)
-        let r = try klaxon(["test", test])
+        let r = try await klaxonAsync(["test", test])
         #expect(r.status == 1)
         #expect(r.stdout.contains("FAIL \(test): \"wrong on purpose\""))
         #expect(r.stdout.contains("expected firing: high G1"))

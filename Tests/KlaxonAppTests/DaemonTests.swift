@@ -262,7 +262,7 @@ struct ShutdownTests {
 @Suite("Deploy files")
 struct DeployTests {
     @Test("the example config uses every source and receiver kind and passes check")
-    func exampleConfig() throws {
+    func exampleConfig() async throws {
         let s = try Scratch()
         var text = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/klaxon.yaml"), encoding: .utf8)
         for kind in [
@@ -284,7 +284,7 @@ struct DeployTests {
             "USGS_API_KEY": "k", "AIRNOW_API_KEY": "k", "WAQI_TOKEN": "k", "OWM_API_KEY": "k",
             "SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/x",
         ]
-        let run = try klaxon(["check", "--config", config], environment: env)
+        let run = try await klaxonAsync(["check", "--config", config], environment: env)
         #expect(run.status == 0, "\(run.stderr)")
         // Without the environment, the missing variables are named (and no value is printed).
         let missing = try klaxon(
@@ -324,7 +324,7 @@ struct DeployTests {
 @Suite("escalation config")
 struct EscalationConfigTests {
     @Test("escalate_after and escalate_to go together and name a defined receiver")
-    func checked() throws {
+    func checked() async throws {
         let s = try Scratch()
         let config = try s.write(
             "klaxon.yaml",
@@ -335,7 +335,7 @@ struct EscalationConfigTests {
               - {receivers: [ops], escalate_after: 30m, escalate_to: boss}
               - {receivers: [ops], escalate_after: 30m, escalate_to: ops}
             """)
-        let run = try klaxon(["check", "--config", config, "--rules", "Rules/water.yaml"])
+        let run = try await klaxonAsync(["check", "--config", config, "--rules", "Rules/water.yaml"])
         #expect(run.status == 1)
         #expect(run.stderr.contains("klaxon.yaml:3:40: error: give escalate_after and escalate_to together"))
         #expect(run.stderr.contains("a route's escalate_to names undefined receiver \"boss\""))

@@ -96,8 +96,8 @@ import Testing
               - {name: console, type: stdout}
             default_receiver: console
             """)
-        #expect(try klaxon(["ingest", "--config", config, s.path("r.csv")]).status == 0)
-        #expect(try klaxon(["evaluate", "--config", config, "--now", "2026-01-01T00:05:00Z"]).status == 0)
+        #expect(try await klaxonAsync(["ingest", "--config", config, s.path("r.csv")]).status == 0)
+        #expect(try await klaxonAsync(["evaluate", "--config", config, "--now", "2026-01-01T00:05:00Z"]).status == 0)
         let p = Process()
         p.executableURL = klaxonBinary
         p.arguments = ["dispatch", "--config", config, "--until-empty"]
@@ -156,7 +156,7 @@ import Testing
         #expect(bad.stderr.contains("must look like NAME=VALUE"))
     }
 
-    @Test func dryRunRendersTheExactPayload() throws {
+    @Test func dryRunRendersTheExactPayload() async throws {
         let s = try Scratch()
         try s.write("rules/high.yaml", "name: high\nkind: threshold\nmetric: gage_height\nabove: 10\nnotify: [chat]\n")
         try s.write("r.csv", "station,metric,time,value\nG1,gage_height,2026-01-01T00:00:00Z,12\n")
@@ -168,16 +168,22 @@ import Testing
               - {name: chat, type: webhook, preset: discord, url: "https://discord.example/api/webhooks/SECRET"}
               - {name: mail, type: email, smtp_url: "smtp://127.0.0.1:2525", from: a@example.org, to: [b@example.org]}
             """)
-        let chat = try klaxon(["dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "chat"])
+        let chat = try await klaxonAsync([
+            "dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "chat",
+        ])
         #expect(chat.status == 0, "\(chat.stderr)")
         #expect(chat.lines.first == "--- 1: high G1 firing at 2026-01-01T00:00:00Z → chat")
         let body = try #require(chat.lines.dropFirst().first)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
         #expect((json["content"] as? String)?.contains("high G1 firing") == true)
-        let mail = try klaxon(["dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "mail"])
+        let mail = try await klaxonAsync([
+            "dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "mail",
+        ])
         #expect(mail.stdout.contains("Message-ID: <dry-run-1@example.org>"))
         #expect(mail.stdout.contains("Content-Type: multipart/alternative"))
-        let unknown = try klaxon(["dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "pager"])
+        let unknown = try await klaxonAsync([
+            "dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "pager",
+        ])
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("no receiver \"pager\" (receivers are chat, mail)"))
     }

@@ -37,7 +37,7 @@ struct QuakeAirCLITests {
     }
 
     @Test("a revision sequence gives one firing, then updates; the same feed twice gives nothing new")
-    func revisionSequence() throws {
+    func revisionSequence() async throws {
         let s = try Scratch()
         let db = s.path("q.sqlite")
         let rules = try rule(s)
@@ -65,10 +65,10 @@ struct QuakeAirCLITests {
                 quakeFeature(id: "us1", ids: ["at9", "us1"], mag: 5.0, updated: 1_700_002_000_000, status: "deleted")
             ]))
 
-        let first = try klaxon(["ingest", "--db", db, "--format", "usgs-quakes", v1])
+        let first = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", v1])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.contains("ingest: 3 new, 0 revised, 0 unchanged"))
-        let e1 = try klaxon(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+        let e1 = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
         #expect(e1.status == 0, "\(e1.stderr)")
         let o1 = try jsonObjects(e1.lines)
         #expect(o1.count == 1)
@@ -76,41 +76,43 @@ struct QuakeAirCLITests {
         #expect(o1.first?["station"] as? String == "us1")
         #expect((o1.first?["message"] as? String)?.contains("Tokyo") == true)
 
-        let again = try klaxon(["ingest", "--db", db, "--format", "usgs-quakes", v1])
+        let again = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", v1])
         #expect(again.stderr.contains("ingest: 0 new, 0 revised, 3 unchanged"))
-        let e2 = try klaxon(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+        let e2 = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
         #expect(e2.lines.isEmpty, "\(e2.stdout)")
 
         var states: [String] = []
         for v in [v2, v3, v4] {
-            let r = try klaxon(["ingest", "--db", db, "--format", "usgs-quakes", v])
+            let r = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", v])
             #expect(r.stderr.contains("ingest: 0 new, 1 revised, 0 unchanged"), "\(r.stderr)")
-            let e = try klaxon(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+            let e = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
             states += try jsonObjects(e.lines).map { "\($0["station"] ?? "")=\($0["state"] ?? "")" }
         }
         // All under the key the event was first stored as.
         #expect(states == ["us1=changed", "us1=changed", "us1=resolved"])
 
         // dry-run replays the stored revisions, and the same from the files.
-        let fromStore = try klaxon(["dry-run", "--db", db, "--rules", rules, "--format", "json"])
+        let fromStore = try await klaxonAsync(["dry-run", "--db", db, "--rules", rules, "--format", "json"])
         #expect(
             try jsonObjects(fromStore.lines).map { $0["state"] as? String } == [
                 "firing", "changed", "changed", "resolved",
             ])
-        let fromFiles = try klaxon(["dry-run", "--events", v3, v1, v2, v4, "--rules", rules, "--format", "json"])
+        let fromFiles = try await klaxonAsync([
+            "dry-run", "--events", v3, v1, v2, v4, "--rules", rules, "--format", "json",
+        ])
         #expect(fromFiles.status == 0, "\(fromFiles.stderr)")
         let replayed = try jsonObjects(fromFiles.lines)
         #expect(replayed.map { $0["state"] as? String } == ["firing", "changed", "changed", "resolved"])
         #expect((replayed.last?["message"] as? String)?.contains("Withdrawn") == true)
 
-        let list = try klaxon(["quakes", "--db", db, "--since", "2023-01-01", "--format", "json"])
+        let list = try await klaxonAsync(["quakes", "--db", db, "--since", "2023-01-01", "--format", "json"])
         #expect(list.status == 0, "\(list.stderr)")
         let events = try jsonObjects(list.lines)
         #expect(events.count == 3)
         let merged = try #require(events.first { ($0["ids"] as? [String])?.contains("us1") == true })
         #expect(merged["status"] as? String == "deleted")
         #expect(merged["revisions"] as? Int == 4)
-        let near = try klaxon([
+        let near = try await klaxonAsync([
             "quakes", "--db", db, "--since", "2023-01-01", "--near", "35.68,139.69", "--radius", "100",
             "--min-magnitude", "5",
         ])
@@ -124,44 +126,44 @@ struct QuakeAirCLITests {
     @Test(
         "a real USGS feed ingests (18 events); a second ingest changes nothing",
         .enabled(if: FileManager.default.fileExists(atPath: realQuakes.path)))
-    func realFeeds() throws {
+    func realFeeds() async throws {
         let real = Self.realQuakes
         let s = try Scratch()
         let db = s.path("q.sqlite")
         let file = real.appendingPathComponent("summary_significant_month_2023-10.geojson").path
-        let r = try klaxon(["ingest", "--db", db, "--format", "usgs-quakes", file])
+        let r = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", file])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("ingest: 18 new, 0 revised, 0 unchanged"))
-        let again = try klaxon(["ingest", "--db", db, "--format", "usgs-quakes", file])
+        let again = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", file])
         #expect(again.stderr.contains("ingest: 0 new, 0 revised, 18 unchanged"))
         let rules = try s.write("any.yaml", "name: any-6\nkind: quake\nmin_magnitude: 6\n")
-        let e1 = try klaxon(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+        let e1 = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
         let firing = try jsonObjects(e1.lines)
         #expect(!firing.isEmpty)
         #expect(firing.allSatisfy { $0["state"] as? String == "firing" })
-        let e2 = try klaxon(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+        let e2 = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
         #expect(e2.lines.isEmpty)
     }
 
     @Test("aqi: latest value, level with its emoji, sparkline of the last 25 samples")
-    func aqiReport() throws {
+    func aqiReport() async throws {
         let s = try Scratch()
         let db = s.path("a.sqlite")
         var csv = "station,metric,time,value\n"
         for i in 0..<30 { csv += "Delhi,aqi,2026-11-01T00:\(String(format: "%02d", i)):00Z,\(150 + i * 5)\n" }
         let file = try s.write("aqi.csv", csv)
-        #expect(try klaxon(["ingest", "--db", db, file]).status == 0)
-        let text = try klaxon(["aqi", "delhi", "--db", db, "--scale", "india-naqi"])
+        #expect(try await klaxonAsync(["ingest", "--db", db, file]).status == 0)
+        let text = try await klaxonAsync(["aqi", "delhi", "--db", db, "--scale", "india-naqi"])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.lines.first == "Delhi: AQI 295 at 2026-11-01T00:29:00Z")
         #expect(text.stdout.contains("Poor (india-naqi)"))
         #expect(text.stdout.contains("last 25 samples: ▁"))
-        let json = try klaxon(["aqi", "Delhi", "--db", db, "--format", "json"])
+        let json = try await klaxonAsync(["aqi", "Delhi", "--db", db, "--format", "json"])
         let o = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(o["level"] as? String == "Very Unhealthy")  // 295 on the US EPA scale
         #expect((o["samples"] as? [Double])?.count == 25)
         #expect((o["samples"] as? [Double])?.first == 175)
-        let missing = try klaxon(["aqi", "Atlantis", "--db", db])
+        let missing = try await klaxonAsync(["aqi", "Atlantis", "--db", db])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("no AQI readings for \"Atlantis\""))
     }

@@ -87,10 +87,10 @@ func jsonObjects(_ lines: [String]) throws -> [[String: Any]] {
 /// `klaxon(_:in:)` for async tests: the wait for the child happens on a Dispatch thread, not on one
 /// of Swift's cooperative threads. On a 2-core machine two tests blocking those threads would starve
 /// the in-process servers (HTTP sink, SMTP) that the child is talking to.
-func klaxonAsync(_ arguments: [String], in dir: URL? = nil) async throws -> Run {
+func klaxonAsync(_ arguments: [String], in dir: URL? = nil, environment: [String: String] = [:]) async throws -> Run {
     try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async {
-            continuation.resume(with: Result { try klaxon(arguments, in: dir) })
+            continuation.resume(with: Result { try klaxon(arguments, in: dir, environment: environment) })
         }
     }
 }

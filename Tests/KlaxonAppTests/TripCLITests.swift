@@ -46,55 +46,55 @@ struct TripCLITests {
     }
 
     @Test("a forecast sequence where rain appears and disappears gives exactly the expected transitions")
-    func rainAppearsAndDisappears() throws {
+    func rainAppearsAndDisappears() async throws {
         let s = try Scratch()
         let db = s.path("t.sqlite")
         let trip = try s.write("denver.yaml", denverTrip)
-        let add = try klaxon(["trip", "add", trip, "--db", db, "--owner", "alice"])
+        let add = try await klaxonAsync(["trip", "add", trip, "--db", db, "--owner", "alice"])
         #expect(add.status == 0, "\(add.stderr)")
         #expect(add.stdout.contains("saved trip \"denver\" for alice"))
 
-        func step(_ forecast: String, now: String? = nil) throws -> [[String: Any]] {
+        func step(_ forecast: String, now: String? = nil) async throws -> [[String: Any]] {
             let file = try s.write("f-\(UUID().uuidString).json", forecast)
-            let ingest = try klaxon(["ingest", "--db", db, "--format", "open-meteo-json", file])
+            let ingest = try await klaxonAsync(["ingest", "--db", db, "--format", "open-meteo-json", file])
             #expect(ingest.status == 0, "\(ingest.stderr)")
-            let eval = try klaxon([
+            let eval = try await klaxonAsync([
                 "evaluate", "--db", db, "--rules", "Rules/trips.yaml", "--now", now ?? self.now, "--format", "json",
             ])
             #expect(eval.status == 0, "\(eval.stderr)")
             return try jsonObjects(eval.lines)
         }
         // Before any forecast: nothing yet (a list of essentials alone is not announced).
-        let early = try klaxon([
+        let early = try await klaxonAsync([
             "evaluate", "--db", db, "--rules", "Rules/trips.yaml", "--now", now, "--format", "json",
         ])
         #expect(early.status == 0, "\(early.stderr)")
         #expect(early.lines.isEmpty, "\(early.stdout)")
 
-        let ready = try step(dry())
+        let ready = try await step(dry())
         #expect(ready.map { $0["state"] as? String } == ["firing"])
         #expect(ready.first?["station"] as? String == "alice/denver")
         #expect((ready.first?["message"] as? String)?.contains("packing list ready") == true)
 
-        #expect(try step(dry()).isEmpty)  // the same forecast, issued again: nothing
+        #expect(try await step(dry()).isEmpty)  // the same forecast, issued again: nothing
 
-        let rain = try step(wet())
+        let rain = try await step(wet())
         #expect(rain.map { $0["state"] as? String } == ["changed"])
         let added = try #require(rain.first?["message"] as? String)
         #expect(added.contains("+ umbrella"), "\(added)")
         #expect(added.contains("80 %"), "\(added)")
 
-        #expect(try step(wet()).isEmpty)
+        #expect(try await step(wet()).isEmpty)
 
-        let dryAgain = try step(dry())
+        let dryAgain = try await step(dry())
         #expect(dryAgain.map { $0["state"] as? String } == ["changed"])
         #expect((dryAgain.first?["message"] as? String)?.contains("− umbrella") == true)
 
         // After the trip: nothing, whatever the forecast.
-        #expect(try step(wet(), now: "2026-12-10T00:00:00Z").isEmpty)
+        #expect(try await step(wet(), now: "2026-12-10T00:00:00Z").isEmpty)
 
         // dry-run over the stored trips and forecasts: the list as it would be announced from scratch.
-        let dry = try klaxon([
+        let dry = try await klaxonAsync([
             "dry-run", "--db", db, "--rules", "Rules/trips.yaml", "--to", now, "--format", "json",
         ])
         #expect(dry.status == 0, "\(dry.stderr)")
@@ -104,15 +104,15 @@ struct TripCLITests {
     }
 
     @Test("owners: another owner's trip is not found; --all is for admins; show, list, export and import")
-    func ownersAndViews() throws {
+    func ownersAndViews() async throws {
         let s = try Scratch()
         let db = s.path("t.sqlite")
         let trip = try s.write("denver.yaml", denverTrip)
-        #expect(try klaxon(["trip", "add", trip, "--db", db, "--owner", "alice"]).status == 0)
+        #expect(try await klaxonAsync(["trip", "add", trip, "--db", db, "--owner", "alice"]).status == 0)
         let forecast = try s.write("f.json", wet())
-        #expect(try klaxon(["ingest", "--db", db, "--format", "open-meteo-json", forecast]).status == 0)
+        #expect(try await klaxonAsync(["ingest", "--db", db, "--format", "open-meteo-json", forecast]).status == 0)
 
-        let show = try klaxon(["trip", "show", "denver", "--db", db, "--owner", "alice", "--format", "json"])
+        let show = try await klaxonAsync(["trip", "show", "denver", "--db", db, "--owner", "alice", "--format", "json"])
         #expect(show.status == 0, "\(show.stderr)")
         let o = try #require(try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [String: Any])
         let items = try #require(o["items"] as? [[String: Any]])
@@ -120,36 +120,40 @@ struct TripCLITests {
         #expect(umbrella["quantity"] as? Int == 1)
         #expect((umbrella["reason"] as? String)?.contains("2026-12-02") == true)
         #expect(items.allSatisfy { $0["item"] is String && $0["quantity"] is Int && $0["reason"] is String })
-        let text = try klaxon(["trip", "show", "denver", "--db", db, "--owner", "alice"])
+        let text = try await klaxonAsync(["trip", "show", "denver", "--db", db, "--owner", "alice"])
         #expect(text.stdout.contains("2026-12-02 Denver, Colorado: high 54 °F, low 39 °F, rain 80 %"))
 
-        let bob = try klaxon(["trip", "show", "denver", "--db", db, "--owner", "bob"])
+        let bob = try await klaxonAsync(["trip", "show", "denver", "--db", db, "--owner", "bob"])
         #expect(bob.status == 1)
         #expect(bob.stderr.contains("trip \"denver\" not found for bob"))
-        let notAdmin = try klaxon(["trip", "list", "--db", db, "--owner", "bob", "--all"])
+        let notAdmin = try await klaxonAsync(["trip", "list", "--db", db, "--owner", "bob", "--all"])
         #expect(notAdmin.status == 1)
         #expect(notAdmin.stderr.contains("--all is for admins"))
         #expect(
-            try klaxon(["trip", "list", "--db", db, "--owner", "alice"]).stdout.contains(
+            try await klaxonAsync(["trip", "list", "--db", db, "--owner", "alice"]).stdout.contains(
                 "denver  2026-12-01 → 2026-12-03"))
 
-        let export = try klaxon(["trip", "export", "denver", "--db", db, "--owner", "alice", "--format", "json"])
+        let export = try await klaxonAsync([
+            "trip", "export", "denver", "--db", db, "--owner", "alice", "--format", "json",
+        ])
         #expect(export.status == 0, "\(export.stderr)")
         let file = try s.write("export.json", export.stdout)
         let other = s.path("other.sqlite")
-        let imported = try klaxon(["trip", "import", file, "--db", other, "--owner", "carol"])
+        let imported = try await klaxonAsync(["trip", "import", file, "--db", other, "--owner", "carol"])
         #expect(imported.status == 0, "\(imported.stderr)")
-        let again = try klaxon(["trip", "show", "denver", "--db", other, "--owner", "carol", "--format", "json"])
+        let again = try await klaxonAsync([
+            "trip", "show", "denver", "--db", other, "--owner", "carol", "--format", "json",
+        ])
         let o2 = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
         #expect((o2["items"] as? [[String: Any]])?.count == items.count)
 
-        let removed = try klaxon(["trip", "remove", "denver", "--db", db, "--owner", "alice"])
+        let removed = try await klaxonAsync(["trip", "remove", "denver", "--db", db, "--owner", "alice"])
         #expect(removed.status == 0)
-        #expect(try klaxon(["trip", "show", "denver", "--db", db, "--owner", "alice"]).status == 1)
+        #expect(try await klaxonAsync(["trip", "show", "denver", "--db", db, "--owner", "alice"]).status == 1)
     }
 
     @Test("trip files are checked strictly, naming the field and why")
-    func badTripFile() throws {
+    func badTripFile() async throws {
         let s = try Scratch()
         let bad = try s.write(
             "bad.yaml",
@@ -161,7 +165,7 @@ struct TripCLITests {
               - {place: Boulder, latitude: 40, longitude: -105.3, arrive: 2026-12-01, nights: 1, colour: red}
             preferences: {feels: freezing}
             """)
-        let run = try klaxon(["trip", "add", bad, "--db", s.path("t.sqlite"), "--owner", "alice"])
+        let run = try await klaxonAsync(["trip", "add", bad, "--db", s.path("t.sqlite"), "--owner", "alice"])
         #expect(run.status == 1)
         let e = run.stderr
         #expect(e.contains("bad.yaml:2:10: error: purpose must be business or leisure, not \"holiday\""))

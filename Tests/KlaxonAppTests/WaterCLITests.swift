@@ -43,10 +43,12 @@ struct WaterCLITests {
     }
 
     @Test("back-testing a flood: saved NWPS and RDB files, then dry-run with levels: nws")
-    func backTestFlood() throws {
+    func backTestFlood() async throws {
         let s = try Scratch()
         let db = try backTestDB(s)
-        let run = try klaxon(["dry-run", "--db", db, "--rules", "Rules/flood-stage.yaml", "--format", "json"])
+        let run = try await klaxonAsync([
+            "dry-run", "--db", db, "--rules", "Rules/flood-stage.yaml", "--format", "json",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let out = try jsonObjects(run.lines)
         // Hourly readings and min_dwell 15m: each category is announced at the second reading in it.
@@ -70,10 +72,10 @@ struct WaterCLITests {
     }
 
     @Test("gauge: text and JSON from the store, by USGS id or NWS LID")
-    func gaugeReport() throws {
+    func gaugeReport() async throws {
         let s = try Scratch()
         let db = try backTestDB(s)
-        let text = try klaxon(["gauge", "07010000", "--db", db])
+        let text = try await klaxonAsync(["gauge", "07010000", "--db", db])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.lines.first == "Mississippi River at St. Louis, MO")
         #expect(text.stdout.contains("USGS 07010000 · NWS STLM7 · America/Chicago"))
@@ -83,7 +85,7 @@ struct WaterCLITests {
         #expect(text.stdout.contains("24 h: min 26 · mean 30.65 · max 36.5 ft (15 readings)"))
         #expect(text.stdout.contains("\n                 ▁▂▂▃▄▄▆▇██ ▆▄▃▂▁\n"))
 
-        let json = try klaxon(["gauge", "stlm7", "--db", db, "--format", "json"])
+        let json = try await klaxonAsync(["gauge", "stlm7", "--db", db, "--format", "json"])
         #expect(json.status == 0, "\(json.stderr)")
         let o = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(o["usgs_id"] as? String == "07010000")
@@ -97,7 +99,7 @@ struct WaterCLITests {
         #expect((flood["stage"] as? [[String: Any]])?.map { $0["at"] as? Double } == [28, 30, 35])
 
         // A range: --since/--until pick the hours of the crest.
-        let crest = try klaxon([
+        let crest = try await klaxonAsync([
             "gauge", "07010000", "--db", db, "--since", "2025-11-01T12:00:00Z", "--until", "2025-11-01T15:00:00Z",
             "--format", "json",
         ])
@@ -109,31 +111,31 @@ struct WaterCLITests {
     }
 
     @Test("gauge: an unknown id says so and suggests --fetch")
-    func unknownGauge() throws {
+    func unknownGauge() async throws {
         let s = try Scratch()
         let db = try backTestDB(s)
-        let run = try klaxon(["gauge", "02336910", "--db", db])
+        let run = try await klaxonAsync(["gauge", "02336910", "--db", db])
         #expect(run.status == 1)
         #expect(run.stderr.contains("unknown gauge \"02336910\""))
         #expect(run.stderr.contains("klaxon gauge 02336910 --fetch"))
     }
 
     @Test("check and evaluate report a watched station without NWS categories")
-    func missingCategoriesReported() throws {
+    func missingCategoriesReported() async throws {
         let s = try Scratch()
         let db = try backTestDB(s)
         let csv = try s.write("other.csv", "station,metric,time,value\n02336910,gage_height,2025-11-01T00:00:00Z,5\n")
-        #expect(try klaxon(["ingest", "--db", db, csv]).status == 0)
+        #expect(try await klaxonAsync(["ingest", "--db", db, csv]).status == 0)
         let config = try s.write(
             "klaxon.yaml",
             "database: back.sqlite\nrules: [\(packageRoot.path)/Rules/flood-stage.yaml]\nreceivers:\n  - {name: ops, type: stdout}\n"
         )
-        let check = try klaxon(["check", "--config", config])
+        let check = try await klaxonAsync(["check", "--config", config])
         #expect(check.status == 0, "\(check.stderr)")
         let warnings = check.errorLines.filter { $0.hasPrefix("warning:") }
         #expect(warnings.count == 1)
         #expect(warnings.first?.contains("station 02336910 has no NWS flood categories stored") == true)
-        let eval = try klaxon(["evaluate", "--config", config, "--now", "2025-11-02T00:00:00Z"])
+        let eval = try await klaxonAsync(["evaluate", "--config", config, "--now", "2025-11-02T00:00:00Z"])
         #expect(eval.status == 0, "\(eval.stderr)")
         #expect(eval.errorLines.filter { $0.contains("02336910 has no NWS flood categories") }.count == 1)
     }
@@ -183,7 +185,7 @@ struct WaterCLITests {
     }
 
     @Test("config: sources are checked strictly, with positions")
-    func sourceConfigErrors() throws {
+    func sourceConfigErrors() async throws {
         let s = try Scratch()
         let config = try s.write(
             "klaxon.yaml",
@@ -194,7 +196,7 @@ struct WaterCLITests {
               - {name: c, kind: usgs-ivv, sites: ["01646500"]}
               - {name: d, kind: cwms, office: SWT, timeseries: [ARBU.Elev], unit: US}
             """)
-        let run = try klaxon(["check", "--config", config, "--rules", "Rules/water.yaml"])
+        let run = try await klaxonAsync(["check", "--config", config, "--rules", "Rules/water.yaml"])
         #expect(run.status == 1)
         let errors = run.errorLines.joined(separator: "\n")
         #expect(errors.contains(":2:"))

@@ -61,11 +61,8 @@ public struct Config: Sendable {
 
     /// Loads what it can, reporting every problem into `diagnostics`.
     public static func load(path: String, environment: [String: String], diagnostics: Diagnostics) -> Config {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            diagnostics.add(Diagnostic(path: path, line: 1, column: 1, message: "cannot read the config file"))
-            return Config()
-        }
         let file = YAMLFile(path: path, diagnostics: diagnostics)
+        guard let text = file.read() else { return Config() }
         var config = Config()
         if let root = file.compose(text), var m = file.map(root, what: "the config") {
             let reader = ConfigReader(
@@ -241,11 +238,13 @@ struct ConfigReader {
         case (nil, let n?):
             guard let p = file.string(n, what: "\(key)_file") else { return nil }
             let full = resolve(p)
-            guard let text = try? String(contentsOfFile: full, encoding: .utf8) else {
-                file.error(n, "\(key)_file: cannot read \(full)")
+            switch YAMLLimits.read(path: full, limit: 64 << 10) {  // a secret, not a device or a log
+            case .success(let text):
+                return Secret(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            case .failure(let problem):
+                file.error(n, "\(key)_file: \(full): \(problem.message)")
                 return nil
             }
-            return Secret(text.trimmingCharacters(in: .whitespacesAndNewlines))
         case (nil, nil):
             if required { file.error(m.node, "\(what) needs \(key) or \(key)_file") }
             return nil

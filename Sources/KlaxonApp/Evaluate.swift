@@ -69,10 +69,11 @@ public enum Evaluate {
             db,
             sql:
                 "SELECT max(sent_at) FROM outbox WHERE receiver = ? AND coalesce(route, -1) = ? AND group_key = ? AND state = 'sent'",
-            arguments: [receiver, routeKey, group]), lastSent + timing.groupInterval * 1000 > now
+            arguments: [receiver, routeKey, group]),
+            lastSent.addingClamped(timing.groupInterval.multipliedClamped(by: 1000)) > now
         {
-            return lastSent + timing.groupInterval * 1000
+            return lastSent.addingClamped(timing.groupInterval.multipliedClamped(by: 1000))
         }
-        return now + timing.groupWait * 1000
+        return now.addingClamped(timing.groupWait.multipliedClamped(by: 1000))
     }
 }

@@ -21,7 +21,9 @@ public enum Repeats {
                 guard let interval = route.repeatInterval else { continue }
                 let key = OutboxRecord.alertKey(t)
                 let last = try store.lastNotified(alert: key, receiver: d.receiver)
-                guard !last.queued, let sent = last.sentAt, sent + interval * 1000 <= now else { continue }
+                guard !last.queued, let sent = last.sentAt,
+                    sent.addingClamped(interval.multipliedClamped(by: 1000)) <= now
+                else { continue }
                 try store.enqueueRepeat(
                     transitionID: alert.transitionID, transition: t, receiver: d.receiver, route: d.route,
                     groupKey: route.groupKey(t), now: now)
@@ -50,7 +52,7 @@ public enum Escalations {
                 let route = routing.route(d.route)
                 guard let after = route.escalateAfter, let target = route.escalateTo,
                     let first = try store.firstQueued(alert: key, transitionID: alert.transitionID),
-                    first + after * 1000 <= now,
+                    first.addingClamped(after.multipliedClamped(by: 1000)) <= now,
                     try !store.hasNotification(alert: key, receiver: target, transitionID: alert.transitionID)
                 else { continue }
                 try store.enqueueRepeat(

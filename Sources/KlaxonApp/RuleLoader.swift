@@ -54,14 +54,7 @@ public enum RuleLoader {
         var rules: [Rule] = []
         var names: [String: String] = [:]
         for file in try ruleFiles(paths) {
-            let text: String
-            do {
-                text = try String(contentsOfFile: file, encoding: .utf8)
-            } catch {
-                diagnostics.add(
-                    Diagnostic(path: file, line: 1, column: 1, message: "cannot read: \(error.localizedDescription)"))
-                continue
-            }
+            guard let text = YAMLFile(path: file, diagnostics: diagnostics).read() else { continue }
             for (rule, node) in parse(text, path: file, diagnostics: diagnostics) {
                 if let first = names[rule.name] {
                     let mark = node.mark

@@ -170,10 +170,7 @@ public enum RuleTests {
         [String], [Case], [String: FloodCategories]
     ) {
         let file = YAMLFile(path: path, diagnostics: diagnostics)
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            file.error(nil, "cannot read the test file")
-            return ([], [], [:])
-        }
+        guard let text = file.read() else { return ([], [], [:]) }
         guard let root = file.compose(text), var top = file.map(root, what: "a test file") else {
             return ([], [], [:])
         }

@@ -320,8 +320,17 @@ extension ConfigReader {
 
     static func isoDuration(_ s: String) -> Int64? {
         let u = s.uppercased()
-        if u.hasPrefix("PT"), let h = Int64(u.dropFirst(2).dropLast()), u.hasSuffix("H") { return h * 3_600 }
-        if u.hasPrefix("P"), u.hasSuffix("D"), let d = Int64(u.dropFirst().dropLast()) { return d * 86_400 }
+        // Bounded like every duration (DurationText.maximum), so `h * 3_600` cannot overflow.
+        if u.hasPrefix("PT"), let h = Int64(u.dropFirst(2).dropLast()), u.hasSuffix("H"),
+            (0...DurationText.maximum / 3_600).contains(h)
+        {
+            return h * 3_600
+        }
+        if u.hasPrefix("P"), u.hasSuffix("D"), let d = Int64(u.dropFirst().dropLast()),
+            (0...DurationText.maximum / 86_400).contains(d)
+        {
+            return d * 86_400
+        }
         return nil
     }
 }

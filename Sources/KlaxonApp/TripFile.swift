@@ -20,10 +20,10 @@ import Yams
 /// ```
 public enum TripFile {
     public static func load(path: String, owner: String) throws -> Trip {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw UserError("\(path): cannot read the trip file")
+        switch YAMLLimits.read(path: path) {
+        case .success(let text): return try load(text: text, origin: path, owner: owner)
+        case .failure(let problem): throw UserError("\(path): \(problem.message)")
         }
-        return try load(text: text, origin: path, owner: owner)
     }
 
     /// A trip from YAML text; problems are reported against `origin`.

@@ -1,3 +1,6 @@
+// libyaml's event API, which Yams keeps private: the bounds below must be checked before Yams builds
+// (and hashes) a tree. CYaml is the C target inside the Yams package, built and linked with it.
+internal import CYaml
 import Foundation
 import KlaxonCore
 import Yams
@@ -9,8 +12,26 @@ struct YAMLFile {
     let path: String
     let diagnostics: Diagnostics
 
-    /// Parses the text into a node tree; a syntax error becomes a diagnostic.
+    /// Reads a YAML file of at most `YAMLLimits.maxBytes`, reading no further than that, or nil
+    /// with a diagnostic (cannot read, too large, not UTF-8).
+    func read() -> String? {
+        switch YAMLLimits.read(path: path) {
+        case .success(let text):
+            return text
+        case .failure(let problem):
+            diagnostics.add(Diagnostic(path: path, line: 1, column: 1, message: problem.message))
+            return nil
+        }
+    }
+
+    /// Parses the text into a node tree; a syntax error becomes a diagnostic. Text beyond
+    /// `YAMLLimits` (size, nesting, alias expansion) is refused before any tree is built.
     func compose(_ text: String) -> Node? {
+        if let problem = YAMLLimits.check(text) {
+            diagnostics.add(
+                Diagnostic(path: path, line: problem.line, column: problem.column, message: problem.message))
+            return nil
+        }
         do {
             return try Yams.compose(yaml: text)
         } catch let error as YamlError {
@@ -89,12 +110,25 @@ struct YAMLFile {
         return v
     }
 
+    /// A duration of at most `DurationText.maximum` (ten years), or nil with a diagnostic.
     func duration(_ node: Node, what: String) -> Int64? {
-        guard let scalar = node.scalar, let v = DurationText.parse(scalar.string) else {
+        guard let scalar = node.scalar else {
             error(node, "\(what) must be a duration like 30s, 15m, 6h or 2d, not \(Self.show(node))")
             return nil
         }
-        return v
+        switch DurationText.read(scalar.string) {
+        case .success(let v):
+            return v
+        case .failure(.tooLong):
+            error(
+                node,
+                "\(what) is longer than the limit of \(DurationText.format(DurationText.maximum)) (10 years): \(Self.show(node))"
+            )
+            return nil
+        case .failure(.malformed):
+            error(node, "\(what) must be a duration like 30s, 15m, 6h or 2d, not \(Self.show(node))")
+            return nil
+        }
     }
 
     func time(_ node: Node, what: String) -> Int64? {
@@ -131,11 +165,130 @@ struct YAMLFile {
 
     static func show(_ node: Node) -> String {
         switch node {
+        case .scalar(let s) where s.string.count > 60: return "\"\(s.string.prefix(60))…\""
         case .scalar(let s): return "\"\(s.string)\""
         case .mapping: return "a mapping"
         case .sequence: return "a list"
         case .alias: return "an alias"
         }
+    }
+}
+
+/// Bounds on a YAML document (config, rules, rule tests, trips), checked before Yams builds a tree.
+///
+/// Yams resolves an alias by sharing the anchored node, but hashing a mapping key (Yams checks keys
+/// for duplicates) or walking a value visits every copy: a few hundred bytes of nested aliases (a
+/// "billion laughs" document) would take hours. `check` walks libyaml's events once, counting for
+/// each anchor the nodes it stands for, so its cost is linear in the text whatever the aliases do.
+enum YAMLLimits {
+    /// The largest YAML file or text read.
+    static let maxBytes = 4 << 20
+    /// The deepest nesting of lists and mappings.
+    static let maxDepth = 64
+    /// The most nodes aliases may copy in one text, in all (after expansion).
+    static let maxAliasNodes = 100_000
+
+    struct Problem: Error {
+        var line = 1
+        var column = 1
+        var message: String
+    }
+
+    /// A file's text, reading at most one byte past `limit` (so a huge file or a device is not
+    /// read whole), or why it cannot be used.
+    static func read(path: String, limit: Int = maxBytes) -> Result<String, Problem> {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            return .failure(Problem(message: "cannot read the file"))
+        }
+        defer { try? handle.close() }
+        var data = Data()
+        do {
+            while data.count <= limit, let chunk = try handle.read(upToCount: limit + 1 - data.count),
+                !chunk.isEmpty
+            {
+                data.append(chunk)
+            }
+        } catch {
+            return .failure(Problem(message: "cannot read the file: \(error.localizedDescription)"))
+        }
+        if data.count > limit { return .failure(tooLarge(limit)) }
+        guard let text = String(data: data, encoding: .utf8) else {
+            return .failure(Problem(message: "the file is not UTF-8 text"))
+        }
+        return .success(text)
+    }
+
+    static func tooLarge(_ limit: Int = maxBytes) -> Problem {
+        let size = limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit >> 10) KiB"
+        return Problem(
+            message: "the file is larger than \(size)\(limit == maxBytes ? ", the limit for a YAML file" : "")")
+    }
+
+    /// The first bound the text breaks, with its position, or nil. Syntax errors are left to Yams,
+    /// which words them; the walk stops at the first one.
+    static func check(_ text: String) -> Problem? {
+        var text = text
+        if text.utf8.count > maxBytes { return tooLarge() }
+        return text.withUTF8 { bytes -> Problem? in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return nil }  // libyaml asserts non-NULL
+            var parser = yaml_parser_t()
+            guard yaml_parser_initialize(&parser) == 1 else { return nil }
+            defer { yaml_parser_delete(&parser) }
+            yaml_parser_set_input_string(&parser, base, bytes.count)
+            // Nodes each anchor stands for (a later anchor of the same name replaces it, as in YAML).
+            var sizes: [String: Int] = [:]
+            // Open lists and mappings: their anchor and the nodes seen in them so far (themselves included).
+            var open: [(anchor: String?, nodes: Int)] = []
+            var copied = 0
+            while true {
+                var event = yaml_event_t()
+                guard yaml_parser_parse(&parser, &event) == 1 else { return nil }
+                defer { yaml_event_delete(&event) }
+                let line = Int(event.start_mark.line) + 1
+                let column = Int(event.start_mark.column) + 1
+                let nodes: Int  // what this event adds to the enclosing list or mapping
+                switch event.type {
+                case YAML_STREAM_END_EVENT:
+                    return nil
+                case YAML_SCALAR_EVENT:
+                    if let anchor = name(event.data.scalar.anchor) { sizes[anchor] = 1 }
+                    nodes = 1
+                case YAML_ALIAS_EVENT:
+                    nodes = name(event.data.alias.anchor).flatMap { sizes[$0] } ?? 1
+                    copied += nodes
+                    if copied > maxAliasNodes {
+                        return Problem(
+                            line: line, column: column,
+                            message:
+                                "YAML aliases expand to more than \(maxAliasNodes) nodes (a \"billion laughs\" document?); write the values out or use fewer aliases"
+                        )
+                    }
+                case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
+                    guard open.count < maxDepth else {
+                        return Problem(
+                            line: line, column: column,
+                            message: "YAML nested more than \(maxDepth) levels deep")
+                    }
+                    let anchor =
+                        event.type == YAML_SEQUENCE_START_EVENT
+                        ? name(event.data.sequence_start.anchor) : name(event.data.mapping_start.anchor)
+                    open.append((anchor, 1))
+                    continue
+                case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
+                    guard let closed = open.popLast() else { continue }
+                    if let anchor = closed.anchor { sizes[anchor] = closed.nodes }
+                    nodes = closed.nodes
+                default:
+                    continue
+                }
+                // Never more than the text's own nodes plus `maxAliasNodes`: no overflow.
+                if !open.isEmpty { open[open.count - 1].nodes += nodes }
+            }
+        }
+    }
+
+    private static func name(_ anchor: UnsafeMutablePointer<yaml_char_t>?) -> String? {
+        anchor.map { String(cString: $0) }
     }
 }
 

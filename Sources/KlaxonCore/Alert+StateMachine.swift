@@ -38,7 +38,7 @@ extension AlertState {
                 since = nil
                 return .cancelledPending(since: start)
             }
-            guard time - start >= holdFor else { return .none }
+            guard time.subtractingClamped(start) >= holdFor else { return .none }
             status = .firing
             since = time
             return .fired(since: start)
@@ -74,7 +74,7 @@ extension AlertState {
             }
             candidate = target.map { names[$0] } ?? ""
             candidateSince = heldSince
-            guard time - heldSince >= minDwell else { return nil }
+            guard time.subtractingClamped(heldSince) >= minDwell else { return nil }
         }
         candidate = nil
         candidateSince = nil

@@ -54,7 +54,7 @@ public enum HTTPDate {
                 month = m + 1
             } else if p.contains(":") {
                 let c = p.split(separator: ":").compactMap { Int($0) }
-                if c.count == 3 { clock = c }
+                if c.count == 3, c.allSatisfy({ $0 >= 0 }) { clock = c }
             } else if p.contains("-") {
                 // RFC 850: 06-Nov-94
                 let d = p.split(separator: "-")
@@ -69,7 +69,9 @@ public enum HTTPDate {
                 if n > 31 { year = n } else if day == nil { day = n } else { year = n }
             }
         }
-        guard let day, let month, let year, let clock, (1...Timestamp.daysInMonth(year, month)).contains(day),
+        // Years outside 1–9999 are refused: a hostile header must not overflow the arithmetic below.
+        guard let day, let month, let year, (1...9999).contains(year), let clock,
+            (1...Timestamp.daysInMonth(year, month)).contains(day),
             clock[0] < 24, clock[1] < 60, clock[2] < 61
         else { return nil }
         return Int64(Timestamp.daysFromCivil(year, month, day)) * 86400
@@ -78,8 +80,13 @@ public enum HTTPDate {
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT`.
     public static func format(_ t: Int64) -> String {
-        let days = Int(t >= 0 ? t / 86400 : (t - 86399) / 86400)
-        let rem = Int(t - Int64(days) * 86400)
+        // Floor division by hand: `t - 86399` and `days * 86400` overflow near Int64.min.
+        var days = Int(t / 86400)
+        var rem = Int(t % 86400)
+        if rem < 0 {
+            days -= 1
+            rem += 86400
+        }
         let (y, m, d) = Timestamp.civilFromDays(days)
         let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][((days % 7) + 7) % 7]
         func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }

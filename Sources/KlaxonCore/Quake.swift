@@ -89,7 +89,7 @@ public struct QuakeEvent: Sendable, Hashable, Codable {
     }
 
     static func seconds(_ milliseconds: Int64) -> Int64 {
-        milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        milliseconds / 1000 - (milliseconds % 1000 < 0 ? 1 : 0)  // floor, without overflowing near Int64.min
     }
 }
 

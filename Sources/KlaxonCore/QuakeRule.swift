@@ -326,8 +326,10 @@ public struct QuakeRule: RuleKind {
     /// `2023-10-11 04:11 local (UTC+04:00 approx.)`: with the feed's `tz` when it has one, else the
     /// offset of the longitude's nautical time zone (round(longitude / 15) hours), called approximate.
     static func localTime(_ e: QuakeEvent) -> String {
-        let minutes = e.tz ?? Int((e.longitude / 15).rounded()) * 60
-        let local = utcMinute(e.timeSeconds + Int64(minutes) * 60)
+        // A feed's longitude or tz out of range must not trap: offsets are pinned to ±14 h.
+        let nautical = e.longitude.isFinite ? Int((max(-180, min(180, e.longitude)) / 15).rounded()) * 60 : 0
+        let minutes = max(-14 * 60, min(14 * 60, e.tz ?? nautical))
+        let local = utcMinute(e.timeSeconds.addingClamped(Int64(minutes) * 60))
         return "\(local) local (\(offset(minutes))\(e.tz == nil ? " approx." : ""))"
     }
 
@@ -356,7 +358,7 @@ public struct QuakeRule: RuleKind {
     }
 
     static func oneDecimal(_ v: Double) -> String {
-        guard v.isFinite else { return "\(v)" }
+        guard v.isFinite, abs(v) < 1e15 else { return "\(v)" }
         let tenths = Int64((v * 10).rounded())
         let sign = tenths < 0 ? "-" : ""
         let a = abs(tenths)

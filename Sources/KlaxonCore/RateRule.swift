@@ -38,7 +38,7 @@ public struct RateRule: RuleKind {
         self.holdFor = holdFor
     }
 
-    public var historySpan: Int64 { 2 * window }
+    public var historySpan: Int64 { window.multipliedClamped(by: 2) }
 
     /// A rate signed by direction: positive means changing the watched way.
     func signed(_ rate: Double) -> Double { direction == .rising ? rate : -rate }

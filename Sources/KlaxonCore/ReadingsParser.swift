@@ -10,7 +10,27 @@ public enum ParsedRow: Sendable {
 /// Streams readings out of CSV (header row; `station,metric,time,value`, optional `unit,source,quality`)
 /// or JSON Lines (objects with the same keys). Fed in chunks of any size, so memory stays flat however
 /// large the file; every line is accounted for as a reading or a rejection.
+///
+/// What a line may hold is bounded (see `Limits`): a line is at most 64 KiB (a longer one is skipped
+/// as it streams past, never buffered whole), text fields are short single-line UTF-8 without control
+/// characters, values are finite and times fall in the years 1800–2199.
 public struct ReadingsParser {
+    /// Bounds on one line and its fields. The text fields end up in the database, in messages and
+    /// in chat, so they are short, printable, single-line text.
+    public enum Limits {
+        /// Bytes in one line, without its line ending.
+        public static let lineBytes = 64 * 1024
+        public static let stationBytes = 128
+        public static let metricBytes = 128
+        public static let unitBytes = 32
+        public static let sourceBytes = 128
+        public static let qualityBytes = 64
+        /// The earliest reading time accepted: 1800-01-01T00:00:00Z.
+        public static let earliestTime: Int64 = -5_364_662_400
+        /// Reading times must be before 2200-01-01T00:00:00Z.
+        public static let timeEnd: Int64 = 7_258_118_400
+    }
+
     public enum Format: String, Sendable {
         case csv
         case jsonLines = "jsonl"
@@ -34,6 +54,8 @@ public struct ReadingsParser {
     private var fieldCount = 0
     private var headerError: String?
     private var fields: [Range<Int>] = []
+    /// Skipping the rest of a line longer than `Limits.lineBytes` until its newline.
+    private var skippingLongLine = false
 
     public init(format: Format) {
         self.format = format
@@ -46,11 +68,23 @@ public struct ReadingsParser {
         var start = 0
         while start < chunk.count {
             guard let hit = memchr(base + start, 0x0A, chunk.count - start) else {
-                carry.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[start...]))
+                // No newline yet: keep the start of the line, but never more than a line may hold.
+                if !skippingLongLine {
+                    if carry.count + (chunk.count - start) > Limits.lineBytes + 1 {  // + 1: a CR before the LF
+                        carry.removeAll()
+                        skippingLongLine = true
+                    } else {
+                        carry.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[start...]))
+                    }
+                }
                 return
             }
             let end = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-            if carry.isEmpty {
+            if skippingLongLine || carry.count + (end - start) > Limits.lineBytes + 1 {
+                carry.removeAll(keepingCapacity: true)
+                skippingLongLine = false
+                longLine(emit)
+            } else if carry.isEmpty {
                 line(UnsafeBufferPointer(rebasing: chunk[start..<end]), emit)
             } else {
                 carry.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[start..<end]))
@@ -64,7 +98,10 @@ public struct ReadingsParser {
 
     /// Ends the file: a last line without a newline is parsed too.
     public mutating func finish(_ emit: (ParsedRow) -> Void) {
-        if !carry.isEmpty {
+        if skippingLongLine {
+            skippingLongLine = false
+            longLine(emit)
+        } else if !carry.isEmpty {
             let whole = carry
             carry.removeAll()
             whole.withUnsafeBufferPointer { line($0, emit) }
@@ -81,14 +118,37 @@ public struct ReadingsParser {
         return rows
     }
 
-    private mutating func line(_ raw: UnsafeBufferPointer<UInt8>, _ emit: (ParsedRow) -> Void) {
+    /// A line longer than `Limits.lineBytes`, skipped without being read (or kept).
+    private mutating func longLine(_ emit: (ParsedRow) -> Void) {
         lineNumber += 1
+        let reason = "the line is longer than \(Limits.lineBytes) bytes; not read"
+        if format == .csv && columnIndex.isEmpty && headerError == nil {
+            headerError = "header: \(reason)"
+            emit(.rejected(line: lineNumber, reason: headerError!))
+        } else {
+            emit(.rejected(line: lineNumber, reason: reason))
+        }
+    }
+
+    private mutating func line(_ raw: UnsafeBufferPointer<UInt8>, _ emit: (ParsedRow) -> Void) {
         var n = raw.count
         if n > 0 && raw[n - 1] == 0x0D { n -= 1 }
+        if n > Limits.lineBytes { return longLine(emit) }
+        lineNumber += 1
         var s = 0
         if lineNumber == 1 && n >= 3 && raw[0] == 0xEF && raw[1] == 0xBB && raw[2] == 0xBF { s = 3 }  // BOM
         let text = UnsafeBufferPointer(rebasing: raw[s..<n])
         if isBlank(text) { return }
+        // Text that is not UTF-8 would be stored with replacement characters, merging distinct ids.
+        if text.contains(where: { $0 >= 0x80 }) && String(validating: text, as: UTF8.self) == nil {
+            var reason = "the line is not valid UTF-8"
+            if format == .csv && columnIndex.isEmpty && headerError == nil {
+                reason = "header: \(reason)"
+                headerError = reason
+            }
+            emit(.rejected(line: lineNumber, reason: reason))
+            return
+        }
         switch format {
         case .csv: csvLine(text, emit)
         case .jsonLines: jsonLine(text, emit)
@@ -144,8 +204,16 @@ public struct ReadingsParser {
             emit(.rejected(line: lineNumber, reason: "station is empty"))
             return
         }
+        if let problem = Self.textProblem("station", station, limit: Limits.stationBytes) {
+            emit(.rejected(line: lineNumber, reason: problem))
+            return
+        }
         guard let metric = text(1), !metric.isEmpty else {
             emit(.rejected(line: lineNumber, reason: "metric is empty"))
+            return
+        }
+        if let problem = Self.textProblem("metric", metric, limit: Limits.metricBytes) {
+            emit(.rejected(line: lineNumber, reason: problem))
             return
         }
         // time and value: parse straight from the bytes when unquoted (the hot path).
@@ -162,6 +230,10 @@ public struct ReadingsParser {
             emit(.rejected(line: lineNumber, reason: Self.badTime(text(2) ?? "")))
             return
         }
+        if let problem = Self.timeProblem(time) {
+            emit(.rejected(line: lineNumber, reason: problem))
+            return
+        }
         guard let value else {
             emit(.rejected(line: lineNumber, reason: Self.badValue(text(3) ?? "")))
             return
@@ -169,6 +241,10 @@ public struct ReadingsParser {
         let unit = text(4).flatMap { $0.isEmpty ? nil : $0 }
         let source = text(5).flatMap { $0.isEmpty ? nil : $0 }
         let quality = text(6).flatMap { $0.isEmpty ? nil : $0 }
+        if let problem = Self.optionalProblem(unit: unit, source: source, quality: quality) {
+            emit(.rejected(line: lineNumber, reason: problem))
+            return
+        }
         emit(
             .reading(
                 Reading(
@@ -269,12 +345,69 @@ public struct ReadingsParser {
 
     static func badTime(_ t: String) -> String {
         if t.isEmpty { return "time is empty" }
-        return "time \"\(t)\" is not ISO 8601 with Z or an offset (like 2026-01-01T00:15:00Z)"
+        return "time \"\(Self.shown(t))\" is not ISO 8601 with Z or an offset (like 2026-01-01T00:15:00Z)"
     }
 
     static func badValue(_ v: String) -> String {
         if v.isEmpty { return "value is empty" }
-        return "value \"\(v)\" is not a finite number"
+        return "value \"\(Self.shown(v))\" is not a finite number"
+    }
+
+    // MARK: Bounds
+
+    /// Why a text field cannot be stored, or nil: it must fit `limit` bytes of UTF-8 and hold no
+    /// control character (U+0000–U+001F, U+007F–U+009F), line or paragraph separator (U+2028, U+2029)
+    /// or bidirectional formatting character (U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), which
+    /// could cut an id short in C APIs or disguise it in a message.
+    public static func textProblem(_ name: String, _ text: String, limit: Int) -> String? {
+        let count = text.utf8.count
+        if count > limit { return "\(name) is \(count) bytes long; the limit is \(limit)" }
+        var ascii = true
+        for b in text.utf8 {
+            if b < 0x20 || b == 0x7F { return "\(name) contains the control character \(hex(UInt32(b)))" }
+            if b >= 0x80 { ascii = false }
+        }
+        if ascii { return nil }
+        for u in text.unicodeScalars {
+            switch u.value {
+            case 0x80...0x9F: return "\(name) contains the control character \(hex(u.value))"
+            case 0x2028, 0x2029: return "\(name) contains the line separator \(hex(u.value))"
+            case 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
+                return "\(name) contains the bidirectional formatting character \(hex(u.value))"
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    static func hex(_ v: UInt32) -> String {
+        let digits = String(v, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    static func optionalProblem(unit: String?, source: String?, quality: String?) -> String? {
+        if let unit, let p = textProblem("unit", unit, limit: Limits.unitBytes) { return p }
+        if let source, let p = textProblem("source", source, limit: Limits.sourceBytes) { return p }
+        if let quality, let p = textProblem("quality", quality, limit: Limits.qualityBytes) { return p }
+        return nil
+    }
+
+    static func timeProblem(_ t: Int64) -> String? {
+        guard t < Limits.earliestTime || t >= Limits.timeEnd else { return nil }
+        return "time \(Timestamp.format(t)) is outside the years 1800 to 2199"
+    }
+
+    /// A field's text for a message: at most 40 characters, control characters escaped.
+    static func shown(_ text: String) -> String {
+        var out = ""
+        for (i, u) in text.unicodeScalars.enumerated() {
+            if i == 40 {
+                out += "…"
+                break
+            }
+            out += u.value < 0x20 || (0x7F...0x9F).contains(u.value) ? "\\u{\(String(u.value, radix: 16))}" : String(u)
+        }
+        return out
     }
 
     // MARK: JSON Lines
@@ -327,12 +460,30 @@ public struct ReadingsParser {
             emit(.rejected(line: lineNumber, reason: "station is missing or empty"))
             return
         }
+        if let problem = Self.textProblem("station", station, limit: Limits.stationBytes) {
+            emit(.rejected(line: lineNumber, reason: problem))
+            return
+        }
         guard let metric = strings["metric"], !metric.isEmpty else {
             emit(.rejected(line: lineNumber, reason: "metric is missing or empty"))
             return
         }
+        if let problem = Self.textProblem("metric", metric, limit: Limits.metricBytes) {
+            emit(.rejected(line: lineNumber, reason: problem))
+            return
+        }
         guard let timeText = strings["time"], let time = Timestamp.parse(timeText) else {
             emit(.rejected(line: lineNumber, reason: Self.badTime(strings["time"] ?? "")))
+            return
+        }
+        if let problem = Self.timeProblem(time) {
+            emit(.rejected(line: lineNumber, reason: problem))
+            return
+        }
+        if let problem = Self.optionalProblem(
+            unit: strings["unit"], source: strings["source"], quality: strings["quality"])
+        {
+            emit(.rejected(line: lineNumber, reason: problem))
             return
         }
         let value: Double?

@@ -30,7 +30,7 @@ public struct RecentReadings: Sendable, Hashable {
         guard span > 0 else { return }
         times.append(time)
         values.append(value)
-        let edge = time - span
+        let edge = time.subtractingClamped(span)
         while start + 1 < times.count && times[start + 1] <= edge { start += 1 }
         if start > 64 && start * 2 > times.count {
             times.removeFirst(start)
@@ -45,12 +45,12 @@ public struct RecentReadings: Sendable, Hashable {
     /// too little data for an honest rate (a gap, or a series just started).
     public func rate(window: Int64, per: Int64) -> (rate: Double, from: (time: Int64, value: Double))? {
         guard let now = last, window > 0 else { return nil }
-        let edge = now.time - window
+        let edge = now.time.subtractingClamped(window)
         var base: Int? = nil
         var i = times.count - 1
         while i >= start {
             if times[i] <= edge {
-                if now.time - times[i] <= 2 * window { base = i }
+                if now.time.subtractingClamped(times[i]) <= window.multipliedClamped(by: 2) { base = i }
                 break
             }
             i -= 1
@@ -58,7 +58,7 @@ public struct RecentReadings: Sendable, Hashable {
         if base == nil {
             // Oldest reading inside the window.
             let first = max(i + 1, start)
-            if first < times.count - 1, now.time - times[first] >= window / 2 { base = first }
+            if first < times.count - 1, now.time.subtractingClamped(times[first]) >= window / 2 { base = first }
         }
         guard let b = base, now.time > times[b] else { return nil }
         let rate = (now.value - values[b]) / Double(now.time - times[b]) * Double(per)

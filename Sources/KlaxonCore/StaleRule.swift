@@ -29,8 +29,10 @@ public struct StaleRule: RuleKind {
     }
 
     public func advance(_ state: inout AlertState, to now: Int64, context c: SeriesContext) -> Change? {
-        guard state.status != .firing, let last = state.lastTime, now - last > after else { return nil }
-        let at = last + after
+        guard state.status != .firing, let last = state.lastTime, now.subtractingClamped(last) > after else {
+            return nil
+        }
+        let at = last.addingClamped(after)
         state.status = .firing
         state.since = at
         return Change(

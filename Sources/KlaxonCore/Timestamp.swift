@@ -74,9 +74,15 @@ public enum Timestamp {
     }
 
     /// Formats as `2026-01-01T00:15:00Z`.
+    /// Any `Int64` formats without trapping (years beyond 9999 print with more digits).
     public static func format(_ t: Int64) -> String {
-        let days = t >= 0 ? t / 86400 : (t - 86399) / 86400
-        let rem = Int(t - days * 86400)
+        // Floor division by hand: `t - 86399` and `days * 86400` overflow near Int64.min.
+        var days = t / 86400
+        var rem = Int(t % 86400)
+        if rem < 0 {
+            days -= 1
+            rem += 86400
+        }
         let (y, m, d) = civilFromDays(Int(days))
         func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
         var year = String(y)
@@ -119,21 +125,46 @@ public enum Timestamp {
 }
 
 /// Durations as rule authors write them: `30s`, `15m`, `6h`, `2d`, `1w`, or a sum such as `1h30m`.
+///
+/// Every duration Klaxon reads is at most `maximum` (ten years). With times bounded to years
+/// 0001–9999 by `Timestamp.parse`, sums such as `time + duration`, even in milliseconds, then stay far
+/// inside `Int64`, so no arithmetic on them can trap.
 public enum DurationText {
-    /// Seconds, or nil when the text is not a duration.
+    /// The longest duration accepted anywhere: ten 365-day years (315 360 000 s, written `3650d`).
+    public static let maximum: Int64 = 315_360_000
+
+    /// Why a text is not an acceptable duration.
+    public enum Problem: Error, Sendable, Equatable {
+        /// Not a duration at all.
+        case malformed
+        /// A duration, but longer than `maximum`.
+        case tooLong
+    }
+
+    /// Seconds, or nil when the text is not a duration or is longer than `maximum`.
     public static func parse(_ text: String) -> Int64? {
+        try? read(text).get()
+    }
+
+    /// Seconds, or why the text cannot be used (so a reader can name the limit).
+    public static func read(_ text: String) -> Result<Int64, Problem> {
         var total: Int64 = 0
         var number: Int64 = 0
         var sawDigit = false
         var sawUnit = false
+        var tooLong = false
         for c in text.utf8 {
             if c >= 48 && c <= 57 {
-                number = number &* 10 &+ Int64(c - 48)
-                guard number < 1_000_000_000 else { return nil }
+                // Leading zeros are harmless; a number past the limit is too long whatever its unit.
+                number = number * 10 + Int64(c - 48)
+                if number > maximum {
+                    tooLong = true
+                    number = maximum + 1
+                }
                 sawDigit = true
                 continue
             }
-            guard sawDigit else { return nil }
+            guard sawDigit else { return .failure(.malformed) }
             let unit: Int64
             switch c {
             case UInt8(ascii: "s"): unit = 1
@@ -141,29 +172,52 @@ public enum DurationText {
             case UInt8(ascii: "h"): unit = 3600
             case UInt8(ascii: "d"): unit = 86400
             case UInt8(ascii: "w"): unit = 7 * 86400
-            default: return nil
+            default: return .failure(.malformed)
             }
-            let (term, o1) = number.multipliedReportingOverflow(by: unit)
-            let (sum, o2) = total.addingReportingOverflow(term)
-            guard !o1, !o2 else { return nil }
-            total = sum
+            // number ≤ maximum + 1 and total ≤ maximum: neither product nor sum comes near Int64.max.
+            total += number * unit
+            if total > maximum {
+                tooLong = true
+                total = maximum + 1
+            }
             number = 0
             sawDigit = false
             sawUnit = true
         }
-        guard sawUnit, !sawDigit else { return nil }
-        return total
+        guard sawUnit, !sawDigit else { return .failure(.malformed) }
+        return tooLong ? .failure(.tooLong) : .success(total)
     }
 
     /// The shortest exact text for a number of seconds: `90` → `1m30s`, `0` → `0s`.
     public static func format(_ seconds: Int64) -> String {
         if seconds == 0 { return "0s" }
-        var rest = seconds < 0 ? -seconds : seconds
+        var rest = seconds.magnitude  // -Int64.min would trap
         var out = seconds < 0 ? "-" : ""
-        for (unit, name) in [(Int64(86400), "d"), (3600, "h"), (60, "m"), (1, "s")] where rest >= unit {
+        for (unit, name) in [(UInt64(86400), "d"), (3600, "h"), (60, "m"), (1, "s")] where rest >= unit {
             out += "\(rest / unit)\(name)"
             rest %= unit
         }
         return out
+    }
+}
+
+extension Int64 {
+    /// `self + other`, pinned to `Int64.min`/`Int64.max` instead of trapping. Times and durations are
+    /// bounded where they are read; this keeps arithmetic on them safe whatever their origin.
+    public func addingClamped(_ other: Int64) -> Int64 {
+        let (v, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : v
+    }
+
+    /// `self - other`, pinned to `Int64.min`/`Int64.max` instead of trapping.
+    public func subtractingClamped(_ other: Int64) -> Int64 {
+        let (v, overflow) = subtractingReportingOverflow(other)
+        return overflow ? (other < 0 ? .max : .min) : v
+    }
+
+    /// `self * other`, pinned to `Int64.min`/`Int64.max` instead of trapping (seconds to milliseconds).
+    public func multipliedClamped(by other: Int64) -> Int64 {
+        let (v, overflow) = multipliedReportingOverflow(by: other)
+        return overflow ? ((self < 0) == (other < 0) ? .max : .min) : v
     }
 }

@@ -1,0 +1,119 @@
+import Synchronization
+
+/// Waits that end. Awaiting an unstructured task's `result` ignores cancellation, and a task group
+/// waits for every child at the end of its scope, so neither bounds a wait on something that may
+/// never finish (a task that ignores cancellation, a connection that never closes). These resume
+/// the caller from whichever comes first, the task's end or a timer (or the caller's cancellation),
+/// and abandon the loser: it is never awaited.
+public enum Bounded {
+    /// The result of `task`, or nil if `limit` passes first (nil limit: no timer) or, with
+    /// `orUntilCancelled`, if the calling task is cancelled first. The task is not cancelled here:
+    /// the caller decides; a task that never ends is left behind.
+    public static func result<T: Sendable, E: Error>(
+        of task: Task<T, E>, within limit: Duration?, orUntilCancelled: Bool = false
+    ) async -> Result<T, E>? {
+        let first = OneShot<Result<T, E>?>()
+        // The waiter awaits the task, however long that takes; nobody awaits the waiter.
+        Task.detached { first.set(await task.result) }
+        let timer = limit.map { limit in
+            Task.detached {
+                do {
+                    try await Task.sleep(for: limit)
+                    first.set(nil)
+                } catch {
+                    // Cancelled: the task ended first.
+                }
+            }
+        }
+        defer { timer?.cancel() }
+        guard orUntilCancelled else { return await first.value() }
+        return await withTaskCancellationHandler {
+            await first.value()
+        } onCancel: {
+            first.set(nil)
+        }
+    }
+
+    /// Whether `task` ended within `limit`.
+    @discardableResult
+    public static func wait<T: Sendable, E: Error>(for task: Task<T, E>, within limit: Duration) async -> Bool {
+        await result(of: task, within: limit) != nil
+    }
+
+    /// Runs `operation` in a task of its own and returns its value; nil if it threw, if `limit`
+    /// passed first or if the caller was cancelled first. In the last two cases the operation is
+    /// cancelled and left to end on its own.
+    public static func value<T: Sendable>(
+        within limit: Duration, _ operation: @escaping @Sendable () async throws -> T
+    ) async -> T? {
+        let task = Task { try await operation() }
+        guard let result = await result(of: task, within: limit, orUntilCancelled: true) else {
+            task.cancel()
+            return nil
+        }
+        return try? result.get()
+    }
+}
+
+/// A value set once and awaited by one waiter: the first `set` wins, later ones are ignored. The
+/// waiter resumes as soon as a value is set, whoever sets it (a task, a timer, a signal handler).
+public final class OneShot<Value: Sendable>: Sendable {
+    private enum Slot {
+        case empty
+        case set(Value)
+        case waiting(CheckedContinuation<Value, Never>)
+        case taken
+    }
+
+    private let slot = Mutex<Slot>(.empty)
+
+    public init() {}
+
+    /// Sets the value unless one was set already; true if this call set it.
+    @discardableResult
+    public func set(_ value: Value) -> Bool {
+        let (first, waiter): (Bool, CheckedContinuation<Value, Never>?) = slot.withLock { slot in
+            switch slot {
+            case .empty:
+                slot = .set(value)
+                return (true, nil)
+            case .waiting(let continuation):
+                slot = .taken
+                return (true, continuation)
+            case .set, .taken:
+                return (false, nil)
+            }
+        }
+        waiter?.resume(returning: value)
+        return first
+    }
+
+    /// Whether a value has been set.
+    public var isSet: Bool {
+        slot.withLock { slot in
+            if case .empty = slot { return false }
+            if case .waiting = slot { return false }
+            return true
+        }
+    }
+
+    /// The value, once it is set. One waiter only. It does not end on cancellation: give the task a
+    /// cancellation handler that sets a value, as `Bounded.result` does.
+    public func value() async -> Value {
+        await withCheckedContinuation { continuation in
+            let ready: Value? = slot.withLock { slot in
+                switch slot {
+                case .empty:
+                    slot = .waiting(continuation)
+                    return nil
+                case .set(let value):
+                    slot = .taken
+                    return value
+                case .waiting, .taken:
+                    preconditionFailure("OneShot has one waiter")
+                }
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}

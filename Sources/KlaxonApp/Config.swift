@@ -1,6 +1,7 @@
 import Foundation
 import KlaxonCore
 import KlaxonDelivery
+import KlaxonServer
 import Yams
 
 /// `klaxon.yaml`. Strict like rule files: unknown keys, wrong types and dangling references are errors
@@ -27,6 +28,8 @@ public struct Config: Sendable {
     public var apiToken: Secret?
     /// Owner → token for the trips API (`api.owners: [{owner, token | token_file}]`).
     public var ownerTokens: [String: Secret] = [:]
+    /// The largest body `POST /api/v1/readings` takes (`api.max_push_bytes`, default 4 MiB).
+    public var maxPushBytes = KlaxonHTTP.Settings.defaultMaxPushBytes
     /// Chat commands: Slack's signing secret, Mattermost's token, chat user → trip owner.
     public var slackSigningSecret: Secret?
     public var mattermostToken: Secret?
@@ -106,7 +109,14 @@ public struct Config: Sendable {
                         if let owner, let token { config.ownerTokens[owner] = token }
                     }
                 }
-                am.rejectUnknown(known: ["token", "token_file", "owners"], what: "api")
+                if let bn = am.value("max_push_bytes"), let v = file.integer(bn, what: "api.max_push_bytes") {
+                    if (1_024...(256 << 20)).contains(v) {
+                        config.maxPushBytes = v
+                    } else {
+                        file.error(bn, "api.max_push_bytes must be between 1024 and 268435456 (256 MiB), not \(v)")
+                    }
+                }
+                am.rejectUnknown(known: ["token", "token_file", "owners", "max_push_bytes"], what: "api")
             }
             if let n = m.value("give_up_after"), let d = file.duration(n, what: "give_up_after") {
                 config.giveUpAfter = d

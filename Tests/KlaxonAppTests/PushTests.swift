@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import KlaxonApp
 import KlaxonCore
 import KlaxonServer
 import NIOCore
@@ -59,5 +60,15 @@ struct PushTests {
             #expect((o["rejected"] as? [String])?.count == 100)
             #expect(o["rejected_count"] as? Int == 5_000)
         }
+    }
+
+    @Test("api.max_push_bytes sets the limit, within 1 KiB to 256 MiB")
+    func limitIsConfigurable() throws {
+        let s = try Scratch()
+        let good = try s.write("good.yaml", "api: {token: t, max_push_bytes: 65536}\n")
+        #expect(try Config.load(path: good).maxPushBytes == 65_536)
+        #expect(try Config.load(path: s.write("default.yaml", "api: {token: t}\n")).maxPushBytes == 4 << 20)
+        let bad = try s.write("bad.yaml", "api: {token: t, max_push_bytes: 12}\n")
+        #expect(throws: (any Error).self) { try Config.load(path: bad) }
     }
 }

@@ -65,8 +65,9 @@ public enum HTTPDate {
                     month = mm + 1
                     year = yy < 100 ? (yy < 70 ? 2000 + yy : 1900 + yy) : yy
                 }
-            } else if let n = Int(p) {
-                if n > 31 { year = n } else if day == nil { day = n } else { year = n }
+            } else if p.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), p.utf8.count <= 4, let n = Int(p) {
+                // Digits only: a zone like `+0000` (an email's Date) is not a year.
+                if n > 31 { year = n } else if day == nil { day = n } else if year == nil { year = n }
             }
         }
         // Years outside 1–9999 are refused: a hostile header must not overflow the arithmetic below.

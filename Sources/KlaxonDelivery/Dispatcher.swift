@@ -25,6 +25,8 @@ public final class Dispatcher: Sendable {
         public var lease: Int64 = 30_000
         /// How often `run` looks for claims held by dead instances on this host (ms).
         public var reclaimEvery: Int64 = 10_000
+        /// How often a pass records the outcomes of its finished sends (ms).
+        public var recordEvery: Int64 = 100
         /// Batches sent at once.
         public var concurrency = 16
         public var claimLimit = 256
@@ -91,7 +93,10 @@ public final class Dispatcher: Sendable {
         let outcomes = Outcomes()
         let pass: Pass
         do {
-            pass = try await withLeaseRenewal {
+            // Outcomes are recorded as sends complete (every `recordEvery` ms, alongside the lease
+            // renewal), not only at the end of the pass: a process killed mid-pass loses the record of
+            // a few sends, never of the whole pass, so even a crash loop makes progress.
+            pass = try await withLeaseRenewal(recording: outcomes) {
                 try await withThrowingTaskGroup(of: Pass.self) { group in
                     var pass = Pass()
                     var running = 0
@@ -107,35 +112,56 @@ public final class Dispatcher: Sendable {
                     return pass
                 }
             }
+            try await record(outcomes)
         } catch {
             // Stopped mid-pass (shutdown): keep what was done, give the rest back. A row whose send
             // was cut off goes out again after the restart, under the same idempotency key. These
             // writes run outside the cancelled task, so the cancellation cannot cut them short.
             let store = self.store
-            let done = outcomes.all
+            let done = outcomes.drain()
             await Task.detached {
                 try? await store.apply(done)
                 try? await store.release(batches)
             }.value
             throw error
         }
-        // What was sent must be recorded, or it would be sent again: wait out a busy database.
-        let done = outcomes.all
-        try await health.persist("dispatcher", logger: logger) { try await store.apply(done) }
         return pass
     }
 
-    /// Runs `body` while renewing the leases of this instance's claims every third of the lease.
-    func withLeaseRenewal<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// Records the outcomes gathered so far. What was sent must be recorded, or it would be sent
+    /// again: a busy database is waited out. Outcomes not recorded stay for the next try.
+    func record(_ outcomes: Outcomes) async throws {
+        let items = outcomes.drain()
+        guard !items.isEmpty else { return }
+        do {
+            try await health.persist("dispatcher", logger: logger) { try await store.apply(items) }
+        } catch {
+            outcomes.restore(items)
+            throw error
+        }
+    }
+
+    /// Runs `body` while recording `outcomes` every `recordEvery` ms and renewing the leases of this
+    /// instance's claims every third of the lease. Returns once the recorder has stopped, so what it
+    /// could not record is back in `outcomes`.
+    func withLeaseRenewal<T: Sendable>(
+        recording outcomes: Outcomes, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await body() }
             group.addTask {
+                var renewed = self.clock()
                 while true {
-                    try await Task.sleep(for: .milliseconds(max(1, self.settings.lease / 3)))
+                    try await Task.sleep(
+                        for: .milliseconds(max(1, min(self.settings.recordEvery, self.settings.lease / 3))))
+                    try? await self.record(outcomes)
                     let now = self.clock()
-                    // A failed renewal is not fatal: the lease is three renewals long.
-                    _ = try? await self.store.renewLeases(
-                        instance: self.instance.id, until: now + self.settings.lease, now: now)
+                    if now - renewed >= self.settings.lease / 3 {
+                        renewed = now
+                        // A failed renewal is not fatal: the lease is three renewals long.
+                        _ = try? await self.store.renewLeases(
+                            instance: self.instance.id, until: now + self.settings.lease, now: now)
+                    }
                 }
             }
             defer { group.cancelAll() }
@@ -321,13 +347,22 @@ extension Dispatcher.Pass {
     }
 }
 
-/// Outcomes gathered by a pass's concurrent sends, applied in one transaction at its end.
+/// Outcomes gathered by a pass's concurrent sends, recorded in a few transactions as they come.
 final class Outcomes: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [OutboxOutcome] = []
 
     func add(_ o: OutboxOutcome) { lock.withLock { items.append(o) } }
     var all: [OutboxOutcome] { lock.withLock { items } }
+    /// Takes what has been gathered, leaving none.
+    func drain() -> [OutboxOutcome] {
+        lock.withLock {
+            defer { items = [] }
+            return items
+        }
+    }
+    /// Puts outcomes that could not be recorded back in front.
+    func restore(_ earlier: [OutboxOutcome]) { lock.withLock { items = earlier + items } }
 }
 
 /// Spaces sends to one receiver to at most `rate` per second, smoothing bursts instead of provoking 429s.

@@ -7,7 +7,7 @@ import Testing
 
 /// Claims name their instance: a dead instance's claims come back at once; a live one's are renewed
 /// while its send is in flight, so nobody else takes them.
-@Suite(.serialized) struct ClaimTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct ClaimTests {
     func hook(_ sink: HTTPSink) throws -> [String: any Notifier] {
         ["hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h")))]
     }
@@ -100,5 +100,27 @@ import Testing
         }
         await lock.release()
         #expect(error == nil)
+    }
+
+    @Test("a pass records each send as it completes: one slow receiver does not hold back the record of the rest")
+    func outcomesAreRecordedAsSendsComplete() async throws {
+        let sink = try await HTTPSink.start()
+        await sink.script([.ok, .ok, .ok, .hang(seconds: 20)])
+        let fixture = try OutboxFixture()
+        try fixture.queue(["A", "B", "C", "D"].map { transition(station: $0) }, receivers: ["hook"])
+        let dispatcher = Dispatcher(
+            store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: fastSettings())
+        let pass = Task { try await dispatcher.dispatchOnce() }
+        // Three sends finish at once; the fourth hangs. Their outcomes are recorded while it hangs.
+        while try fixture.store.outbox(state: .sent).count < 3 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try fixture.store.outbox(state: .sending).count == 1)
+        // Cut off (as by a shutdown): the unsent row goes back, the three stay sent.
+        pass.cancel()
+        _ = await pass.result
+        #expect(try fixture.store.outbox(state: .sent).count == 3)
+        #expect(try fixture.store.outbox(state: .pending).count == 1)
+        await sink.stop()
     }
 }

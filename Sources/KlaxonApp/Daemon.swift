@@ -20,6 +20,8 @@ public final class Daemon: Sendable {
     /// The wall clock, or a compressed one (the demo).
     public let clock: DaemonClock
     public let counters = KlaxonHTTP.Counters()
+    /// Which services are waiting out a database error (another process holding the lock, say).
+    public let health = StoreHealth()
     /// The rules' templates, compiled once (the rules were checked when they were loaded).
     let renderer: MessageRenderer?
     let wake: AsyncStream<Void>.Continuation
@@ -114,7 +116,8 @@ public final class Daemon: Sendable {
         let evaluation = try evaluate()
         var pass: Dispatcher.Pass? = nil
         if routing != nil {
-            let dispatcher = try DeliveryWiring.dispatcher(store: store, config: config, logger: logger)
+            let dispatcher = try DeliveryWiring.dispatcher(
+                store: store, config: config, logger: logger, health: health)
             pass = try await dispatcher.runUntilEmpty(
                 deadline: Int64(Date().timeIntervalSince1970 * 1000) + deadline * 1000)
         }
@@ -130,8 +133,8 @@ public final class Daemon: Sendable {
                 settings: .init(
                     host: config.listen.host, port: config.listen.port, apiToken: config.apiToken?.value,
                     sources: config.sources.map(\.source.name),
-                    ownerTokens: config.ownerTokens.mapValues(\.value)),
-                counters: counters, logger: logger,
+                    ownerTokens: config.ownerTokens.mapValues(\.value), maxPushBytes: config.maxPushBytes),
+                counters: counters, logger: logger, health: health,
                 chat: .init(
                     slackSigningSecret: config.slackSigningSecret?.value, mattermostToken: config.mattermostToken?.value
                 ),
@@ -141,51 +144,28 @@ public final class Daemon: Sendable {
         if routing != nil {
             services.append(
                 DispatcherService(
-                    dispatcher: try DeliveryWiring.dispatcher(store: store, config: config, logger: logger)))
+                    dispatcher: try DeliveryWiring.dispatcher(
+                        store: store, config: config, logger: logger, health: health)))
         }
         return services
     }
 
-    /// Runs until SIGTERM or SIGINT, or until `until` returns.
+    /// Runs until SIGTERM or SIGINT, or until `until` returns. Once a stop has been asked for (a
+    /// signal, `until` returning, or the caller's cancellation), it returns within `stop.limit`
+    /// whatever a service does (see `supervise`). A second signal cancels the services at once.
     public func run(
         onListening: @escaping @Sendable (Int) -> Void = { _ in },
+        stop budget: StopBudget = .standard,
         until: (@Sendable () async -> Void)? = nil
     ) async throws {
-        var configuration = ServiceGroupConfiguration(
-            services: try services(onListening: onListening).map { .init(service: $0) },
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        // The dispatcher drains for up to 10 s; whatever still holds the shutdown 10 s after that (a
-        // connection that never closes, say) is cancelled, so a stop always ends.
-        configuration.maximumGracefulShutdownDuration = .seconds(20)
-        let group = ServiceGroup(configuration: configuration)
+        let services = try services(onListening: onListening)
         logger.info(
             "klaxon running",
             metadata: [
                 "sources": "\(config.sources.count)", "rules": "\(rules.count)",
                 "listen": "\(config.listen.host):\(config.listen.port)",
             ])
-        do {
-            if let until {
-                try await withThrowingTaskGroup(of: Bool.self) { tasks in
-                    tasks.addTask {
-                        try await group.run()
-                        return true
-                    }
-                    tasks.addTask {
-                        await until()
-                        await group.triggerGracefulShutdown()
-                        return false
-                    }
-                    // A signal or a failure ends the group first: `until` is cut short.
-                    if try await tasks.next() == true { tasks.cancelAll() }
-                    try await tasks.waitForAll()
-                }
-            } else {
-                try await group.run()
-            }
-        } catch is CancellationError {
-            // A service cut short by the shutdown: the shutdown itself went as planned.
-        }
+        try await Self.supervise(services, logger: logger, stop: budget, until: until)
         logger.info("klaxon stopped")
     }
 }
@@ -215,7 +195,9 @@ struct PollerService: Service {
             let clock = daemon.clock
             _ = await ws.run(for: nil, now: { clock.now() }, logger: daemon.logger) { readings in
                 // Recorded under the source's name, like a polled fetch, so /readyz sees it working.
-                let stats = try store.write(SourceBatch(readings: readings), source: ws.name, at: clock.now())
+                let stats = try await offPool {
+                    try store.write(SourceBatch(readings: readings), source: ws.name, at: clock.now())
+                }
                 if stats.inserted > 0 { wake.yield() }
             }
             return
@@ -262,10 +244,10 @@ struct EvaluatorService: Service {
                 group.addTask {
                     daemon.wake.yield()
                     for await _ in daemon.wakes {
-                        do {
-                            try daemon.evaluate()
-                        } catch {
-                            daemon.logger.error("evaluation failed", metadata: ["error": "\(error)"])
+                        // A database error (another process holding the lock) waits and retries; it
+                        // never ends the daemon. The synchronous evaluation runs off the cooperative pool.
+                        try await daemon.health.persist("evaluator", logger: daemon.logger) {
+                            try await offPool { _ = try daemon.evaluate() }
                         }
                     }
                 }

@@ -19,11 +19,29 @@ struct Klaxon: AsyncParsableCommand {
             TripCommand.self,
         ])
 
-    /// ArgumentParser's entry point, after ignoring SIGPIPE: output to a closed pipe (`klaxon … | head`,
-    /// a stdout receiver whose reader went away) is an error to report, not a silent death.
+    /// ArgumentParser's entry point (`main(_:)`, spelled out), after ignoring SIGPIPE: output to a
+    /// closed pipe (`klaxon … | head`, a stdout receiver whose reader went away) is an error to
+    /// report, not a silent death. `run` and `demo` stop gracefully on SIGTERM and SIGINT, bounded
+    /// by the stop watchdog; every other command keeps the signals' default action.
     static func main() async {
         signal(SIGPIPE, SIG_IGN)
-        await main(nil)
+        do {
+            var command = try await asyncParseAsRoot(nil)
+            if stopsGracefully(command) { await StopWatchdog.install() }
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    static func stopsGracefully(_ command: any ParsableCommand) -> Bool {
+        if command is DemoCommand { return true }
+        if let run = command as? RunCommand { return !run.once }
+        return false
     }
 }
 
@@ -107,7 +125,7 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Run the daemon offline against local stand-ins for its upstreams, with time compressed.",
         discussion:
-            "A river rises through its flood stages and recedes, Delhi's air worsens, an M6.8 earthquake near Tokyo is revised to M7.0, and a saved trip's forecast turns snowy. Alerts go to stdout and to a local chat sink that writes an HTML page; a summary of what went where ends the run."
+            "A river rises through its flood stages and recedes, Delhi's air worsens, an M6.8 earthquake near Tokyo is revised to M7.0, and a saved trip's forecast turns snowy. Alerts go to stdout and to a local chat sink that writes an HTML page; a summary of what went where ends the run. Ctrl-C ends it early, with the summary; a second Ctrl-C exits at once."
     )
 
     @Option(help: "Output format of the stdout receiver: text or json.")
@@ -459,8 +477,11 @@ struct DispatchCommand: AsyncParsableCommand {
     @Option(help: "With --until-empty: give up waiting after this long (default 5m).")
     var deadline: String = "5m"
 
-    @Option(help: "How long a claimed notification is leased before another dispatcher may resend it (default 2m).")
-    var lease: String = "2m"
+    @Option(
+        help:
+            "How long a claim lasts unless renewed (every third of it while a send is in flight); a dispatcher that dies on this host is taken over at once (default 30s)."
+    )
+    var lease: String = "30s"
 
     func run() async throws {
         let code: Int32

@@ -112,13 +112,6 @@ struct DemoTests {
         await gone.stop()
         let garbage = try await HTTPSink.start()
         await garbage.script(Array(repeating: .respond(status: 200, body: "<html>maintenance</html>"), count: 200))
-        defer {
-            smtp.stop()
-            Task {
-                await hook.stop()
-                await garbage.stop()
-            }
-        }
         var options = Demo.Options()
         options.stdout = nil
         options.page = nil
@@ -138,7 +131,19 @@ struct DemoTests {
             #"  - {name: refused, kind: usgs-iv, base_url: "\#(gone.url)/nwis/iv/", sites: ["01646500"], timeout: 2s}"#,
             #"  - {name: garbled, kind: nwps, base_url: "\#(garbage.url)/nwps/v1/", gauges: [BRKM2], every: 1h}"#,
         ]
-        let report = try await Demo.run(options)
+        // What the sinks received is read before they stop; they stop before any assertion.
+        let outcome: Result<Demo.Report, any Error>
+        do {
+            outcome = .success(try await Demo.run(options))
+        } catch {
+            outcome = .failure(error)
+        }
+        let posts = await hook.requests()
+        let mails = smtp.messages()
+        smtp.stop()
+        await hook.stop()
+        await garbage.stop()
+        let report = try outcome.get()
 
         // Readings in: every source was asked, and the river and the air were stored.
         for service in ["usgs-iv", "nwps", "usgs-quakes", "open-meteo"] {
@@ -179,13 +184,11 @@ struct DemoTests {
         let total = expected.map(\.2).reduce(0, +)
 
         // Alerts out, on every adapter, and /metrics agrees with what each one received.
-        let posts = await hook.requests()
         let webhookAlerts = posts.compactMap { ($0.json?["alerts"] as? [Any])?.count }.reduce(0, +)
         #expect(webhookAlerts == total)
         #expect(metric(m, "klaxon_deliveries_total", #"receiver="automation",outcome="sent""#) == webhookAlerts)
         #expect(posts.allSatisfy { $0.headers["idempotency-key"] != nil })
 
-        let mails = smtp.messages()
         let mailAlerts = mails.map { mail -> Int in
             let subject = mail.header("Subject") ?? ""
             guard let r = subject.range(of: #"\] (\d+) alerts"#, options: .regularExpression) else { return 1 }

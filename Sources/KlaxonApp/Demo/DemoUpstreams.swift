@@ -1,10 +1,12 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import KlaxonCore
 import Logging
 import NIOCore
+import Synchronization
 
 /// The demo's world on 127.0.0.1, one server: stand-ins for the upstream services, serving the
 /// scenario at the daemon's compressed time, and a chat sink that keeps every webhook post and
@@ -24,6 +26,8 @@ public struct DemoUpstreams: Sendable {
         let state = State()
         /// Set when the server is stopping: WebSocket handlers end, so no connection holds it open.
         let stopping = Box(false)
+        /// Every open connection, closed by `stop`.
+        let connections = Connections()
         let scenario: DemoScenario
         let clock: DaemonClock
         let page: String?
@@ -77,24 +81,28 @@ public struct DemoUpstreams: Sendable {
         }
         let app = Application(
             responder: responder,
-            server: .http1WebSocketUpgrade { request, _, _ in
-                guard request.path?.hasPrefix("/aqi") == true else { return .dontUpgrade }
-                return .upgrade([:]) { inbound, outbound, _ in
-                    await world.state.connected()
-                    // Frames go out every 10 scenario minutes; the inbound side is drained
-                    // alongside so the client's pings are answered.
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        group.addTask { for try await _ in inbound {} }
-                        group.addTask {
-                            while !Task.isCancelled && !world.stopping.value {
-                                try await outbound.write(.text(scenario.aqiFrame(at: clock.now())))
-                                try await clock.sleep(600)
+            server: HTTPServerBuilder { responder in
+                let upgrading = HTTP1WebSocketUpgradeChannel(responder: responder, configuration: .init()) {
+                    request, _, _ in
+                    guard request.path?.hasPrefix("/aqi") == true else { return .dontUpgrade }
+                    return .upgrade([:]) { inbound, outbound, _ in
+                        await world.state.connected()
+                        // Frames go out every 10 scenario minutes; the inbound side is drained
+                        // alongside so the client's pings are answered.
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            group.addTask { for try await _ in inbound {} }
+                            group.addTask {
+                                while !Task.isCancelled && !world.stopping.value {
+                                    try await outbound.write(.text(scenario.aqiFrame(at: clock.now())))
+                                    try await clock.sleep(600)
+                                }
                             }
+                            _ = try await group.next()
+                            group.cancelAll()
                         }
-                        _ = try await group.next()
-                        group.cancelAll()
                     }
                 }
+                return ClosableChildChannel(base: upgrading, connections: world.connections)
             },
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in
@@ -115,18 +123,70 @@ public struct DemoUpstreams: Sendable {
         return DemoUpstreams(world: world, port: port, task: task)
     }
 
-    /// Stops the server: WebSocket handlers end, then the server shuts down. It is given 5 s; a
-    /// connection that still holds it open after that is left to the process's end.
-    public func stop() async {
+    /// Stops the server: every connection is closed (WebSocket handlers end with theirs), then the
+    /// server stops. It is given 5 s; a server still running then is left to the process's end.
+    /// True if it stopped in time.
+    @discardableResult
+    public func stop() async -> Bool {
         world.stopping.set(true)
+        world.connections.closeAll()
         task.cancel()
-        let task = self.task
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { _ = await task.result }
-            group.addTask { try? await Task.sleep(for: .seconds(5)) }
-            await group.next()
-            group.cancelAll()
+        return await Bounded.wait(for: task, within: .seconds(5))
+    }
+}
+
+/// The stand-in server's open connections, so that `stop` can close them all. Hummingbird's
+/// WebSocket-upgrade channel awaits a connection's first request with no timeout, no
+/// graceful-shutdown hook and no cancellation: a connection on which no request ever comes holds the
+/// server's shutdown for as long as the client keeps it open. `HTTPClient.shared` opens such
+/// connections (one more than the requests in flight needed, when a busy one came free first) and
+/// keeps idle connections for ten minutes.
+final class Connections: Sendable {
+    private struct State {
+        var open: [ObjectIdentifier: any Channel] = [:]
+        var closing = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Records a new connection; one that arrives after `closeAll` is closed at once.
+    func add(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        let admitted = state.withLock { state in
+            if state.closing { return false }
+            state.open[id] = channel
+            return true
         }
+        guard admitted else {
+            channel.close(promise: nil)
+            return
+        }
+        channel.closeFuture.whenComplete { _ in self.state.withLock { _ = $0.open.removeValue(forKey: id) } }
+    }
+
+    /// Closes every open connection, and any that arrives later.
+    func closeAll() {
+        let open = state.withLock { state in
+            state.closing = true
+            defer { state.open = [:] }
+            return Array(state.open.values)
+        }
+        for channel in open { channel.close(promise: nil) }
+    }
+}
+
+/// A server child channel that registers each connection with `connections` before `base` sets it up.
+struct ClosableChildChannel<Base: ServerChildChannel>: ServerChildChannel {
+    let base: Base
+    let connections: Connections
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Base.Value> {
+        connections.add(channel)
+        return base.setup(channel: channel, logger: logger)
+    }
+
+    func handle(value: Base.Value, logger: Logger) async {
+        await base.handle(value: value, logger: logger)
     }
 }
 

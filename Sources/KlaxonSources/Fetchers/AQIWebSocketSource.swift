@@ -179,7 +179,16 @@ public struct AQIWebSocketSource: Source {
                 }
             }
             do {
-                let close = try await client.run()
+                // `run` awaits the server's answer to the upgrade request with no timeout and
+                // without heeding cancellation, so a server that accepts the connection and never
+                // answers would hold a stop for good. The attempt runs in a task of its own: when
+                // the source is cancelled, the attempt is cancelled too and left to end by itself.
+                let attempt = Task { try await client.run() }
+                guard let result = await Bounded.result(of: attempt, within: nil, orUntilCancelled: true) else {
+                    attempt.cancel()
+                    return
+                }
+                let close = try result.get()
                 if close?.closeCode != .normalClosure {
                     // Dropped without a close handshake, or closed for a reason (a frame over
                     // max_frame_bytes, a missed pong, a server error).

@@ -1,0 +1,325 @@
+import Foundation
+import KlaxonCore
+import KlaxonSources
+import KlaxonStore
+import KlaxonTesting
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+@testable import KlaxonApp
+
+/// A TCP connection to 127.0.0.1 made with plain sockets: one that sends nothing (as an HTTP
+/// client's spare pooled connection does), or a request cut off halfway. Closed by `close()`.
+final class RawConnection: Sendable {
+    let fd: Int32
+
+    init(port: Int, send text: String = "") throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SinkError(message: "socket() failed") }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = UInt16(port).bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            Foundation.close(fd)
+            throw SinkError(message: "connect to \(port) failed")
+        }
+        if !text.isEmpty { _ = text.withCString { write(fd, $0, strlen($0)) } }
+        self.fd = fd
+    }
+
+    func close() { Foundation.close(fd) }
+}
+
+/// Log lines, kept.
+final class LogLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    var all: [String] { lines.withLock { $0 } }
+
+    func logger() -> Logger {
+        Logger(label: "klaxon.test") { _ in Handler(sink: self) }
+    }
+
+    struct Handler: LogHandler {
+        let sink: LogLines
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let meta = metadata.merging(event.metadata ?? [:]) { $1 }
+            sink.lines.withLock { $0.append("\(event.level) \(event.message) \(meta)") }
+        }
+    }
+}
+
+/// A service that ignores both the graceful shutdown and cancellation, and never ends.
+struct StubbornService: Service {
+    let never = OneShot<Void>()
+    func run() async throws { await never.value() }
+}
+
+/// A service that ends at the graceful shutdown.
+struct PoliteService: Service {
+    func run() async throws { try? await gracefulShutdown() }
+}
+
+/// How a child process ended, awaited without blocking a thread of the cooperative pool.
+func exited(_ p: Process) async -> (status: Int32, reason: Process.TerminationReason) {
+    let ended = OneShot<Void>()
+    p.terminationHandler = { _ in ended.set(()) }
+    if !p.isRunning { ended.set(()) }
+    await ended.value()
+    return (p.terminationStatus, p.terminationReason)
+}
+
+@Suite("stops end: the demo, the daemon and klaxon run", .serialized, .timeLimit(.minutes(4)))
+struct StopTests {
+    @Test("Bounded: a wait on a task that never ends returns at its limit, or when the waiter is cancelled")
+    func bounded() async {
+        // A task that ignores cancellation and never ends.
+        let never = OneShot<Void>()
+        let forever = Task { await never.value() }
+        forever.cancel()
+        #expect(await Bounded.result(of: forever, within: .milliseconds(50)) == nil)
+        let quick = Task { 42 }
+        #expect(try await Bounded.result(of: quick, within: .seconds(60))?.get() == 42)
+        let waiter = Task { await Bounded.result(of: forever, within: nil, orUntilCancelled: true) }
+        waiter.cancel()
+        #expect(await waiter.value == nil)
+        #expect(await Bounded.value(within: .milliseconds(50)) { try await Task.sleep(for: .seconds(60)) } == nil)
+        #expect(await Bounded.value(within: .seconds(60)) { "done" } == "done")
+    }
+
+    @Test("the daemon's supervisor: a service that ignores shutdown and cancellation is named and left behind")
+    func stubbornService() async throws {
+        let logs = LogLines()
+        let budget = Daemon.StopBudget(graceful: .milliseconds(100), limit: .milliseconds(300))
+        try await Daemon.supervise(
+            [PoliteService(), StubbornService()], logger: logs.logger(), stop: budget, until: {})
+        let stuck = logs.all.filter { $0.contains("left running") }
+        #expect(stuck.count == 1, "\(logs.all)")
+        #expect(stuck.first?.contains(#""services": StubbornService"#) == true, "\(logs.all)")
+        #expect(logs.all.contains { $0.contains("klaxon stopping") && $0.contains("until returned") })
+
+        // Cancelling the caller is a stop too, and bounded the same way.
+        let cancelled = LogLines()
+        let supervising = Task {
+            try await Daemon.supervise([StubbornService()], logger: cancelled.logger(), stop: budget)
+        }
+        supervising.cancel()
+        try await supervising.value
+        #expect(cancelled.all.contains { $0.contains("left running") && $0.contains(#""reason": cancelled"#) })
+    }
+
+    @Test("the demo's stand-ins stop though a connection never sent a request and the AQI WebSocket is open")
+    func upstreamsStop() async throws {
+        let scenario = DemoScenario(start: Int64(Date().timeIntervalSince1970) - 3_600, length: 3_600)
+        let upstreams = try await DemoUpstreams.start(
+            scenario: scenario, clock: .compressed(start: scenario.start, factor: 3_600), page: nil)
+        // Hummingbird's WebSocket-upgrade server waits for a connection's first request with no
+        // timeout and no shutdown hook: before the fix, this connection held `stop` for good.
+        let idle = try RawConnection(port: upstreams.port)
+        let feed = AQIWebSocketSource(name: "air", url: "ws://127.0.0.1:\(upstreams.port)/aqi")
+        let listening = Task { await feed.run(for: nil) { _ in } }
+        while await upstreams.served().connections == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(await upstreams.stop(), "the stand-ins should stop in time, not be left running")
+        listening.cancel()
+        _ = await listening.value
+        idle.close()
+    }
+
+    @Test("the aqi-websocket source stops though the server never answers its upgrade request")
+    func webSocketHandshakeNeverAnswered() async throws {
+        let silent = try await HTTPSink.start()
+        await silent.script([.hang(seconds: 600)])
+        let feed = AQIWebSocketSource(name: "air", url: "ws://127.0.0.1:\(silent.port)/aqi")
+        let listening = Task { await feed.run(for: nil) { _ in } }
+        while await silent.requests().isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+        listening.cancel()
+        _ = await listening.value
+        await silent.stop()
+    }
+
+    @Test("the demo, 20 times in a row in-process, ends each time with its report")
+    func demoRepeatedly() async throws {
+        var options = Demo.Options()
+        options.speed = 72_000  // the 18-hour story in under a second
+        options.narrate = false
+        options.page = nil
+        options.stdout = nil
+        options.logLevel = .critical
+        for run in 1...20 {
+            // At this speed a late evaluation may leave a notification queued: only the ending counts.
+            let report = try await Demo.run(options)
+            #expect((report.metrics.deliveries["team-chat"]?["sent"] ?? 0) > 0, "run \(run): \(report.metrics)")
+        }
+    }
+
+    func daemonConfig(_ s: Scratch, name: String, hook: HTTPSink, feed: WSTestServer) throws -> (Config, [Rule]) {
+        try s.write(
+            "rules/\(name).yaml", "name: high\nkind: threshold\nmetric: gage_height\nabove: 150\nnotify: [hook]\n")
+        let path = try s.write(
+            "\(name).yaml",
+            """
+            database: \(s.path("\(name).sqlite"))
+            rules: [\(s.path("rules/\(name).yaml"))]
+            listen: 127.0.0.1:0
+            api: {token: s3cret}
+            sources:
+              - {name: air, kind: aqi-websocket, url: "\(feed.url)"}
+            receivers:
+              - {name: hook, type: webhook, url: "\(hook.url)/hook", preset: generic}
+            """)
+        let config = try Config.load(path: path)
+        return (config, try RuleLoader.load(paths: config.rules ?? []))
+    }
+
+    @Test(
+        "the daemon, started and stopped 50 times: a WebSocket that never closes, idle and half-sent requests, a delivery that never ends"
+    )
+    func daemonRepeatedly() async throws {
+        let hook = try await HTTPSink.start()
+        await hook.script(Array(repeating: .hang(seconds: 600), count: 1_000))
+        let feed = try await WSTestServer.start(scripts: [])  // every connection stays open
+        let s = try Scratch()
+        var logger = Logger(label: "klaxon.test")
+        logger.logLevel = .critical
+        // Quiet: nothing to deliver, so the graceful stop is all it takes (the standard budget).
+        let (quietConfig, quietRules) = try daemonConfig(s, name: "quiet", hook: hook, feed: feed)
+        let quiet = try Store.open(path: quietConfig.database ?? "")
+        // Busy: a delivery hangs in flight and a request is half sent; a short budget, so the
+        // services are cancelled, and abandoned if they do not end.
+        let (busyConfig, busyRules) = try daemonConfig(s, name: "busy", hook: hook, feed: feed)
+        let busy = try Store.open(path: busyConfig.database ?? "")
+        let short = Daemon.StopBudget(graceful: .milliseconds(100), limit: .milliseconds(500))
+
+        var slowest = Duration.zero
+        for i in 0..<50 {
+            let isBusy = i % 2 == 1
+            let daemon =
+                isBusy
+                ? Daemon(config: busyConfig, store: busy, rules: busyRules, logger: logger)
+                : Daemon(config: quietConfig, store: quiet, rules: quietRules, logger: logger)
+            let port = OneShot<Int>()
+            let connections = Mutex<[RawConnection]>([])
+            let asked = Mutex(ContinuousClock.now)
+            let before = await hook.requests().count
+            let webSocketsBefore = await feed.connections()
+            try await daemon.run(onListening: { port.set($0) }, stop: isBusy ? short : .standard) {
+                let p = await port.value()
+                while await feed.connections() == webSocketsBefore { try? await Task.sleep(for: .milliseconds(10)) }
+                if let idle = try? RawConnection(port: p) { connections.withLock { $0.append(idle) } }
+                if isBusy {
+                    let half = "POST /api/v1/readings HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nstation,"
+                    if let c = try? RawConnection(port: p, send: half) { connections.withLock { $0.append(c) } }
+                    let csv = "station,metric,time,value\nS\(i),gage_height,2026-01-01T00:00:00Z,500\n"
+                    _ = try? await http("POST", "http://127.0.0.1:\(p)/api/v1/readings", body: csv, token: "s3cret")
+                    while await hook.requests().count == before { try? await Task.sleep(for: .milliseconds(10)) }
+                }
+                asked.withLock { $0 = .now }
+            }
+            slowest = max(slowest, ContinuousClock.now - asked.withLock { $0 })
+            connections.withLock { $0.forEach { $0.close() } }
+        }
+        // What a stop may take (20 s) is the suite's limit's business; this says it was far less.
+        #expect(slowest < .seconds(20), "the slowest stop took \(slowest)")
+        #expect(await feed.connections() >= 50)
+        await hook.stop()
+        await feed.stop()
+    }
+
+    /// Starts `klaxon run --config cfg`; returns the process, its log and the HTTP port.
+    func startDaemon(_ cfg: String, in s: Scratch) async throws -> (Process, URL, Int) {
+        let p = Process()
+        p.executableURL = klaxonBinary
+        p.arguments = ["run", "--config", cfg]
+        p.currentDirectoryURL = s.dir
+        let log = s.dir.appendingPathComponent("err-\(UUID().uuidString).log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        p.standardError = try FileHandle(forWritingTo: log)
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        while p.isRunning {
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if let r = text.range(of: "klaxon: listening on 127.0.0.1:") {
+                return (p, log, Int(text[r.upperBound...].prefix { $0.isNumber }) ?? 0)
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw SinkError(message: "klaxon run exited: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+    }
+
+    @Test("klaxon run: SIGTERM exits 0 within 20 s whatever is in flight; a second SIGINT exits at once with 130")
+    func signals() async throws {
+        let hook = try await HTTPSink.start()
+        await hook.script(Array(repeating: .hang(seconds: 600), count: 100))
+        let feed = try await WSTestServer.start(scripts: [])
+        let s = try Scratch()
+        try s.write("rules/high.yaml", "name: high\nkind: threshold\nmetric: gage_height\nabove: 150\nnotify: [hook]\n")
+        let cfg = try s.write(
+            "klaxon.yaml",
+            """
+            database: k.sqlite
+            rules: [rules]
+            listen: 127.0.0.1:0
+            api: {token: s3cret}
+            sources:
+              - {name: air, kind: aqi-websocket, url: "\(feed.url)"}
+            receivers:
+              - {name: hook, type: webhook, url: "\(hook.url)/hook", preset: generic, timeout: 60s}
+            """)
+
+        // SIGTERM with a delivery in flight that never ends, a WebSocket that never closes, and a
+        // request to the daemon that never finishes arriving.
+        let (p, log, port) = try await startDaemon(cfg, in: s)
+        defer { if p.isRunning { p.interrupt() } }
+        let csv = "station,metric,time,value\nS1,gage_height,2026-01-01T00:00:00Z,500\n"
+        #expect(try await http("POST", "http://127.0.0.1:\(port)/api/v1/readings", body: csv, token: "s3cret").0 == 200)
+        while await hook.requests().isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+        while await feed.connections() == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        let idle = try RawConnection(port: port)
+        let half = try RawConnection(
+            port: port, send: "POST /api/v1/readings HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nstation,")
+        let sent = ContinuousClock.now
+        p.terminate()
+        let ended = await exited(p)
+        let took = ContinuousClock.now - sent
+        idle.close()
+        half.close()
+        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        #expect(ended.reason == .exit && ended.status == 0, "\(text)")
+        #expect(took < .seconds(20), "SIGTERM to exit took \(took)")
+        #expect(text.contains("klaxon stopped"))
+
+        // Ctrl-C twice: the second exits at once, long before the stuck delivery's drain would end.
+        let (p2, _, port2) = try await startDaemon(cfg, in: s)
+        defer { if p2.isRunning { p2.terminate() } }
+        let before = await hook.requests().count
+        let csv2 = "station,metric,time,value\nS2,gage_height,2026-01-01T00:00:00Z,500\n"
+        #expect(
+            try await http("POST", "http://127.0.0.1:\(port2)/api/v1/readings", body: csv2, token: "s3cret").0 == 200)
+        while await hook.requests().count == before { try await Task.sleep(for: .milliseconds(20)) }
+        let first = ContinuousClock.now
+        p2.interrupt()
+        try await Task.sleep(for: .milliseconds(200))
+        p2.interrupt()
+        let ended2 = await exited(p2)
+        #expect(ended2.reason == .exit && ended2.status == 130)
+        #expect(ContinuousClock.now - first < .seconds(5), "the second Ctrl-C should exit at once")
+
+        await hook.stop()
+        await feed.stop()
+    }
+}

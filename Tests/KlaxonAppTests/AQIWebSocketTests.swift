@@ -105,7 +105,8 @@ struct AQIWebSocketTests {
             name: "cities", url: "ws://127.0.0.1:9/feed", backoff: Backoff(initial: 0.05, cap: 0.1))
         let stats = await s.run(for: 1, now: { c.now() }) { c.deliver($0) }
         #expect(stats.errors >= 3)
-        #expect(stats.connections == stats.errors)
+        // Every finished attempt failed; the one in flight when the run ended is abandoned uncounted.
+        #expect((0...1).contains(stats.connections - stats.errors), "\(stats)")
         #expect(c.kept.isEmpty)
     }
 }

@@ -59,24 +59,26 @@ import Testing
     @Test("a send longer than the lease keeps its claim: renewed while in flight, sent once")
     func leaseIsRenewedWhileSending() async throws {
         let sink = try await HTTPSink.start()
-        // The first request takes 1.2 s: four leases of 300 ms.
-        await sink.script([.hang(seconds: 1.2)])
+        // The first request takes 6 s: three leases of 2 s. The lease is renewed every 667 ms, so only
+        // a stall of over a second in renewing could let it lapse.
+        await sink.script([.hang(seconds: 6)])
         let fixture = try OutboxFixture()
         try fixture.queue([transition(station: "A")], receivers: ["hook"])
         var settings = fastSettings()
-        settings.lease = 300
+        settings.lease = 2_000
         let slow = Dispatcher(
             store: fixture.store,
             notifiers: [
-                "hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h"), timeout: 10))
+                "hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h"), timeout: 30))
             ],
             routing: Routing(), settings: settings)
         let rival = Dispatcher(store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: settings)
         async let first = slow.dispatchOnce()
         // While the slow send is in flight, a rival dispatcher keeps trying to claim.
         var rivalSent = 0
-        for _ in 0..<30 {
-            try await Task.sleep(for: .milliseconds(50))
+        let started = ContinuousClock.now
+        while ContinuousClock.now - started < .seconds(5) {
+            try await Task.sleep(for: .milliseconds(100))
             rivalSent += try await rival.dispatchOnce().sent
         }
         let pass = try await first

@@ -924,8 +924,8 @@ final class HealthProbe: Sendable {
 }
 
 /// The process's resident set, in bytes (Linux: `VmRSS` of /proc/self/status).
-func residentBytes() -> Int? {
-    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+func residentBytes(pid: Int32? = nil) -> Int? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8),
         let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
     else { return nil }
     return Int(line.split(whereSeparator: \.isWhitespace).dropFirst().first ?? "").map { $0 * 1024 }

@@ -112,11 +112,6 @@ struct HTTPFuzzTests {
         print("HTTP fuzz: seed \(seed) (repeat with KLAXON_FUZZ_SEED=\(seed)), \(count) requests")
 
         let hook = try await HTTPSink.start()
-        if let ext = env["KLAXON_FUZZ_PORT"].flatMap({ Int($0) }) {
-            try await fuzz(port: ext, seed: seed, only: only, count: count, skipTags: skipTags, routes: routes, hook: hook, logs: FuzzLogCapture(), database: "/nonexistent")
-            await hook.stop()
-            return
-        }
         let s = try Scratch()
         var config = try Config.load(path: try daemonConfig(s, hook: hook))
         config.database = s.path("k.sqlite")
@@ -136,47 +131,26 @@ struct HTTPFuzzTests {
                 stops: [.init(place: "Denver", latitude: 39.74, longitude: -104.99, arrive: "2026-12-01", nights: 2)]),
             at: start)
         let logs = FuzzLogCapture()
-        let daemon = Daemon(config: config, store: store, rules: rules, logger: logs.logger())
-
-        let (ports, portFound) = AsyncStream<Int>.makeStream()
-        let (stopSignal, stop) = AsyncStream<Void>.makeStream()
-        let running = Task {
-            do {
-                try await daemon.run(
-                    onListening: { port in
-                        portFound.yield(port)
-                        portFound.finish()
-                    },
-                    until: { for await _ in stopSignal {} })
-            } catch {
-                portFound.finish()
-                throw error
-            }
-        }
-        var port = 0
-        for await p in ports { port = p }
-
+        // A real `klaxon run` child: its RSS is the daemon's alone (the test process's own pools and
+        // allocations would blur it), and a crash there fails this test instead of the whole runner.
+        let daemon = try await DaemonProcess.start(config: s.path("klaxon.yaml"), in: s.dir)
         var failure: (any Error)? = nil
-        if port > 0 {
-            do {
-                try await fuzz(
-                    port: port, seed: seed, only: only, count: count, skipTags: skipTags, routes: routes, hook: hook,
-                    logs: logs, database: s.path("k.sqlite"))
-            } catch {
-                failure = error
-            }
+        do {
+            try await fuzz(
+                port: daemon.port, seed: seed, only: only, count: count, skipTags: skipTags, routes: routes, hook: hook,
+                logs: logs, database: s.path("k.sqlite"), pid: daemon.process.processIdentifier, daemonLog: daemon.log)
+        } catch {
+            failure = error
         }
-        stop.finish()
-        let stopped = await running.result
+        let status = try await daemon.stop()
         await hook.stop()
-        #expect(port > 0, "the daemon did not start")
-        try stopped.get()
+        #expect(status == 0, "klaxon run exited \(status) after SIGTERM:\n\(daemon.logText.suffix(2000))")
         if let failure { throw failure }
     }
 
     func fuzz(
         port: Int, seed: UInt64, only: [Int]?, count: Int, skipTags: Set<String>, routes: Set<String>, hook: HTTPSink,
-        logs: FuzzLogCapture, database: String
+        logs: FuzzLogCapture, database: String, pid: Int32, daemonLog: URL
     ) async throws {
         func databaseMB() -> Int {
             ["", "-wal"].reduce(0) {
@@ -234,49 +208,56 @@ struct HTTPFuzzTests {
                 if showAll {
                     print("HTTP fuzz: #\(outcome.index) → \(outcome.status ?? 0) \(outcome.head.prefix(300))")
                 }
-                if tally.sent == warmUp { warmRSS = settledResidentBytes() }
+                if tally.sent == warmUp { warmRSS = residentBytes(pid: pid) }
                 if tally.sent % 1_000 == 0 {
                     await hook.clear()  // the sink is in this process too: keep its record from looking like a leak
                     print(
-                        "HTTP fuzz: \(tally.sent) done, RSS \((residentBytes() ?? 0) >> 20) MB, database \(databaseMB()) MB"
+                        "HTTP fuzz: \(tally.sent) done, RSS \((residentBytes(pid: pid) ?? 0) >> 20) MB, database \(databaseMB()) MB"
                     )
                 }
             }
         }
-        let endRSS = settledResidentBytes()
+        let endRSS = residentBytes(pid: pid)
         let fuzzTime = ContinuousClock.now - began
 
         // Still alive and still delivering: lift every silence the fuzz made, push a reading over the threshold and
-        // wait for its alert at the sink.
-        let team = [("Authorization", "Bearer team-token")]
-        let (listStatus, list) = try await request(client, port, "GET", "/api/v1/silences", headers: team)
-        #expect(listStatus == 200)
-        let silences =
-            ((try? JSONSerialization.jsonObject(with: Data(list.utf8))) as? [String: Any])?["silences"]
-            as? [[String: Any]]
-            ?? []
-        for id in silences.compactMap({ $0["id"] as? String }) {
-            _ = try await request(client, port, "DELETE", "/api/v1/silences/\(id)", headers: team)
-        }
-        await hook.clear()
-        let station = "FUZZ-END-\(seed)"
-        let csv =
-            "station,metric,time,value\n\(station),gage_height,\(Timestamp.format(Int64(Date().timeIntervalSince1970))),999\n"
-        let pushed = try await request(
-            client, port, "POST", "/api/v1/readings", headers: team + [("Content-Type", "text/csv")], body: csv)
-        #expect(pushed.0 == 200, "\(pushed.1)")
-        // A safety net only: the alert normally arrives within a second; if it has not after 60 s, that is the failure.
-        let deadline = ContinuousClock.now + .seconds(60)
+        // wait for its alert at the sink. Whatever happens (a thrown error, the time limit), the prober and the
+        // client are stopped before this returns.
         var delivered = false
-        while !delivered && ContinuousClock.now < deadline {
-            delivered = await hook.requests().contains { $0.text.contains(station) }
-            if !delivered { try await Task.sleep(for: .milliseconds(50)) }
+        var finalHealth = 0
+        var afterwards: (any Error)? = nil
+        do {
+            let team = [("Authorization", "Bearer team-token")]
+            let (listStatus, list) = try await request(client, port, "GET", "/api/v1/silences", headers: team)
+            #expect(listStatus == 200)
+            let silences =
+                ((try? JSONSerialization.jsonObject(with: Data(list.utf8))) as? [String: Any])?["silences"]
+                as? [[String: Any]] ?? []
+            for id in silences.compactMap({ $0["id"] as? String }) {
+                _ = try await request(client, port, "DELETE", "/api/v1/silences/\(id)", headers: team)
+            }
+            await hook.clear()
+            let station = "FUZZ-END-\(seed)"
+            let now = Timestamp.format(Int64(Date().timeIntervalSince1970))
+            let pushed = try await request(
+                client, port, "POST", "/api/v1/readings", headers: team + [("Content-Type", "text/csv")],
+                body: "station,metric,time,value\n\(station),gage_height,\(now),999\n")
+            #expect(pushed.0 == 200, "\(pushed.1)")
+            // A safety net only: the alert normally arrives within a second; if it has not after 60 s, that is the
+            // failure.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !delivered && ContinuousClock.now < deadline {
+                delivered = await hook.requests().contains { $0.text.contains(station) }
+                if !delivered { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            finalHealth = try await request(client, port, "GET", "/healthz").0
+        } catch {
+            afterwards = error
         }
-        let finalHealth = try await request(client, port, "GET", "/healthz")
-
         probe.stop()
         await probing.value
         try await client.shutdown()
+        if let afterwards { throw afterwards }
         let health = probe.record.withLock { $0 }
 
         // Report.
@@ -326,9 +307,14 @@ struct HTTPFuzzTests {
         if let warmRSS, let endRSS, only == nil, count > warmUp {
             #expect(endRSS - warmRSS <= 20 << 20, "RSS grew \((endRSS - warmRSS) >> 20) MB after warm-up")
         }
+        // The daemon's own log (stderr of `klaxon run`): an error-level line is a finding.
+        for line in ((try? String(contentsOf: daemonLog, encoding: .utf8)) ?? "").split(separator: "\n") {
+            let level = line.split(separator: " ").dropFirst().first
+            if level == "error" || level == "critical" { logs.add(String(line), level: .error) }
+        }
         let errors = logs.errors.withLock { $0 }
         #expect(errors.isEmpty, "the daemon logged errors:\n\(errors.prefix(20).joined(separator: "\n"))")
-        #expect(finalHealth.0 == 200)
+        #expect(finalHealth == 200)
         #expect(delivered, "a reading pushed after the fuzz reached the sink as an alert")
         journal.close(remove: tally.serverErrors.isEmpty && tally.unanswered.isEmpty)
     }

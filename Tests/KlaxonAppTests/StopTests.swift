@@ -243,23 +243,8 @@ struct StopTests {
 
     /// Starts `klaxon run --config cfg`; returns the process, its log and the HTTP port.
     func startDaemon(_ cfg: String, in s: Scratch) async throws -> (Process, URL, Int) {
-        let p = Process()
-        p.executableURL = klaxonBinary
-        p.arguments = ["run", "--config", cfg]
-        p.currentDirectoryURL = s.dir
-        let log = s.dir.appendingPathComponent("err-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
-        p.standardError = try FileHandle(forWritingTo: log)
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        while p.isRunning {
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            if let r = text.range(of: "klaxon: listening on 127.0.0.1:") {
-                return (p, log, Int(text[r.upperBound...].prefix { $0.isNumber }) ?? 0)
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw SinkError(message: "klaxon run exited: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        let daemon = try await DaemonProcess.start(config: cfg, in: s.dir)
+        return (daemon.process, daemon.log, daemon.port)
     }
 
     @Test("klaxon run: SIGTERM exits 0 within 20 s whatever is in flight; a second SIGINT exits at once with 130")

@@ -6,11 +6,11 @@ import KlaxonStore
 /// The chat commands (`/klaxon gauge 02336910`): answers formatted for chat, an unknown command
 /// answered with help, never a stack trace.
 public struct ChatCommands: Sendable {
-    public let store: Store
+    public let store: any Store
     public let config: Config
     public let rules: [Rule]
 
-    public init(store: Store, config: Config, rules: [Rule]) {
+    public init(store: any Store, config: Config, rules: [Rule]) {
         self.store = store
         self.config = config
         self.rules = rules
@@ -35,7 +35,7 @@ public struct ChatCommands: Sendable {
     }
 
     public func answer(_ user: ChatEndpoints.User, text: String, now: Int64 = Int64(Date().timeIntervalSince1970))
-        -> String
+        async -> String
     {
         let words = text.split(whereSeparator: \.isWhitespace).map(String.init)
         guard let command = words.first?.lowercased() else { return Self.help }
@@ -45,23 +45,23 @@ public struct ChatCommands: Sendable {
             case "help": return Self.help
             case "gauge":
                 guard args.count == 1 else { return "usage: `gauge ID` (a USGS site number or an NWS LID)" }
-                guard let r = try GaugeReport.build(store: store, id: args[0], span: .days(1)) else {
+                guard let r = try await GaugeReport.build(store: store, id: args[0], span: .days(1)) else {
                     return "I know no gauge \"\(args[0])\"."
                 }
                 return "```\n\(GaugeReport.text(r))\n```"
             case "aqi":
                 guard !args.isEmpty else { return "usage: `aqi CITY`" }
                 let city = args.joined(separator: " ")
-                guard let r = try AirReport.build(store: store, city: city, scale: .usEPA) else {
+                guard let r = try await AirReport.build(store: store, city: city, scale: .usEPA) else {
                     return "I have no AQI readings for \"\(city)\"."
                 }
                 return AirReport.text(r)
-            case "quakes": return try quakes(args, now: now)
-            case "alerts": return try alerts()
-            case "silence": return try silence(args, user: user.label, now: now)
+            case "quakes": return try await quakes(args, now: now)
+            case "alerts": return try await alerts()
+            case "silence": return try await silence(args, user: user.label, now: now)
             case "ack":
                 guard args.count == 1, let id = Int64(args[0]) else { return "usage: `ack ALERT_ID` (see `alerts`)" }
-                guard let acked = try store.ack(transitionID: id, by: user.label, at: now) else {
+                guard let acked = try await store.ack(transitionID: id, by: user.label, at: now) else {
                     return "No firing alert has id \(id); `alerts` lists them."
                 }
                 return "Acked \(acked.key.rule) at \(acked.key.station): no reminders until it changes."
@@ -72,8 +72,8 @@ public struct ChatCommands: Sendable {
                         "Your \(user.platform) user \(user.user) is not linked to a trip owner (`chat.users` in the config)."
                 }
                 let actor = Trips.Actor(owner: owner)
-                let trip = try Trips.find(args[0], store: store, actor: actor)
-                let (list, weather) = try Trips.packing(trip, store: store)
+                let trip = try await Trips.find(args[0], store: store, actor: actor)
+                let (list, weather) = try await Trips.packing(trip, store: store)
                 return "```\n\(Trips.text(trip, list: list, weather: weather))\n```"
             default:
                 return "I don't know `\(command)`.\n" + Self.help
@@ -85,7 +85,7 @@ public struct ChatCommands: Sendable {
         }
     }
 
-    func quakes(_ args: [String], now: Int64) throws -> String {
+    func quakes(_ args: [String], now: Int64) async throws -> String {
         var filter = QuakeList.Filter(since: now - 86_400)
         var i = 0
         while i < args.count {
@@ -112,14 +112,14 @@ public struct ChatCommands: Sendable {
                 return "usage: `quakes [near PLACE] [since 24h]`"
             }
         }
-        let rows = try QuakeList.find(store: store, filter: filter)
+        let rows = try await QuakeList.find(store: store, filter: filter)
         guard !rows.isEmpty else { return "No earthquakes stored for that." }
         return rows.prefix(15).map { "• " + QuakeList.text($0) }.joined(separator: "\n")
     }
 
-    func alerts() throws -> String {
-        let acks = try store.acks()
-        let firing = try store.firingAlerts()
+    func alerts() async throws -> String {
+        let acks = try await store.acks()
+        let firing = try await store.firingAlerts()
         guard !firing.isEmpty else { return "Nothing is firing." }
         return firing.map { a in
             var line =
@@ -129,7 +129,7 @@ public struct ChatCommands: Sendable {
         }.joined(separator: "\n")
     }
 
-    func silence(_ args: [String], user: String, now: Int64) throws -> String {
+    func silence(_ args: [String], user: String, now: Int64) async throws -> String {
         guard args.count == 2 || args.count == 3, let duration = DurationText.parse(args.last!), duration > 0 else {
             return "usage: `silence RULE [STATION] DURATION` (like `silence flood-stage 14211720 2h`)"
         }
@@ -138,7 +138,7 @@ public struct ChatCommands: Sendable {
         let s = Silence(
             id: UUID().uuidString.lowercased(), matchers: matchers, starts: now, ends: now + duration,
             comment: "from chat", createdBy: user)
-        try store.addSilence(s, now: now)
+        try await store.addSilence(s, now: now)
         return
             "Silenced \(args.dropLast().joined(separator: " ")) for \(DurationText.format(duration)) (id \(s.id.prefix(8)))."
     }

@@ -14,7 +14,7 @@ import ServiceLifecycle
 /// and is sent after a restart, under the same idempotency key: nothing claimed is lost.
 public final class Daemon: Sendable {
     public let config: Config
-    public let store: Store
+    public let store: any Store
     public let rules: [Rule]
     public let logger: Logger
     /// The wall clock, or a compressed one (the demo).
@@ -27,7 +27,7 @@ public final class Daemon: Sendable {
     let wake: AsyncStream<Void>.Continuation
     let wakes: AsyncStream<Void>
 
-    public init(config: Config, store: Store, rules: [Rule], logger: Logger, clock: DaemonClock = .wall) {
+    public init(config: Config, store: any Store, rules: [Rule], logger: Logger, clock: DaemonClock = .wall) {
         self.config = config
         self.clock = clock
         renderer = try? MessageRenderer(rules: rules)
@@ -44,8 +44,8 @@ public final class Daemon: Sendable {
     /// Evaluates what arrived, queues notifications (or prints transitions when there are no
     /// receivers), and queues reminders.
     @discardableResult
-    public func evaluate(now: Int64? = nil) throws -> EvaluationResult {
-        let result = try Evaluate.run(
+    public func evaluate(now: Int64? = nil) async throws -> EvaluationResult {
+        let result = try await Evaluate.run(
             store: store, rules: rules, now: now ?? clock.now(), routing: routing, renderer: renderer)
         counters.add("evaluations")
         if routing == nil {
@@ -53,8 +53,8 @@ public final class Daemon: Sendable {
             for (t, message) in result.transitions { out.write(t, message: message) }
         } else if let routing {
             let wall = Int64(Date().timeIntervalSince1970 * 1000)
-            _ = try Repeats.enqueue(store: store, rules: rules, routing: routing, now: wall)
-            let escalated = try Escalations.enqueue(store: store, rules: rules, routing: routing, now: wall)
+            _ = try await Repeats.enqueue(store: store, rules: rules, routing: routing, now: wall)
+            let escalated = try await Escalations.enqueue(store: store, rules: rules, routing: routing, now: wall)
             if escalated > 0 { logger.info("escalated", metadata: ["alerts": "\(escalated)"]) }
         }
         for t in result.unrouted {
@@ -113,7 +113,7 @@ public final class Daemon: Sendable {
     ) {
         var outcomes: [Fetch.Outcome] = []
         for s in config.sources { outcomes.append(await poll(s, now: clock.now())) }
-        let evaluation = try evaluate()
+        let evaluation = try await evaluate()
         var pass: Dispatcher.Pass? = nil
         if routing != nil {
             let dispatcher = try DeliveryWiring.dispatcher(
@@ -138,7 +138,7 @@ public final class Daemon: Sendable {
                 chat: .init(
                     slackSigningSecret: config.slackSigningSecret?.value, mattermostToken: config.mattermostToken?.value
                 ),
-                answer: { [chat] user, text in chat.answer(user, text: text) },
+                answer: { [chat] user, text in await chat.answer(user, text: text) },
                 onReadings: { [wake] in wake.yield() }, onRunning: onListening),
         ]
         if routing != nil {
@@ -195,9 +195,7 @@ struct PollerService: Service {
             let clock = daemon.clock
             _ = await ws.run(for: nil, now: { clock.now() }, logger: daemon.logger) { readings in
                 // Recorded under the source's name, like a polled fetch, so /readyz sees it working.
-                let stats = try await offPool {
-                    try store.write(SourceBatch(readings: readings), source: ws.name, at: clock.now())
-                }
+                let stats = try await store.write(SourceBatch(readings: readings), source: ws.name, at: clock.now())
                 if stats.inserted > 0 { wake.yield() }
             }
             return
@@ -211,11 +209,11 @@ struct PollerService: Service {
             if o.error != nil {
                 failures += 1
                 wait = min(wait, max(1, backoff.delay(attempt: failures, random: Double.random(in: 0.5..<1))))
-                if let nb = try? daemon.store.sourceState(source.source.name)?.notBefore, nb > now {
+                if let nb = try? await daemon.store.sourceState(source.source.name)?.notBefore, nb > now {
                     wait = max(wait, Double(nb - now))
                 }
             } else if o.skipped != nil {
-                if let nb = try? daemon.store.sourceState(source.source.name)?.notBefore, nb > now {
+                if let nb = try? await daemon.store.sourceState(source.source.name)?.notBefore, nb > now {
                     wait = Double(nb - now)
                 }
             } else {
@@ -245,9 +243,9 @@ struct EvaluatorService: Service {
                     daemon.wake.yield()
                     for await _ in daemon.wakes {
                         // A database error (another process holding the lock) waits and retries; it
-                        // never ends the daemon. The synchronous evaluation runs off the cooperative pool.
+                        // never ends the daemon. The evaluation awaits the store in bounded slices.
                         try await daemon.health.persist("evaluator", logger: daemon.logger) {
-                            try await offPool { _ = try daemon.evaluate() }
+                            _ = try await daemon.evaluate()
                         }
                     }
                 }

@@ -26,7 +26,7 @@ public enum DeliveryWiring {
     }
 
     public static func dispatcher(
-        store: Store, config: Config, logger: Logger, lease: Int64? = nil, health: StoreHealth = StoreHealth()
+        store: any Store, config: Config, logger: Logger, lease: Int64? = nil, health: StoreHealth = StoreHealth()
     ) throws -> Dispatcher {
         var settings = Dispatcher.Settings()
         if let lease { settings.lease = lease }

@@ -9,7 +9,7 @@ import KlaxonStore
 /// Readings files are streamed: memory holds one session per watched series and the transitions,
 /// not the readings. A series whose readings are out of order in the files is replayed again, sorted,
 /// in a second pass that holds only that series' readings.
-public struct DryRun {
+public struct DryRun: Sendable {
     public struct Result: Sendable {
         public var transitions: [Transition] = []
         public var readings = 0
@@ -113,17 +113,17 @@ public struct DryRun {
     }
 
     /// Replays a store's readings (read-only).
-    public func run(store: Store) throws -> Result {
+    public func run(store: any Store) async throws -> Result {
         var result = Result()
         var sessions = Sessions()
         var out: [Transition] = []
         var maxTime = Int64.min
-        try store.forEachReading(from: from, to: to) { key, unit, time, value in
-            result.readings += 1
-            maxTime = max(maxTime, time)
+        try await store.forEachReading(from: from, to: to) { key, unit, readings in
+            result.readings += readings.count
+            maxTime = max(maxTime, readings.last?.time ?? maxTime)
             let i = sessions.lookup(key, unit: unit, engine: engine)
             guard i >= 0 else { return }
-            engine.step(&sessions.sessions[i], time: time, value: value, into: &out)
+            for r in readings { engine.step(&sessions.sessions[i], time: r.time, value: r.value, into: &out) }
         }
         finish(&sessions, end: to ?? maxTime, into: &out)
         result.transitions = out.sorted(by: Transition.outputOrder)
@@ -132,47 +132,35 @@ public struct DryRun {
 
     /// Replays quake event versions (oldest `updated` first) through the quake rules, from a clean
     /// state, as `evaluate` would have seen them arrive: a revision is an update, never a second
-    /// new alert. `key` is the stored event key, or nil to merge by id and aliases here.
+    /// new alert. `key` is the stored event key, or nil to merge by id and aliases here. The runner
+    /// is `evaluate`'s own; only where announcements are kept differs.
     public func replay(quakes versions: [(key: String?, event: QuakeEvent)]) -> [Transition] {
-        let quakeRules = engine.rules.compactMap { r in (r.kind as? QuakeRule).map { (r, $0) } }
-        guard !quakeRules.isEmpty else { return [] }
+        let runner = QuakeRunner(rules: engine.rules, from: from, to: to)
+        guard !runner.isEmpty else { return [] }
         var aliases: [String: String] = [:]
-        var announced: [String: QuakeRule.Announced] = [:]
+        var announced: [String: [String: QuakeRule.Announced]] = [:]
         var out: [Transition] = []
         for (given, e) in versions.sorted(by: { ($0.event.updated, $0.event.id) < ($1.event.updated, $1.event.id) }) {
             let key = given ?? (e.ids + [e.id]).lazy.compactMap { aliases[$0] }.first ?? e.id
             for id in e.ids + [e.id] where aliases[id] == nil { aliases[id] = key }
-            let seconds = e.time / 1000
-            guard inRange(seconds) else { continue }
-            for (rule, kind) in quakeRules {
-                let slot = "\(rule.name)\u{1}\(key)"
-                guard let (change, next) = kind.assess(e, announced: announced[slot]) else { continue }
-                announced[slot] = next
-                out.append(rule.transition(change, SeriesContext(station: key, metric: "quake")))
-            }
+            runner.assess(key: key, event: e, announced: &announced[key, default: [:]], into: &out)
         }
         return out
     }
 
     /// Trip-packing rules over stored trips and forecasts, from a clean state: what each rule would
-    /// announce now (the lists as ready, and the alerts in force). `now` sets "today".
-    public func replay(trips store: Store, now: Int64) throws -> [Transition] {
-        let tripRules = engine.rules.compactMap { r in (r.kind as? TripPackingRule).map { (r, $0) } }
-        guard !tripRules.isEmpty else { return [] }
-        let today = String(Timestamp.format(now).prefix(10))
+    /// announce now (the lists as ready, and the alerts in force). `now` sets "today". The runner is
+    /// `evaluate`'s own.
+    public func replay(trips store: any Store, now: Int64) async throws -> [Transition] {
+        let runner = TripRunner(rules: engine.rules)
+        guard !runner.isEmpty else { return [] }
+        let today = TripRunner.today(now)
         var out: [Transition] = []
-        for trip in try store.trips(owner: nil) {
-            let weather = try store.weather(for: trip)
-            let alerts = try store.alerts(for: trip)
-            for (rule, kind) in tripRules {
-                guard
-                    let (changes, _) = kind.assess(
-                        trip: trip, weather: weather, alerts: alerts, announced: nil, today: today, at: now)
-                else { continue }
-                for (metric, change) in changes {
-                    out.append(TripPackingRule.transition(rule, trip: trip, metric: metric, change: change))
-                }
-            }
+        for trip in try await store.trips(owner: nil) where TripRunner.isAhead(trip, today: today) {
+            var announced: [String: TripPackingRule.Announced] = [:]
+            runner.assess(
+                trip: trip, weather: try await store.weather(for: trip), alerts: try await store.alerts(for: trip),
+                announced: &announced, now: now, into: &out)
         }
         return out
     }

@@ -40,13 +40,13 @@ public enum Fetch {
     /// Fetches each source once and writes what it got (one transaction per source). A source that
     /// fails records its error and keeps its cursor; the others go on.
     public static func run(
-        sources: [ConfiguredSource], store: Store, client: HTTPClient = .shared, now: Int64, force: Bool = false
+        sources: [ConfiguredSource], store: any Store, client: HTTPClient = .shared, now: Int64, force: Bool = false
     ) async -> [Outcome] {
         var out: [Outcome] = []
         for configured in sources {
             let source = configured.source
             var o = Outcome(source: source.name, kind: source.kindName)
-            let state = try? store.sourceState(source.name)
+            let state = try? await store.sourceState(source.name)
             o.failuresBefore = state?.failures ?? 0
             o.errorBefore = state?.lastError
             if !force, let nb = state?.notBefore, nb > now {
@@ -64,7 +64,7 @@ public enum Fetch {
                 } else {
                     result = try await source.fetch(cursor: state?.cursor, now: now, http: http)
                 }
-                o.stats = try store.write(result.batch, source: source.name, cursor: result.cursor, at: now)
+                o.stats = try await store.write(result.batch, source: source.name, cursor: result.cursor, at: now)
                 o.gaps = result.batch.gaps
                 o.stations = Set(result.batch.stations.map(\.id)).count
                 o.gauges = result.batch.gauges.count
@@ -72,7 +72,7 @@ public enum Fetch {
             } catch {
                 o.error = "\(error)"
                 let wait = (error as? SourceError)?.retryAfter.map { now + Int64($0.rounded(.up)) }
-                try? store.recordFailure(source: source.name, error: "\(error)", at: now, notBefore: wait)
+                try? await store.recordFailure(source: source.name, error: "\(error)", at: now, notBefore: wait)
             }
             out.append(o)
         }
@@ -102,10 +102,10 @@ public enum Fetch {
 
 /// The places and dates that trips still ahead need weather for.
 public enum TripPlaces {
-    public static func requests(store: Store, now: Int64) throws -> [PlaceRequest] {
+    public static func requests(store: any Store, now: Int64) async throws -> [PlaceRequest] {
         let today = String(Timestamp.format(now).prefix(10))
         var dates: [String: (PlacePoint, Set<String>)] = [:]
-        for trip in try store.trips(owner: nil) {
+        for trip in try await store.trips(owner: nil) {
             for day in Packer.days(of: trip) where day.date >= today {
                 let stop = trip.stops[day.stopIndex]
                 guard let lat = stop.latitude, let lon = stop.longitude else { continue }

@@ -97,14 +97,14 @@ public enum GaugeReport {
 
     /// Builds the report for an id a person typed (USGS site, NWS LID, station id); nil when the
     /// store knows nothing by that id.
-    public static func build(store: Store, id: String, span: Span) throws -> Report? {
-        guard let station = try store.resolveStation(id) else { return nil }
-        let info = try store.stationInfos()[station] ?? StationInfo(id: station)
-        let floods = try store.floodCategories()
-        let series = try store.series(station: station)
+    public static func build(store: any Store, id: String, span: Span) async throws -> Report? {
+        guard let station = try await store.resolveStation(id) else { return nil }
+        let info = try await store.stationInfos()[station] ?? StationInfo(id: station)
+        let floods = try await store.floodCategories()
+        let series = try await store.series(station: station)
         var newest: Int64? = nil
         for s in series {
-            if let t = try store.latest(station: station, metric: s.metric)?.time { newest = max(newest ?? t, t) }
+            if let t = try await store.latest(station: station, metric: s.metric)?.time { newest = max(newest ?? t, t) }
         }
         var end = newest ?? 0
         // Each range: its start as shown, and the query's exclusive lower bound.
@@ -120,20 +120,20 @@ public enum GaugeReport {
         let sparkFrom: Int64
         if case .range(let from, _) = span { sparkFrom = from - 1 } else { sparkFrom = end - 86_400 }
 
-        func build(_ metric: String, _ unit: String?) throws -> Series {
-            let latest = try store.latest(station: station, metric: metric, at: end).map {
+        func build(_ metric: String, _ unit: String?) async throws -> Series {
+            let latest = try await store.latest(station: station, metric: metric, at: end).map {
                 Latest(value: $0.value, unit: $0.unit ?? unit, time: Timestamp.format($0.time), quality: $0.quality)
             }
             var stats: [Stats] = []
             for (shown, after, to) in ranges {
-                if let s = try store.summary(station: station, metric: metric, from: after, to: to) {
+                if let s = try await store.summary(station: station, metric: metric, from: after, to: to) {
                     stats.append(
                         Stats(
                             from: Timestamp.format(shown), to: Timestamp.format(to), count: s.count, min: s.min,
                             mean: s.mean, max: s.max, total: s.sum))
                 }
             }
-            let spark = RecentReadings.sparkline(
+            let spark = await RecentReadings.sparkline(
                 of: try store.values(station: station, metric: metric, from: sparkFrom, to: end), from: sparkFrom,
                 to: end)
             return Series(metric: metric, unit: unit, latest: latest, ranges: stats, sparkline: spark)
@@ -149,7 +149,7 @@ public enum GaugeReport {
         let discharge = pick(dischargeMetrics)
         let precipitation = pick(precipitationMetrics)
         for s in series {
-            let built = try build(s.metric, s.unit)
+            let built = try await build(s.metric, s.unit)
             switch s.metric {
             case height: report.height = built
             case discharge: report.discharge = built

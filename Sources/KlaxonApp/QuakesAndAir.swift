@@ -28,10 +28,10 @@ public enum QuakeList {
     }
 
     /// Events matching the filter, newest first.
-    public static func find(store: Store, filter: Filter) throws -> [Row] {
+    public static func find(store: any Store, filter: Filter) async throws -> [Row] {
         var out: [Row] = []
-        let revisions = try store.quakeRevisionCounts()
-        for q in try store.quakes(from: filter.since * 1000) {
+        let revisions = try await store.quakeRevisionCounts()
+        for q in try await store.quakes(from: filter.since * 1000, to: .max) {
             let e = q.event
             if let m = filter.minMagnitude, (e.magnitude ?? -.infinity) < m { continue }
             var distance: Double? = nil
@@ -96,16 +96,16 @@ public enum AirReport {
     }
 
     /// The report for a city (a station id or name, any case); nil when none has AQI readings.
-    public static func build(store: Store, city: String, scale: AQIScale) throws -> Report? {
-        let infos = try store.stationInfos()
+    public static func build(store: any Store, city: String, scale: AQIScale) async throws -> Report? {
+        let infos = try await store.stationInfos()
         let wanted = city.lowercased()
         var candidates = [city]
         for (id, info) in infos where id.lowercased() == wanted || info.name?.lowercased() == wanted {
             candidates.append(id)
         }
         for id in candidates {
-            guard let latest = try store.latest(station: id, metric: "aqi") else { continue }
-            let recent = try store.values(station: id, metric: "aqi", from: .min, to: latest.time).suffix(25).map(
+            guard let latest = try await store.latest(station: id, metric: "aqi") else { continue }
+            let recent = try await store.values(station: id, metric: "aqi", from: .min, to: latest.time).suffix(25).map(
                 \.value)
             let level = scale.level(for: latest.value)
             return Report(

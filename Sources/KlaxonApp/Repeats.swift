@@ -8,11 +8,11 @@ import KlaxonStore
 public enum Repeats {
     /// Queues the reminders due at `now` (ms); returns how many.
     @discardableResult
-    public static func enqueue(store: Store, rules: [Rule], routing: Routing, now: Int64) throws -> Int {
+    public static func enqueue(store: any Store, rules: [Rule], routing: Routing, now: Int64) async throws -> Int {
         let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
         var queued = 0
-        let acked = try store.acks()
-        for alert in try store.firingAlerts() {
+        let acked = try await store.acks()
+        for alert in try await store.firingAlerts() {
             // An acknowledged alert is not repeated until its state changes.
             if acked[alert.key] != nil { continue }
             let t = alert.transition
@@ -20,11 +20,11 @@ public enum Repeats {
                 let route = routing.route(d.route)
                 guard let interval = route.repeatInterval else { continue }
                 let key = OutboxRecord.alertKey(t)
-                let last = try store.lastNotified(alert: key, receiver: d.receiver)
+                let last = try await store.lastNotified(alert: key, receiver: d.receiver)
                 guard !last.queued, let sent = last.sentAt,
                     sent.addingClamped(interval.multipliedClamped(by: 1000)) <= now
                 else { continue }
-                try store.enqueueRepeat(
+                try await store.enqueueRepeat(
                     transitionID: alert.transitionID, transition: t, receiver: d.receiver, route: d.route,
                     groupKey: route.groupKey(t), now: now)
                 queued += 1
@@ -39,11 +39,11 @@ public enum Repeats {
 public enum Escalations {
     /// Queues the escalations due at `now` (ms); returns how many.
     @discardableResult
-    public static func enqueue(store: Store, rules: [Rule], routing: Routing, now: Int64) throws -> Int {
+    public static func enqueue(store: any Store, rules: [Rule], routing: Routing, now: Int64) async throws -> Int {
         let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
-        let acked = try store.acks()
+        let acked = try await store.acks()
         var queued = 0
-        for alert in try store.firingAlerts() where acked[alert.key] == nil {
+        for alert in try await store.firingAlerts() where acked[alert.key] == nil {
             let t = alert.transition
             let key = OutboxRecord.alertKey(t)
             var routes: Set<Int> = []
@@ -51,11 +51,11 @@ public enum Escalations {
                 guard let r = d.route, routes.insert(r).inserted else { continue }
                 let route = routing.route(d.route)
                 guard let after = route.escalateAfter, let target = route.escalateTo,
-                    let first = try store.firstQueued(alert: key, transitionID: alert.transitionID),
+                    let first = try await store.firstQueued(alert: key, transitionID: alert.transitionID),
                     first.addingClamped(after.multipliedClamped(by: 1000)) <= now,
-                    try !store.hasNotification(alert: key, receiver: target, transitionID: alert.transitionID)
+                    try await !store.hasNotification(alert: key, receiver: target, transitionID: alert.transitionID)
                 else { continue }
-                try store.enqueueRepeat(
+                try await store.enqueueRepeat(
                     transitionID: alert.transitionID, transition: t, receiver: target, route: d.route,
                     groupKey: route.groupKey(t), now: now)
                 queued += 1

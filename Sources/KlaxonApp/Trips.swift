@@ -33,10 +33,10 @@ public enum Trips {
     }
 
     /// Finds a trip the actor may see; "not found" for another owner's trip (without `--all`).
-    public static func find(_ name: String, store: Store, actor: Actor) throws -> Trip {
-        if let t = try store.trip(owner: actor.owner, name: name) { return t }
+    public static func find(_ name: String, store: any Store, actor: Actor) async throws -> Trip {
+        if let t = try await store.trip(owner: actor.owner, name: name) { return t }
         if actor.all {
-            let matches = try store.trips(owner: nil).filter { $0.name == name }
+            let matches = try await store.trips(owner: nil).filter { $0.name == name }
             if matches.count == 1 { return matches[0] }
             if matches.count > 1 {
                 let owners = matches.map(\.owner).joined(separator: ", ")
@@ -88,8 +88,10 @@ public enum Trips {
     }
 
     /// The trip's list and the weather it was made from.
-    public static func packing(_ trip: Trip, store: Store) throws -> (list: PackingList, weather: [DayWeather]) {
-        let weather = try store.weather(for: trip)
+    public static func packing(_ trip: Trip, store: any Store) async throws -> (
+        list: PackingList, weather: [DayWeather]
+    ) {
+        let weather = try await store.weather(for: trip)
         return (Packer.pack(trip, weather: weather), weather)
     }
 
@@ -164,12 +166,12 @@ public enum Trips {
         public var list: PackingList
     }
 
-    public static func export(_ trip: Trip, store: Store) throws -> String {
-        let list = try packing(trip, store: store).list
+    public static func export(_ trip: Trip, store: any Store) async throws -> String {
+        let list = try await packing(trip, store: store).list
         var stored: [DayWeather] = []
         for s in trip.stops {
             if let lat = s.latitude, let lon = s.longitude {
-                stored += try store.forecasts(place: PlacePoint(latitude: lat, longitude: lon).key)
+                await stored += try store.forecasts(place: PlacePoint(latitude: lat, longitude: lon).key)
             }
         }
         let encoder = JSONEncoder()
@@ -179,7 +181,9 @@ public enum Trips {
     }
 
     /// Reads an export; the trip is stored for `owner` and its forecasts with it.
-    public static func importTrip(path: String, owner: String, store: Store, now: Int64, replace: Bool) throws -> Trip {
+    public static func importTrip(path: String, owner: String, store: any Store, now: Int64, replace: Bool) async throws
+        -> Trip
+    {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw UserError("\(path): cannot read the file")
         }
@@ -193,8 +197,8 @@ public enum Trips {
         var trip = doc.trip
         trip.owner = owner
         do {
-            try store.save(trip: trip, at: now, replace: replace)
-            try store.write(weather: doc.weather)
+            try await store.save(trip: trip, at: now, replace: replace)
+            try await store.write(weather: doc.weather)
         } catch let e as TripError {
             throw UserError(e.description)
         }

@@ -6,9 +6,9 @@ import KlaxonStore
 /// categories for `levels: nws`.
 public enum WaterContext {
     /// An engine over `rules` with the store's stations and flood categories.
-    public static func engine(rules: [Rule], store: Store) throws -> RuleEngine {
+    public static func engine(rules: [Rule], store: any Store) async throws -> RuleEngine {
         guard rules.contains(where: { needsStations($0) }) else { return RuleEngine(rules: rules) }
-        let (stations, floods) = try store.stationsAndFloods()
+        let (stations, floods) = try await store.stationsAndFloods()
         return RuleEngine(rules: rules, stations: stations, floods: floods)
     }
 
@@ -18,15 +18,18 @@ public enum WaterContext {
 
     /// One line per station a `levels: nws` rule watches that has no NWS flood categories: it would
     /// get no flood alert, and people should hear that rather than find out in a flood.
-    public static func missingCategories(rules: [Rule], store: Store) throws -> [String] {
+    public static func missingCategories(rules: [Rule], store: any Store) async throws -> [String] {
         let nwsRules = rules.filter { ($0.kind as? LevelsRule)?.nws == true }
         guard !nwsRules.isEmpty else { return [] }
-        let (infos, floods) = try store.stationsAndFloods()
+        let (infos, floods) = try await store.stationsAndFloods()
         var out: [String] = []
         for rule in nwsRules {
             let kind = rule.kind
             // Without a stations list: every station with readings of the metric (one query).
-            let stations = try kind.stations ?? Set(store.latestTimes(metric: kind.metric).keys.map(\.station))
+            var stations = kind.stations ?? []
+            if kind.stations == nil {
+                stations = Set(try await store.latestTimes(metric: kind.metric).keys.map(\.station))
+            }
             for station in stations.sorted() {
                 let ladder = floods[station]?.ladder(forMetric: kind.metric) ?? []
                 guard ladder.isEmpty else { continue }

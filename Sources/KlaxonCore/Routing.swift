@@ -101,3 +101,37 @@ public struct Routing: Sendable, Hashable {
 
     public func route(_ index: Int?) -> Route { index.map { routes[$0] } ?? defaults }
 }
+
+/// A notification routing decided for a transition: who gets it, under which group, and the group's
+/// timing. The store turns each into an outbox row whose due time follows the group's history.
+public struct PlannedDelivery: Sendable, Hashable {
+    public var receiver: String
+    /// Index into `Routing.routes`, or nil for the defaults.
+    public var route: Int?
+    public var groupKey: String
+    /// Seconds a new group waits to collect alerts.
+    public var groupWait: Int64
+    /// The least seconds between two notifications of one group.
+    public var groupInterval: Int64
+
+    public init(receiver: String, route: Int?, groupKey: String, groupWait: Int64 = 0, groupInterval: Int64 = 0) {
+        self.receiver = receiver
+        self.route = route
+        self.groupKey = groupKey
+        self.groupWait = groupWait
+        self.groupInterval = groupInterval
+    }
+}
+
+extension Routing {
+    /// The deliveries of a transition with their groups and timing: the whole routing decision,
+    /// made before the store is touched.
+    public func plan(for t: Transition, notify: [String]) -> [PlannedDelivery] {
+        deliveries(for: t, notify: notify).map { d in
+            let r = route(d.route)
+            return PlannedDelivery(
+                receiver: d.receiver, route: d.route, groupKey: r.groupKey(t), groupWait: r.groupWait,
+                groupInterval: r.groupInterval)
+        }
+    }
+}

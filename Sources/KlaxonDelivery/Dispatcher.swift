@@ -34,7 +34,7 @@ public final class Dispatcher: Sendable {
         public init() {}
     }
 
-    let store: Store
+    let store: any Store
     let notifiers: [String: any Notifier]
     let routing: Routing
     let settings: Settings
@@ -50,7 +50,7 @@ public final class Dispatcher: Sendable {
     public let health: StoreHealth
 
     public init(
-        store: Store, notifiers: [String: any Notifier], routing: Routing, settings: Settings = Settings(),
+        store: any Store, notifiers: [String: any Notifier], routing: Routing, settings: Settings = Settings(),
         logger: Logger = Logger(label: "klaxon.dispatch"),
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }, health: StoreHealth = StoreHealth()

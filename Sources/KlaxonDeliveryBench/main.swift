@@ -20,24 +20,19 @@ func makeTransition(_ i: Int) -> Transition {
         explanation: "12.5 ≥ 12")
 }
 
-func queue(_ store: Store, _ range: Range<Int>, now: Int64) throws {
-    try store.writer!.write { db in
-        for i in range {
+func queue(_ store: any Store, _ range: Range<Int>, now: Int64) async throws {
+    try await store.record(
+        range.map { i in
             let t = makeTransition(i)
-            var record = TransitionRecord(t, message: t.summary, recordedAt: now / 1000)
-            try record.insert(db)
-            try Store.enqueue(
-                db, transitionID: record.id!, transition: t, deliveries: [("hook", nil, "station=S\(i)", now)], now: now
-            )
-        }
-    }
+            return (t, t.summary, [PlannedDelivery(receiver: "hook", route: nil, groupKey: "station=S\(i)")])
+        }, now: now)
 }
 
-func tempStore() throws -> (Store, URL) {
+func tempStore() throws -> (any Store, URL) {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
         "klaxon-delivery-bench-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    return (try Store.open(path: dir.appendingPathComponent("k.sqlite").path), dir)
+    return (try SQLiteStore.open(path: dir.appendingPathComponent("k.sqlite").path), dir)
 }
 
 func percentile(_ sorted: [Double], _ p: Double) -> Double {
@@ -53,7 +48,7 @@ var results: [(String, String, String, Bool)] = []
 do {
     let (store, dir) = try tempStore()
     defer { try? FileManager.default.removeItem(at: dir) }
-    try queue(store, 0..<10_000, now: nowMillis())
+    try await queue(store, 0..<10_000, now: nowMillis())
     let dispatcher = Dispatcher(store: store, notifiers: ["hook": notifier], routing: Routing())
     let start = ContinuousClock.now
     let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 120_000)
@@ -86,7 +81,7 @@ do {
         let due = start + Int64(i) * 10
         let wait = due - nowMillis()
         if wait > 0 { try await Task.sleep(for: .milliseconds(wait)) }
-        try queue(store, i..<(i + 1), now: nowMillis())
+        try await queue(store, i..<(i + 1), now: nowMillis())
         let at = nowMillis()
         committed.withLock { $0[i] = at }
     }

@@ -8,14 +8,14 @@ import NIOCore
 /// `/api/v1/silences` (the team token) and `/api/v1/trips` (owner tokens: each owner sees only
 /// their own trips; another owner's trip is 404).
 enum APIRoutes {
-    static func add(to router: Router<BasicRequestContext>, store: Store, settings: KlaxonHTTP.Settings) {
+    static func add(to router: Router<BasicRequestContext>, store: any Store, settings: KlaxonHTTP.Settings) {
         let now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
 
         router.get("/api/v1/silences") { request, _ -> Response in
             guard KlaxonHTTP.authorized(request, token: settings.apiToken) else {
                 return KlaxonHTTP.unauthorized(settings.apiToken)
             }
-            let list = try store.silences(now: now()).map(silenceJSON)
+            let list = try await store.silences(now: now()).map(silenceJSON)
             return KlaxonHTTP.json(["silences": list], status: .ok)
         }
         router.post("/api/v1/silences") { request, _ -> Response in
@@ -45,7 +45,7 @@ enum APIRoutes {
             let silence = Silence(
                 id: UUID().uuidString.lowercased(), matchers: matchers, starts: t, ends: t + d,
                 comment: o["comment"] as? String ?? "", createdBy: o["created_by"] as? String ?? "api")
-            try store.addSilence(silence, now: t)
+            try await store.addSilence(silence, now: t)
             return KlaxonHTTP.json(silenceJSON(silence), status: .created)
         }
         router.delete("/api/v1/silences/:id") { request, context -> Response in
@@ -53,7 +53,7 @@ enum APIRoutes {
                 return KlaxonHTTP.unauthorized(settings.apiToken)
             }
             let id = context.parameters.get("id") ?? ""
-            switch try store.expireSilence(id: id, now: now()) {
+            switch try await store.expireSilence(id: id, now: now()) {
             case .expired(let full):
                 return KlaxonHTTP.json(["expired": full], status: .ok)
             case .notFound:
@@ -67,7 +67,7 @@ enum APIRoutes {
 
         router.get("/api/v1/trips") { request, _ -> Response in
             guard let owner = owner(request, settings) else { return KlaxonHTTP.unauthorized("") }
-            let trips = try store.trips(owner: owner).map { t -> [String: Any] in
+            let trips = try await store.trips(owner: owner).map { t -> [String: Any] in
                 [
                     "name": t.name, "stops": t.stops.map(\.place), "first_day": Packer.days(of: t).first?.date ?? "",
                     "last_day": Packer.days(of: t).last?.date ?? "",
@@ -77,10 +77,11 @@ enum APIRoutes {
         }
         router.get("/api/v1/trips/:name") { request, context -> Response in
             guard let owner = owner(request, settings) else { return KlaxonHTTP.unauthorized("") }
-            guard let name = context.parameters.get("name"), let trip = try store.trip(owner: owner, name: name) else {
+            guard let name = context.parameters.get("name"), let trip = try await store.trip(owner: owner, name: name)
+            else {
                 return KlaxonHTTP.json(["error": "trip not found"], status: .notFound)
             }
-            let weather = try store.weather(for: trip)
+            let weather = try await store.weather(for: trip)
             let list = Packer.pack(trip, weather: weather)
             let items: [[String: Any]] = list.items.map {
                 [
@@ -92,7 +93,7 @@ enum APIRoutes {
         }
         router.delete("/api/v1/trips/:name") { request, context -> Response in
             guard let owner = owner(request, settings) else { return KlaxonHTTP.unauthorized("") }
-            guard let name = context.parameters.get("name"), try store.removeTrip(owner: owner, name: name) else {
+            guard let name = context.parameters.get("name"), try await store.removeTrip(owner: owner, name: name) else {
                 return KlaxonHTTP.json(["error": "trip not found"], status: .notFound)
             }
             return KlaxonHTTP.json(["removed": name], status: .ok)

@@ -59,7 +59,7 @@ public enum KlaxonHTTP {
     /// Builds the application (a ServiceLifecycle service). `onReadings` is called after the API
     /// stored readings, so the daemon can evaluate at once.
     public static func application(
-        store: Store, settings: Settings, counters: Counters, logger: Logger, health: StoreHealth = StoreHealth(),
+        store: any Store, settings: Settings, counters: Counters, logger: Logger, health: StoreHealth = StoreHealth(),
         chat: ChatEndpoints.Settings = .init(), answer: @escaping ChatEndpoints.Answer = { _, _ in "" },
         onReadings: @escaping @Sendable () -> Void = {}, onRunning: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> some ApplicationProtocol {
@@ -69,11 +69,11 @@ public enum KlaxonHTTP {
         APIRoutes.add(to: router, store: store, settings: settings)
         router.get("/healthz") { _, _ in "ok\n" }
         router.get("/readyz") { _, _ -> Response in
-            let (ok, body) = readiness(store: store, sources: settings.sources, health: health)
+            let (ok, body) = await readiness(store: store, sources: settings.sources, health: health)
             return json(body, status: ok ? .ok : .serviceUnavailable)
         }
         router.get("/metrics") { _, _ -> Response in
-            let text = try prometheus(store.metrics(), counters: counters.snapshot)
+            let text = try await prometheus(store.metrics(), counters: counters.snapshot)
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
@@ -93,7 +93,9 @@ public enum KlaxonHTTP {
             let format: ReadingsParser.Format =
                 (request.headers[.contentType] ?? "").contains("json") ? .jsonLines : .csv
             // Parsing and the write run off the cooperative pool: a large push must not hold up /healthz.
-            let push = try await offPool { try Push.ingest(body, format: format, store: store) }
+            // Parsing runs off the cooperative pool and the write in slices: a large push must not
+            // hold up /healthz, nor hold the database's write lock for seconds.
+            let push = try await Push.ingest(body, format: format, store: store)
             counters.add("api_readings", push.stats.inserted)
             if push.stats.inserted + push.stats.revised > 0 { onReadings() }
             var out: [String: Any] = [
@@ -105,8 +107,8 @@ public enum KlaxonHTTP {
         }
         router.get("/api/v1/alerts") { request, _ -> Response in
             guard authorized(request, token: settings.apiToken) else { return unauthorized(settings.apiToken) }
-            let acks = try store.acks()
-            let alerts = try store.firingAlerts().map { a -> [String: Any] in
+            let acks = try await store.acks()
+            let alerts = try await store.firingAlerts().map { a -> [String: Any] in
                 let t = a.transition
                 var o: [String: Any] = [
                     "id": a.transitionID, "rule": a.key.rule, "station": a.key.station, "metric": a.key.metric,
@@ -147,13 +149,34 @@ public enum KlaxonHTTP {
             status: .contentTooLarge)
     }
 
-    /// A push to `/api/v1/readings`: parsed in 64 KiB slices into one batch, written in one transaction.
+    /// A push to `/api/v1/readings`: parsed in 64 KiB slices off the pool, written in slices.
     enum Push {
         /// Rejected lines reported back, at most (the count says how many there were).
         static let maxReported = 100
 
-        static func ingest(_ body: ByteBuffer, format: ReadingsParser.Format, store: Store) throws -> (
+        static func ingest(_ body: ByteBuffer, format: ReadingsParser.Format, store: any Store) async throws -> (
             stats: IngestStats, rejected: [String], rejectedCount: Int
+        ) {
+            let parsed = try await offPool { parse(body, format: format) }
+            let writer = try store.readingWriter()
+            var stats = IngestStats()
+            var offset = 0
+            while offset < parsed.readings.count {
+                let end = min(parsed.readings.count, offset + sliceReadings)
+                stats += try await writer.write(Array(parsed.readings[offset..<end]))
+                offset = end
+                await Task.yield()
+            }
+            if body.readableBytes > 1 << 20 { releaseFreeMemory() }
+            return (stats, parsed.rejected, parsed.rejectedCount)
+        }
+
+        /// Readings per write transaction: a large push is stored in slices so the writer is never
+        /// held for long (each slice is atomic; a push is idempotent, so a retry completes one cut short).
+        static let sliceReadings = 50_000
+
+        static func parse(_ body: ByteBuffer, format: ReadingsParser.Format) -> (
+            readings: [Reading], rejected: [String], rejectedCount: Int
         ) {
             var parser = ReadingsParser(format: format)
             var readings: [Reading] = []
@@ -177,10 +200,7 @@ public enum KlaxonHTTP {
                 }
             }
             parser.finish(emit)
-            let stats = try ReadingIngester(store: store).write(readings)
-            readings = []
-            if body.readableBytes > 1 << 20 { releaseFreeMemory() }
-            return (stats, rejected, rejectedCount)
+            return (readings, rejected, rejectedCount)
         }
     }
 
@@ -204,13 +224,13 @@ public enum KlaxonHTTP {
     /// `/readyz`: the database answers, and each source's last success and error.
     /// `database` is `ok`, `busy` (another process holds the write lock, and a service is waiting for
     /// it), `failing` (a service's store calls fail otherwise) or `unreachable`; only `ok` is ready.
-    public static func readiness(store: Store, sources: [String], health: StoreHealth = StoreHealth()) -> (
-        Bool, [String: Any]
-    ) {
-        let reachable = store.isReachable()
+    public static func readiness(store: any Store, sources: [String], health: StoreHealth = StoreHealth()) async
+        -> (Bool, [String: Any])
+    {
+        let reachable = await store.isReachable()
         let troubles = health.troubles
         var states: [[String: Any]] = []
-        let stored = (try? store.sourceStates()) ?? []
+        let stored = (try? await store.sourceStates()) ?? []
         for name in sources {
             let s = stored.first { $0.source == name }
             var o: [String: Any] = ["name": name, "failures": s?.failures ?? 0]

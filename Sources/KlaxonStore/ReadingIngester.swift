@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import KlaxonCore
+import Synchronization
 
 /// Counts of what an ingest did.
 public struct IngestStats: Sendable, Equatable {
@@ -24,24 +25,25 @@ public struct IngestStats: Sendable, Equatable {
 /// Writes readings in batches, one transaction per batch. Idempotent: the same reading twice is one
 /// row; a changed value for the same (station, metric, time) updates the row and marks it revised.
 /// The hot loop binds a prepared statement through the raw SQLite API (about twice GRDB's row speed).
-public final class ReadingIngester {
+public final class ReadingIngester: ReadingWriter {
     private let writer: any DatabaseWriter
-    private var seriesIDs: [SeriesKey: Int64] = [:]
+    private let seriesIDs = Mutex<[SeriesKey: Int64]>([:])
 
-    public init(store: Store) throws {
-        writer = try store.requireWriter()
+    init(writer: any DatabaseWriter) {
+        self.writer = writer
     }
 
     /// Stores one batch in one transaction.
-    public func write(_ batch: [Reading]) throws -> IngestStats {
+    public func write(_ batch: [Reading]) async throws -> IngestStats {
         guard !batch.isEmpty else { return IngestStats() }
-        var cacheAdditions: [SeriesKey: Int64] = [:]
-        let known = seriesIDs
-        let stats = try writer.write { db -> IngestStats in
-            try Self.insert(batch, db, known: known, additions: &cacheAdditions)
+        let known = seriesIDs.withLock { $0 }
+        let (stats, additions) = try await writer.write { db -> (IngestStats, [SeriesKey: Int64]) in
+            var additions: [SeriesKey: Int64] = [:]
+            let stats = try Self.insert(batch, db, known: known, additions: &additions)
+            return (stats, additions)
         }
         // Series ids are cached only once their transaction committed.
-        seriesIDs.merge(cacheAdditions) { a, _ in a }
+        seriesIDs.withLock { $0.merge(additions) { a, _ in a } }
         return stats
     }
 

@@ -10,13 +10,15 @@ public struct Ack: Sendable, Equatable {
     public var at: Int64
 }
 
-extension Store {
+extension SQLiteStore {
     /// Acknowledges the firing alert whose current transition has this id: it stops repeating until
     /// its state changes. Returns the alert, or nil when no firing alert has that id.
     @discardableResult
-    public func ack(transitionID: Int64, by: String, at now: Int64) throws -> (key: AlertKey, transition: Transition)? {
-        guard let alert = try firingAlerts().first(where: { $0.transitionID == transitionID }) else { return nil }
-        try requireWriter().write { db in
+    public func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (
+        key: AlertKey, transition: Transition
+    )? {
+        guard let alert = try await firingAlerts().first(where: { $0.transitionID == transitionID }) else { return nil }
+        try await requireWriter().write { db in
             try db.execute(
                 sql: """
                     INSERT INTO acks (rule, station, metric, transition_id, acked_by, acked_at) VALUES (?, ?, ?, ?, ?, ?)
@@ -29,10 +31,10 @@ extension Store {
     }
 
     /// Acks that still hold: the alert is firing with the transition that was acknowledged.
-    public func acks() throws -> [AlertKey: Ack] {
+    public func acks() async throws -> [AlertKey: Ack] {
         let firing = Dictionary(
-            try firingAlerts().map { ($0.key, $0.transitionID) }, uniquingKeysWith: { a, _ in a })
-        return try reader.read { db in
+            try await firingAlerts().map { ($0.key, $0.transitionID) }, uniquingKeysWith: { a, _ in a })
+        return try await reader.read { db in
             var out: [AlertKey: Ack] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT * FROM acks") {
                 let key = AlertKey(rule: row["rule"], station: row["station"], metric: row["metric"])

@@ -32,7 +32,7 @@ public struct InstanceRecord: Codable, Sendable, Equatable, FetchableRecord, Per
     }
 }
 
-extension Store {
+extension SQLiteStore {
     /// Records this process as an instance (before its first claim).
     public func register(_ instance: InstanceRecord) async throws {
         try await requireWriter().write { db in

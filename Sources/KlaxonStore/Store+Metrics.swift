@@ -25,9 +25,9 @@ public struct StoreMetrics: Sendable {
     public static let latencyBounds: [Double] = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]
 }
 
-extension Store {
-    public func metrics() throws -> StoreMetrics {
-        try reader.read { db in
+extension SQLiteStore {
+    public func metrics() async throws -> StoreMetrics {
+        try await reader.read { db in
             var m = StoreMetrics()
             for row in try Row.fetchAll(
                 db,
@@ -72,8 +72,8 @@ extension Store {
     }
 
     /// Every configured source's cursor and health, by name.
-    public func sourceStates() throws -> [SourceStateRecord] {
-        try reader.read { db in try sourceStates(db) }
+    public func sourceStates() async throws -> [SourceStateRecord] {
+        try await reader.read { db in try sourceStates(db) }
     }
 
     func sourceStates(_ db: Database) throws -> [SourceStateRecord] {
@@ -81,7 +81,7 @@ extension Store {
     }
 
     /// True when the database answers a query.
-    public func isReachable() -> Bool {
-        (try? reader.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) == 1
+    public func isReachable() async -> Bool {
+        (try? await reader.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) == 1
     }
 }

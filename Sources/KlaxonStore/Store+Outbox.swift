@@ -62,9 +62,9 @@ public struct OutboxBatch: Sendable {
     public var firstCreatedAt: Int64
 }
 
-extension Store {
+extension SQLiteStore {
     /// Adds one outbox row per delivery, inside the caller's transaction (the transition's own).
-    public static func enqueue(
+    static func enqueue(
         _ db: Database, transitionID: Int64, transition: Transition,
         deliveries: [(receiver: String, route: Int?, groupKey: String, dueAt: Int64)],
         purpose: String = "transition", now: Int64
@@ -81,6 +81,61 @@ extension Store {
         }
     }
 
+    /// Queues planned deliveries, each due when its group's timing says.
+    static func enqueue(
+        _ db: Database, transitionID: Int64, transition: Transition, planned: [PlannedDelivery], now: Int64
+    )
+        throws
+    {
+        guard !planned.isEmpty else { return }
+        let rows = try planned.map { p in
+            (p.receiver, p.route, p.groupKey, try dueTime(db, p, now: now))
+        }
+        try enqueue(db, transitionID: transitionID, transition: transition, deliveries: rows, now: now)
+    }
+
+    /// Group timing, after Alertmanager: a new group waits `group_wait` to collect alerts; a group
+    /// already waiting is joined; a group notified recently waits until `group_interval` has passed.
+    static func dueTime(_ db: Database, _ p: PlannedDelivery, now: Int64) throws -> Int64 {
+        if p.groupWait == 0 && p.groupInterval == 0 { return now }
+        let routeKey = p.route.map { Int64($0) } ?? -1
+        if let waiting = try Int64.fetchOne(
+            db,
+            sql:
+                "SELECT min(due_at) FROM outbox WHERE receiver = ? AND coalesce(route, -1) = ? AND group_key = ? AND state = 'pending' AND batch IS NULL AND due_at >= ?",
+            arguments: [p.receiver, routeKey, p.groupKey, now])
+        {
+            return waiting
+        }
+        let interval = p.groupInterval.multipliedClamped(by: 1000)
+        if let lastSent = try Int64.fetchOne(
+            db,
+            sql:
+                "SELECT max(sent_at) FROM outbox WHERE receiver = ? AND coalesce(route, -1) = ? AND group_key = ? AND state = 'sent'",
+            arguments: [p.receiver, routeKey, p.groupKey]),
+            lastSent.addingClamped(interval) > now
+        {
+            return lastSent.addingClamped(interval)
+        }
+        return now.addingClamped(p.groupWait.multipliedClamped(by: 1000))
+    }
+
+    /// Logs transitions made outside evaluation (tests, benchmarks, tools) with their messages and
+    /// queues their deliveries, in one transaction. `now` is in milliseconds.
+    public func record(
+        _ transitions: [(transition: Transition, message: String, deliveries: [PlannedDelivery])], now: Int64
+    )
+        async throws
+    {
+        try await requireWriter().write { db in
+            for (t, message, deliveries) in transitions {
+                var record = TransitionRecord(t, message: message, recordedAt: now / 1000)
+                try record.insert(db)
+                try Self.enqueue(db, transitionID: record.id ?? 0, transition: t, planned: deliveries, now: now)
+            }
+        }
+    }
+
     /// Claims due notifications for sending: pending rows whose time has come and `sending` rows whose
     /// lease ran out (their sender died). Per alert and receiver only the oldest unsent row is taken,
     /// so a firing is always delivered before its resolve. Rows of one receiver and group that are due
@@ -88,7 +143,7 @@ extension Store {
     ///
     /// `instance` (an `InstanceRecord` id) is written on each claimed row, so a restarted process can
     /// tell that the claim's holder is dead and take it back at once instead of waiting out the lease.
-    public func claim(now: Int64, lease: Int64, limit: Int = 100, instance: String? = nil) async throws
+    public func claim(now: Int64, lease: Int64, limit: Int, instance: String?) async throws
         -> [OutboxBatch]
     {
         try await requireWriter().write { db in
@@ -145,8 +200,8 @@ extension Store {
     }
 
     /// Outbox rows, newest first, optionally only those in one state.
-    public func outbox(state: OutboxRecord.State? = nil, limit: Int = 200) throws -> [OutboxRecord] {
-        try reader.read { db in
+    public func outbox(state: OutboxRecord.State?, limit: Int) async throws -> [OutboxRecord] {
+        try await reader.read { db in
             var request = OutboxRecord.order(Column("seq").desc).limit(limit)
             if let state { request = request.filter(Column("state") == state.rawValue) }
             return try request.fetchAll(db)
@@ -154,8 +209,8 @@ extension Store {
     }
 
     /// Counts by state.
-    public func outboxCounts() throws -> [OutboxRecord.State: Int] {
-        try reader.read { db in
+    public func outboxCounts() async throws -> [OutboxRecord.State: Int] {
+        try await reader.read { db in
             var out: [OutboxRecord.State: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM outbox GROUP BY state") {
                 if let s = OutboxRecord.State(rawValue: row["state"]) { out[s] = row["n"] }
@@ -165,8 +220,8 @@ extension Store {
     }
 
     /// Puts a dead (or dropped) row back in the queue, due now, keeping its id. Returns false if no such row.
-    public func retryOutbox(id: String, now: Int64) throws -> Bool {
-        try requireWriter().write { db in
+    public func retryOutbox(id: String, now: Int64) async throws -> Bool {
+        try await requireWriter().write { db in
             try db.execute(
                 sql: """
                     UPDATE outbox SET state = 'pending', due_at = ?, lease_until = NULL, attempts = 0, created_at = ?
@@ -188,32 +243,35 @@ extension Store {
     }
 }
 
-extension Store {
+extension SQLiteStore {
     /// Every firing alert with the transition that last announced it (for reminders).
-    public func firingAlerts() throws -> [(key: AlertKey, transitionID: Int64, transition: Transition)] {
-        try reader.read { db in
-            let rows = try Row.fetchAll(
+    public func firingAlerts() async throws -> [(key: AlertKey, transitionID: Int64, transition: Transition)] {
+        try await reader.read { db in
+            // One query: each firing alert's newest transition (not one query per alert).
+            try TransitionRecord.fetchAll(
                 db,
                 sql: """
-                    SELECT a.rule, a.station, a.metric, max(t.id) AS tid
-                    FROM alert_states a JOIN transitions t
-                      ON t.rule = a.rule AND t.station = a.station AND t.metric = a.metric
-                    WHERE a.status = 'firing'
-                    GROUP BY a.rule, a.station, a.metric
-                    """)
-            return try rows.compactMap { row in
-                let id: Int64 = row["tid"]
-                guard let record = try TransitionRecord.fetchOne(db, key: id) else { return nil }
-                return (
-                    AlertKey(rule: row["rule"], station: row["station"], metric: row["metric"]), id, record.transition
+                    SELECT t.* FROM transitions t JOIN (
+                        SELECT max(t.id) AS tid
+                        FROM alert_states a JOIN transitions t
+                          ON t.rule = a.rule AND t.station = a.station AND t.metric = a.metric
+                        WHERE a.status = 'firing'
+                        GROUP BY a.rule, a.station, a.metric
+                    ) f ON t.id = f.tid
+                    ORDER BY t.id
+                    """
+            ).map { record in
+                (
+                    AlertKey(rule: record.rule, station: record.station, metric: record.metric), record.id ?? 0,
+                    record.transition
                 )
             }
         }
     }
 
     /// When an alert was last notified to a receiver (ms), and whether a notification is still queued.
-    public func lastNotified(alert: String, receiver: String) throws -> (sentAt: Int64?, queued: Bool) {
-        try reader.read { db in
+    public func lastNotified(alert: String, receiver: String) async throws -> (sentAt: Int64?, queued: Bool) {
+        try await reader.read { db in
             let sent = try Int64.fetchOne(
                 db, sql: "SELECT max(sent_at) FROM outbox WHERE alert = ? AND receiver = ? AND state = 'sent'",
                 arguments: [alert, receiver])
@@ -229,8 +287,8 @@ extension Store {
 
     /// Queues a reminder of an alert's last transition for one receiver.
     /// When the first notification of an alert's current transition was queued (ms), if it was.
-    public func firstQueued(alert: String, transitionID: Int64) throws -> Int64? {
-        try reader.read { db in
+    public func firstQueued(alert: String, transitionID: Int64) async throws -> Int64? {
+        try await reader.read { db in
             try Int64.fetchOne(
                 db, sql: "SELECT min(created_at) FROM outbox WHERE alert = ? AND transition_id = ?",
                 arguments: [alert, transitionID])
@@ -238,8 +296,8 @@ extension Store {
     }
 
     /// Whether a receiver already has (or had) a notification of this transition of the alert.
-    public func hasNotification(alert: String, receiver: String, transitionID: Int64) throws -> Bool {
-        try reader.read { db in
+    public func hasNotification(alert: String, receiver: String, transitionID: Int64) async throws -> Bool {
+        try await reader.read { db in
             try Bool.fetchOne(
                 db,
                 sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE alert = ? AND receiver = ? AND transition_id = ?)",
@@ -250,10 +308,10 @@ extension Store {
     public func enqueueRepeat(
         transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, now: Int64
     )
-        throws
+        async throws
     {
-        try requireWriter().write { db in
-            try Store.enqueue(
+        try await requireWriter().write { db in
+            try SQLiteStore.enqueue(
                 db, transitionID: transitionID, transition: transition, deliveries: [(receiver, route, groupKey, now)],
                 purpose: "repeat", now: now)
         }
@@ -261,7 +319,7 @@ extension Store {
 }
 
 /// What the dispatcher decided for a batch; applied together, one transaction per dispatch pass.
-extension Store {
+extension SQLiteStore {
     /// Gives claimed rows back (pending, no lease) that are still `sending`: used when a dispatcher
     /// stops mid-pass, so the rows go out at once after a restart instead of after their lease.
     public func release(_ batches: [OutboxBatch]) async throws {
@@ -287,7 +345,7 @@ public enum OutboxOutcome: Sendable {
     case system(Transition, message: String, receiver: String, now: Int64)
 }
 
-extension Store {
+extension SQLiteStore {
     /// Records a dispatch pass's outcomes in one transaction (one commit instead of one per message).
     public func apply(_ outcomes: [OutboxOutcome]) async throws {
         guard !outcomes.isEmpty else { return }
@@ -320,7 +378,7 @@ extension Store {
                 case .system(let t, let message, let receiver, let now):
                     var record = TransitionRecord(t, message: message, recordedAt: now / 1000)
                     try record.insert(db)
-                    try Store.enqueue(
+                    try SQLiteStore.enqueue(
                         db, transitionID: record.id ?? 0, transition: t, deliveries: [(receiver, nil, "system", now)],
                         purpose: "system", now: now)
                 }

@@ -23,15 +23,15 @@ public struct StoredQuake: Sendable, Equatable {
     public var seq: Int64
 }
 
-extension Store {
+extension SQLiteStore {
     static let quakeCursorKey = "evaluated_quake_seq"
 
     /// Stores quake events, once each: an event seen again under its id or any alias is the same
     /// event; a newer `updated` replaces it and keeps the old version in `quake_revisions`. One
     /// transaction.
     @discardableResult
-    public func write(quakes: [QuakeEvent], at now: Int64) throws -> QuakeWriteStats {
-        try requireWriter().write { db in try Self.write(quakes: quakes, at: now, db) }
+    public func write(quakes: [QuakeEvent], at now: Int64) async throws -> QuakeWriteStats {
+        try await requireWriter().write { db in try Self.write(quakes: quakes, at: now, db) }
     }
 
     static func write(quakes: [QuakeEvent], at now: Int64, _ db: Database) throws -> QuakeWriteStats {
@@ -111,8 +111,8 @@ extension Store {
     }
 
     /// Stored events with origin time in `[from, to]` (ms), newest first.
-    public func quakes(from: Int64 = .min, to: Int64 = .max) throws -> [StoredQuake] {
-        try reader.read { db in
+    public func quakes(from: Int64, to: Int64) async throws -> [StoredQuake] {
+        try await reader.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT id, event, seq FROM quake_events WHERE time >= ? AND time <= ? ORDER BY time DESC",
                 arguments: [from, to]
@@ -126,8 +126,8 @@ extension Store {
 
     /// Every stored version of every event, oldest `updated` first, each with its event's key (for
     /// replaying the revision sequence in `dry-run`).
-    public func quakeRevisions() throws -> [(key: String, event: QuakeEvent)] {
-        try reader.read { db in
+    public func quakeRevisions() async throws -> [(key: String, event: QuakeEvent)] {
+        try await reader.read { db in
             try Row.fetchAll(db, sql: "SELECT event_id, event FROM quake_revisions ORDER BY updated, event_id")
                 .compactMap { row in
                     guard
@@ -139,54 +139,13 @@ extension Store {
     }
 
     /// The number of stored versions of each event (its revision history), by event key.
-    public func quakeRevisionCounts() throws -> [String: Int] {
-        try reader.read { db in
+    public func quakeRevisionCounts() async throws -> [String: Int] {
+        try await reader.read { db in
             var out: [String: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT event_id, count(*) AS n FROM quake_revisions GROUP BY 1") {
                 out[row["event_id"]] = row["n"]
             }
             return out
-        }
-    }
-
-    /// Evaluates quake rules against the events that changed since the last evaluation: what each
-    /// rule announced per event is kept, so a revision is an update and never a second new alert.
-    /// Transitions, announcements and the cursor are written in one transaction with `record`.
-    public func evaluateQuakes(
-        rules: [Rule], now: Int64, render: (Transition) -> String,
-        record: (Database, [(transition: Transition, message: String, id: Int64)]) throws -> Void = { _, _ in }
-    ) throws -> [(transition: Transition, message: String)] {
-        let quakeRules = rules.compactMap { r in (r.kind as? QuakeRule).map { (r, $0) } }
-        guard !quakeRules.isEmpty else { return [] }
-        return try requireWriter().write { db in
-            let cursor =
-                try Int64.fetchOne(
-                    db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", arguments: [Self.quakeCursorKey])
-                ?? 0
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT id, event, seq FROM quake_events WHERE seq > ? ORDER BY seq", arguments: [cursor])
-            var top = cursor
-            var out: [Transition] = []
-            for row in rows {
-                let key: String = row["id"]
-                top = max(top, row["seq"])
-                guard let e = try? JSONDecoder().decode(QuakeEvent.self, from: Data((row["event"] as String).utf8))
-                else { continue }
-                for (rule, kind) in quakeRules {
-                    let columns = [("rule", rule.name), ("event_id", key)]
-                    let announced = try Announcements.load(
-                        QuakeRule.Announced.self, db, table: "quake_announcements", key: columns)
-                    guard let (change, next) = kind.assess(e, announced: announced) else { continue }
-                    try Announcements.save(next, db, table: "quake_announcements", key: columns)
-                    out.append(rule.transition(change, SeriesContext(station: key, metric: "quake")))
-                }
-            }
-            let logged = try Self.log(out, db, now: now, render: render, record: record)
-            try db.execute(
-                sql:
-                    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                arguments: [Self.quakeCursorKey, String(top)])
-            return logged.map { ($0.transition, $0.message) }
         }
     }
 }

@@ -2,19 +2,19 @@ import Foundation
 import GRDB
 import KlaxonCore
 
-extension Store {
+extension SQLiteStore {
     /// Creates or updates a station's metadata.
-    public func upsert(station: StationRecord) throws {
-        try requireWriter().write { db in try station.upsert(db) }
+    public func upsert(station: StationRecord) async throws {
+        try await requireWriter().write { db in try station.upsert(db) }
     }
 
-    public func station(id: String) throws -> StationRecord? {
-        try reader.read { db in try StationRecord.fetchOne(db, key: id) }
+    public func station(id: String) async throws -> StationRecord? {
+        try await reader.read { db in try StationRecord.fetchOne(db, key: id) }
     }
 
     /// All readings of a series, oldest first (for inspection and tests).
-    public func readings(station: String, metric: String) throws -> [StoredReading] {
-        try reader.read { db in
+    public func readings(station: String, metric: String) async throws -> [StoredReading] {
+        try await reader.read { db in
             try StoredReading.fetchAll(
                 db,
                 sql: """
@@ -25,39 +25,49 @@ extension Store {
         }
     }
 
-    public func readingCount() throws -> Int {
-        try reader.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM readings") ?? 0 }
+    public func readingCount() async throws -> Int {
+        try await reader.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM readings") ?? 0 }
     }
 
-    /// Streams readings series by series, each in time order, without loading them all.
-    /// `from`/`to` bound the reading time (inclusive).
+    /// Hands readings to `body` series by series, each in time order, a page of at most `page` at a
+    /// time, so memory holds one page and no read is held long. `from`/`to` bound the reading time
+    /// (inclusive).
     public func forEachReading(
-        from: Int64? = nil, to: Int64? = nil,
-        _ body: (_ series: SeriesKey, _ unit: String?, _ time: Int64, _ value: Double) throws -> Void
-    ) throws {
-        try reader.read { db in
-            let units = try Dictionary(
-                uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT id, station, metric, unit FROM series").map {
-                    row -> (Int64, (SeriesKey, String?)) in
-                    (row["id"], (SeriesKey(station: row["station"], metric: row["metric"]), row["unit"]))
-                })
-            let rows = try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT series_id, time, value FROM readings
-                    WHERE time >= ? AND time <= ? ORDER BY series_id, time
-                    """, arguments: [from ?? Int64.min, to ?? Int64.max])
-            while let row = try rows.next() {
-                let id: Int64 = row[0]
-                guard let (key, unit) = units[id] else { continue }
-                try body(key, unit, row[1], row[2])
+        from: Int64?, to: Int64?, page: Int,
+        _ body: (_ series: SeriesKey, _ unit: String?, _ readings: [(time: Int64, value: Double)]) throws -> Void
+    ) async throws {
+        let page = max(1, page)
+        let series = try await reader.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, station, metric, unit FROM series ORDER BY id").map {
+                row -> (id: Int64, key: SeriesKey, unit: String?) in
+                (row["id"], SeriesKey(station: row["station"], metric: row["metric"]), row["unit"])
+            }
+        }
+        for s in series {
+            var lower = from ?? Int64.min
+            var inclusive = true
+            while true {
+                let (low, incl) = (lower, inclusive)
+                let rows = try await reader.read { db in
+                    try Row.fetchAll(
+                        db,
+                        sql: """
+                            SELECT time, value FROM readings
+                            WHERE series_id = ? AND (time > ? OR (? AND time = ?)) AND time <= ? ORDER BY time LIMIT ?
+                            """, arguments: [s.id, low, incl, low, to ?? Int64.max, page]
+                    ).map { row -> (time: Int64, value: Double) in (row[0], row[1]) }
+                }
+                if !rows.isEmpty { try body(s.key, s.unit, rows) }
+                guard rows.count == page, let last = rows.last else { break }
+                lower = last.time
+                inclusive = false
             }
         }
     }
 
     /// The stored state of every alert (for `alerts` views and tests).
-    public func alertStates() throws -> [AlertKey: AlertState] {
-        try reader.read { db in
+    public func alertStates() async throws -> [AlertKey: AlertState] {
+        try await reader.read { db in
             var out: [AlertKey: AlertState] = [:]
             for r in try AlertStateRecord.fetchAll(db) {
                 out[AlertKey(rule: r.rule, station: r.station, metric: r.metric)] = r.alertState
@@ -67,7 +77,7 @@ extension Store {
     }
 
     /// The transition log, oldest first.
-    public func transitions() throws -> [TransitionRecord] {
-        try reader.read { db in try TransitionRecord.order(Column("id")).fetchAll(db) }
+    public func transitions() async throws -> [TransitionRecord] {
+        try await reader.read { db in try TransitionRecord.order(Column("id")).fetchAll(db) }
     }
 }

@@ -39,35 +39,25 @@ public struct SilenceRecord: Codable, Sendable, Equatable, FetchableRecord, Pers
     }
 }
 
-extension Store {
-    public func addSilence(_ s: Silence, now: Int64) throws {
-        try requireWriter().write { db in try SilenceRecord(s, createdAt: now).insert(db) }
+extension SQLiteStore {
+    public func addSilence(_ s: Silence, now: Int64) async throws {
+        try await requireWriter().write { db in try SilenceRecord(s, createdAt: now).insert(db) }
     }
 
     /// Silences that have not ended by `now` (active or scheduled), or all with `includeExpired`.
-    public func silences(now: Int64, includeExpired: Bool = false) throws -> [Silence] {
-        try reader.read { db in
+    public func silences(now: Int64, includeExpired: Bool) async throws -> [Silence] {
+        try await reader.read { db in
             var request = SilenceRecord.order(Column("starts_at"))
             if !includeExpired { request = request.filter(Column("ends_at") > now) }
             return try request.fetchAll(db).compactMap(\.silence)
         }
     }
 
-    /// What `expireSilence` did.
-    public enum ExpireOutcome: Sendable, Equatable {
-        /// The silence with this full id ended now.
-        case expired(String)
-        /// No active or scheduled silence has this id, or an id starting with it.
-        case notFound
-        /// The prefix names several silences (their full ids): nothing was changed.
-        case ambiguous([String])
-    }
-
     /// Ends a silence now. `id` is a full id, or a prefix taken literally that names exactly one
     /// silence that has not ended; an ambiguous prefix changes nothing.
-    public func expireSilence(id: String, now: Int64) throws -> ExpireOutcome {
+    public func expireSilence(id: String, now: Int64) async throws -> ExpireOutcome {
         guard !id.isEmpty else { return .notFound }
-        return try requireWriter().write { db in
+        return try await requireWriter().write { db in
             // `instr(id, ?) = 1` is a literal prefix test: no LIKE wildcards (`_`, `%`) to escape.
             let ids = try String.fetchAll(
                 db, sql: "SELECT id FROM silences WHERE ends_at > ? AND instr(id, ?) = 1 ORDER BY id",
@@ -88,7 +78,7 @@ extension Store {
     }
 }
 
-extension Store {
+extension SQLiteStore {
     /// `silences(now:)` for async callers (the dispatcher): the read suspends instead of blocking.
     public func activeSilences(now: Int64) async throws -> [Silence] {
         try await reader.read { db in
@@ -96,4 +86,14 @@ extension Store {
                 \.silence)
         }
     }
+}
+
+/// What `expireSilence` did.
+public enum ExpireOutcome: Sendable, Equatable {
+    /// The silence with this full id ended now.
+    case expired(String)
+    /// No active or scheduled silence has this id, or an id starting with it.
+    case notFound
+    /// The prefix names several silences (their full ids): nothing was changed.
+    case ambiguous([String])
 }

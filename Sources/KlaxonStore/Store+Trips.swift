@@ -8,11 +8,11 @@ public struct TripError: Error, CustomStringConvertible, Sendable {
     public init(_ description: String) { self.description = description }
 }
 
-extension Store {
+extension SQLiteStore {
     /// Saves a new trip; a trip of the same owner and name is an error unless `replace`.
-    public func save(trip: Trip, at now: Int64, replace: Bool = false) throws {
+    public func save(trip: Trip, at now: Int64, replace: Bool) async throws {
         let json = String(decoding: try JSONEncoder().encode(trip), as: UTF8.self)
-        try requireWriter().write { db in
+        try await requireWriter().write { db in
             let exists =
                 try Bool.fetchOne(
                     db, sql: "SELECT EXISTS (SELECT 1 FROM trips WHERE owner = ? AND name = ?)",
@@ -29,8 +29,8 @@ extension Store {
     }
 
     /// A trip by owner and name; nil when that owner has none by that name.
-    public func trip(owner: String, name: String) throws -> Trip? {
-        try reader.read { db in
+    public func trip(owner: String, name: String) async throws -> Trip? {
+        try await reader.read { db in
             try String.fetchOne(
                 db, sql: "SELECT trip FROM trips WHERE owner = ? AND name = ?", arguments: [owner, name]
             ).flatMap { try? JSONDecoder().decode(Trip.self, from: Data($0.utf8)) }
@@ -38,19 +38,21 @@ extension Store {
     }
 
     /// Trips of one owner (nil: every owner's), by owner then name.
-    public func trips(owner: String?) throws -> [Trip] {
-        try reader.read { db in
-            try String.fetchAll(
-                db, sql: "SELECT trip FROM trips WHERE ?1 IS NULL OR owner = ?1 ORDER BY owner, name",
-                arguments: [owner]
-            ).compactMap { try? JSONDecoder().decode(Trip.self, from: Data($0.utf8)) }
-        }
+    public func trips(owner: String?) async throws -> [Trip] {
+        try await reader.read { db in try Self.trips(owner: owner, db) }
+    }
+
+    static func trips(owner: String?, _ db: Database) throws -> [Trip] {
+        try String.fetchAll(
+            db, sql: "SELECT trip FROM trips WHERE ?1 IS NULL OR owner = ?1 ORDER BY owner, name",
+            arguments: [owner]
+        ).compactMap { try? JSONDecoder().decode(Trip.self, from: Data($0.utf8)) }
     }
 
     /// Removes a trip (and what rules announced for it); false when there was none.
     @discardableResult
-    public func removeTrip(owner: String, name: String) throws -> Bool {
-        try requireWriter().write { db in
+    public func removeTrip(owner: String, name: String) async throws -> Bool {
+        try await requireWriter().write { db in
             try db.execute(sql: "DELETE FROM trips WHERE owner = ? AND name = ?", arguments: [owner, name])
             let removed = db.changesCount > 0
             try db.execute(
@@ -115,14 +117,18 @@ extension Store {
 
     /// Stores forecasts and alerts (one transaction); returns how many rows changed.
     @discardableResult
-    public func write(weather: [DayWeather], alerts: [PlaceAlert] = []) throws -> Int {
-        try requireWriter().write { db in try Self.write(weather: weather, alerts: alerts, db) }
+    public func write(weather: [DayWeather], alerts: [PlaceAlert]) async throws -> Int {
+        try await requireWriter().write { db in try Self.write(weather: weather, alerts: alerts, db) }
     }
 
     /// The weather for each day of a trip: per stop, the stored forecasts of the nearest place within
     /// `radiusKm` of the stop; per date, a real forecast (newest issue) before climatology.
-    public func weather(for trip: Trip, radiusKm: Double = 30) throws -> [DayWeather] {
-        try reader.read { db in
+    public func weather(for trip: Trip, radiusKm: Double) async throws -> [DayWeather] {
+        try await reader.read { db in try Self.weather(for: trip, radiusKm: radiusKm, db) }
+    }
+
+    static func weather(for trip: Trip, radiusKm: Double, _ db: Database) throws -> [DayWeather] {
+        do {
             let places = try Row.fetchAll(db, sql: "SELECT DISTINCT place, latitude, longitude FROM forecasts")
             var out: [DayWeather] = []
             var seen: Set<String> = []
@@ -153,8 +159,12 @@ extension Store {
     }
 
     /// Alerts stored for places within `radiusKm` of a trip's stops.
-    public func alerts(for trip: Trip, radiusKm: Double = 30) throws -> [(stop: Int, alert: WeatherAlert)] {
-        try reader.read { db in
+    public func alerts(for trip: Trip, radiusKm: Double) async throws -> [(stop: Int, alert: WeatherAlert)] {
+        try await reader.read { db in try Self.alerts(for: trip, radiusKm: radiusKm, db) }
+    }
+
+    static func alerts(for trip: Trip, radiusKm: Double, _ db: Database) throws -> [(stop: Int, alert: WeatherAlert)] {
+        do {
             var out: [(Int, WeatherAlert)] = []
             for row in try Row.fetchAll(db, sql: "SELECT place, alert FROM weather_alerts ORDER BY seq") {
                 guard let p = PlacePoint(key: row["place"]),
@@ -173,8 +183,8 @@ extension Store {
     }
 
     /// Forecast rows stored, for `trip export` and `gauge`-like views.
-    public func forecasts(place: String) throws -> [DayWeather] {
-        try reader.read { db in
+    public func forecasts(place: String) async throws -> [DayWeather] {
+        try await reader.read { db in
             try String.fetchAll(
                 db, sql: "SELECT weather FROM forecasts WHERE place = ? ORDER BY date, source", arguments: [place]
             ).compactMap { try? JSONDecoder().decode(DayWeather.self, from: Data($0.utf8)) }
@@ -182,48 +192,11 @@ extension Store {
     }
 
     /// What a rule last announced for a trip (JSON the caller owns).
-    public func tripAnnouncement(rule: String, owner: String, name: String) throws -> String? {
-        try reader.read { db in
+    public func tripAnnouncement(rule: String, owner: String, name: String) async throws -> String? {
+        try await reader.read { db in
             try String.fetchOne(
                 db, sql: "SELECT announced FROM trip_announcements WHERE rule = ? AND owner = ? AND name = ?",
                 arguments: [rule, owner, name])
-        }
-    }
-}
-
-extension Store {
-    /// Evaluates trip-packing rules: every trip that has not ended gets its list recomputed from the
-    /// stored weather; what differs from the last announcement is logged (with `record`, in the same
-    /// transaction as the new announcement).
-    public func evaluateTrips(
-        rules: [Rule], now: Int64, render: (Transition) -> String,
-        record: (Database, [(transition: Transition, message: String, id: Int64)]) throws -> Void = { _, _ in }
-    ) throws -> [(transition: Transition, message: String)] {
-        let tripRules = rules.compactMap { r in (r.kind as? TripPackingRule).map { (r, $0) } }
-        guard !tripRules.isEmpty else { return [] }
-        let today = String(Timestamp.format(now).prefix(10))
-        // Trips that have ended are not assessed, so their weather is not read either.
-        let inputs = try trips(owner: nil).filter { (TripPackingRule.lastDay($0) ?? "") >= today }.map { trip in
-            (trip, try weather(for: trip), try alerts(for: trip))
-        }
-        return try requireWriter().write { db in
-            var out: [Transition] = []
-            for (rule, kind) in tripRules {
-                for (trip, weather, alerts) in inputs {
-                    let columns = [("rule", rule.name), ("owner", trip.owner), ("name", trip.name)]
-                    let announced = try Announcements.load(
-                        TripPackingRule.Announced.self, db, table: "trip_announcements", key: columns)
-                    guard
-                        let (changes, next) = kind.assess(
-                            trip: trip, weather: weather, alerts: alerts, announced: announced, today: today, at: now)
-                    else { continue }
-                    try Announcements.save(next, db, table: "trip_announcements", key: columns)
-                    for (metric, change) in changes {
-                        out.append(TripPackingRule.transition(rule, trip: trip, metric: metric, change: change))
-                    }
-                }
-            }
-            return try Self.log(out, db, now: now, render: render, record: record).map { ($0.transition, $0.message) }
         }
     }
 }

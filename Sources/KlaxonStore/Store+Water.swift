@@ -34,16 +34,16 @@ public struct SeriesSummary: Sendable, Equatable {
     public var last: Int64
 }
 
-extension Store {
+extension SQLiteStore {
     /// Writes what a fetch or an imported file produced, in one transaction: station metadata
     /// (merged: a field a source leaves out keeps its stored value), NWS gauges, readings, quake
     /// events (counted in the stats like readings), and — for a configured source — its new cursor.
     /// All of it or none of it.
     @discardableResult
-    public func write(_ batch: SourceBatch, source: String? = nil, cursor: String? = nil, at now: Int64) throws
+    public func write(_ batch: SourceBatch, source: String?, cursor: String?, at now: Int64) async throws
         -> IngestStats
     {
-        try requireWriter().write { db in
+        try await requireWriter().write { db in
             for station in batch.stations { try Self.upsert(station, db) }
             for gauge in batch.gauges { try Self.upsert(gauge, at: now, db) }
             var additions: [SeriesKey: Int64] = [:]
@@ -73,8 +73,8 @@ extension Store {
 
     /// Records a failed fetch: the cursor stays, so the next cycle asks again for the same data.
     /// `notBefore`: the server asked us to wait until then (HTTP 429 `Retry-After`).
-    public func recordFailure(source: String, error: String, at now: Int64, notBefore: Int64? = nil) throws {
-        try requireWriter().write { db in
+    public func recordFailure(source: String, error: String, at now: Int64, notBefore: Int64?) async throws {
+        try await requireWriter().write { db in
             try db.execute(
                 sql: """
                     INSERT INTO source_state (source, last_attempt, last_error, failures, not_before)
@@ -85,8 +85,8 @@ extension Store {
         }
     }
 
-    public func sourceState(_ source: String) throws -> SourceStateRecord? {
-        try reader.read { db in try SourceStateRecord.fetchOne(db, key: source) }
+    public func sourceState(_ source: String) async throws -> SourceStateRecord? {
+        try await reader.read { db in try SourceStateRecord.fetchOne(db, key: source) }
     }
 
     static func upsert(_ s: StationInfo, _ db: Database) throws {
@@ -119,8 +119,8 @@ extension Store {
     }
 
     /// Every NWS gauge stored, by LID.
-    public func gauges() throws -> [GaugeInfo] {
-        try reader.read { db in
+    public func gauges() async throws -> [GaugeInfo] {
+        try await reader.read { db in
             try String.fetchAll(db, sql: "SELECT info FROM gauges ORDER BY lid").compactMap {
                 try? JSONDecoder().decode(GaugeInfo.self, from: Data($0.utf8))
             }
@@ -128,27 +128,28 @@ extension Store {
     }
 
     /// When the gauge metadata was last fetched (nil: never).
-    public func gaugeFetchedAt(lid: String) throws -> Int64? {
-        try reader.read { db in
+    public func gaugeFetchedAt(lid: String) async throws -> Int64? {
+        try await reader.read { db in
             try Int64.fetchOne(db, sql: "SELECT fetched_at FROM gauges WHERE lid = ?", arguments: [lid])
         }
     }
 
     /// Station metadata by station id, with NWS gauges folded in (a gauge's LID and name, and its zone
     /// and position where the station has none).
-    public func stationInfos() throws -> [String: StationInfo] {
-        try stationInfos(gauges: gauges())
+    public func stationInfos() async throws -> [String: StationInfo] {
+        try await stationInfos(gauges: gauges())
     }
 
     /// Station metadata and NWS flood categories together, reading the gauges once (what an
     /// evaluation needs).
-    public func stationsAndFloods() throws -> (stations: [String: StationInfo], floods: [String: FloodCategories]) {
-        let gauges = try gauges()
-        return (try stationInfos(gauges: gauges), Self.floodCategories(gauges))
+    public func stationsAndFloods() async throws -> (stations: [String: StationInfo], floods: [String: FloodCategories])
+    {
+        let gauges = try await gauges()
+        return (try await stationInfos(gauges: gauges), Self.floodCategories(gauges))
     }
 
-    func stationInfos(gauges: [GaugeInfo]) throws -> [String: StationInfo] {
-        try reader.read { db in
+    func stationInfos(gauges: [GaugeInfo]) async throws -> [String: StationInfo] {
+        try await reader.read { db in
             var out: [String: StationInfo] = [:]
             for r in try StationRecord.fetchAll(db) { out[r.id] = r.info }
             for g in gauges {
@@ -169,8 +170,8 @@ extension Store {
 
     /// NWS flood categories by station id (the gauge's USGS site when it has one, else its LID);
     /// gauges with no defined category are left out.
-    public func floodCategories() throws -> [String: FloodCategories] {
-        Self.floodCategories(try gauges())
+    public func floodCategories() async throws -> [String: FloodCategories] {
+        Self.floodCategories(try await gauges())
     }
 
     static func floodCategories(_ gauges: [GaugeInfo]) -> [String: FloodCategories] {
@@ -181,10 +182,10 @@ extension Store {
 
     /// The station id readings are stored under for an id a person typed: a station id, a USGS site
     /// (with or without `USGS-`), or an NWS LID (any case). Nil when nothing matches.
-    public func resolveStation(_ typed: String) throws -> String? {
-        var id = typed.trimmingCharacters(in: .whitespaces)
-        if id.uppercased().hasPrefix("USGS-") { id = String(id.dropFirst(5)) }
-        return try reader.read { db in
+    public func resolveStation(_ typed: String) async throws -> String? {
+        let trimmed = typed.trimmingCharacters(in: .whitespaces)
+        let id = trimmed.uppercased().hasPrefix("USGS-") ? String(trimmed.dropFirst(5)) : trimmed
+        return try await reader.read { db in
             if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stations WHERE id = ?)", arguments: [id])
                 == true
             {
@@ -203,8 +204,8 @@ extension Store {
     }
 
     /// The series of a station: metric and unit.
-    public func series(station: String) throws -> [(metric: String, unit: String?)] {
-        try reader.read { db in
+    public func series(station: String) async throws -> [(metric: String, unit: String?)] {
+        try await reader.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT metric, unit FROM series WHERE station = ? ORDER BY metric", arguments: [station]
             ).map { ($0["metric"], $0["unit"]) }
@@ -212,8 +213,8 @@ extension Store {
     }
 
     /// The newest reading of a series at or before `at`.
-    public func latest(station: String, metric: String, at: Int64 = .max) throws -> StoredReading? {
-        try reader.read { db in
+    public func latest(station: String, metric: String, at: Int64) async throws -> StoredReading? {
+        try await reader.read { db in
             try StoredReading.fetchOne(
                 db,
                 sql: """
@@ -225,8 +226,8 @@ extension Store {
     }
 
     /// Count, min, mean, max and sum of a series for `from < time <= to`; nil with no reading there.
-    public func summary(station: String, metric: String, from: Int64, to: Int64) throws -> SeriesSummary? {
-        try reader.read { db in
+    public func summary(station: String, metric: String, from: Int64, to: Int64) async throws -> SeriesSummary? {
+        try await reader.read { db in
             guard
                 let row = try Row.fetchOne(
                     db,
@@ -245,9 +246,10 @@ extension Store {
     }
 
     /// A series' readings for `from < time <= to`, oldest first.
-    public func values(station: String, metric: String, from: Int64, to: Int64) throws -> [(time: Int64, value: Double)]
-    {
-        try reader.read { db in
+    public func values(station: String, metric: String, from: Int64, to: Int64) async throws -> [(
+        time: Int64, value: Double
+    )] {
+        try await reader.read { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -259,8 +261,8 @@ extension Store {
     }
 
     /// The newest reading time of each series of the given stations and metric (for incremental fetches).
-    public func latestTimes(metric: String? = nil) throws -> [SeriesKey: Int64] {
-        try reader.read { db in
+    public func latestTimes(metric: String?) async throws -> [SeriesKey: Int64] {
+        try await reader.read { db in
             var out: [SeriesKey: Int64] = [:]
             let rows = try Row.fetchAll(
                 db,

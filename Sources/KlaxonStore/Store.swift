@@ -2,14 +2,14 @@ import Foundation
 import GRDB
 import KlaxonCore
 
-/// Klaxon's SQLite database (WAL mode, named migrations). Pass a path to open a file; the file and
+/// The SQLite `Store`: Klaxon's database (WAL mode, named migrations). Pass a path to open a file; the file and
 /// its schema are created on first use.
-public final class Store: Sendable {
+public final class SQLiteStore: Store {
     public let path: String
     /// Readers: every query goes through this.
-    public let reader: any DatabaseReader
+    let reader: any DatabaseReader
     /// Nil when the store was opened read-only.
-    public let writer: (any DatabaseWriter)?
+    let writer: (any DatabaseWriter)?
 
     private init(path: String, reader: any DatabaseReader, writer: (any DatabaseWriter)?) {
         self.path = path
@@ -18,7 +18,7 @@ public final class Store: Sendable {
     }
 
     /// Opens (creating if needed) a database file for reading and writing, and migrates it.
-    public static func open(path: String) throws -> Store {
+    public static func open(path: String) throws -> SQLiteStore {
         var config = Configuration()
         config.busyMode = .timeout(10)
         config.prepareDatabase { db in
@@ -33,11 +33,11 @@ public final class Store: Sendable {
             throw StoreError.cannotOpen(path: path, reason: "\(error)")
         }
         try migrator.migrate(pool)
-        return Store(path: path, reader: pool, writer: pool)
+        return SQLiteStore(path: path, reader: pool, writer: pool)
     }
 
     /// Opens an existing database read-only: nothing can write to it through this store.
-    public static func openReadOnly(path: String) throws -> Store {
+    public static func openReadOnly(path: String) throws -> SQLiteStore {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError.cannotOpen(path: path, reason: "no such file")
         }
@@ -54,8 +54,10 @@ public final class Store: Sendable {
         guard applied.contains("v1-readings") else {
             throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (run `klaxon ingest` first)")
         }
-        return Store(path: path, reader: queue, writer: nil)
+        return SQLiteStore(path: path, reader: queue, writer: nil)
     }
+
+    public func readingWriter() throws -> any ReadingWriter { ReadingIngester(writer: try requireWriter()) }
 
     func requireWriter() throws -> any DatabaseWriter {
         guard let writer else { throw StoreError.readOnly(path: path) }

@@ -62,14 +62,14 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// Opens the store these options name (`--db`, else `database:` of `--config`, else ./klaxon.sqlite).
-    func openStore(readOnly: Bool = false) throws -> Store {
+    func openStore(readOnly: Bool = false) throws -> any Store {
         try openStore(config: try loadConfig(), readOnly: readOnly)
     }
 
     /// The same, with the config already loaded.
-    func openStore(config: Config?, readOnly: Bool = false) throws -> Store {
+    func openStore(config: Config?, readOnly: Bool = false) throws -> any Store {
         let path = databasePath(config)
-        return readOnly ? try Store.openReadOnly(path: path) : try Store.open(path: path)
+        return readOnly ? try SQLiteStore.openReadOnly(path: path) : try SQLiteStore.open(path: path)
     }
 }
 
@@ -162,7 +162,7 @@ struct DemoCommand: AsyncParsableCommand {
 extension StdoutNotifier.Format: ExpressibleByArgument {}
 extension IngestFormat: ExpressibleByArgument {}
 
-struct CheckCommand: ParsableCommand {
+struct CheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check", abstract: "Validate rule files (and --config); report every problem.")
 
@@ -171,8 +171,8 @@ struct CheckCommand: ParsableCommand {
 
     @OptionGroup var rules: RulesOption
 
-    func run() throws {
-        try guarded {
+    func run() async throws {
+        try await guarded {
             // The rules: default comes from the config even when the config has other problems.
             let partial = config.map {
                 Config.load(path: $0, environment: ProcessInfo.processInfo.environment, diagnostics: Diagnostics())
@@ -182,9 +182,9 @@ struct CheckCommand: ParsableCommand {
             // `levels: nws` rules over stations the database has no flood categories for.
             if outcome.diagnostics.isEmpty, let db = partial?.database, FileManager.default.fileExists(atPath: db),
                 let ruleList = try? RuleLoader.load(paths: rules.paths(partial)),
-                let store = try? Store.openReadOnly(path: db)
+                let store = try? SQLiteStore.openReadOnly(path: db)
             {
-                for line in try WaterContext.missingCategories(rules: ruleList, store: store) {
+                for line in try await WaterContext.missingCategories(rules: ruleList, store: store) {
                     printError("warning: \(line)")
                 }
             }
@@ -198,7 +198,7 @@ struct CheckCommand: ParsableCommand {
     }
 }
 
-struct IngestCommand: ParsableCommand {
+struct IngestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ingest",
         abstract: "Store readings from CSV (station,metric,time,value[,unit,source]) or JSON Lines files.",
@@ -224,11 +224,11 @@ struct IngestCommand: ParsableCommand {
         if files.isEmpty { throw ValidationError("give at least one file") }
     }
 
-    func run() throws {
-        try guarded {
+    func run() async throws {
+        try await guarded {
             let db = try store.openStore()
             let clock = ContinuousClock.now
-            let s = try Ingest.run(store: db, files: files, format: format, now: nowSeconds(), owmUnits: owmUnits)
+            let s = try await Ingest.run(store: db, files: files, format: format, now: nowSeconds(), owmUnits: owmUnits)
             let seconds =
                 Double(clock.duration(to: .now).components.attoseconds) / 1e18
                 + Double(clock.duration(to: .now).components.seconds)
@@ -242,7 +242,7 @@ struct IngestCommand: ParsableCommand {
     }
 }
 
-struct EvaluateCommand: ParsableCommand {
+struct EvaluateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "evaluate",
         abstract: "Evaluate readings that arrived since the last evaluation; record and print transitions.")
@@ -256,8 +256,8 @@ struct EvaluateCommand: ParsableCommand {
     @Option(help: "Evaluate as of this time (ISO 8601; default: now). For tests and back-fills.")
     var now: String?
 
-    func run() throws {
-        try guarded {
+    func run() async throws {
+        try await guarded {
             let config = try store.loadConfig()
             let ruleList = try loadRules(rules.paths(config))
             let at = try parseTime(now, option: "--now") ?? nowSeconds()
@@ -268,10 +268,10 @@ struct EvaluateCommand: ParsableCommand {
             let db = try store.openStore(config: config)
             // Without receivers there is nowhere to deliver: print the transitions instead.
             let routing = (config?.receivers.isEmpty ?? true) ? nil : config?.routing
-            for line in try WaterContext.missingCategories(rules: ruleList, store: db) {
+            for line in try await WaterContext.missingCategories(rules: ruleList, store: db) {
                 printError("warning: \(line)")
             }
-            let result = try Evaluate.run(store: db, rules: ruleList, now: at, routing: routing)
+            let result = try await Evaluate.run(store: db, rules: ruleList, now: at, routing: routing)
             for t in result.unrouted {
                 printError(
                     "warning: \(t.rule) \(t.station) \(t.state.rawValue) reaches no receiver (give the rule notify:, add a route or default_receiver)"
@@ -291,7 +291,7 @@ struct EvaluateCommand: ParsableCommand {
     }
 }
 
-struct DryRunCommand: ParsableCommand {
+struct DryRunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dry-run",
         abstract: "Replay readings through the rules from a clean state and print what would be sent.",
@@ -341,8 +341,8 @@ struct DryRunCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
-        try guarded {
+    func run() async throws {
+        try await guarded {
             let clock = ContinuousClock.now
             let cfg = try config.map { try Config.load(path: $0) }
             let ruleList = try loadRules(rules.paths(cfg))
@@ -355,17 +355,17 @@ struct DryRunCommand: ParsableCommand {
             }
             // Station names and NWS flood categories come from the replayed database, else from the
             // config's database when it exists.
-            let source = try db.map { try Store.openReadOnly(path: $0) }
+            let source = try db.map { try SQLiteStore.openReadOnly(path: $0) }
             var context = source
             if context == nil, let path = cfg?.database, FileManager.default.fileExists(atPath: path) {
-                context = try? Store.openReadOnly(path: path)
+                context = try? SQLiteStore.openReadOnly(path: path)
             }
             var stations: [String: StationInfo] = [:]
             var floods: [String: FloodCategories] = [:]
             if let context, ruleList.contains(where: { $0.kind is LevelsRule || $0.kind is RateRule }) {
-                stations = try context.stationInfos()
-                floods = try context.floodCategories()
-                for line in try WaterContext.missingCategories(rules: ruleList, store: context) {
+                stations = try await context.stationInfos()
+                floods = try await context.floodCategories()
+                for line in try await WaterContext.missingCategories(rules: ruleList, store: context) {
                     printError("warning: \(line)")
                 }
             }
@@ -374,20 +374,22 @@ struct DryRunCommand: ParsableCommand {
                 stations: stations, floods: floods)
             var result: DryRun.Result
             if let source {
-                result = try dry.run(store: source)
+                result = try await dry.run(store: source)
             } else {
-                result = try dry.run(files: readings)
+                // Files of any size are read and replayed on a thread of their own, not on the pool.
+                let files = readings
+                result = try await offPool { try dry.run(files: files) }
             }
             // Trip-packing rules: the stored trips and forecasts, as of --to (default now).
             if let source, ruleList.contains(where: { $0.kind is TripPackingRule }) {
-                let trips = try dry.replay(trips: source, now: try parseTime(to, option: "--to") ?? nowSeconds())
+                let trips = try await dry.replay(trips: source, now: try parseTime(to, option: "--to") ?? nowSeconds())
                 result.transitions = (result.transitions + trips).sorted(by: Transition.outputOrder)
             }
             // Quake rules: the stored revision history, or events files.
             if ruleList.contains(where: { $0.kind is QuakeRule }) {
                 var versions: [(key: String?, event: QuakeEvent)] = []
                 if let source, events.isEmpty {
-                    versions = try source.quakeRevisions().map { ($0.key, $0.event) }
+                    versions = try await source.quakeRevisions().map { ($0.key, $0.event) }
                 }
                 for path in events {
                     guard let data = FileManager.default.contents(atPath: path) else {
@@ -497,16 +499,18 @@ struct DispatchCommand: AsyncParsableCommand {
                 store: db, config: config, logger: logger, lease: leaseSeconds * 1000)
             // Reminders for alerts still firing (repeat_interval), then deliver.
             let rules = try RuleLoader.load(paths: config.rules ?? ["Rules"])
-            let reminders = try Repeats.enqueue(store: db, rules: rules, routing: config.routing, now: nowMillis())
+            let reminders = try await Repeats.enqueue(
+                store: db, rules: rules, routing: config.routing, now: nowMillis())
             if reminders > 0 { printError("dispatch: \(reminders) reminders queued (repeat_interval)") }
-            let escalated = try Escalations.enqueue(store: db, rules: rules, routing: config.routing, now: nowMillis())
+            let escalated = try await Escalations.enqueue(
+                store: db, rules: rules, routing: config.routing, now: nowMillis())
             if escalated > 0 { printError("dispatch: \(escalated) escalations queued (escalate_after)") }
             if untilEmpty {
                 guard let d = DurationText.parse(deadline) else {
                     throw ValidationError("--deadline \"\(deadline)\" is not a duration")
                 }
                 let p = try await dispatcher.runUntilEmpty(deadline: nowMillis() + d * 1000)
-                let counts = try db.outboxCounts()
+                let counts = try await db.outboxCounts()
                 printError(
                     "dispatch: \(p.sent) sent, \(p.retried) retried, \(p.dead) dead, \(p.muted) muted, \(p.dropped) dropped, \(p.deferred) deferred; \(counts[.pending, default: 0] + counts[.sending, default: 0]) still queued"
                 )
@@ -534,14 +538,14 @@ struct OutboxCommand: ParsableCommand {
         commandName: "outbox", abstract: "Inspect and retry queued notifications.",
         subcommands: [List.self, Retry.self])
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List outbox rows, newest first.")
         @OptionGroup var store: StoreOptions
         @Option(help: "Only rows in this state: pending, sending, sent, dead, muted, dropped.")
         var state: String?
 
-        func run() throws {
-            try guarded {
+        func run() async throws {
+            try await guarded {
                 let db = try store.openStore(readOnly: true)
                 var filter: OutboxRecord.State? = nil
                 if let state {
@@ -552,7 +556,7 @@ struct OutboxCommand: ParsableCommand {
                     }
                     filter = s
                 }
-                let rows = try db.outbox(state: filter)
+                let rows = try await db.outbox(state: filter)
                 if rows.isEmpty { print("(empty)") }
                 for r in rows {
                     let due = Timestamp.format(r.dueAt / 1000)
@@ -565,16 +569,16 @@ struct OutboxCommand: ParsableCommand {
         }
     }
 
-    struct Retry: ParsableCommand {
+    struct Retry: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Queue a dead, dropped or muted row again (same id).")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The outbox row id.")
         var id: String
 
-        func run() throws {
-            try guarded {
+        func run() async throws {
+            try await guarded {
                 let db = try store.openStore()
-                guard try db.retryOutbox(id: id, now: nowMillis()) else {
+                guard try await db.retryOutbox(id: id, now: nowMillis()) else {
                     throw UserError("no dead, dropped or muted outbox row \(id)")
                 }
                 print("queued \(id) again")
@@ -588,7 +592,7 @@ struct SilenceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "silence", abstract: "Mute alerts for a while.", subcommands: [Add.self, List.self, Expire.self])
 
-    struct Add: ParsableCommand {
+    struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a silence.")
         @OptionGroup var store: StoreOptions
         @Option(
@@ -602,8 +606,8 @@ struct SilenceCommand: ParsableCommand {
         @Option(help: "Who (default: the user running the command).")
         var author: String = ProcessInfo.processInfo.environment["USER"] ?? "unknown"
 
-        func run() throws {
-            try guarded {
+        func run() async throws {
+            try await guarded {
                 guard !match.isEmpty else { throw UserError("give at least one --match KEY=VALUE") }
                 guard let d = DurationText.parse(self.for), d > 0 else {
                     throw UserError("--for \"\(self.for)\" is not a duration like 2h")
@@ -614,7 +618,7 @@ struct SilenceCommand: ParsableCommand {
                 let silence = Silence(
                     id: UUID().uuidString.lowercased(), matchers: matchers, starts: now, ends: now + d,
                     comment: comment, createdBy: author)
-                try db.addSilence(silence, now: now)
+                try await db.addSilence(silence, now: now)
                 print(
                     "\(silence.id)  until \(Timestamp.format(silence.ends))  \(matchers.map(\.description).joined(separator: " "))"
                 )
@@ -623,16 +627,16 @@ struct SilenceCommand: ParsableCommand {
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List silences that have not ended.")
         @OptionGroup var store: StoreOptions
         @Flag(help: "Include ended silences.")
         var all = false
 
-        func run() throws {
-            try guarded {
+        func run() async throws {
+            try await guarded {
                 let db = try store.openStore()
-                let list = try db.silences(now: nowSeconds(), includeExpired: all)
+                let list = try await db.silences(now: nowSeconds(), includeExpired: all)
                 if list.isEmpty { print("(no silences)") }
                 for s in list {
                     print(
@@ -644,16 +648,16 @@ struct SilenceCommand: ParsableCommand {
         }
     }
 
-    struct Expire: ParsableCommand {
+    struct Expire: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "End a silence now.")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The silence id (or a unique prefix).")
         var id: String
 
-        func run() throws {
-            try guarded {
+        func run() async throws {
+            try await guarded {
                 let db = try store.openStore()
-                switch try db.expireSilence(id: id, now: nowSeconds()) {
+                switch try await db.expireSilence(id: id, now: nowSeconds()) {
                 case .expired(let full):
                     print("expired \(full)")
                     return 0

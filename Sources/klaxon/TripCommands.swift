@@ -77,7 +77,7 @@ struct TripCommand: ParsableCommand {
                 trip = try await Trips.geocode(trip, config: config)
                 let db = try store.openStore(config: config)
                 do {
-                    try db.save(trip: trip, at: nowSeconds())
+                    try await db.save(trip: trip, at: nowSeconds())
                 } catch let e as TripError {
                     throw UserError(e.description)
                 }
@@ -94,17 +94,17 @@ struct TripCommand: ParsableCommand {
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the owner's trips (every owner's with --all).")
         @OptionGroup var store: StoreOptions
         @OptionGroup var who: OwnerOptions
 
-        func run() throws {
-            try guarded {
+        func run() async throws {
+            try await guarded {
                 let config = try store.loadConfig()
                 let actor = try who.actor(config)
                 let db = try store.openStore(config: config)
-                let trips = try db.trips(owner: actor.all ? nil : actor.owner)
+                let trips = try await db.trips(owner: actor.all ? nil : actor.owner)
                 for t in trips {
                     let first = t.stops.first?.arrive ?? "?"
                     let last = Packer.days(of: t).last?.date ?? "?"
@@ -117,19 +117,19 @@ struct TripCommand: ParsableCommand {
         }
     }
 
-    struct Show: ParsableCommand {
+    struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The packing list and the weather per day.")
         @OptionGroup var store: StoreOptions
         @OptionGroup var who: OwnerOptions
         @Argument(help: "The trip's name.") var name: String
         @Option(help: "Output format: text or json.") var format: StdoutNotifier.Format = .text
 
-        func run() throws {
-            try guarded {
+        func run() async throws {
+            try await guarded {
                 let config = try store.loadConfig()
                 let db = try store.openStore(config: config)
-                let trip = try Trips.find(name, store: db, actor: try who.actor(config))
-                let (list, weather) = try Trips.packing(trip, store: db)
+                let trip = try await Trips.find(name, store: db, actor: try who.actor(config))
+                let (list, weather) = try await Trips.packing(trip, store: db)
                 print(
                     format == .json
                         ? try Trips.json(trip, list: list, weather: weather)
@@ -159,7 +159,7 @@ struct TripCommand: ParsableCommand {
                 let config = try store.loadConfig()
                 let actor = try who.actor(config)
                 let db = try store.openStore(config: config)
-                var trip = try Trips.find(name, store: db, actor: actor)
+                var trip = try await Trips.find(name, store: db, actor: actor)
                 if let from {
                     let replacement = try TripFile.load(path: from, owner: trip.owner)
                     guard replacement.name == trip.name else {
@@ -190,63 +190,63 @@ struct TripCommand: ParsableCommand {
                     }
                     trip.preferences.units = u
                 }
-                try db.save(trip: trip, at: nowSeconds(), replace: true)
+                try await db.save(trip: trip, at: nowSeconds(), replace: true)
                 print("updated trip \"\(trip.name)\" for \(trip.owner)")
                 return 0
             }
         }
     }
 
-    struct Remove: ParsableCommand {
+    struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a trip.")
         @OptionGroup var store: StoreOptions
         @OptionGroup var who: OwnerOptions
         @Argument(help: "The trip's name.") var name: String
 
-        func run() throws {
-            try guarded {
+        func run() async throws {
+            try await guarded {
                 let config = try store.loadConfig()
                 let db = try store.openStore(config: config)
-                let trip = try Trips.find(name, store: db, actor: try who.actor(config))
-                try db.removeTrip(owner: trip.owner, name: trip.name)
+                let trip = try await Trips.find(name, store: db, actor: try who.actor(config))
+                try await db.removeTrip(owner: trip.owner, name: trip.name)
                 print("removed trip \"\(trip.name)\" of \(trip.owner)")
                 return 0
             }
         }
     }
 
-    struct Export: ParsableCommand {
+    struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The trip, its forecasts and its list as JSON.")
         @OptionGroup var store: StoreOptions
         @OptionGroup var who: OwnerOptions
         @Argument(help: "The trip's name.") var name: String
         @Option(help: "Output format: json.") var format: String = "json"
 
-        func run() throws {
-            try guarded {
+        func run() async throws {
+            try await guarded {
                 guard format == "json" else { throw UserError("--format must be json") }
                 let config = try store.loadConfig()
                 let db = try store.openStore(config: config)
-                let trip = try Trips.find(name, store: db, actor: try who.actor(config))
-                print(try Trips.export(trip, store: db))
+                let trip = try await Trips.find(name, store: db, actor: try who.actor(config))
+                print(try await Trips.export(trip, store: db))
                 return 0
             }
         }
     }
 
-    struct Import: ParsableCommand {
+    struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Load a trip exported with `trip export`.")
         @OptionGroup var store: StoreOptions
         @OptionGroup var who: OwnerOptions
         @Argument(help: "The export file (JSON).") var file: String
         @Flag(help: "Replace a trip of the same name.") var replace = false
 
-        func run() throws {
-            try guarded {
+        func run() async throws {
+            try await guarded {
                 let config = try store.loadConfig()
                 let owner = try who.actor(config).owner
                 let db = try store.openStore(config: config)
-                let trip = try Trips.importTrip(
+                let trip = try await Trips.importTrip(
                     path: file, owner: owner, store: db, now: nowSeconds(), replace: replace)
                 print("imported trip \"\(trip.name)\" for \(trip.owner)")
                 return 0

@@ -96,14 +96,14 @@ struct GaugeCommand: AsyncParsableCommand {
                 span = .days(days ?? 7)
             }
             if fetch {
-                let db = try Store.open(path: path)
+                let db = try SQLiteStore.open(path: path)
                 try await fetchFirst(db, config: config)
             }
             guard FileManager.default.fileExists(atPath: path) else {
                 throw UserError("no database at \(path); run `klaxon gauge \(id) --fetch` to fetch the gauge first")
             }
-            let db = try Store.openReadOnly(path: path)
-            guard let report = try GaugeReport.build(store: db, id: id, span: span) else {
+            let db = try SQLiteStore.openReadOnly(path: path)
+            guard let report = try await GaugeReport.build(store: db, id: id, span: span) else {
                 throw UserError(
                     "unknown gauge \"\(id)\": no station or NWS gauge by that id in \(path); run `klaxon gauge \(id) --fetch` to fetch it from USGS and NWS"
                 )
@@ -115,8 +115,8 @@ struct GaugeCommand: AsyncParsableCommand {
 
     /// The configured sources that cover the gauge; when none does, NWPS for its metadata and then
     /// USGS instantaneous values for its USGS site.
-    func fetchFirst(_ db: Store, config: Config?) async throws {
-        let resolved = try db.resolveStation(id)
+    func fetchFirst(_ db: any Store, config: Config?) async throws {
+        let resolved = try await db.resolveStation(id)
         let ids = Set([id, resolved].compactMap { $0 })
         let covering = (config?.sources ?? []).filter { !ids.isDisjoint(with: $0.source.covers) }
         let now = nowSeconds()
@@ -128,7 +128,7 @@ struct GaugeCommand: AsyncParsableCommand {
         let isSite = id.count >= 8 && id.allSatisfy(\.isNumber)
         let nwps = await Fetch.run(sources: [ConfiguredSource(source: adHoc.nwps)], store: db, now: now, force: true)
         for o in nwps { printError(o.line) }
-        let gauge = try db.gauges().first { $0.lid.uppercased() == id.uppercased() || $0.usgsID == id }
+        let gauge = try await db.gauges().first { $0.lid.uppercased() == id.uppercased() || $0.usgsID == id }
         guard let site = gauge?.usgsID ?? (isSite ? id : nil) else { return }
         let usgs = await Fetch.run(
             sources: [ConfiguredSource(source: adHoc.usgs(site))], store: db, now: now, force: true)
@@ -136,7 +136,7 @@ struct GaugeCommand: AsyncParsableCommand {
     }
 }
 
-struct QuakesCommand: ParsableCommand {
+struct QuakesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "quakes", abstract: "List stored earthquakes: near a place, since a time, above a magnitude.")
 
@@ -157,8 +157,8 @@ struct QuakesCommand: ParsableCommand {
     @Option(help: "Output format: text or json (one object per line).")
     var format: StdoutNotifier.Format = .text
 
-    func run() throws {
-        try guarded {
+    func run() async throws {
+        try await guarded {
             var filter = QuakeList.Filter(since: try Self.since(since, now: nowSeconds()), minMagnitude: minMagnitude)
             if let near {
                 let parts = near.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
@@ -168,7 +168,7 @@ struct QuakesCommand: ParsableCommand {
                 filter.near = (lat, lon, radius)
             }
             let db = try store.openStore(readOnly: true)
-            let rows = try QuakeList.find(store: db, filter: filter)
+            let rows = try await QuakeList.find(store: db, filter: filter)
             for r in rows { print(format == .json ? QuakeList.json(r) : QuakeList.text(r)) }
             printError("quakes: \(rows.count) event\(rows.count == 1 ? "" : "s")")
             return 0
@@ -183,7 +183,7 @@ struct QuakesCommand: ParsableCommand {
     }
 }
 
-struct AQICommand: ParsableCommand {
+struct AQICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "aqi", abstract: "A city's latest AQI, its level and a sparkline of the last 25 samples.")
 
@@ -198,11 +198,11 @@ struct AQICommand: ParsableCommand {
     @Option(help: "Output format: text or json.")
     var format: StdoutNotifier.Format = .text
 
-    func run() throws {
-        try guarded {
+    func run() async throws {
+        try await guarded {
             guard let s = AQIScale.named(scale) else { throw UserError("--scale must be us-epa or india-naqi") }
             let db = try store.openStore(readOnly: true)
-            guard let report = try AirReport.build(store: db, city: city, scale: s) else {
+            guard let report = try await AirReport.build(store: db, city: city, scale: s) else {
                 throw UserError(
                     "no AQI readings for \"\(city)\"; fetch an AQI source first (`klaxon fetch --config …`)")
             }
@@ -243,8 +243,8 @@ struct RunCommand: AsyncParsableCommand {
             }
             var logger = Logger(label: "klaxon") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = level
-            let store = try Store.open(path: cfg.database ?? "klaxon.sqlite")
-            for line in try WaterContext.missingCategories(rules: ruleList, store: store) {
+            let store = try SQLiteStore.open(path: cfg.database ?? "klaxon.sqlite")
+            for line in try await WaterContext.missingCategories(rules: ruleList, store: store) {
                 logger.warning("\(line)")
             }
             let daemon = Daemon(config: cfg, store: store, rules: ruleList, logger: logger)

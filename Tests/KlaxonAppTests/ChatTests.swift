@@ -10,11 +10,11 @@ import Testing
 
 /// The daemon's HTTP server in-process with chat turned on, over a store with one firing alert.
 final class ChatServer: Sendable {
-    let store: Store
+    let store: any Store
     let port: Int
     let task: Task<Void, any Error>
 
-    init(store: Store, port: Int, task: Task<Void, any Error>) {
+    init(store: any Store, port: Int, task: Task<Void, any Error>) {
         self.store = store
         self.port = port
         self.task = task
@@ -25,17 +25,17 @@ final class ChatServer: Sendable {
         let rules = [
             Rule(name: "high", kind: ThresholdRule(metric: "gage_height", direction: .above, threshold: 10))
         ]
-        try store.write(
+        try await store.write(
             SourceBatch(readings: [Reading(station: "S1", metric: "gage_height", time: 1_767_225_600, value: 12)]),
             at: 1_767_225_600)
-        _ = try Evaluate.run(store: store, rules: rules, now: 1_767_225_600)
+        _ = try await Evaluate.run(store: store, rules: rules, now: 1_767_225_600)
         var config = Config()
         config.chatUsers = ["U-ALICE": "alice"]
         let chat = ChatCommands(store: store, config: config, rules: rules)
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "test.chat")
         logger.logLevel = .critical
-        try store.save(
+        try await store.save(
             trip: Trip(
                 name: "denver", owner: "alice",
                 stops: [.init(place: "Denver", latitude: 39.74, longitude: -104.99, arrive: "2026-12-01", nights: 2)]),
@@ -45,7 +45,7 @@ final class ChatServer: Sendable {
             settings: .init(port: 0, apiToken: "team-token", ownerTokens: ["alice": "a-token", "bob": "b-token"]),
             counters: .init(), logger: logger,
             chat: .init(slackSigningSecret: "shh", mattermostToken: "mm-token"),
-            answer: { user, text in chat.answer(user, text: text) },
+            answer: { user, text in await chat.answer(user, text: text) },
             onRunning: { port in
                 continuation.yield(port)
                 continuation.finish()
@@ -131,17 +131,17 @@ struct ChatTests {
 
             let alerts = try chat.text(try await chat.slack("alerts"))
             #expect(alerts.contains("high S1"))
-            let id = try #require(try chat.store.firingAlerts().first?.transitionID)
+            let id = try await #require(try chat.store.firingAlerts().first?.transitionID)
             #expect(alerts.contains("#\(id)"))
             #expect(try chat.text(try await chat.slack("ack x")).contains("usage: `ack ALERT_ID`"))
             #expect(try chat.text(try await chat.slack("ack 999")).contains("No firing alert has id 999"))
             #expect(try chat.text(try await chat.slack("ack \(id)")).contains("Acked high at S1"))
             #expect(try chat.text(try await chat.slack("alerts")).contains("(acked by slack:U-ALICE)"))
-            #expect(try chat.store.acks().count == 1)
+            await #expect(try chat.store.acks().count == 1)
 
             #expect(try chat.text(try await chat.slack("silence high")).contains("usage: `silence RULE"))
             #expect(try chat.text(try await chat.slack("silence high S1 2h")).contains("Silenced high S1 for 2h"))
-            let silences = try chat.store.silences(now: Int64(Date().timeIntervalSince1970))
+            let silences = try await chat.store.silences(now: Int64(Date().timeIntervalSince1970))
             #expect(silences.count == 1)
             #expect(silences.first?.createdBy == "slack:U-ALICE")
         }
@@ -154,7 +154,7 @@ struct ChatTests {
             #expect(try await chat.slack("silence high 2h", age: 301).0 == 401)
             #expect(try await chat.slack("silence high 2h", sign: false).0 == 401)
             #expect(try await chat.post("/chat/slack", body: "text=silence%20high%202h").0 == 401)
-            #expect(try chat.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
+            await #expect(try chat.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
             // A timestamp within five minutes is fine.
             #expect(try await chat.slack("silence high 2h", age: 200).0 == 200)
 
@@ -195,7 +195,7 @@ extension ChatTests {
                     ])
                 #expect(signed.0 == 401, "\(ts)")
             }
-            #expect(try chat.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
+            await #expect(try chat.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
             #expect(try await chat.slack("help").0 == 200)
         }
     }
@@ -251,7 +251,7 @@ struct SilenceIDTests {
             let store = server.store
             let now = Int64(Date().timeIntervalSince1970)
             for id in ["abc-1", "abd-2", "x_y"] {
-                try store.addSilence(
+                try await store.addSilence(
                     Silence(
                         id: id, matchers: [try Matcher.parse("rule=high")], starts: now, ends: now + 3600, comment: "",
                         createdBy: "t"), now: now)
@@ -262,14 +262,14 @@ struct SilenceIDTests {
             let ambiguous = try await server.post("/api/v1/silences/ab", body: "", headers: auth, method: "DELETE")
             #expect(ambiguous.0 == 409)
             #expect(ambiguous.1.contains("abc-1") && ambiguous.1.contains("abd-2"))
-            #expect(try store.silences(now: now).count == 3)
+            await #expect(try store.silences(now: now).count == 3)
             let one = try await server.post("/api/v1/silences/abd", body: "", headers: auth, method: "DELETE")
             #expect(one.0 == 200)
             #expect(one.1.contains("abd-2"))
-            #expect(try store.expireSilence(id: "x_", now: now) == .expired("x_y"))
-            #expect(try store.expireSilence(id: "_", now: now) == .notFound)
+            await #expect(try store.expireSilence(id: "x_", now: now) == .expired("x_y"))
+            await #expect(try store.expireSilence(id: "_", now: now) == .notFound)
             // Expired ones ended at the API's own clock, a moment after `now`.
-            #expect(try store.silences(now: now + 60).map(\.id) == ["abc-1"])
+            await #expect(try store.silences(now: now + 60).map(\.id) == ["abc-1"])
         }
     }
 }
@@ -295,7 +295,7 @@ struct APITests {
             #expect(list.1.contains(id))
             #expect(try await server.post("/api/v1/silences/\(id)", body: "", headers: auth, method: "DELETE").0 == 200)
             #expect(try await server.post("/api/v1/silences/\(id)", body: "", headers: auth, method: "DELETE").0 == 404)
-            #expect(try server.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
+            await #expect(try server.store.silences(now: Int64(Date().timeIntervalSince1970)).isEmpty)
         }
     }
 
@@ -324,7 +324,7 @@ struct APITests {
             #expect(items.allSatisfy { ($0["reason"] as? String)?.isEmpty == false })
             #expect(try await server.post("/api/v1/trips/denver", body: "", headers: bob, method: "DELETE").0 == 404)
             #expect(try await server.post("/api/v1/trips/denver", body: "", headers: alice, method: "DELETE").0 == 200)
-            #expect(try server.store.trips(owner: "alice").isEmpty)
+            await #expect(try server.store.trips(owner: "alice").isEmpty)
         }
     }
 }

@@ -242,8 +242,8 @@ struct ShutdownTests {
         #expect(p.terminationStatus == 0)
 
         // Nothing is left leased: every row is either sent or pending.
-        let store = try Store.open(path: s.path("k.sqlite"))
-        let counts = try store.outboxCounts()
+        let store = try SQLiteStore.open(path: s.path("k.sqlite"))
+        let counts = try await store.outboxCounts()
         #expect(counts[.sending, default: 0] == 0)
         #expect(counts[.sent, default: 0] + counts[.pending, default: 0] == 30)
         #expect(counts[.pending, default: 0] > 0, "the cut-off rows were given back to the outbox")
@@ -253,7 +253,7 @@ struct ShutdownTests {
         let again = try await klaxonAsync(
             ["dispatch", "--config", cfg, "--until-empty", "--deadline", "60s"], in: s.dir)
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(try store.outboxCounts()[.sent, default: 0] == 30)
+        await #expect(try store.outboxCounts()[.sent, default: 0] == 30)
         let keys = Set(await hook.requests().compactMap { $0.headers["idempotency-key"] })
         #expect(keys.count == 30)
     }

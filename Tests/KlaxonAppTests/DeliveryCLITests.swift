@@ -59,8 +59,8 @@ import Testing
         ])
         #expect(second.status == 0, "\(second.stderr)")
 
-        let store = try Store.openReadOnly(path: db)
-        let rows = try store.outbox(limit: 1000)
+        let store = try SQLiteStore.openReadOnly(path: db)
+        let rows = try await store.outbox(state: nil, limit: 1000)
         #expect(rows.count == 200)
         #expect(rows.allSatisfy { $0.state == .sent })
         let keyByStation = Dictionary(

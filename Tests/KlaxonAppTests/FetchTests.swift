@@ -18,10 +18,10 @@ func ivBody(site: String = "01646500", points: [(String, String, [String])]) -> 
 
 /// A fresh store in a temporary folder (left for the system to clean, so it outlives the test's
 /// last use of the store).
-func tempStore() throws -> Store {
+func tempStore() throws -> any Store {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("klaxon-fetch-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    return try Store.open(path: dir.appendingPathComponent("klaxon.sqlite").path)
+    return try SQLiteStore.open(path: dir.appendingPathComponent("klaxon.sqlite").path)
 }
 
 @Suite("fetching sources from a local server", .serialized)
@@ -67,18 +67,18 @@ struct FetchTests {
         #expect(requests[1].query.contains("startDT=2024-03-10T06:00Z"))
         #expect(!requests[1].query.contains("period="))
 
-        let stored = try store.readings(station: "01646500", metric: "gage_height")
+        let stored = try await store.readings(station: "01646500", metric: "gage_height")
         #expect(
             stored.map(\.time)
                 == ["2024-03-10T06:45:00Z", "2024-03-10T07:00:00Z", "2024-03-10T07:30:00Z"].map {
                     Timestamp.parse($0)!
                 })
         #expect(stored.map(\.quality) == ["P", "P", "P"])
-        let station = try #require(try store.stationInfos()["01646500"])
+        let station = try await #require(try store.stationInfos()["01646500"])
         #expect(station.name == "POTOMAC RIVER NEAR WASH, DC LITTLE FALLS PUMP STA")
         #expect(station.timeZone == "America/New_York")
         #expect(station.latitude == 38.94977778)
-        #expect(try store.sourceState("potomac")?.cursor == "2024-03-10T07:30:00Z")
+        await #expect(try store.sourceState("potomac")?.cursor == "2024-03-10T07:30:00Z")
     }
 
     @Test(
@@ -107,23 +107,23 @@ struct FetchTests {
         // Only the request meant to hang has the short timeout: on a loaded machine 0.5 s can pass
         // before an answer that was not meant to hang (a 500, an HTML page, a truncated body).
         _ = await Fetch.run(sources: [iv(sink)], store: store, now: now)
-        let before = try store.readingCount()
+        let before = try await store.readingCount()
         let failed = await Fetch.run(
             sources: [iv(sink, timeout: name == "timeout" ? 0.5 : 60)], store: store, now: now + 900)
         let error = try #require(failed[0].error, "\(name) should fail")
         #expect(error.contains("source potomac"))
         #expect(error.contains(expected), "\(error)")
         #expect(failed[0].line.contains("nothing stored, the next fetch asks again"))
-        #expect(try store.readingCount() == before)
-        let state = try #require(try store.sourceState("potomac"))
+        await #expect(try store.readingCount() == before)
+        let state = try await #require(try store.sourceState("potomac"))
         #expect(state.cursor == "2024-03-10T07:00:00Z")
         #expect(state.failures == 1)
         #expect(state.lastError?.contains(expected) == true)
 
         let retried = await Fetch.run(sources: [iv(sink)], store: store, now: now + 1800)
         #expect(retried[0].error == nil)
-        #expect(try store.readingCount() == before + 1)
-        #expect(try store.sourceState("potomac")?.failures == 0)
+        await #expect(try store.readingCount() == before + 1)
+        await #expect(try store.sourceState("potomac")?.failures == 0)
         let requests = await sink.waitForRequests(3)
         // The retry asked from the same cursor as the failed fetch.
         #expect(requests[1].query == requests[2].query)
@@ -140,7 +140,7 @@ struct FetchTests {
         ])
         let limited = await Fetch.run(sources: [iv(sink)], store: store, now: now)
         #expect(limited[0].error?.contains("HTTP 429 rate limited, retry after 120 s") == true)
-        #expect(try store.sourceState("potomac")?.notBefore == now + 120)
+        await #expect(try store.sourceState("potomac")?.notBefore == now + 120)
         let early = await Fetch.run(sources: [iv(sink)], store: store, now: now + 60)
         #expect(early[0].skipped?.contains("until 2024-03-10T12:02:00Z") == true)
         #expect(await sink.requests().count == 1)
@@ -185,10 +185,10 @@ struct FetchTests {
         #expect(requests[1].query.contains("monitoring_location_id=USGS-06904500"))
         #expect(requests[1].query.contains("time=2024-03-03T12:00:00Z/.."))
         #expect(requests[2].query == "f=json&cursor=abc")
-        let stored = try store.readings(station: "06904500", metric: "gage_height")
+        let stored = try await store.readings(station: "06904500", metric: "gage_height")
         #expect(stored.map(\.value) == [1.76, 1.80, 1.85])
         #expect(stored.map(\.quality) == ["P", "P", "P"])
-        let info = try #require(try store.stationInfos()["06904500"])
+        let info = try await #require(try store.stationInfos()["06904500"])
         #expect(info.name == "Chariton River at Moulton, IA")
         #expect(info.timeZone == "America/Chicago")
     }
@@ -242,11 +242,11 @@ struct FetchTests {
         ])
         let failed = await Fetch.run(sources: [configured], store: store, now: now)
         #expect(failed[0].error?.contains("HTTP 503") == true)
-        #expect(try store.readingCount() == 0)
+        await #expect(try store.readingCount() == 0)
         let ok = await Fetch.run(sources: [configured], store: store, now: now + 60)
         #expect(ok[0].error == nil)
         #expect(ok[0].gaps == 1)
-        let stored = try store.readings(station: "ARBU", metric: "elevation")
+        let stored = try await store.readings(station: "ARBU", metric: "elevation")
         #expect(stored.map(\.value) == [872.1, 872.3])
         #expect(stored.map(\.time) == [1_710_064_800, 1_710_072_000])
         let requests = await sink.requests()
@@ -270,12 +270,12 @@ struct FetchTests {
         #expect(out[0].error == nil)
         #expect(out[0].gauges == 1)
         #expect(await sink.requests().map(\.path) == ["/nwps/v1/gauges/STLM7"])
-        let floods = try store.floodCategories()
+        let floods = try await store.floodCategories()
         let f = try #require(floods["07010000"])
         #expect(f.ladder(forMetric: "gage_height")?.map(\.name) == ["action", "minor", "moderate"])
-        #expect(try store.resolveStation("stlm7") == "07010000")
-        #expect(try store.resolveStation("USGS-07010000") == "07010000")
-        #expect(try store.stationInfos()["07010000"]?.nwsLID == "STLM7")
+        await #expect(try store.resolveStation("stlm7") == "07010000")
+        await #expect(try store.resolveStation("USGS-07010000") == "07010000")
+        await #expect(try store.stationInfos()["07010000"]?.nwsLID == "STLM7")
     }
 }
 
@@ -302,7 +302,7 @@ struct AirFetchTests {
         let ok = await Fetch.run(sources: [source], store: store, now: now)
         #expect(ok[0].error == nil, "\(ok[0].error ?? "")")
         #expect(ok[0].stats.inserted > 0)
-        #expect(try store.latest(station: "Metropolitan Washington", metric: "aqi") != nil)
+        await #expect(try store.latest(station: "Metropolitan Washington", metric: "aqi") != nil)
         let request = try #require(await sink.requests().first)
         #expect(request.path == "/aq/observation/latLong/current/")
         #expect(request.query.contains("API_KEY=s3cret-key"))
@@ -328,7 +328,7 @@ struct AirFetchTests {
         let error = try #require(failed[0].error)
         #expect(error.contains("Unknown station"))
         #expect(!error.contains("t0ken"))
-        #expect(try store.readingCount() == 0)
+        await #expect(try store.readingCount() == 0)
         let ok = await Fetch.run(sources: [source], store: store, now: now + 60)
         #expect(ok[0].error == nil, "\(ok[0].error ?? "")")
         #expect(ok[0].stats.inserted > 0)
@@ -352,7 +352,7 @@ struct AirFetchTests {
         let requests = await sink.requests()
         #expect(requests.map(\.path) == ["/v3/locations/8118", "/v3/locations/8118/latest"])
         #expect(requests.allSatisfy { $0.headers["x-api-key"] == "k" })
-        #expect(try store.latest(station: "openaq:8118", metric: "pm25")?.value == 187.5)
-        #expect(try store.stationInfos()["openaq:8118"]?.name == "New Delhi - DPCC")
+        await #expect(try store.latest(station: "openaq:8118", metric: "pm25")?.value == 187.5)
+        await #expect(try store.stationInfos()["openaq:8118"]?.name == "New Delhi - DPCC")
     }
 }

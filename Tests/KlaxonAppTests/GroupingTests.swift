@@ -11,20 +11,20 @@ import Testing
         let sink = try await HTTPSink.start()
         defer { Task { await sink.stop() } }
         let s = try Scratch()
-        let store = try Store.open(path: s.path("k.sqlite"))
+        let store = try SQLiteStore.open(path: s.path("k.sqlite"))
         let rules = [Rule(name: "high", kind: ThresholdRule(metric: "m", direction: .above, threshold: 10))]
         let routing = Routing(routes: [
             Route(receivers: ["hook"], groupBy: ["rule"], groupWait: 30, groupInterval: 300)
         ])
         let t0: Int64 = 1_800_000_000_000
-        let ingester = try ReadingIngester(store: store)
-        _ = try ingester.write([
+        let ingester = try store.readingWriter()
+        _ = try await ingester.write([
             Reading(station: "A", metric: "m", time: 1_800_000_000, value: 20),
             Reading(station: "B", metric: "m", time: 1_800_000_000, value: 20),
         ])
-        _ = try Evaluate.run(store: store, rules: rules, now: 1_800_000_000, routing: routing, queuedAt: t0)
+        _ = try await Evaluate.run(store: store, rules: rules, now: 1_800_000_000, routing: routing, queuedAt: t0)
         // A new group waits group_wait: both alerts are due together, 30 s later.
-        #expect(try store.outbox().map(\.dueAt) == [t0 + 30_000, t0 + 30_000])
+        await #expect(try store.outbox().map(\.dueAt) == [t0 + 30_000, t0 + 30_000])
 
         let dispatcher = Dispatcher(
             store: store,
@@ -40,9 +40,10 @@ import Testing
         #expect((first.first?.json?["groupLabels"] as? [String: String]) == ["rule": "high"])
 
         // A group notified recently waits out group_interval.
-        _ = try ingester.write([Reading(station: "C", metric: "m", time: 1_800_000_060, value: 20)])
-        _ = try Evaluate.run(store: store, rules: rules, now: 1_800_000_060, routing: routing, queuedAt: t0 + 40_000)
-        let pending = try store.outbox(state: .pending)
+        _ = try await ingester.write([Reading(station: "C", metric: "m", time: 1_800_000_060, value: 20)])
+        _ = try await Evaluate.run(
+            store: store, rules: rules, now: 1_800_000_060, routing: routing, queuedAt: t0 + 40_000)
+        let pending = try await store.outbox(state: .pending)
         #expect(pending.map(\.dueAt) == [t0 + 30_000 + 300_000])
     }
 }

@@ -117,15 +117,15 @@ struct HTTPFuzzTests {
         config.database = s.path("k.sqlite")
         let rules = try RuleLoader.load(paths: [s.path("rules/fuzz.yaml")])
         #expect(config.check(rules: rules).isEmpty)
-        let store = try Store.open(path: s.path("k.sqlite"))
+        let store = try SQLiteStore.open(path: s.path("k.sqlite"))
         let start = Int64(Date().timeIntervalSince1970)
         // A firing alert (ids to ack), a quiet gauge and a trip for alice, so the commands and routes have data.
-        try store.write(
+        try await store.write(
             SourceBatch(readings: [
                 Reading(station: "S1", metric: "gage_height", time: start - 60, value: 500),
                 Reading(station: "S2", metric: "gage_height", time: start - 60, value: 12),
             ]), at: start)
-        try store.save(
+        try await store.save(
             trip: Trip(
                 name: "denver", owner: "alice",
                 stops: [.init(place: "Denver", latitude: 39.74, longitude: -104.99, arrive: "2026-12-01", nights: 2)]),

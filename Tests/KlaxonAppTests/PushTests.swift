@@ -42,7 +42,7 @@ struct PushTests {
             #expect(sized.0 == 413)
             #expect(sized.1.contains("klaxon ingest"))
             #expect(try await push(server, big, chunked: true).0 == 413)
-            #expect(try server.store.series(station: "BIG").isEmpty)
+            await #expect(try server.store.series(station: "BIG").isEmpty)
             // Under the limit it is taken, in one piece.
             let ok = try await push(server, csv(rows: 50_000, station: "OK"), chunked: true)  // about 2 MiB
             #expect(ok.0 == 200, "\(ok.1)")

@@ -198,6 +198,6 @@ struct QuakeFetchTests {
         #expect(queries[2].contains("starttime=2023-11-14T12:00:00Z&endtime=2023-11-15T00:00:00Z"))
         #expect(queries[3].contains("starttime=2023-11-15T00:00:00Z&endtime=2023-11-16T00:00:00Z"))
         #expect(queries[0].contains("minmagnitude=2.5"))
-        #expect(try store.quakes().count == 2)
+        await #expect(try store.quakes().count == 2)
     }
 }

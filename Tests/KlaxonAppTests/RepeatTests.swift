@@ -16,11 +16,11 @@ import Testing
     let t0: Int64 = 1_800_000_000_000
 
     /// A store where `high` fires for station A at t0 and its notification went out to `sink`.
-    func firingAndSent(to sink: HTTPSink) async throws -> (Store, ReadingIngester) {
+    func firingAndSent(to sink: HTTPSink) async throws -> (any Store, any ReadingWriter) {
         let store = try tempStore()
-        let ingester = try ReadingIngester(store: store)
-        _ = try ingester.write([Reading(station: "A", metric: "m", time: 1_800_000_000, value: 20)])
-        _ = try Evaluate.run(store: store, rules: rules, now: 1_800_000_000, routing: routing, queuedAt: t0)
+        let ingester = try store.readingWriter()
+        _ = try await ingester.write([Reading(station: "A", metric: "m", time: 1_800_000_000, value: 20)])
+        _ = try await Evaluate.run(store: store, rules: rules, now: 1_800_000_000, routing: routing, queuedAt: t0)
         let t0 = self.t0
         let dispatcher = Dispatcher(
             store: store,
@@ -35,40 +35,42 @@ import Testing
         defer { Task { await sink.stop() } }
         let (store, ingester) = try await firingAndSent(to: sink)
 
-        #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 1_800_000) == 0)
-        #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 3_600_000) == 1)
-        #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 3_700_000) == 0)  // one queued already
-        let rows = try store.outbox()
+        await #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 1_800_000) == 0)
+        await #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 3_600_000) == 1)
+        await #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 3_700_000) == 0)  // one queued already
+        let rows = try await store.outbox()
         #expect(rows.map(\.purpose).sorted() == ["repeat", "transition"])
         #expect(Set(rows.map(\.transitionID)).count == 1)  // the reminder carries the announcing transition
 
         // Once resolved, no more reminders.
-        _ = try ingester.write([Reading(station: "A", metric: "m", time: 1_800_000_900, value: 1)])
-        _ = try Evaluate.run(store: store, rules: rules, now: 1_800_000_900, routing: routing, queuedAt: t0 + 3_800_000)
-        #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 99_000_000) == 0)
+        _ = try await ingester.write([Reading(station: "A", metric: "m", time: 1_800_000_900, value: 1)])
+        _ = try await Evaluate.run(
+            store: store, rules: rules, now: 1_800_000_900, routing: routing, queuedAt: t0 + 3_800_000)
+        await #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 99_000_000) == 0)
     }
 
     @Test func anAckedAlertIsNotRemindedUntilItChanges() async throws {
         let sink = try await HTTPSink.start()
         defer { Task { await sink.stop() } }
         let (store, ingester) = try await firingAndSent(to: sink)
-        let id = try #require(try store.firingAlerts().first?.transitionID)
-        #expect(try store.ack(transitionID: id, by: "alice", at: 1_800_000_100) != nil)
-        #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 3_600_000) == 0)
+        let id = try await #require(try store.firingAlerts().first?.transitionID)
+        await #expect(try store.ack(transitionID: id, by: "alice", at: 1_800_000_100) != nil)
+        await #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 3_600_000) == 0)
         // Resolved and firing again: a new state, so the old ack no longer holds.
-        _ = try ingester.write([
+        _ = try await ingester.write([
             Reading(station: "A", metric: "m", time: 1_800_000_900, value: 1),
             Reading(station: "A", metric: "m", time: 1_800_001_800, value: 30),
         ])
-        _ = try Evaluate.run(store: store, rules: rules, now: 1_800_001_800, routing: routing, queuedAt: t0 + 3_700_000)
-        #expect(try store.acks().isEmpty)
+        _ = try await Evaluate.run(
+            store: store, rules: rules, now: 1_800_001_800, routing: routing, queuedAt: t0 + 3_700_000)
+        await #expect(try store.acks().isEmpty)
     }
 
     @Test func anUnackedFiringAlertEscalatesOnceAfterEscalateAfter() async throws {
         let sink = try await HTTPSink.start()
         defer { Task { await sink.stop() } }
         let s = try Scratch()
-        let store = try Store.open(path: s.path("k.sqlite"))
+        let store = try SQLiteStore.open(path: s.path("k.sqlite"))
         let rules = [
             Rule(name: "high", kind: ThresholdRule(metric: "m", direction: .above, threshold: 10), notify: ["hook"])
         ]
@@ -78,19 +80,19 @@ import Testing
                 escalateTo: "boss")
         ])
         let t0: Int64 = 1_800_000_000_000
-        let ingester = try ReadingIngester(store: store)
-        _ = try ingester.write([
+        let ingester = try store.readingWriter()
+        _ = try await ingester.write([
             Reading(station: "A", metric: "m", time: 1_800_000_000, value: 20),
             Reading(station: "B", metric: "m", time: 1_800_000_000, value: 20),
         ])
-        _ = try Evaluate.run(store: store, rules: rules, now: 1_800_000_000, routing: routing, queuedAt: t0)
-        #expect(try Escalations.enqueue(store: store, rules: rules, routing: routing, now: t0 + 1_799_000) == 0)
+        _ = try await Evaluate.run(store: store, rules: rules, now: 1_800_000_000, routing: routing, queuedAt: t0)
+        await #expect(try Escalations.enqueue(store: store, rules: rules, routing: routing, now: t0 + 1_799_000) == 0)
         // B is acked: only A escalates.
-        let b = try #require(try store.firingAlerts().first { $0.key.station == "B" })
-        _ = try store.ack(transitionID: b.transitionID, by: "carol", at: 1_800_000_060)
-        #expect(try Escalations.enqueue(store: store, rules: rules, routing: routing, now: t0 + 1_800_000) == 1)
-        #expect(try Escalations.enqueue(store: store, rules: rules, routing: routing, now: t0 + 3_600_000) == 0)
-        let boss = try store.outbox().filter { $0.receiver == "boss" }
+        let b = try await #require(try store.firingAlerts().first { $0.key.station == "B" })
+        _ = try await store.ack(transitionID: b.transitionID, by: "carol", at: 1_800_000_060)
+        await #expect(try Escalations.enqueue(store: store, rules: rules, routing: routing, now: t0 + 1_800_000) == 1)
+        await #expect(try Escalations.enqueue(store: store, rules: rules, routing: routing, now: t0 + 3_600_000) == 0)
+        let boss = try await store.outbox().filter { $0.receiver == "boss" }
         #expect(boss.count == 1)
         #expect(boss.first?.alert.contains("|A|") == true)
         let dispatcher = Dispatcher(

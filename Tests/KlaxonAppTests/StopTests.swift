@@ -199,11 +199,11 @@ struct StopTests {
         logger.logLevel = .critical
         // Quiet: nothing to deliver, so the graceful stop is all it takes (the standard budget).
         let (quietConfig, quietRules) = try daemonConfig(s, name: "quiet", hook: hook, feed: feed)
-        let quiet = try Store.open(path: quietConfig.database ?? "")
+        let quiet = try SQLiteStore.open(path: quietConfig.database ?? "")
         // Busy: a delivery hangs in flight and a request is half sent; a short budget, so the
         // services are cancelled, and abandoned if they do not end.
         let (busyConfig, busyRules) = try daemonConfig(s, name: "busy", hook: hook, feed: feed)
-        let busy = try Store.open(path: busyConfig.database ?? "")
+        let busy = try SQLiteStore.open(path: busyConfig.database ?? "")
         let short = Daemon.StopBudget(graceful: .milliseconds(100), limit: .milliseconds(500))
 
         var slowest = Duration.zero

@@ -218,7 +218,7 @@ struct TripCLITests {
         defer { Task { await sink.stop() } }
         let store = try tempStore()
         let now = Timestamp.parse("2026-11-25T00:00:00Z")!
-        try store.save(
+        try await store.save(
             trip: Trip(
                 name: "denver", owner: "alice",
                 stops: [
@@ -231,7 +231,7 @@ struct TripCLITests {
         let source = ConfiguredSource(source: NWSAlertsSource(name: "nws", baseURL: sink.url + "/"))
         let rules = [Rule(name: "trip-packing", kind: TripPackingRule())]
         _ = await Fetch.run(sources: [source], store: store, now: now)
-        let first = try store.evaluateTrips(rules: rules, now: now, render: \.summary)
+        let first = try await Evaluate.run(store: store, rules: rules, now: now).transitions
         let alerts = first.filter { $0.transition.metric.hasPrefix("alert:") }
         #expect(alerts.count == 1)
         #expect(alerts.first?.message.contains("Winter Storm Warning") == true)
@@ -239,7 +239,7 @@ struct TripCLITests {
         let refetch = await Fetch.run(sources: [source], store: store, now: now + 900)
         #expect(refetch.first?.error == nil)
         #expect(await sink.requests().count == 2)
-        let second = try store.evaluateTrips(rules: rules, now: now + 900, render: \.summary)
+        let second = try await Evaluate.run(store: store, rules: rules, now: now + 900).transitions
         #expect(second.filter { $0.transition.metric.hasPrefix("alert:") }.isEmpty)
     }
 }
@@ -252,7 +252,7 @@ struct TripWeatherFetchTests {
         defer { Task { await sink.stop() } }
         let store = try tempStore()
         let now = Timestamp.parse("2026-11-25T00:00:00Z")!
-        try store.save(
+        try await store.save(
             trip: Trip(
                 name: "long", owner: "alice",
                 stops: [
@@ -288,8 +288,8 @@ struct TripWeatherFetchTests {
         #expect(requests[0].query.contains("latitude=39.739&longitude=-104.99"))
         #expect(requests[0].query.contains("timezone=auto&forecast_days=16"))
         #expect(requests[1].query.contains("start_date=2016-12-11&end_date=2025-12-21"))
-        let trip = try #require(try store.trip(owner: "alice", name: "long"))
-        let weather = try store.weather(for: trip)
+        let trip = try await #require(try store.trip(owner: "alice", name: "long"))
+        let weather = try await store.weather(for: trip)
         #expect(weather.count == 21)
         #expect(weather.filter(\.climatology).map(\.date).first == "2026-12-11")
         #expect(weather.filter { !$0.climatology }.map(\.date).last == "2026-12-10")

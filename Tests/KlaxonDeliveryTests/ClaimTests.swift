@@ -16,7 +16,7 @@ import Testing
     func deadInstanceClaimsComeBackAtOnce() async throws {
         let sink = try await HTTPSink.start()
         let fixture = try OutboxFixture()
-        try fixture.queue([transition(station: "A"), transition(station: "B")], receivers: ["hook"])
+        try await fixture.queue([transition(station: "A"), transition(station: "B")], receivers: ["hook"])
         // A process on this host that no longer runs (no such pid) claimed both, with a 2-minute lease.
         let now = nowMillis()
         try await fixture.store.register(
@@ -34,7 +34,7 @@ import Testing
         #expect(pass.sent == 2)
         let requests = await sink.requests()
         #expect(Set(requests.compactMap { $0.headers["idempotency-key"] }) == keys)
-        #expect(try fixture.store.outbox().allSatisfy { $0.state == .sent })
+        await #expect(try fixture.store.outbox().allSatisfy { $0.state == .sent })
         #expect(try await fixture.store.claimHolders(excluding: dispatcher.instance.id).isEmpty)
         await sink.stop()
     }
@@ -43,11 +43,11 @@ import Testing
     func liveInstanceClaimsAreKept() async throws {
         let sink = try await HTTPSink.start()
         let fixture = try OutboxFixture()
-        try fixture.queue([transition(station: "A")], receivers: ["hook"])
+        try await fixture.queue([transition(station: "A")], receivers: ["hook"])
         let other = Dispatcher(
             store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: fastSettings())
         try await fixture.store.register(other.instance)
-        _ = try await fixture.store.claim(now: nowMillis(), lease: 120_000, instance: other.instance.id)
+        _ = try await fixture.store.claim(now: nowMillis(), lease: 120_000, limit: 100, instance: other.instance.id)
         let dispatcher = Dispatcher(
             store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: fastSettings())
         #expect(try await dispatcher.reclaimFromDeadInstances() == 0)
@@ -63,7 +63,7 @@ import Testing
         // a stall of over a second in renewing could let it lapse.
         await sink.script([.hang(seconds: 6)])
         let fixture = try OutboxFixture()
-        try fixture.queue([transition(station: "A")], receivers: ["hook"])
+        try await fixture.queue([transition(station: "A")], receivers: ["hook"])
         var settings = fastSettings()
         settings.lease = 2_000
         let slow = Dispatcher(
@@ -109,20 +109,20 @@ import Testing
         let sink = try await HTTPSink.start()
         await sink.script([.ok, .ok, .ok, .hang(seconds: 20)])
         let fixture = try OutboxFixture()
-        try fixture.queue(["A", "B", "C", "D"].map { transition(station: $0) }, receivers: ["hook"])
+        try await fixture.queue(["A", "B", "C", "D"].map { transition(station: $0) }, receivers: ["hook"])
         let dispatcher = Dispatcher(
             store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: fastSettings())
         let pass = Task { try await dispatcher.dispatchOnce() }
         // Three sends finish at once; the fourth hangs. Their outcomes are recorded while it hangs.
-        while try fixture.store.outbox(state: .sent).count < 3 {
+        while try await fixture.store.outbox(state: .sent).count < 3 {
             try await Task.sleep(for: .milliseconds(20))
         }
-        #expect(try fixture.store.outbox(state: .sending).count == 1)
+        await #expect(try fixture.store.outbox(state: .sending).count == 1)
         // Cut off (as by a shutdown): the unsent row goes back, the three stay sent.
         pass.cancel()
         _ = await pass.result
-        #expect(try fixture.store.outbox(state: .sent).count == 3)
-        #expect(try fixture.store.outbox(state: .pending).count == 1)
+        await #expect(try fixture.store.outbox(state: .sent).count == 3)
+        await #expect(try fixture.store.outbox(state: .pending).count == 1)
         await sink.stop()
     }
 }

@@ -32,12 +32,13 @@ final class TestClock: Sendable {
             store: fixture.store,
             notifiers: ["hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h")))],
             routing: quietRouting(.defer), settings: fastSettings(), clock: { clock.now })
-        try fixture.queue(
+        try await fixture.queue(
             [transition(station: "A"), transition(station: "B")], receivers: ["hook"], route: 0, now: clock.now)
         var pass = try await dispatcher.dispatchOnce()
         #expect(pass.deferred == 2)
         #expect(await sink.requests().isEmpty)
-        #expect(try fixture.store.outbox().allSatisfy { $0.dueAt == Timestamp.parse("2026-03-08T12:00:00Z")! * 1000 })
+        await #expect(
+            try fixture.store.outbox().allSatisfy { $0.dueAt == Timestamp.parse("2026-03-08T12:00:00Z")! * 1000 })
 
         clock.set("2026-03-08T11:59:59Z")
         pass = try await dispatcher.dispatchOnce()
@@ -51,7 +52,7 @@ final class TestClock: Sendable {
         let alerts = (requests.first?.json?["alerts"] as? [[String: Any]]) ?? []
         #expect(alerts.count == 2, "one digest with both alerts")
         #expect(requests.first?.headers["idempotency-key"]?.hasPrefix("digest-hook-") == true)
-        #expect(try fixture.store.outbox().allSatisfy { $0.state == .sent })
+        await #expect(try fixture.store.outbox().allSatisfy { $0.state == .sent })
     }
 
     @Test func dropDiscardsButCriticalBypasses() async throws {
@@ -63,13 +64,13 @@ final class TestClock: Sendable {
             store: fixture.store,
             notifiers: ["hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h")))],
             routing: quietRouting(.drop), settings: fastSettings(), clock: { clock.now })
-        try fixture.queue(
+        try await fixture.queue(
             [transition(station: "A", severity: .warning), transition(station: "B", severity: .critical)],
             receivers: ["hook"], route: 0,
             now: clock.now)
         let pass = try await dispatcher.dispatchOnce()
         #expect(pass.dropped == 1 && pass.sent == 1)
-        let states = Dictionary(uniqueKeysWithValues: try fixture.store.outbox().map { ($0.alert, $0.state) })
+        let states = await Dictionary(uniqueKeysWithValues: try fixture.store.outbox().map { ($0.alert, $0.state) })
         #expect(states["river-levels|A|gage_height"] == .dropped)
         #expect(states["river-levels|B|gage_height"] == .sent)
         let labels =
@@ -82,7 +83,7 @@ final class TestClock: Sendable {
         defer { Task { await sink.stop() } }
         let fixture = try OutboxFixture()
         let now = Int64(Date().timeIntervalSince1970)
-        try fixture.store.addSilence(
+        try await fixture.store.addSilence(
             Silence(
                 id: "s1", matchers: [try Matcher.parse("station=A")], starts: now - 10, ends: now + 3600,
                 comment: "work", createdBy: "t"),
@@ -91,11 +92,11 @@ final class TestClock: Sendable {
             store: fixture.store,
             notifiers: ["hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h")))],
             routing: Routing(), settings: fastSettings())
-        try fixture.queue([transition(station: "A"), transition(station: "B")], receivers: ["hook"])
+        try await fixture.queue([transition(station: "A"), transition(station: "B")], receivers: ["hook"])
         let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 5000)
         #expect(pass.muted == 1 && pass.sent == 1)
         #expect(await sink.requests().count == 1)
-        let states = Dictionary(uniqueKeysWithValues: try fixture.store.outbox().map { ($0.alert, $0.state) })
+        let states = await Dictionary(uniqueKeysWithValues: try fixture.store.outbox().map { ($0.alert, $0.state) })
         #expect(states["river-levels|A|gage_height"] == .muted)
     }
 

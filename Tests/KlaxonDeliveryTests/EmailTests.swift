@@ -137,10 +137,10 @@ import Testing
         let dispatcher = Dispatcher(
             store: fixture.store, notifiers: ["mail": try EmailNotifier(config: email(server))], routing: Routing(),
             settings: fastSettings())
-        try fixture.queue([transition()], receivers: ["mail"])
+        try await fixture.queue([transition()], receivers: ["mail"])
         let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 15_000)
         #expect(pass.retried == 1 && pass.sent == 1)
-        let id = try #require(try fixture.store.outbox().first?.id)
+        let id = try await #require(try fixture.store.outbox().first?.id)
         #expect(server.messages().first?.header("Message-ID") == "<\(id)@example.org>")
     }
 }

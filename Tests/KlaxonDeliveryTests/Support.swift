@@ -35,27 +35,29 @@ final class LogCapture: Sendable {
 /// A temporary database with transitions queued for delivery.
 final class OutboxFixture {
     let dir: URL
-    let store: Store
+    let store: any Store
 
     init() throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("klaxon-delivery-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        store = try Store.open(path: dir.appendingPathComponent("k.sqlite").path)
+        store = try SQLiteStore.open(path: dir.appendingPathComponent("k.sqlite").path)
     }
 
     deinit { try? FileManager.default.removeItem(at: dir) }
 
     /// Records transitions and queues each for the receivers, due now.
-    func queue(_ transitions: [Transition], receivers: [String], route: Int? = nil, now: Int64 = nowMillis()) throws {
-        for t in transitions {
-            try store.writer!.write { db in
-                var record = TransitionRecord(t, message: t.summary, recordedAt: now / 1000)
-                try record.insert(db)
-                try Store.enqueue(
-                    db, transitionID: record.id!, transition: t,
-                    deliveries: receivers.map { ($0, route, "rule=\(t.rule),station=\(t.station)", now) }, now: now)
-            }
-        }
+    func queue(_ transitions: [Transition], receivers: [String], route: Int? = nil, now: Int64 = nowMillis())
+        async throws
+    {
+        try await store.record(
+            transitions.map { t in
+                (
+                    t, t.summary,
+                    receivers.map {
+                        PlannedDelivery(receiver: $0, route: route, groupKey: "rule=\(t.rule),station=\(t.station)")
+                    }
+                )
+            }, now: now)
     }
 }
 

@@ -33,7 +33,7 @@ import Testing
         let sink = try await HTTPSink.start()
         defer { Task { await sink.stop() } }
         let (fixture, dispatcher, _) = try setup(preset, sink: sink)
-        try fixture.queue([transition()], receivers: ["hook"])
+        try await fixture.queue([transition()], receivers: ["hook"])
         let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
         #expect(pass.sent == 1)
         let requests = await sink.requests()
@@ -42,7 +42,7 @@ import Testing
         #expect(r.method == "POST")
         #expect(r.path == Self.secretPath)
         #expect(r.headers["content-type"] == "application/json")
-        let row = try #require(try fixture.store.outbox().first)
+        let row = try await #require(try fixture.store.outbox().first)
         #expect(r.headers["idempotency-key"] == row.id)
         #expect(row.state == .sent)
         #expect(r.json != nil, "body is JSON")
@@ -62,13 +62,13 @@ import Testing
         defer { Task { await sink.stop() } }
         await sink.script([.respond(status: 500), .respond(status: 503), .respond(status: 502)])
         let (fixture, dispatcher, _) = try setup(preset, sink: sink)
-        try fixture.queue([transition()], receivers: ["hook"])
+        try await fixture.queue([transition()], receivers: ["hook"])
         let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
         #expect(pass.retried == 3 && pass.sent == 1)
         let keys = await sink.requests().map { $0.headers["idempotency-key"] ?? "" }
         #expect(keys.count == 4)
         #expect(Set(keys).count == 1)
-        #expect(try fixture.store.outbox().first?.state == .sent)
+        await #expect(try fixture.store.outbox().first?.state == .sent)
     }
 
     @Test(arguments: Receiver.Webhook.Preset.allCases)
@@ -77,7 +77,7 @@ import Testing
         defer { Task { await sink.stop() } }
         await sink.script([.respond(status: 429, headers: ["Retry-After": "1"])])
         let (fixture, dispatcher, _) = try setup(preset, sink: sink)
-        try fixture.queue([transition()], receivers: ["hook"])
+        try await fixture.queue([transition()], receivers: ["hook"])
         _ = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
         let requests = await sink.requests()
         #expect(requests.count == 2)
@@ -93,10 +93,10 @@ import Testing
         defer { Task { await sink.stop() } }
         await sink.script([.respond(status: 500), .respond(status: 404, body: "no such hook")])
         let (fixture, dispatcher, logs) = try setup(preset, sink: sink)
-        try fixture.queue([transition()], receivers: ["hook"])
+        try await fixture.queue([transition()], receivers: ["hook"])
         let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
         #expect(pass.dead == 1)  // 404 is not retried
-        let errors = try fixture.store.outbox().compactMap(\.lastError)
+        let errors = try await fixture.store.outbox().compactMap(\.lastError)
         #expect(errors.count == 1)
         for text in logs.all + errors {
             #expect(!text.contains("SECRET"), "leaked: \(text)")
@@ -117,9 +117,9 @@ import Testing
                     config: .init(name: "hook", url: Secret(url), hmacSecret: Secret(Self.hmac), timeout: 1))
             ],
             routing: Routing(), settings: settings, logger: logs.logger())
-        try fixture.queue([transition()], receivers: ["hook"])
+        try await fixture.queue([transition()], receivers: ["hook"])
         #expect(try await dispatcher.runUntilEmpty(deadline: nowMillis() + 30_000).dead == 1)
-        let errors = try fixture.store.outbox().compactMap(\.lastError)
+        let errors = try await fixture.store.outbox().compactMap(\.lastError)
         #expect(errors.count == 1)
         for text in logs.all + errors {
             #expect(!text.contains("SECRET"), "leaked: \(text)")
@@ -132,7 +132,7 @@ import Testing
         defer { Task { await sink.stop() } }
         await sink.script([.hang(seconds: 2)])
         let (fixture, dispatcher, logs) = try setup(.generic, sink: sink, timeout: 0.3)
-        try fixture.queue([transition()], receivers: ["hook"])
+        try await fixture.queue([transition()], receivers: ["hook"])
         let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
         #expect(pass.retried == 1 && pass.sent == 1)
         #expect(logs.all.contains { $0.contains("will retry") && $0.contains("timed out after 0.3 s") }, "\(logs.all)")
@@ -149,10 +149,10 @@ import Testing
                 "hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(closing.url + "/x"), timeout: 2))
             ],
             routing: Routing(), settings: settings)
-        try fixture.queue([transition()], receivers: ["hook"])
+        try await fixture.queue([transition()], receivers: ["hook"])
         let first = try await dispatcher.dispatchOnce()
         #expect(first.retried == 1)
-        #expect(try fixture.store.outbox().first?.state == .pending)
+        await #expect(try fixture.store.outbox().first?.state == .pending)
     }
 
     @Test func deadRowRaisesDeliveryFailingToTheFallback() async throws {
@@ -172,7 +172,7 @@ import Testing
                 "hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/a"))),
                 "pager": try WebhookNotifier(config: .init(name: "pager", url: Secret(fallback.url + "/b"))),
             ], routing: Routing(), settings: fastSettings(fallback: "pager"))
-        try fixture.queue([transition()], receivers: ["hook"])
+        try await fixture.queue([transition()], receivers: ["hook"])
         let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
         #expect(pass.dead == 1 && pass.sent == 1)
         let got = await fallback.requests()
@@ -187,7 +187,7 @@ import Testing
         let sink = try await HTTPSink.start()
         defer { Task { await sink.stop() } }
         let (fixture, dispatcher, _) = try setup(.generic, sink: sink, rate: 20)
-        try fixture.queue((0..<6).map { transition(station: "S\($0)") }, receivers: ["hook"])
+        try await fixture.queue((0..<6).map { transition(station: "S\($0)") }, receivers: ["hook"])
         let started = ContinuousClock.now
         _ = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
         let took = ContinuousClock.now - started
@@ -203,7 +203,7 @@ import Testing
         defer { Task { await sink.stop() } }
         await sink.script([.respond(status: 500), .respond(status: 500)])
         let (fixture, dispatcher, _) = try setup(.generic, sink: sink)
-        try fixture.queue(
+        try await fixture.queue(
             [transition(state: .firing), transition(state: .resolved, level: nil, from: "minor")], receivers: ["hook"])
         _ = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
         let statuses = await sink.requests().compactMap { $0.json?["status"] as? String }

@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
 import KlaxonCore
-import KlaxonStore
 import Testing
+
+@testable import KlaxonStore
 
 /// A fresh database file in a temporary folder, removed afterwards.
 final class TempDatabase {
@@ -27,12 +28,12 @@ func reading(_ station: String, _ time: String, _ value: Double, metric: String 
 }
 
 @Suite struct StoreTests {
-    @Test func opensInWALModeWithNamedMigrations() throws {
+    @Test func opensInWALModeWithNamedMigrations() async throws {
         let tmp = try TempDatabase()
-        let store = try Store.open(path: tmp.path)
-        let mode = try store.reader.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
+        let store = try SQLiteStore.open(path: tmp.path)
+        let mode = try await store.reader.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
         #expect(mode == "wal")
-        let applied = try store.reader.read { db in
+        let applied = try await store.reader.read { db in
             try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
         }
         #expect(
@@ -42,15 +43,15 @@ func reading(_ station: String, _ time: String, _ value: Double, metric: String 
             ])
     }
 
-    @Test func ingestIsIdempotentAndMarksRevisions() throws {
+    @Test func ingestIsIdempotentAndMarksRevisions() async throws {
         let tmp = try TempDatabase()
-        let store = try Store.open(path: tmp.path)
-        let ingester = try ReadingIngester(store: store)
+        let store = try SQLiteStore.open(path: tmp.path)
+        let ingester = try store.readingWriter()
         let batch = [
             reading("A", "2026-01-01T00:00:00Z", 1), reading("A", "2026-01-01T00:15:00Z", 2),
             reading("B", "2026-01-01T00:00:00+01:00", 3),
         ]
-        var s = try ingester.write(batch)
+        var s = try await ingester.write(batch)
         #expect(
             s
                 == {
@@ -58,34 +59,35 @@ func reading(_ station: String, _ time: String, _ value: Double, metric: String 
                     e.inserted = 3
                     return e
                 }())
-        s = try ingester.write(batch)
+        s = try await ingester.write(batch)
         #expect(s.inserted == 0 && s.revised == 0 && s.unchanged == 3)
-        #expect(try store.readingCount() == 3)
+        await #expect(try store.readingCount() == 3)
 
         // A changed value for the same key updates the row and marks it revised.
-        s = try ingester.write([reading("A", "2026-01-01T00:15:00Z", 2.5)])
+        s = try await ingester.write([reading("A", "2026-01-01T00:15:00Z", 2.5)])
         #expect(s.revised == 1 && s.inserted == 0)
-        let a = try store.readings(station: "A", metric: "gage_height")
+        let a = try await store.readings(station: "A", metric: "gage_height")
         #expect(a.map(\.value) == [1, 2.5])
         #expect(a.map(\.revised) == [false, true])
         // Stored as UTC: +01:00 midnight is 23:00 the day before.
-        let b = try store.readings(station: "B", metric: "gage_height")
+        let b = try await store.readings(station: "B", metric: "gage_height")
         #expect(b.first?.time == t("2025-12-31T23:00:00Z"))
         #expect(b.first?.unit == "ft")
         // A quality change alone is a revision too.
-        s = try ingester.write([reading("B", "2025-12-31T23:00:00Z", 3, quality: "A")])
+        s = try await ingester.write([reading("B", "2025-12-31T23:00:00Z", 3, quality: "A")])
         #expect(s.revised == 1)
-        #expect(try store.station(id: "A") != nil)
+        await #expect(try store.station(id: "A") != nil)
     }
 
     @Test("a mixed batch: interleaved series, readings older and newer than what is stored, repeats in the batch")
-    func mixedBatchCountsEveryReadingRight() throws {
+    func mixedBatchCountsEveryReadingRight() async throws {
         let tmp = try TempDatabase()
-        let store = try Store.open(path: tmp.path)
-        let ingester = try ReadingIngester(store: store)
+        let store = try SQLiteStore.open(path: tmp.path)
+        let ingester = try store.readingWriter()
         func at(_ minutes: Int) -> String { Timestamp.format(t("2026-01-01T00:00:00Z") + Int64(minutes) * 60) }
         // 200 readings of A and B (15-minute steps), then a batch that interleaves A, B and a new C.
-        _ = try ingester.write((0..<100).flatMap { [reading("A", at($0 * 15), 1), reading("B", at($0 * 15), 1)] })
+        _ = try await ingester.write(
+            (0..<100).flatMap { [reading("A", at($0 * 15), 1), reading("B", at($0 * 15), 1)] })
         var batch: [Reading] = []
         for i in 90..<190 {
             // A: 90–99 are stored (95–99 with new values), 100–189 are new. B: the same, unchanged.
@@ -95,38 +97,40 @@ func reading(_ station: String, _ time: String, _ value: Double, metric: String 
         }
         batch.append(reading("C", at(150 * 15), 999))  // a repeat inside the batch: the later value wins
         batch.append(reading("A", at(50 * 15), 7))  // older than the batch's new readings of A
-        let s = try ingester.write(batch)
+        let s = try await ingester.write(batch)
         #expect(s.inserted == 90 + 90 + 100)
         #expect(s.revised == 5 + 1 + 1)
         #expect(s.unchanged == 5 + 10)
-        #expect(try store.readingCount() == 200 + 280)
-        let a = try store.readings(station: "A", metric: "gage_height")
+        #expect(try await store.readingCount() == 200 + 280)
+        let a = try await store.readings(station: "A", metric: "gage_height")
         #expect(a.count == 190)
         #expect(a.filter(\.revised).map(\.value) == [7, 2, 2, 2, 2, 2])
-        let c = try store.readings(station: "C", metric: "gage_height")
+        let c = try await store.readings(station: "C", metric: "gage_height")
         #expect(c.first { $0.time == t(at(150 * 15)) }?.value == 999)
         #expect(zip(c, c.dropFirst()).allSatisfy { $0.time < $1.time })
     }
 
     @Test func readOnlyStoreRefusesWritesAndMissingFiles() throws {
         let tmp = try TempDatabase()
-        _ = try Store.open(path: tmp.path)
-        let ro = try Store.openReadOnly(path: tmp.path)
-        #expect(throws: (any Error).self) { try ReadingIngester(store: ro) }
-        #expect(throws: (any Error).self) { try Store.openReadOnly(path: tmp.path + ".missing") }
+        _ = try SQLiteStore.open(path: tmp.path)
+        let ro = try SQLiteStore.openReadOnly(path: tmp.path)
+        #expect(throws: (any Error).self) { try ro.readingWriter() }
+        #expect(throws: (any Error).self) { try SQLiteStore.openReadOnly(path: tmp.path + ".missing") }
     }
 
-    @Test func readingsStreamBySeriesInTimeOrder() throws {
+    @Test func readingsStreamBySeriesInTimeOrder() async throws {
         let tmp = try TempDatabase()
-        let store = try Store.open(path: tmp.path)
-        let ingester = try ReadingIngester(store: store)
-        _ = try ingester.write([
+        let store = try SQLiteStore.open(path: tmp.path)
+        let ingester = try store.readingWriter()
+        _ = try await ingester.write([
             reading("B", "2026-01-01T01:00:00Z", 2), reading("A", "2026-01-01T02:00:00Z", 3),
             reading("A", "2026-01-01T00:00:00Z", 1), reading("B", "2026-01-01T00:00:00Z", 0),
         ])
         var seen: [(String, Int64)] = []
-        try store.forEachReading(from: t("2026-01-01T00:00:00Z"), to: t("2026-01-01T01:00:00Z")) { key, _, time, _ in
-            seen.append((key.station, time))
+        // Pages of one reading: a series spans several pages and still arrives in order.
+        try await store.forEachReading(from: t("2026-01-01T00:00:00Z"), to: t("2026-01-01T01:00:00Z"), page: 1) {
+            key, _, readings in
+            for r in readings { seen.append((key.station, r.time)) }
         }
         #expect(seen.map(\.0) == ["B", "B", "A"])
         #expect(seen.map(\.1) == [t("2026-01-01T00:00:00Z"), t("2026-01-01T01:00:00Z"), t("2026-01-01T00:00:00Z")])
@@ -139,76 +143,97 @@ func reading(_ station: String, _ time: String, _ value: Double, metric: String 
         Rule(name: "quiet", kind: StaleRule(metric: "gage_height", after: 3600), severity: .info),
     ]
 
-    @Test func incrementalAndRestartSafe() throws {
+    @Test func incrementalAndRestartSafe() async throws {
         let tmp = try TempDatabase()
         let engine = RuleEngine(rules: rules)
-        var store = try Store.open(path: tmp.path)
-        var ingester = try ReadingIngester(store: store)
-        _ = try ingester.write([reading("A", "2026-01-01T00:00:00Z", 5), reading("A", "2026-01-01T00:15:00Z", 11)])
-        var r = try store.evaluate(engine: engine, now: t("2026-01-01T00:20:00Z"), render: \.summary)
+        var store = try SQLiteStore.open(path: tmp.path)
+        var ingester = try store.readingWriter()
+        _ = try await ingester.write([
+            reading("A", "2026-01-01T00:00:00Z", 5), reading("A", "2026-01-01T00:15:00Z", 11),
+        ])
+        var r = try await store.evaluate(engine: engine, now: t("2026-01-01T00:20:00Z"), render: \.summary)
         #expect(r.newReadings == 2)
         #expect(r.transitions.map { "\($0.transition.rule) \($0.transition.state)" } == ["high firing"])
 
         // Evaluating again (for example after a restart) sees no new readings and records nothing.
-        store = try Store.open(path: tmp.path)
-        r = try store.evaluate(engine: engine, now: t("2026-01-01T00:20:00Z"), render: \.summary)
+        store = try SQLiteStore.open(path: tmp.path)
+        r = try await store.evaluate(engine: engine, now: t("2026-01-01T00:20:00Z"), render: \.summary)
         #expect(r.newReadings == 0 && r.transitions.isEmpty)
 
         // Ingesting the same readings again is not new either.
-        ingester = try ReadingIngester(store: store)
-        _ = try ingester.write([reading("A", "2026-01-01T00:00:00Z", 5), reading("A", "2026-01-01T00:15:00Z", 11)])
-        r = try store.evaluate(engine: engine, now: t("2026-01-01T00:25:00Z"), render: \.summary)
+        ingester = try store.readingWriter()
+        _ = try await ingester.write([
+            reading("A", "2026-01-01T00:00:00Z", 5), reading("A", "2026-01-01T00:15:00Z", 11),
+        ])
+        r = try await store.evaluate(engine: engine, now: t("2026-01-01T00:25:00Z"), render: \.summary)
         #expect(r.newReadings == 0 && r.transitions.isEmpty)
 
         // A late reading (older than what the alert saw) is counted and ignored.
-        _ = try ingester.write([reading("A", "2026-01-01T00:05:00Z", 1), reading("A", "2026-01-01T00:30:00Z", 9)])
-        r = try store.evaluate(engine: engine, now: t("2026-01-01T00:35:00Z"), render: \.summary)
+        _ = try await ingester.write([reading("A", "2026-01-01T00:05:00Z", 1), reading("A", "2026-01-01T00:30:00Z", 9)])
+        r = try await store.evaluate(engine: engine, now: t("2026-01-01T00:35:00Z"), render: \.summary)
         #expect(r.newReadings == 2 && r.lateReadings == 1)
         #expect(r.transitions.map { "\($0.transition.rule) \($0.transition.state)" } == ["high resolved"])
 
         // Time passes with no reading: stale fires, at the moment the series went quiet.
-        r = try store.evaluate(engine: engine, now: t("2026-01-01T02:00:00Z"), render: \.summary)
+        r = try await store.evaluate(engine: engine, now: t("2026-01-01T02:00:00Z"), render: \.summary)
         #expect(r.transitions.map(\.transition.state) == [.firing])
         #expect(r.transitions.first?.transition.at == t("2026-01-01T01:30:00Z"))
-        r = try store.evaluate(engine: engine, now: t("2026-01-01T03:00:00Z"), render: \.summary)
+        r = try await store.evaluate(engine: engine, now: t("2026-01-01T03:00:00Z"), render: \.summary)
         #expect(r.transitions.isEmpty)
 
         // Everything is in the log, with explanations, and the states are persisted.
-        let log = try store.transitions()
+        let log = try await store.transitions()
         #expect(log.map { "\($0.rule) \($0.state)" } == ["high firing", "high resolved", "quiet firing"])
         #expect(log.allSatisfy { !$0.explanation.isEmpty })
-        let states = try store.alertStates()
+        let states = try await store.alertStates()
         #expect(states[AlertKey(rule: "quiet", station: "A", metric: "gage_height")]?.status == .firing)
         #expect(states[AlertKey(rule: "high", station: "A", metric: "gage_height")]?.status == .inactive)
     }
 
-    @Test func aFailedEvaluationWritesNothing() throws {
+    @Test func aFailedEvaluationWritesNothing() async throws {
         let tmp = try TempDatabase()
         let engine = RuleEngine(rules: rules)
-        let store = try Store.open(path: tmp.path)
-        _ = try ReadingIngester(store: store).write([reading("A", "2026-01-01T00:00:00Z", 50)])
-        struct Boom: Error {}
-        #expect(throws: Boom.self) {
-            _ = try store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"), render: \.summary) { _, _ in
-                throw Boom()
-            }
+        let store = try SQLiteStore.open(path: tmp.path)
+        _ = try await store.readingWriter().write([reading("A", "2026-01-01T00:00:00Z", 50)])
+        // The transition log refuses the insert: the evaluation's transaction (states, log, outbox,
+        // cursor) is rolled back whole.
+        try await store.writer!.write { db in
+            try db.execute(
+                sql: "CREATE TRIGGER boom BEFORE INSERT ON transitions BEGIN SELECT RAISE(ABORT, 'boom'); END")
         }
-        #expect(try store.transitions().isEmpty)
-        #expect(try store.alertStates().isEmpty)
+        await #expect(throws: (any Error).self) {
+            _ = try await store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"), render: \.summary)
+        }
+        try await store.writer!.write { db in try db.execute(sql: "DROP TRIGGER boom") }
+        await #expect(try store.transitions().isEmpty)
+        await #expect(try store.alertStates().isEmpty)
         // The readings are still new: the next evaluation sees them.
-        let r = try store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"), render: \.summary)
+        let r = try await store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"), render: \.summary)
         #expect(r.newReadings == 1 && r.transitions.count == 1)
     }
 
-    @Test func revisedValueOfTheLatestReadingIsLateNotATransition() throws {
+    @Test func revisedValueOfTheLatestReadingIsLateNotATransition() async throws {
         let tmp = try TempDatabase()
         let engine = RuleEngine(rules: rules)
-        let store = try Store.open(path: tmp.path)
-        let ingester = try ReadingIngester(store: store)
-        _ = try ingester.write([reading("A", "2026-01-01T00:00:00Z", 50)])
-        _ = try store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"), render: \.summary)
-        _ = try ingester.write([reading("A", "2026-01-01T00:00:00Z", 1)])
-        let r = try store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"), render: \.summary)
+        let store = try SQLiteStore.open(path: tmp.path)
+        let ingester = try store.readingWriter()
+        _ = try await ingester.write([reading("A", "2026-01-01T00:00:00Z", 50)])
+        _ = try await store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"), render: \.summary)
+        _ = try await ingester.write([reading("A", "2026-01-01T00:00:00Z", 1)])
+        let r = try await store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"), render: \.summary)
         #expect(r.newReadings == 1 && r.lateReadings == 1 && r.transitions.isEmpty)
+    }
+}
+
+extension Store {
+    /// Evaluates readings only (no quake or trip rules), delivering nothing.
+    func evaluate(engine: RuleEngine, now: Int64, render: @escaping @Sendable (Transition) -> String) async throws
+        -> EvaluationResult
+    {
+        try await evaluate(
+            Evaluation(
+                engine: engine, quakes: QuakeRunner(rules: []), trips: TripRunner(rules: []), now: now,
+                queuedAt: now * 1000,
+                render: render))
     }
 }

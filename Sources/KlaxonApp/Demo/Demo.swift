@@ -161,8 +161,8 @@ public enum Demo {
         let rules = try RuleLoader.load(paths: [dir.appendingPathComponent("rules.yaml").path])
         let problems = config.check(rules: rules)
         if !problems.isEmpty { throw DiagnosticsError(diagnostics: problems) }
-        let store = try Store.open(path: config.database ?? "")
-        try store.save(trip: scenario.trip, at: scenario.start)
+        let store = try SQLiteStore.open(path: config.database ?? "")
+        try await store.save(trip: scenario.trip, at: scenario.start)
 
         var logger = Logger(label: "klaxon") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = options.logLevel
@@ -184,7 +184,7 @@ public enum Demo {
                 readyText.set(await get("/readyz", port: port.value))
             })
         let served = await upstreams.served()
-        let report = Report(
+        let report = await Report(
             folder: dir.path, elapsed: ContinuousClock.now - started, metrics: try store.metrics(),
             metricsText: metricsText.value, readyText: readyText.value, requests: served.requests,
             webSocketConnections: served.connections,
@@ -209,12 +209,12 @@ public enum Demo {
 
     /// After the story's end: one more round of polls and evaluation, then until nothing is left to
     /// deliver (or 30 s pass).
-    static func settle(store: Store, clock: DaemonClock, scenario: DemoScenario) async {
+    static func settle(store: any Store, clock: DaemonClock, scenario: DemoScenario) async {
         do {
             try await clock.sleep(20 * 60)
             let deadline = ContinuousClock.now + .seconds(30)
             while ContinuousClock.now < deadline {
-                let outbox = (try? store.metrics().outbox) ?? [:]
+                let outbox = await (try? store.metrics().outbox) ?? [:]
                 if (outbox["pending"] ?? 0) + (outbox["sending"] ?? 0) == 0 { break }
                 try await Task.sleep(for: .milliseconds(100))
             }

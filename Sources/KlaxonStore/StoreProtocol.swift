@@ -1,0 +1,194 @@
+import KlaxonCore
+
+/// Klaxon's persistence, shaped by the transactions the product needs. Every method may suspend
+/// and none blocks its caller's thread: async code (the daemon, the dispatcher, the HTTP server)
+/// awaits the store and the cooperative pool stays free. `SQLiteStore` implements it; a second
+/// backend implements the same requirements and no caller changes.
+public protocol Store: Sendable {
+    /// Where the store lives, for messages (a file path, a connection description).
+    var path: String { get }
+
+    // MARK: Readings and sources
+    /// A writer for bulk readings (ingest, push): batches, one transaction each.
+    func readingWriter() throws -> any ReadingWriter
+    @discardableResult
+    func write(_ batch: SourceBatch, source: String?, cursor: String?, at now: Int64) async throws -> IngestStats
+    func recordFailure(source: String, error: String, at now: Int64, notBefore: Int64?) async throws
+    func sourceState(_ source: String) async throws -> SourceStateRecord?
+    func sourceStates() async throws -> [SourceStateRecord]
+    func upsert(station: StationRecord) async throws
+    func station(id: String) async throws -> StationRecord?
+    func readings(station: String, metric: String) async throws -> [StoredReading]
+    func readingCount() async throws -> Int
+    func forEachReading(
+        from: Int64?, to: Int64?, page: Int,
+        _ body: (_ series: SeriesKey, _ unit: String?, _ readings: [(time: Int64, value: Double)]) throws -> Void
+    ) async throws
+    func gauges() async throws -> [GaugeInfo]
+    func gaugeFetchedAt(lid: String) async throws -> Int64?
+    func stationInfos() async throws -> [String: StationInfo]
+    func stationsAndFloods() async throws -> (stations: [String: StationInfo], floods: [String: FloodCategories])
+    func floodCategories() async throws -> [String: FloodCategories]
+    func resolveStation(_ typed: String) async throws -> String?
+    func series(station: String) async throws -> [(metric: String, unit: String?)]
+    func latest(station: String, metric: String, at: Int64) async throws -> StoredReading?
+    func summary(station: String, metric: String, from: Int64, to: Int64) async throws -> SeriesSummary?
+    func values(station: String, metric: String, from: Int64, to: Int64) async throws -> [(time: Int64, value: Double)]
+    func latestTimes(metric: String?) async throws -> [SeriesKey: Int64]
+
+    // MARK: Quakes, trips, weather
+    @discardableResult
+    func write(quakes: [QuakeEvent], at now: Int64) async throws -> QuakeWriteStats
+    func quakes(from: Int64, to: Int64) async throws -> [StoredQuake]
+    func quakeRevisions() async throws -> [(key: String, event: QuakeEvent)]
+    func quakeRevisionCounts() async throws -> [String: Int]
+    func save(trip: Trip, at now: Int64, replace: Bool) async throws
+    func trip(owner: String, name: String) async throws -> Trip?
+    func trips(owner: String?) async throws -> [Trip]
+    @discardableResult
+    func removeTrip(owner: String, name: String) async throws -> Bool
+    @discardableResult
+    func write(weather: [DayWeather], alerts: [PlaceAlert]) async throws -> Int
+    func weather(for trip: Trip, radiusKm: Double) async throws -> [DayWeather]
+    func alerts(for trip: Trip, radiusKm: Double) async throws -> [(stop: Int, alert: WeatherAlert)]
+    func forecasts(place: String) async throws -> [DayWeather]
+    func tripAnnouncement(rule: String, owner: String, name: String) async throws -> String?
+
+    // MARK: Evaluation and alerts
+    /// Records an evaluation: alert states, the transition log, outbox rows and cursors, in bounded
+    /// transactions (see `SQLiteStore.evaluate`).
+    func evaluate(_ e: Evaluation) async throws -> EvaluationResult
+    /// Logs transitions made outside evaluation and queues their deliveries (`now` in ms).
+    func record(_ transitions: [(transition: Transition, message: String, deliveries: [PlannedDelivery])], now: Int64)
+        async throws
+    func alertStates() async throws -> [AlertKey: AlertState]
+    func transitions() async throws -> [TransitionRecord]
+    func firingAlerts() async throws -> [(key: AlertKey, transitionID: Int64, transition: Transition)]
+    @discardableResult
+    func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (key: AlertKey, transition: Transition)?
+    func acks() async throws -> [AlertKey: Ack]
+    func addSilence(_ s: Silence, now: Int64) async throws
+    func silences(now: Int64, includeExpired: Bool) async throws -> [Silence]
+    func expireSilence(id: String, now: Int64) async throws -> ExpireOutcome
+    func activeSilences(now: Int64) async throws -> [Silence]
+
+    // MARK: Outbox and delivery
+    func claim(now: Int64, lease: Int64, limit: Int, instance: String?) async throws -> [OutboxBatch]
+    func release(_ batches: [OutboxBatch]) async throws
+    func apply(_ outcomes: [OutboxOutcome]) async throws
+    func nextDue() async throws -> Int64?
+    func outbox(state: OutboxRecord.State?, limit: Int) async throws -> [OutboxRecord]
+    func outboxCounts() async throws -> [OutboxRecord.State: Int]
+    func retryOutbox(id: String, now: Int64) async throws -> Bool
+    func lastNotified(alert: String, receiver: String) async throws -> (sentAt: Int64?, queued: Bool)
+    func firstQueued(alert: String, transitionID: Int64) async throws -> Int64?
+    func hasNotification(alert: String, receiver: String, transitionID: Int64) async throws -> Bool
+    func enqueueRepeat(
+        transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, now: Int64
+    ) async throws
+    func register(_ instance: InstanceRecord) async throws
+    @discardableResult
+    func renewLeases(instance: String, until: Int64, now: Int64) async throws -> Int
+    func claimHolders(excluding instance: String) async throws -> [InstanceRecord]
+    @discardableResult
+    func releaseClaims(of instances: [String]) async throws -> Int
+
+    // MARK: Health
+    func metrics() async throws -> StoreMetrics
+    func isReachable() async -> Bool
+}
+
+/// The usual arguments.
+extension Store {
+    @discardableResult
+    public func write(_ batch: SourceBatch, source: String? = nil, cursor: String? = nil, at now: Int64) async throws
+        -> IngestStats
+    {
+        try await write(batch, source: source, cursor: cursor, at: now)
+    }
+    public func recordFailure(source: String, error: String, at now: Int64) async throws {
+        try await recordFailure(source: source, error: error, at: now, notBefore: nil)
+    }
+    public func forEachReading(
+        from: Int64? = nil, to: Int64? = nil,
+        _ body: (_ series: SeriesKey, _ unit: String?, _ readings: [(time: Int64, value: Double)]) throws -> Void
+    ) async throws {
+        try await forEachReading(from: from, to: to, page: 50_000, body)
+    }
+    public func latest(station: String, metric: String) async throws -> StoredReading? {
+        try await latest(station: station, metric: metric, at: .max)
+    }
+    public func latestTimes() async throws -> [SeriesKey: Int64] { try await latestTimes(metric: nil) }
+    public func quakes() async throws -> [StoredQuake] { try await quakes(from: .min, to: .max) }
+    public func save(trip: Trip, at now: Int64) async throws { try await save(trip: trip, at: now, replace: false) }
+    @discardableResult
+    public func write(weather: [DayWeather]) async throws -> Int { try await write(weather: weather, alerts: []) }
+    public func weather(for trip: Trip) async throws -> [DayWeather] { try await weather(for: trip, radiusKm: 30) }
+    public func alerts(for trip: Trip) async throws -> [(stop: Int, alert: WeatherAlert)] {
+        try await alerts(for: trip, radiusKm: 30)
+    }
+    public func silences(now: Int64) async throws -> [Silence] { try await silences(now: now, includeExpired: false) }
+    public func claim(now: Int64, lease: Int64, limit: Int = 100) async throws -> [OutboxBatch] {
+        try await claim(now: now, lease: lease, limit: limit, instance: nil)
+    }
+    public func outbox(state: OutboxRecord.State? = nil) async throws -> [OutboxRecord] {
+        try await outbox(state: state, limit: 200)
+    }
+}
+
+/// Writes readings in batches (ingest, push), one transaction per batch.
+public protocol ReadingWriter: Sendable {
+    func write(_ batch: [Reading]) async throws -> IngestStats
+}
+
+/// What to evaluate and how: the engine, the event runners, and the pure routing decision. The
+/// store applies it in its own transactions.
+public struct Evaluation: Sendable {
+    public var engine: RuleEngine
+    public var quakes: QuakeRunner
+    public var trips: TripRunner
+    /// The evaluation time (seconds): stale checks run up to it; it dates the transition log.
+    public var now: Int64
+    /// The wall-clock time (ms) outbox rows are queued at: delivery timing (group waits, give-up)
+    /// runs on the real clock even when `now` replays the past.
+    public var queuedAt: Int64
+    /// The message of a transition.
+    public var render: @Sendable (Transition) -> String
+    /// Where a transition goes (nil: record transitions only, deliver nothing).
+    public var route: (@Sendable (Transition) -> [PlannedDelivery])?
+    /// The most readings stepped in one transaction.
+    public var sliceReadings: Int
+    /// The most series (changed or quiet) handled in one transaction.
+    public var sliceSeries: Int
+
+    public init(
+        engine: RuleEngine, quakes: QuakeRunner, trips: TripRunner, now: Int64, queuedAt: Int64,
+        render: @escaping @Sendable (Transition) -> String,
+        route: (@Sendable (Transition) -> [PlannedDelivery])? = nil, sliceReadings: Int = 50_000,
+        sliceSeries: Int = 2_000
+    ) {
+        self.engine = engine
+        self.quakes = quakes
+        self.trips = trips
+        self.now = now
+        self.queuedAt = queuedAt
+        self.render = render
+        self.route = route
+        self.sliceReadings = max(1, sliceReadings)
+        self.sliceSeries = max(1, sliceSeries)
+    }
+}
+
+/// What one incremental evaluation did.
+public struct EvaluationResult: Sendable {
+    /// Transitions recorded, in output order, each with its rendered message.
+    public var transitions: [(transition: Transition, message: String)] = []
+    /// Readings that arrived since the previous evaluation.
+    public var newReadings = 0
+    /// New readings not newer than what their alerts had already seen (late or revised history): ignored.
+    public var lateReadings = 0
+    /// Transitions not resolved that no receiver was queued for (when routing was given).
+    public var unrouted: [Transition] = []
+
+    public init() {}
+}

@@ -17,7 +17,10 @@
 #   (e) ingest+pushes  a second ingest of N readings (later times, still above the threshold: no
 #                      transitions) while one-row pushes arrive at the API every PUSH_EVERY seconds;
 #   (e′) its backlog   from the end of that ingest until the evaluator has caught up, pushes going on.
-# Target in every phase: p99 ≤ 50 ms, max ≤ 250 ms, no request failed.
+# Target in every phase: p99 ≤ 50 ms, max ≤ 250 ms, no request failed. A phase whose work did not
+# finish (an ingest that failed, a backlog not worked through within PHASE_TIMEOUT) misses it too.
+# The daemon's own minute tick may evaluate part of a batch while it is being ingested: it does
+# so in production as well.
 #
 # Reported on stdout: a Markdown table (phase, seconds, endpoint, requests, failed, p50, p99, max,
 # target met or missed) and notes: stalls (spans in which neither probe got an answer), ingest times,
@@ -25,11 +28,12 @@
 # Progress goes to stderr.
 #
 # Settings (environment): KLAXON (binary; default: build release into .build-release/), N=1000000
-# (readings per ingest; a multiple of PER_SERIES), PER_SERIES=50, ORDER=station (readings listed
-# station by station; `time`: time by time, as a feed sends them), RATE=20 (requests/s per endpoint),
-# IDLE=10 (s), PUSH_EVERY=0.25 (s), PROBE_TIMEOUT=10 (s: a request unanswered by then failed),
-# PHASE_TIMEOUT=180 (s: the longest (c), (d) or (e′) may take), WORK (where the work directory is
-# made; default $TMPDIR or /tmp), KEEP=1 (keep the work directory: logs, data, raw probe rows).
+# (readings per ingest; a multiple of PER_SERIES), PER_SERIES=50, ORDER=time (readings listed time by
+# time, as a feed sends them; `station`: station by station, a lighter ingest), RATE=20 (requests/s
+# per endpoint), IDLE=10 (s), PUSH_EVERY=0.25 (s), PROBE_TIMEOUT=10 (s: a request unanswered by then
+# failed), PHASE_TIMEOUT=180 (s: the longest (c), (d) or (e′) may take), WORK (where the work
+# directory is made; default $TMPDIR or /tmp), KEEP=1 (keep the work directory: logs, data, raw
+# probe rows).
 # Exit status: 0 every phase met the target, 1 one missed it, 2 a setup error.
 set -euo pipefail
 # KLAXON and WORK may be relative to where this was started from.
@@ -39,7 +43,7 @@ cd "$(dirname "$0")/.."
 
 readings=${N:-1000000}
 per_series=${PER_SERIES:-50}
-order=${ORDER:-station}
+order=${ORDER:-time}
 rate=${RATE:-20}
 idle=${IDLE:-10}
 push_every=${PUSH_EVERY:-0.25}
@@ -172,7 +176,10 @@ sleep 0.5
 
 # (a)
 t=$EPOCHREALTIME
-sleep "$idle"
+# In the background, so a signal is handled at once rather than after the sleep.
+sleep "$idle" &
+children+=($!)
+wait $!
 phase a "(a) idle" "$t" "$EPOCHREALTIME"
 
 # (b)

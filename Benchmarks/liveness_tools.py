@@ -9,6 +9,7 @@ evaluator's progress (read from the database), and the report.
     liveness_tools.py settle OUT DB LOG TIMEOUT [URL TOKEN]
     liveness_tools.py report WORK
 """
+import calendar
 import http.client
 import json
 import os
@@ -27,15 +28,16 @@ def iso(epoch):
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
-def gen(path, series, per_series, batch, base, order="station"):
+def gen(path, series, per_series, batch, base, order="time"):
     """Readings for SERIES stations, PER_SERIES each, 15 minutes apart. Batch 1 rises through the
     threshold (100) once per station: one firing alert each. Batch 2 continues later and stays above
     it, so the evaluator steps every reading and records no transition: (e) measures the evaluator's
     work, not another delivery flood.
 
-    ORDER `station` lists them station by station, as a backfill export does; `time` time by time,
-    as a feed delivers them. Then every 50,000-reading batch of `klaxon ingest` touches every
-    station, and 1 M readings over 20,000 stations take the old ingest 33 s instead of 9 s."""
+    ORDER `time` lists them time by time, as a feed delivers them (and as KlaxonBench's data is):
+    every 50,000-reading batch of `klaxon ingest` then touches every station. `station` lists them
+    station by station, as a backfill export does: the old ingest takes 9 s instead of 33 s for 1 M
+    readings over 20,000 stations, and the old evaluator leaves fewer `ingest_log` rows to read."""
     series, per_series, batch, base = int(series), int(per_series), int(batch), int(base)
     offset = (batch - 1) * per_series
     times = [iso(base + (offset + k) * 900) for k in range(per_series)]
@@ -230,19 +232,29 @@ def push(out, stop_path, interval, url, token, station):
             f.write("%.3f,%.1f,%s\n" % (ts, lat, status))
 
 
-def evaluated(log_path):
-    """(readings, evaluations) from the daemon's `evaluated` log lines, written when an evaluation
-    has returned (its transaction, quakes, trips, reminders and escalations all done)."""
-    readings = lines = 0
+def evaluations(log_path):
+    """(time, readings, transitions) of each `evaluated` line in the daemon's log, written when an
+    evaluation has returned (its transaction, quakes, trips, reminders and escalations all done)."""
+    found = []
     try:
         with open(log_path, errors="replace") as f:
             for line in f:
-                m = re.search(r"\breadings=(\d+)\b.*\sevaluated$", line.rstrip())
-                if m:
-                    readings, lines = readings + int(m.group(1)), lines + 1
+                line = line.rstrip()
+                readings = re.search(r"\breadings=(\d+)\b", line)
+                if not line.endswith(" evaluated") or not readings:
+                    continue
+                transitions = re.search(r"\btransitions=(\d+)\b", line)
+                at = calendar.timegm(time.strptime(line[:19], "%Y-%m-%dT%H:%M:%S"))
+                found.append((at, int(readings.group(1)), int(transitions.group(1)) if transitions else 0))
     except OSError:
         pass
-    return readings, lines
+    return found
+
+
+def evaluated(log_path):
+    """(readings, evaluations) that the daemon's log reports so far."""
+    found = evaluations(log_path)
+    return sum(e[1] for e in found), len(found)
 
 
 def settle(out, db_path, log_path, timeout, url=None, token=None):
@@ -350,9 +362,9 @@ def report(work):
             if top is not None and top > MAX_MS:
                 missed.append("max")
             all_met = all_met and not missed
-            print("| %s | %s | %s | %s | %d%s | %s | %s | %s | %s |" % (
+            print("| %s | %s | %s | %s | %s%s | %s | %s | %s | %s |" % (
                 label if i == 0 else "", "%.1f" % (end - start) if i == 0 else "", path,
-                "{:,}".format(len(rows)), failed,
+                "{:,}".format(len(rows)), "{:,}".format(failed),
                 " (+%d busy)" % busy if busy else "", ms(p50, timeout), ms(p99, timeout), ms(top, timeout),
                 "missed (%s)" % ", ".join(missed) if missed else "met"))
 
@@ -371,7 +383,8 @@ def report(work):
     # went out every 1/(2 RATE) s. Each counts in the phase it began in.
     done = sorted(r[0] + r[2] / 1000 for r in probes if r[2] >= 0)
     stalls = [(a, b - a) for a, b in zip(done, done[1:]) if b - a > MAX_MS / 1000]
-    print("- stalls (no answer to either probe for more than %.0f ms): %s" % (MAX_MS, "; ".join(
+    print("- stalls (no answer to either probe for more than %.0f ms; each in the phase it began in): %s" % (
+        MAX_MS, "; ".join(
         "%s %d%s" % (label, len(found), "" if not found else ", %.1f s" % found[0] if len(found) == 1
                      else ", %.1f–%.1f s" % (min(found), max(found)))
         for key, label, start, end in phases
@@ -390,8 +403,11 @@ def report(work):
                    "%.1f s after" % s["seconds"] if s["caught_up"] else "NOT within %.0f s of" % s["seconds"],
                    s["evaluations"], "{:,}".format(s["firing"]))
         if "wake" in s:
-            line += "; the wake-up push answered %s in %s ms" % (s["wake"].get("status"),
-                                                                 ms(s["wake"].get("latency_ms")))
+            wake = s["wake"]
+            if wake.get("latency_ms", -1) >= 0:
+                line += "; the push that woke it was answered %s in %s ms" % (wake["status"], ms(wake["latency_ms"]))
+            else:
+                line += "; the push that woke it failed: %s" % wake.get("status", "no answer")
         print(line)
     try:
         hooks = [line.split() for line in open(os.path.join(work, "sink.log"))]
@@ -400,7 +416,15 @@ def report(work):
     keys = {h[2] for h in hooks}
     d = next((p for p in phases if p[0] == "d"), None)
     held = sum(1 for h in hooks if d and float(h[0]) < d[2])
-    by_phase = ", ".join("%s %d" % (p[0], sum(1 for h in hooks if p[2] <= float(h[1]) < p[3])) for p in phases)
+    by_phase = ", ".join("%s %d" % (label.split()[0], sum(1 for h in hooks if start <= float(h[1]) < end))
+                         for _, label, start, end in phases)
+    logged = evaluations(os.path.join(work, "daemon.log"))
+    # The log has whole seconds: an evaluation is placed in the phase its second began in.
+    where = lambda at: next((label for _, label, start, end in phases if int(start) <= at < end), "between phases")
+    print("- evaluations with new readings, as logged when each returned: %s" % ("; ".join(
+        "%s in %s: %s readings, %s transitions" % (time.strftime("%H:%M:%S", time.gmtime(at)), where(at),
+                                                    "{:,}".format(n), "{:,}".format(t)) for at, n, t in logged)
+        or "none"))
     print("- webhooks answered by the sink: %s requests, %s distinct keys (expected %s); %d had arrived before"
           " (d) and were held there; answered by phase: %s" % ("{:,}".format(len(hooks)), "{:,}".format(len(keys)),
                                                                 "{:,}".format(int(info["series"])), held, by_phase))

@@ -202,7 +202,7 @@ extension Ingest {
         var summary = Summary()
         for path in files {
             summary.files += 1
-            guard let data = FileManager.default.contents(atPath: path) else {
+            guard let data = try await readFile(path) else {
                 summary.rejected += 1
                 report("\(path): cannot read the file")
                 continue

@@ -128,3 +128,9 @@ final class BatchQueue<Item: Sendable>: @unchecked Sendable {
         return item
     }
 }
+
+/// A whole file's contents, read on a thread of its own (a file may be large; the cooperative pool
+/// must not wait on the disk). Nil when it cannot be read.
+public func readFile(_ path: String) async throws -> Data? {
+    try await offPool { FileManager.default.contents(atPath: path) }
+}

@@ -184,7 +184,7 @@ public enum Trips {
     public static func importTrip(path: String, owner: String, store: any Store, now: Int64, replace: Bool) async throws
         -> Trip
     {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let data = try await readFile(path) else {
             throw UserError("\(path): cannot read the file")
         }
         let doc: Export

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// Waits that end. Awaiting an unstructured task's `result` ignores cancellation, and a task group
@@ -115,5 +116,14 @@ public final class OneShot<Value: Sendable>: Sendable {
             }
             if let ready { continuation.resume(returning: ready) }
         }
+    }
+}
+
+/// Runs blocking work (a large file, a parse, a wait on a hand-over queue) on a Dispatch worker
+/// thread and suspends until it is done, so the cooperative pool's threads stay free for the HTTP
+/// server and the other services.
+public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
     }
 }

@@ -86,12 +86,3 @@ public final class StoreHealth: Sendable {
         }
     }
 }
-
-/// Runs blocking work (a synchronous store call, which may wait out SQLite's busy timeout) on a
-/// Dispatch worker thread and suspends until it is done, so the cooperative pool's threads stay free
-/// for the HTTP server and the other services.
-public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-    }
-}

@@ -392,7 +392,7 @@ struct DryRunCommand: AsyncParsableCommand {
                     versions = try await source.quakeRevisions().map { ($0.key, $0.event) }
                 }
                 for path in events {
-                    guard let data = FileManager.default.contents(atPath: path) else {
+                    guard let data = try await readFile(path) else {
                         throw UserError("\(path): cannot read the file")
                     }
                     do {

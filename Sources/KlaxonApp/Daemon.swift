@@ -240,6 +240,18 @@ struct EvaluatorService: Service {
                     }
                 }
                 group.addTask {
+                    // Readings another process stored (`klaxon ingest` from cron, a second daemon's
+                    // fetch) are evaluated within two seconds, not at the next minute: one read of the
+                    // ingest log's newest entry, never a write.
+                    var seen = (try? await daemon.store.ingestMark()) ?? 0
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: .seconds(2))
+                        guard let mark = try? await daemon.store.ingestMark() else { continue }
+                        if mark > seen { daemon.wake.yield() }
+                        seen = mark
+                    }
+                }
+                group.addTask {
                     daemon.wake.yield()
                     for await _ in daemon.wakes {
                         // A database error (another process holding the lock) waits and retries; it

@@ -29,6 +29,10 @@ extension SQLiteStore {
         try await reader.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM readings") ?? 0 }
     }
 
+    public func ingestMark() async throws -> Int64 {
+        try await reader.read { db in try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM ingest_log") ?? 0 }
+    }
+
     /// Hands readings to `body` series by series, each in time order, a page of at most `page` at a
     /// time, so memory holds one page and no read is held long. `from`/`to` bound the reading time
     /// (inclusive).

@@ -20,6 +20,8 @@ public protocol Store: Sendable {
     func station(id: String) async throws -> StationRecord?
     func readings(station: String, metric: String) async throws -> [StoredReading]
     func readingCount() async throws -> Int
+    /// A number that grows whenever readings are stored (by any process): cheap to poll.
+    func ingestMark() async throws -> Int64
     func forEachReading(
         from: Int64?, to: Int64?, page: Int,
         _ body: (_ series: SeriesKey, _ unit: String?, _ readings: [(time: Int64, value: Double)]) throws -> Void

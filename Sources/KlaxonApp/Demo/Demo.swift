@@ -179,7 +179,7 @@ public enum Demo {
             onListening: { port.set($0) },
             until: {
                 await narrate(scenario: scenario, clock: clock, enabled: options.narrate)
-                await settle(store: store, clock: clock, scenario: scenario)
+                await settle(daemon: daemon, clock: clock)
                 metricsText.set(await get("/metrics", port: port.value))
                 readyText.set(await get("/readyz", port: port.value))
             })
@@ -207,14 +207,23 @@ public enum Demo {
         }
     }
 
-    /// After the story's end: one more round of polls and evaluation, then until nothing is left to
-    /// deliver (or 30 s pass).
-    static func settle(store: any Store, clock: DaemonClock, scenario: DemoScenario) async {
+    /// After the story's end: one more round of polls, then an evaluation that started after them,
+    /// then until nothing is left to deliver (or 30 s pass). Waiting on the evaluation itself, not on
+    /// time, is what lets a loaded machine run the demo at any speed.
+    static func settle(daemon: Daemon, clock: DaemonClock) async {
         do {
             try await clock.sleep(20 * 60)
             let deadline = ContinuousClock.now + .seconds(30)
+            // The evaluation in progress (if any) may have started before the last polls: wait for the
+            // one after it.
+            let target = daemon.counters.snapshot["evaluations", default: 0] + 2
+            daemon.wake.yield()
+            while ContinuousClock.now < deadline, daemon.counters.snapshot["evaluations", default: 0] < target {
+                try await Task.sleep(for: .milliseconds(20))
+                daemon.wake.yield()
+            }
             while ContinuousClock.now < deadline {
-                let outbox = await (try? store.metrics().outbox) ?? [:]
+                let outbox = await (try? daemon.store.metrics().outbox) ?? [:]
                 if (outbox["pending"] ?? 0) + (outbox["sending"] ?? 0) == 0 { break }
                 try await Task.sleep(for: .milliseconds(100))
             }

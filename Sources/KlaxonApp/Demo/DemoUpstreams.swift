@@ -6,6 +6,7 @@ import HummingbirdWebSocket
 import KlaxonCore
 import Logging
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// The demo's world on 127.0.0.1, one server: stand-ins for the upstream services, serving the
@@ -57,6 +58,7 @@ public struct DemoUpstreams: Sendable {
     let world: World
     public let port: Int
     private let task: Task<Void, any Error>
+    private let group: ServiceGroup
 
     public var url: String { "http://127.0.0.1:\(port)" }
     /// Where the chat page is written (nil: not written).
@@ -110,27 +112,32 @@ public struct DemoUpstreams: Sendable {
                 continuation.finish()
             },
             logger: logger)
+        // Run as a service, so that stopping is a graceful shutdown: cancelling a NIO server's task
+        // while an accepted connection is still queued traps the process ("Deinited NIOAsyncWriter
+        // without calling finish()", apple/swift-nio#3481).
+        let group = ServiceGroup(
+            configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
         let task = Task {
             defer { continuation.finish() }  // a server that fails to start must not leave us waiting
-            try await app.run()
+            try await group.run()
         }
         var port = 0
         for await p in stream { port = p }
         guard port > 0 else {
-            task.cancel()
+            await group.triggerGracefulShutdown()
             throw UserError("demo: the local stand-in servers did not start")
         }
-        return DemoUpstreams(world: world, port: port, task: task)
+        return DemoUpstreams(world: world, port: port, task: task, group: group)
     }
 
-    /// Stops the server: every connection is closed (WebSocket handlers end with theirs), then the
-    /// server stops. It is given 5 s; a server still running then is left to the process's end.
+    /// Stops the server: it stops accepting, every connection is closed (WebSocket handlers end with
+    /// theirs), then the server stops. It is given 5 s; a server still running then is left to the process's end.
     /// True if it stopped in time.
     @discardableResult
     public func stop() async -> Bool {
         world.stopping.set(true)
+        await group.triggerGracefulShutdown()
         world.connections.closeAll()
-        task.cancel()
         return await Bounded.wait(for: task, within: .seconds(5))
     }
 }

@@ -14,7 +14,10 @@ import Testing
 
     @Test("a restarted dispatcher takes back a dead process's claims at once, under the same key")
     func deadInstanceClaimsComeBackAtOnce() async throws {
-        let sink = try await HTTPSink.start()
+        try await HTTPSink.with { sink in try await deadInstanceClaimsComeBackAtOnce(sink: sink) }
+    }
+
+    func deadInstanceClaimsComeBackAtOnce(sink: HTTPSink) async throws {
         let fixture = try OutboxFixture()
         try fixture.queue([transition(station: "A"), transition(station: "B")], receivers: ["hook"])
         // A process on this host that no longer runs (no such pid) claimed both, with a 2-minute lease.
@@ -30,18 +33,20 @@ import Testing
         let dispatcher = Dispatcher(
             store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: fastSettings())
         // Well inside the old lease: only taking the claims back can deliver them.
-        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 5_000)
+        let pass = try await dispatcher.runUntilEmpty(deadline: brokenAfter())
         #expect(pass.sent == 2)
         let requests = await sink.requests()
         #expect(Set(requests.compactMap { $0.headers["idempotency-key"] }) == keys)
         #expect(try fixture.store.outbox().allSatisfy { $0.state == .sent })
         #expect(try await fixture.store.claimHolders(excluding: dispatcher.instance.id).isEmpty)
-        await sink.stop()
     }
 
     @Test("a live instance's claims are left alone, even one of another dispatcher in this process")
     func liveInstanceClaimsAreKept() async throws {
-        let sink = try await HTTPSink.start()
+        try await HTTPSink.with { sink in try await liveInstanceClaimsAreKept(sink: sink) }
+    }
+
+    func liveInstanceClaimsAreKept(sink: HTTPSink) async throws {
         let fixture = try OutboxFixture()
         try fixture.queue([transition(station: "A")], receivers: ["hook"])
         let other = Dispatcher(
@@ -53,12 +58,14 @@ import Testing
         #expect(try await dispatcher.reclaimFromDeadInstances() == 0)
         #expect(try await dispatcher.dispatchOnce().batches == 0)
         #expect(await sink.requests().isEmpty)
-        await sink.stop()
     }
 
     @Test("a send longer than the lease keeps its claim: renewed while in flight, sent once")
     func leaseIsRenewedWhileSending() async throws {
-        let sink = try await HTTPSink.start()
+        try await HTTPSink.with { sink in try await leaseIsRenewedWhileSending(sink: sink) }
+    }
+
+    func leaseIsRenewedWhileSending(sink: HTTPSink) async throws {
         // The first request takes 6 s: three leases of 2 s. The lease is renewed every 667 ms, so only
         // a stall of over a second in renewing could let it lapse.
         await sink.script([.hang(seconds: 6)])
@@ -85,7 +92,6 @@ import Testing
         #expect(pass.sent == 1)
         #expect(rivalSent == 0)
         #expect(await sink.requests().count == 1)
-        await sink.stop()
     }
 
     @Test("an idle dispatcher only reads: another process holding the write lock does not touch it")
@@ -106,8 +112,11 @@ import Testing
 
     @Test("a pass records each send as it completes: one slow receiver does not hold back the record of the rest")
     func outcomesAreRecordedAsSendsComplete() async throws {
-        let sink = try await HTTPSink.start()
-        await sink.script([.ok, .ok, .ok, .hang(seconds: 20)])
+        try await HTTPSink.with { sink in try await outcomesAreRecordedAsSendsComplete(sink: sink) }
+    }
+
+    func outcomesAreRecordedAsSendsComplete(sink: HTTPSink) async throws {
+        await sink.script([.ok, .ok, .ok, .never])
         let fixture = try OutboxFixture()
         try fixture.queue(["A", "B", "C", "D"].map { transition(station: $0) }, receivers: ["hook"])
         let dispatcher = Dispatcher(
@@ -123,6 +132,5 @@ import Testing
         _ = await pass.result
         #expect(try fixture.store.outbox(state: .sent).count == 3)
         #expect(try fixture.store.outbox(state: .pending).count == 1)
-        await sink.stop()
     }
 }

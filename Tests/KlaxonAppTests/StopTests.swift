@@ -124,6 +124,27 @@ struct StopTests {
         }
     }
 
+    @Test("the test servers stop though a client holds a connection that never sent a request and a request hangs")
+    func testServersStop() async throws {
+        try await TestServers.with { servers in
+            let sink = try await servers.sink()
+            await sink.script([.never])
+            let feed = try await servers.webSocket(scripts: [])
+            let smtp = try await servers.smtp()
+            let held = [
+                try RawConnection(port: sink.port), try RawConnection(port: feed.port),
+                try RawConnection(port: sink.port, send: "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n"),
+                try RawConnection(port: smtp.port),
+            ]
+            defer { held.forEach { $0.close() } }
+            try await poll(until: "the request that hangs arrives") { await !sink.requests().isEmpty }
+            // Without closing their connections, the sink and the WebSocket server would wait for these clients.
+            #expect(await sink.stop())
+            #expect(await feed.stop())
+            #expect(await smtp.stop())
+        }
+    }
+
     @Test("the demo, 20 times in a row in-process, ends each time with its report")
     func demoRepeatedly() async throws {
         var options = Demo.Options()

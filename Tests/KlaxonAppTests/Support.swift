@@ -59,9 +59,10 @@ func klaxonAsync(
     p.standardInput = FileHandle.nullDevice
     let exit = ProcessExit(p)
     try p.run()
-    let finished = await exit.wait(within: limit)
-    if !finished {
+    var killed = false
+    if await !exit.wait(within: limit), !exit.hasExited {
         kill(p.processIdentifier, SIGKILL)
+        killed = true
         _ = await exit.wait(within: .seconds(60))  // a killed process ends at once
     }
     try out.close()
@@ -69,7 +70,7 @@ func klaxonAsync(
     return Run(
         status: p.terminationStatus,
         stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-        stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self), killed: !finished)
+        stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self), killed: killed)
 }
 
 /// A temporary folder with helpers to write files into it.
@@ -140,8 +141,8 @@ struct DaemonProcess {
                 return false
             }
         } catch {
-            kill(p.processIdentifier, SIGKILL)
-            _ = await exit.wait(within: .seconds(60))
+            let daemon = DaemonProcess(process: p, log: log, port: port, exit: exit)
+            await daemon.killIfRunning()
             throw error
         }
         return DaemonProcess(process: p, log: log, port: port, exit: exit)

@@ -26,6 +26,9 @@ public enum SinkBehavior: Sendable {
     case respond(status: Int, headers: [String: String] = [:], body: String = "")
     /// Wait this long before answering 200 (to push a client past its timeout).
     case hang(seconds: Double)
+    /// Answer 200 once the test calls `releaseHeld()`: a request in flight for exactly as long as the
+    /// test needs, whatever the machine's speed.
+    case held
 
     public static let ok = SinkBehavior.respond(status: 200, body: "ok")
     /// No answer, for as long as the sink runs: a request meant to hang (stopping the sink ends it).
@@ -39,6 +42,7 @@ public final class HTTPSink: TestServer {
     actor State {
         var requests: [RecordedRequest] = []
         var script: [SinkBehavior] = []
+        var released = false
 
         func record(_ r: RecordedRequest) -> SinkBehavior {
             requests.append(r)
@@ -48,6 +52,7 @@ public final class HTTPSink: TestServer {
         func setScript(_ s: [SinkBehavior]) { script = s }
         func all() -> [RecordedRequest] { requests }
         func clear() { requests = [] }
+        func release() { released = true }
     }
 
     let state: State
@@ -90,6 +95,9 @@ public final class HTTPSink: TestServer {
             case .hang(let seconds):
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
                 return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "late")))
+            case .held:
+                while await !state.released { try await Task.sleep(for: .milliseconds(10)) }
+                return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "released")))
             }
         }
         let (stream, continuation) = AsyncStream<Int>.makeStream()
@@ -126,6 +134,9 @@ public final class HTTPSink: TestServer {
     public func requests() async -> [RecordedRequest] { await state.all() }
 
     public func clear() async { await state.clear() }
+
+    /// Answers the requests held by `.held`, and any later ones at once.
+    public func releaseHeld() async { await state.release() }
 
     /// Waits until at least `count` requests arrived, or `timeout` seconds passed: a bound that only
     /// matters when what should send them is broken (the caller's assertions then fail), never a

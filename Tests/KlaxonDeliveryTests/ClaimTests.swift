@@ -66,11 +66,13 @@ import Testing
     }
 
     func leaseIsRenewedWhileSending(sink: HTTPSink) async throws {
-        // The first request takes 6 s: three leases of 2 s. The lease is renewed every 667 ms, so only
-        // a stall of over a second in renewing could let it lapse.
-        await sink.script([.hang(seconds: 6)])
+        // The send is held until the test has moved the dispatchers' clock through three leases of 2 s, a
+        // third of a lease at a time, each time waiting for the renewal that is then due: the test follows
+        // the dispatcher's clock, not the machine's speed.
+        await sink.script([.held])
+        let clock = TestClock("2026-03-01T12:00:00Z")
         let fixture = try OutboxFixture()
-        try fixture.queue([transition(station: "A")], receivers: ["hook"])
+        try fixture.queue([transition(station: "A")], receivers: ["hook"], now: clock.now)
         var settings = fastSettings()
         settings.lease = 2_000
         let slow = Dispatcher(
@@ -78,16 +80,22 @@ import Testing
             notifiers: [
                 "hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h"), timeout: 30))
             ],
-            routing: Routing(), settings: settings)
-        let rival = Dispatcher(store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: settings)
+            routing: Routing(), settings: settings, clock: { clock.now })
+        let rival = Dispatcher(
+            store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: settings,
+            clock: { clock.now })
         async let first = slow.dispatchOnce()
-        // While the slow send is in flight, a rival dispatcher keeps trying to claim.
+        try await poll(until: "the slow send arrives") { await !sink.requests().isEmpty }
+        // While the slow send is in flight, a rival dispatcher tries to claim at every step.
         var rivalSent = 0
-        let started = ContinuousClock.now
-        while ContinuousClock.now - started < .seconds(5) {
-            try await Task.sleep(for: .milliseconds(100))
+        for _ in 0..<9 {
+            clock.ms.withLock { $0 += settings.lease / 3 + 1 }
+            try await poll(until: "the lease is renewed") {
+                try fixture.store.outbox().first?.leaseUntil == clock.now + settings.lease
+            }
             rivalSent += try await rival.dispatchOnce().sent
         }
+        await sink.releaseHeld()
         let pass = try await first
         #expect(pass.sent == 1)
         #expect(rivalSent == 0)

@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// A request the sink received.
 public struct RecordedRequest: Sendable {
@@ -25,17 +27,23 @@ public enum SinkBehavior: Sendable {
     case respond(status: Int, headers: [String: String] = [:], body: String = "")
     /// Wait this long before answering 200 (to push a client past its timeout).
     case hang(seconds: Double)
+    /// Answer 200 once the test calls `releaseHeld()`: a request in flight for exactly as long as the
+    /// test needs, whatever the machine's speed.
+    case held
 
     public static let ok = SinkBehavior.respond(status: 200, body: "ok")
+    /// No answer, for as long as the sink runs: a request meant to hang (stopping the sink ends it).
+    public static let never = SinkBehavior.hang(seconds: 24 * 3600)
 }
 
 /// A scriptable HTTP server on 127.0.0.1 for adapter tests: it records every request and answers each
 /// with the next scripted behaviour (500 n times, 429 with `Retry-After`, a hang past the timeout),
-/// then 200.
-public final class HTTPSink: Sendable {
+/// then 200. Stop it before the test returns: `HTTPSink.with { sink in … }` or `TestServers`.
+public final class HTTPSink: TestServer {
     actor State {
         var requests: [RecordedRequest] = []
         var script: [SinkBehavior] = []
+        var released = false
 
         func record(_ r: RecordedRequest) -> SinkBehavior {
             requests.append(r)
@@ -45,18 +53,28 @@ public final class HTTPSink: Sendable {
         func setScript(_ s: [SinkBehavior]) { script = s }
         func all() -> [RecordedRequest] { requests }
         func clear() { requests = [] }
+        func release() { released = true }
     }
 
     let state: State
     public let port: Int
     private let task: Task<Void, any Error>
+    private let connections: OpenConnections
 
     public var url: String { "http://127.0.0.1:\(port)" }
 
-    private init(port: Int, task: Task<Void, any Error>, state: State) {
+    private init(port: Int, task: Task<Void, any Error>, state: State, connections: OpenConnections) {
         self.port = port
         self.task = task
         self.state = state
+        self.connections = connections
+    }
+
+    /// Starts a sink, runs `body` with it and stops it before returning, also when `body` throws.
+    public static func with<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (HTTPSink) async throws -> T
+    ) async throws -> T {
+        try await serving(try await start(), body)
     }
 
     /// Starts a sink on a free port of 127.0.0.1.
@@ -78,25 +96,37 @@ public final class HTTPSink: Sendable {
             case .hang(let seconds):
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
                 return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "late")))
+            case .held:
+                while await !state.released { try await Task.sleep(for: .milliseconds(10)) }
+                return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "released")))
             }
         }
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "klaxon.test.sink")
         logger.logLevel = .critical  // a stopped sink logs its cancelled connections as errors: noise in tests
+        let connections = OpenConnections()
         // A catch-all responder: every method and path is recorded.
         let app = Application(
             responder: CallbackResponder(callback: handler),
+            server: HTTPServerBuilder { responder in
+                TrackedChildChannel(base: HTTP1Channel(responder: responder), connections: connections)
+            },
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? 0)
                 continuation.finish()
             }, logger: logger)
-        let task = Task { try await app.run() }
+        let task = Task {
+            defer { continuation.finish() }  // a server that fails to start must not leave us waiting
+            try await connections.serve(app, logger: logger)
+        }
         var port = 0
         for await p in stream { port = p }
-        guard port > 0 else { throw SinkError(message: "the HTTP sink did not start") }
-        let sink = HTTPSink(port: port, task: task, state: state)
-        return sink
+        guard port > 0 else {
+            await connections.shutDown()
+            throw SinkError(message: "the HTTP sink did not start")
+        }
+        return HTTPSink(port: port, task: task, state: state, connections: connections)
     }
 
     /// The next requests get these answers, in order; after them, 200.
@@ -106,21 +136,26 @@ public final class HTTPSink: Sendable {
 
     public func clear() async { await state.clear() }
 
-    /// Waits until at least `count` requests arrived (or `timeout` seconds passed).
-    public func waitForRequests(_ count: Int, timeout: Double = 10) async -> [RecordedRequest] {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+    /// Answers the requests held by `.held`, and any later ones at once.
+    public func releaseHeld() async { await state.release() }
+
+    /// Waits until at least `count` requests arrived, or `timeout` seconds passed: a bound that only
+    /// matters when what should send them is broken (the caller's assertions then fail), never a
+    /// guess at how fast a loaded machine is.
+    public func waitForRequests(_ count: Int, timeout: Double = 60) async -> [RecordedRequest] {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+        while ContinuousClock.now < deadline {
             let all = await state.all()
             if all.count >= count { return all }
-            try? await Task.sleep(for: .milliseconds(10))
+            do { try await Task.sleep(for: .milliseconds(10)) } catch { break }  // cancelled: stop waiting
         }
         return await state.all()
     }
 
-    public func stop() async {
-        task.cancel()
-        _ = await task.result
-    }
+    /// Stops the sink: open connections are closed (a client's idle pooled connection, a request in
+    /// the middle of a `.hang`), then the server. True if it stopped within `TestServers.stopLimit`.
+    @discardableResult
+    public func stop() async -> Bool { await connections.stop(task) }
 }
 
 public struct SinkError: Error, CustomStringConvertible {
@@ -128,50 +163,4 @@ public struct SinkError: Error, CustomStringConvertible {
     public var description: String { message }
 
     public init(message: String) { self.message = message }
-}
-
-/// A TCP listener on 127.0.0.1 that accepts connections and closes them at once: a peer that drops the
-/// connection mid-request.
-public final class ClosingServer: @unchecked Sendable {
-    public let port: Int
-    private let fd: Int32
-    private let thread: Thread
-
-    public init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SinkError(message: "socket() failed") }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = 0
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else { throw SinkError(message: "bind/listen failed") }
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
-        }
-        port = Int(UInt16(bigEndian: addr.sin_port))
-        self.fd = fd
-        thread = Thread {
-            while true {
-                let c = accept(fd, nil, nil)
-                if c < 0 { return }
-                var buffer = [UInt8](repeating: 0, count: 1024)
-                _ = read(c, &buffer, buffer.count)
-                close(c)
-            }
-        }
-        thread.start()
-    }
-
-    public var url: String { "http://127.0.0.1:\(port)" }
-
-    deinit {
-        shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
-    }
 }

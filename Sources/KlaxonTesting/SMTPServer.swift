@@ -3,8 +3,9 @@ import Foundation
 /// A real SMTP server for email tests: aiosmtpd under Debian's `/usr/bin/python3`, on 127.0.0.1.
 /// Plain, STARTTLS (with a certificate the test makes), AUTH, and scripted replies to DATA (451, 550…).
 /// Each received message is parsed by Python's `email` package and written out as JSON, so tests
-/// assert on what a real mail parser sees.
-public final class SMTPServer: @unchecked Sendable {
+/// assert on what a real mail parser sees. Stop it before the test returns: `SMTPServer.with` or
+/// `TestServers`.
+public final class SMTPServer: TestServer, @unchecked Sendable {
     public struct Options: Sendable {
         public var tlsCert: String?
         public var tlsKey: String?
@@ -38,6 +39,7 @@ public final class SMTPServer: @unchecked Sendable {
     public let port: Int
     let process: Process
     let dir: URL
+    private let exit: ProcessExit
 
     public var url: String { "smtp://127.0.0.1:\(port)" }
 
@@ -48,6 +50,14 @@ public final class SMTPServer: @unchecked Sendable {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(with: Result { try SMTPServer(options) }) }
         }
+    }
+
+    /// Starts a server, runs `body` with it and stops it before returning, also when `body` throws.
+    public static func with<T>(
+        _ options: Options = Options(), isolation: isolated (any Actor)? = #isolation,
+        _ body: (SMTPServer) async throws -> T
+    ) async throws -> T {
+        try await serving(try await start(options), body)
     }
 
     public init(_ options: Options = Options()) throws {
@@ -74,6 +84,7 @@ public final class SMTPServer: @unchecked Sendable {
         process = Process()
         process.executableURL = URL(fileURLWithPath: Self.python)
         process.arguments = args
+        exit = ProcessExit(process)
         process.standardOutput = FileHandle.nullDevice
         let log = dir.appendingPathComponent("server.log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -121,17 +132,22 @@ public final class SMTPServer: @unchecked Sendable {
         }
     }
 
-    /// Stops the server with SIGKILL: children of the test runner inherit a blocked signal mask, so
-    /// SIGTERM may never arrive, and a wait on it would block a thread of the concurrency pool forever.
-    public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+    /// Stops the server with SIGKILL (children of the test runner inherit a blocked signal mask, so
+    /// SIGTERM may never arrive), which closes every connection, and awaits the exit without blocking
+    /// a thread. True if the process ended within `TestServers.stopLimit`.
+    @discardableResult
+    public func stop() async -> Bool {
+        if !exit.hasExited { kill(process.processIdentifier, SIGKILL) }
+        let stopped = await exit.wait(within: TestServers.stopLimit)
         try? FileManager.default.removeItem(at: dir)
+        return stopped
     }
 
-    deinit { stop() }
+    /// A server its test never stopped: killed without a wait.
+    deinit {
+        if !exit.hasExited { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: dir)
+    }
 
     /// Makes a self-signed certificate for 127.0.0.1 with openssl; returns (cert, key) paths.
     public static func selfSignedCertificate(in dir: URL) throws -> (cert: String, key: String) {

@@ -1,14 +1,16 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// A scriptable WebSocket server on 127.0.0.1 for source tests (Hummingbird's WebSocket upgrade).
 /// Each connection plays the next script: frames, pauses (during which it reads nothing, so pings go
 /// unanswered, as from a dead peer) and a close. After its script a connection stays open, answering
-/// pings.
-public final class WSTestServer: Sendable {
+/// pings, until the server stops. Stop it before the test returns: `WSTestServer.with` or `TestServers`.
+public final class WSTestServer: TestServer {
     public enum Step: Sendable {
         /// Send a text frame.
         case send(String)
@@ -34,13 +36,22 @@ public final class WSTestServer: Sendable {
     let state: State
     public let port: Int
     private let task: Task<Void, any Error>
+    private let connections: OpenConnections
 
     public var url: String { "ws://127.0.0.1:\(port)/feed" }
 
-    private init(port: Int, task: Task<Void, any Error>, state: State) {
+    private init(port: Int, task: Task<Void, any Error>, state: State, connections: OpenConnections) {
         self.port = port
         self.task = task
         self.state = state
+        self.connections = connections
+    }
+
+    /// Starts a server, runs `body` with it and stops it before returning, also when `body` throws.
+    public static func with<T>(
+        scripts: [[Step]], isolation: isolated (any Actor)? = #isolation, _ body: (WSTestServer) async throws -> T
+    ) async throws -> T {
+        try await serving(try await start(scripts: scripts), body)
     }
 
     /// Connections accepted so far.
@@ -52,24 +63,28 @@ public final class WSTestServer: Sendable {
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "klaxon.test.ws")
         logger.logLevel = .critical
+        let connections = OpenConnections()
         let app = Application(
             router: Router(),
-            server: .http1WebSocketUpgrade { _, _, _ in
-                .upgrade([:]) { inbound, outbound, _ in
-                    let steps = await state.next()
-                    var iterator = inbound.makeAsyncIterator()
-                    for step in steps {
-                        switch step {
-                        case .send(let text):
-                            try await outbound.write(.text(text))
-                        case .pause(let seconds):
-                            try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
-                        case .close:
-                            return
+            server: HTTPServerBuilder { responder in
+                let upgrading = HTTP1WebSocketUpgradeChannel(responder: responder, configuration: .init()) { _, _, _ in
+                    .upgrade([:]) { inbound, outbound, _ in
+                        let steps = await state.next()
+                        var iterator = inbound.makeAsyncIterator()
+                        for step in steps {
+                            switch step {
+                            case .send(let text):
+                                try await outbound.write(.text(text))
+                            case .pause(let seconds):
+                                try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                            case .close:
+                                return
+                            }
                         }
+                        while try await iterator.next() != nil {}
                     }
-                    while try await iterator.next() != nil {}
                 }
+                return TrackedChildChannel(base: upgrading, connections: connections)
             },
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in
@@ -77,15 +92,21 @@ public final class WSTestServer: Sendable {
                 continuation.finish()
             },
             logger: logger)
-        let task = Task { try await app.run() }
+        let task = Task {
+            defer { continuation.finish() }  // a server that fails to start must not leave us waiting
+            try await connections.serve(app, logger: logger)
+        }
         var port = 0
         for await p in stream { port = p }
-        guard port > 0 else { throw SinkError(message: "the WebSocket test server did not start") }
-        return WSTestServer(port: port, task: task, state: state)
+        guard port > 0 else {
+            await connections.shutDown()
+            throw SinkError(message: "the WebSocket test server did not start")
+        }
+        return WSTestServer(port: port, task: task, state: state, connections: connections)
     }
 
-    public func stop() async {
-        task.cancel()
-        _ = await task.result
-    }
+    /// Stops the server: every connection is closed (an open WebSocket, a connection that never sent
+    /// its upgrade request), then the server. True if it stopped within `TestServers.stopLimit`.
+    @discardableResult
+    public func stop() async -> Bool { await connections.stop(task) }
 }

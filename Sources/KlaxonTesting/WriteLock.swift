@@ -22,6 +22,17 @@ public final class WriteLock: @unchecked Sendable {
         }
     }
 
+    /// Holds the lock while `body` runs, and releases it (awaited) before returning, also when `body`
+    /// throws.
+    public static func with<T>(
+        _ path: String, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+    ) async throws -> T {
+        let lock = try await hold(path)
+        let outcome = await Result { try await body() }
+        await lock.release()
+        return try outcome.get()
+    }
+
     private convenience init(path: String, seconds: Double) throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")

@@ -4,6 +4,7 @@ import KlaxonApp
 import KlaxonCore
 import KlaxonServer
 import KlaxonStore
+import KlaxonTesting
 import Logging
 import NIOCore
 import Testing
@@ -50,7 +51,10 @@ final class ChatServer: Sendable {
                 continuation.yield(port)
                 continuation.finish()
             })
-        let task = Task { try await app.runService() }
+        let task = Task {
+            defer { continuation.finish() }  // a server that fails to start must not leave us waiting
+            try await app.run()  // not runService(): the test runner's SIGTERM and SIGINT stay its own
+        }
         var port = 0
         for await p in stream { port = p }
         return ChatServer(store: store, port: port, task: task)
@@ -59,18 +63,16 @@ final class ChatServer: Sendable {
     /// Starts a server, runs `body` with it, and stops it (awaited) before returning, also on failure.
     static func with(_ body: (ChatServer) async throws -> Void) async throws {
         let server = try await start()
-        do {
-            try await body(server)
-        } catch {
-            await server.stop()
-            throw error
-        }
-        await server.stop()
+        let outcome = await Result { try await body(server) }
+        #expect(await server.stop(), "the server should stop, not outlive its test")
+        try outcome.get()
     }
 
-    func stop() async {
+    /// Stops the server; true if it stopped within a bound that only says "broken" (a stop takes
+    /// milliseconds).
+    func stop() async -> Bool {
         task.cancel()
-        _ = await task.result
+        return await Bounded.wait(for: task, within: TestServers.stopLimit)
     }
 
     func post(_ path: String, body: String, headers: [(String, String)] = [], method: String = "POST") async throws

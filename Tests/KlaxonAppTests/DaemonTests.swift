@@ -42,7 +42,7 @@ struct DaemonTests {
             api: {token: s3cret}
             sources:
               - {name: texas, kind: usgs-iv, base_url: "\(upstream.url)/nwis/iv/", sites: ["08055000"], parameters: [gage_height]}
-              - {name: broken, kind: usgs-iv, base_url: "\(bad.url)/broken/", sites: ["08055000"], timeout: 2s}
+              - {name: broken, kind: usgs-iv, base_url: "\(bad.url)/broken/", sites: ["08055000"]}
             receivers:
               - {name: hook, type: webhook, url: "\(hook.url)/hook", preset: generic}
             """)
@@ -56,73 +56,48 @@ struct DaemonTests {
 
     @Test("--once: each source once, evaluate, deliver until empty; a failing source degrades only itself")
     func once() async throws {
-        let upstream = try await HTTPSink.start()
-        let bad = try await HTTPSink.start()
-        let hook = try await HTTPSink.start()
-        defer {
-            Task {
-                await upstream.stop()
-                await bad.stop()
-                await hook.stop()
-            }
+        try await TestServers.with { servers in
+            let upstream = try await servers.sink()
+            let bad = try await servers.sink()
+            let hook = try await servers.sink()
+            // The texas fetch gets data; the broken source gets garbage.
+            await upstream.script([.respond(status: 200, body: try texas())])
+            await bad.script([.respond(status: 200, body: "garbage")])
+            let s = try Scratch()
+            let cfg = try config(s, upstream: upstream, bad: bad, hook: hook)
+            let run = try await klaxonAsync(["run", "--config", cfg, "--once", "--deadline", "30s"], in: s.dir)
+            #expect(run.status == 1, "a failed source makes --once exit 1 for cron: \(run.stderr)")
+            #expect(run.stderr.contains("texas (usgs-iv): 2 new"))
+            #expect(run.stderr.contains("broken (usgs-iv): FAILED"))
+            #expect(run.stderr.contains("1 transitions, 1 sent"))
+            let posts = await hook.waitForRequests(1)
+            #expect(posts.count == 1)
+            #expect(posts.first?.text.contains("\"alertname\":\"high-flow\"") == true)
         }
-        // The texas fetch gets data; the broken source gets garbage.
-        await upstream.script([.respond(status: 200, body: try texas())])
-        await bad.script([.respond(status: 200, body: "garbage")])
-        let s = try Scratch()
-        let cfg = try config(s, upstream: upstream, bad: bad, hook: hook)
-        let run = try await klaxonAsync(["run", "--config", cfg, "--once", "--deadline", "30s"], in: s.dir)
-        #expect(run.status == 1, "a failed source makes --once exit 1 for cron: \(run.stderr)")
-        #expect(run.stderr.contains("texas (usgs-iv): 2 new"))
-        #expect(run.stderr.contains("broken (usgs-iv): FAILED"))
-        #expect(run.stderr.contains("1 transitions, 1 sent"))
-        let posts = await hook.waitForRequests(1)
-        #expect(posts.count == 1)
-        #expect(posts.first?.text.contains("\"alertname\":\"high-flow\"") == true)
     }
 
     @Test("run: health, readiness, metrics and the API; SIGTERM exits 0")
     func daemon() async throws {
-        let upstream = try await HTTPSink.start()
-        let bad = try await HTTPSink.start()
-        let hook = try await HTTPSink.start()
-        defer {
-            Task {
-                await upstream.stop()
-                await bad.stop()
-                await hook.stop()
+        try await TestServers.with { servers in
+            let upstream = try await servers.sink()
+            let bad = try await servers.sink()
+            let hook = try await servers.sink()
+            await upstream.script([.respond(status: 200, body: try texas())])
+            await bad.script(Array(repeating: .respond(status: 500), count: 20))
+            let s = try Scratch()
+            let cfg = try config(s, upstream: upstream, bad: bad, hook: hook)
+            try await DaemonProcess.with(config: cfg, in: s.dir) { daemon in
+                try await checkRunning(daemon, hook: hook)
             }
         }
-        await upstream.script([.respond(status: 200, body: try texas())])
-        await bad.script(Array(repeating: .respond(status: 500), count: 20))
-        let s = try Scratch()
-        let cfg = try config(s, upstream: upstream, bad: bad, hook: hook)
-        let p = Process()
-        p.executableURL = klaxonBinary
-        p.arguments = ["run", "--config", cfg]
-        p.currentDirectoryURL = s.dir
-        let errURL = s.dir.appendingPathComponent("err.log")
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        p.standardError = try FileHandle(forWritingTo: errURL)
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        defer { if p.isRunning { p.terminate() } }
-        // The port comes from the log line `klaxon: listening on 127.0.0.1:PORT`.
-        var port = 0
-        for _ in 0..<200 where port == 0 {
-            try await Task.sleep(for: .milliseconds(50))
-            let log = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
-            if let r = log.range(of: "klaxon: listening on 127.0.0.1:") {
-                port = Int(log[r.upperBound...].prefix { $0.isNumber }) ?? 0
-            }
-        }
-        #expect(port > 0)
-        let base = "http://127.0.0.1:\(port)"
+    }
+
+    func checkRunning(_ daemon: DaemonProcess, hook: HTTPSink) async throws {
+        let base = daemon.base
         #expect(try await http("GET", base + "/healthz") == (200, "ok\n"))
         // Wait until the first delivery went out.
-        let posts = await hook.waitForRequests(1, timeout: 20)
+        let posts = await hook.waitForRequests(1)
         #expect(posts.count == 1)
-
         let (readyStatus, ready) = try await http("GET", base + "/readyz")
         #expect(readyStatus == 200)
         let r = try #require(try JSONSerialization.jsonObject(with: Data(ready.utf8)) as? [String: Any])
@@ -151,17 +126,13 @@ struct DaemonTests {
         #expect(pushed.contains("\"inserted\":1"))
         #expect(pushed.contains("line 3"))
         // The pushed reading is evaluated at once and delivered.
-        let more = await hook.waitForRequests(2, timeout: 20)
+        let more = await hook.waitForRequests(2)
         #expect(more.count == 2)
         let (_, alerts) = try await http("GET", base + "/api/v1/alerts", token: "s3cret")
         #expect(alerts.contains("\"station\":\"S9\""))
 
-        p.terminate()  // SIGTERM
-        let deadline = Date().addingTimeInterval(20)
-        while p.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!p.isRunning)
-        #expect(p.terminationStatus == 0)
-        let log = try String(contentsOf: errURL, encoding: .utf8)
+        #expect(await daemon.stop() == 0, "SIGTERM: exit 0 within the product's limit")
+        let log = daemon.logText
         #expect(log.contains("klaxon stopped"))
         #expect(!log.contains("s3cret"))
     }
@@ -182,15 +153,10 @@ struct DaemonLogTests {
 struct ShutdownTests {
     @Test("SIGTERM during delivery: exit 0, the outbox consistent, nothing lost after a restart")
     func sigtermDuringDelivery() async throws {
-        let upstream = try await HTTPSink.start()
-        let hook = try await HTTPSink.start()
-        defer {
-            Task {
-                await upstream.stop()
-                await hook.stop()
-            }
-        }
-        await upstream.script(Array(repeating: .respond(status: 200, body: "garbage"), count: 5))
+        try await HTTPSink.with { hook in try await sigtermDuringDelivery(hook: hook) }
+    }
+
+    func sigtermDuringDelivery(hook: HTTPSink) async throws {
         // Answers slower than the daemon's 10 s drain: the pass in flight is cut off at shutdown.
         await hook.script(Array(repeating: .hang(seconds: 15), count: 30))
         let s = try Scratch()
@@ -205,41 +171,15 @@ struct ShutdownTests {
             receivers:
               - {name: hook, type: webhook, url: "\(hook.url)/hook", preset: generic}
             """)
-        func start() throws -> (Process, URL) {
-            let p = Process()
-            p.executableURL = klaxonBinary
-            p.arguments = ["run", "--config", cfg]
-            p.currentDirectoryURL = s.dir
-            let err = s.dir.appendingPathComponent("err-\(UUID().uuidString).log")
-            FileManager.default.createFile(atPath: err.path, contents: nil)
-            p.standardError = try FileHandle(forWritingTo: err)
-            p.standardOutput = FileHandle.nullDevice
-            try p.run()
-            return (p, err)
+        try await DaemonProcess.with(config: cfg, in: s.dir) { daemon in
+            var csv = "station,metric,time,value\n"
+            for i in 0..<30 { csv += "S\(i),gage_height,2026-01-01T00:00:00Z,500\n" }
+            let pushed = try await http("POST", daemon.base + "/api/v1/readings", body: csv, token: "s3cret")
+            #expect(pushed.0 == 200)
+            // Deliveries are under way: stop now.
+            #expect(await hook.waitForRequests(3).count >= 3)
+            #expect(await daemon.stop() == 0)
         }
-        func port(_ err: URL) async throws -> Int {
-            for _ in 0..<200 {
-                let log = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
-                if let r = log.range(of: "klaxon: listening on 127.0.0.1:") {
-                    return Int(log[r.upperBound...].prefix { $0.isNumber }) ?? 0
-                }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            return 0
-        }
-        let (p, err) = try start()
-        defer { if p.isRunning { p.terminate() } }
-        let base = "http://127.0.0.1:\(try await port(err))"
-        var csv = "station,metric,time,value\n"
-        for i in 0..<30 { csv += "S\(i),gage_height,2026-01-01T00:00:00Z,500\n" }
-        #expect(try await http("POST", base + "/api/v1/readings", body: csv, token: "s3cret").0 == 200)
-        // Deliveries are under way: stop now.
-        _ = await hook.waitForRequests(3, timeout: 20)
-        p.terminate()
-        let deadline = Date().addingTimeInterval(30)
-        while p.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!p.isRunning)
-        #expect(p.terminationStatus == 0)
 
         // Nothing is left leased: every row is either sent or pending.
         let store = try SQLiteStore.open(path: s.path("k.sqlite"))
@@ -287,7 +227,7 @@ struct DeployTests {
         let run = try await klaxonAsync(["check", "--config", config], environment: env)
         #expect(run.status == 0, "\(run.stderr)")
         // Without the environment, the missing variables are named (and no value is printed).
-        let missing = try klaxon(
+        let missing = try await klaxonAsync(
             ["check", "--config", config],
             environment: ["KLAXON_TEST": "1"])  // the parent environment, which sets none of them
         #expect(missing.status == 1)

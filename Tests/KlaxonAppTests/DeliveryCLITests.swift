@@ -5,7 +5,7 @@ import Testing
 
 @Suite(.serialized) struct DeliveryCLITests {
     /// 200 stations, each one reading above the threshold: 200 firing transitions, 200 outbox rows.
-    func prepare(_ s: Scratch, hookURL: String, extraConfig: String = "") throws -> (
+    func prepare(_ s: Scratch, hookURL: String, extraConfig: String = "") async throws -> (
         config: String, db: String, stations: [String]
     ) {
         let stations = (0..<200).map { String(format: "ST%03d", $0) }
@@ -25,34 +25,40 @@ import Testing
                 url: \(hookURL)
             \(extraConfig)
             """)
-        #expect(try klaxon(["ingest", "--config", config, s.path("r.csv")]).status == 0)
-        let eval = try klaxon(["evaluate", "--config", config, "--now", "2026-01-01T00:05:00Z"])
+        #expect(try await klaxonAsync(["ingest", "--config", config, s.path("r.csv")]).status == 0)
+        let eval = try await klaxonAsync(["evaluate", "--config", config, "--now", "2026-01-01T00:05:00Z"])
         #expect(eval.status == 0, "\(eval.stderr)")
         #expect(eval.stderr.contains("200 transitions queued in the outbox"))
         return (config, s.path("k.sqlite"), stations)
     }
 
     @Test func dispatchKilledMidBatchLosesNothingAndKeepsKeys() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
-        // Slow answers, so the kill lands while requests are in flight.
-        await sink.script(Array(repeating: .hang(seconds: 0.1), count: 400))
+        try await HTTPSink.with { sink in try await dispatchKilledMidBatchLosesNothingAndKeepsKeys(sink: sink) }
+    }
+
+    func dispatchKilledMidBatchLosesNothingAndKeepsKeys(sink: HTTPSink) async throws {
+        // Slow answers, then none at all: the kill lands while requests are in flight, however fast the
+        // dispatcher and however late the kill.
+        await sink.script(
+            Array(repeating: .hang(seconds: 0.1), count: 40) + Array(repeating: .never, count: 400))
         let s = try Scratch()
-        let (config, db, stations) = try prepare(s, hookURL: sink.url + "/hook")
+        let (config, db, stations) = try await prepare(s, hookURL: sink.url + "/hook")
 
         let first = Process()
         first.executableURL = klaxonBinary
         first.arguments = ["dispatch", "--config", config, "--until-empty", "--lease", "1s"]
         first.standardOutput = FileHandle.nullDevice
         first.standardError = FileHandle.nullDevice
+        let firstExit = ProcessExit(first)
         try first.run()
-        let before = await sink.waitForRequests(40, timeout: 30)
-        #expect(before.count >= 40)
+        let before = await sink.waitForRequests(40)
         kill(first.processIdentifier, SIGKILL)
-        first.waitUntilExit()
+        #expect(await firstExit.wait(within: .seconds(60)), "a killed process ends at once")
+        #expect(before.count >= 40)
         #expect(first.terminationReason == .uncaughtSignal)
         let deliveredBeforeKill = await sink.requests().count
         #expect(deliveredBeforeKill < 200, "the kill came too late to test anything")
+        await sink.script([])  // the restarted dispatcher's requests are answered at once
 
         let second = try await klaxonAsync([
             "dispatch", "--config", config, "--until-empty", "--lease", "1s", "--deadline", "60s",
@@ -105,11 +111,12 @@ import Testing
         try pipe.fileHandleForReading.close()  // nobody reads: a write gets EPIPE
         p.standardOutput = pipe.fileHandleForWriting
         p.standardError = FileHandle.nullDevice
+        let exit = ProcessExit(p)
         try p.run()
-        let deadline = Date().addingTimeInterval(60)
-        while p.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        if p.isRunning {
-            p.terminate()
+        // It ends within a second or so; a minute means it hung.
+        guard await exit.wait(within: .seconds(60)) else {
+            kill(p.processIdentifier, SIGKILL)
+            _ = await exit.wait(within: .seconds(60))
             Issue.record("klaxon dispatch hung writing to a closed pipe")
             return
         }
@@ -121,11 +128,13 @@ import Testing
     }
 
     @Test func outboxListRetryAndSilences() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await outboxListRetryAndSilences(sink: sink) }
+    }
+
+    func outboxListRetryAndSilences(sink: HTTPSink) async throws {
         await sink.script(Array(repeating: .respond(status: 410), count: 200))
         let s = try Scratch()
-        let (config, _, _) = try prepare(s, hookURL: sink.url + "/hook")
+        let (config, _, _) = try await prepare(s, hookURL: sink.url + "/hook")
         let run = try await klaxonAsync(["dispatch", "--config", config, "--until-empty"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("0 sent, 0 retried, 200 dead"))
@@ -189,8 +198,10 @@ import Testing
     }
 
     @Test func notifyTestSendsForRealAndReportsFailures() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await notifyTestSendsForRealAndReportsFailures(sink: sink) }
+    }
+
+    func notifyTestSendsForRealAndReportsFailures(sink: HTTPSink) async throws {
         let s = try Scratch()
         let config = try s.write(
             "klaxon.yaml",

@@ -105,12 +105,17 @@ struct DemoTests {
 
     @Test("the daemon against the stand-ins: alerts out on webhook, email and chat; /metrics counts them")
     func endToEnd() async throws {
-        let hook = try await HTTPSink.start()
-        let smtp = try await SMTPServer.start()
-        // Two sources that fail: one whose port refuses connections, one that answers garbage.
-        let gone = try await HTTPSink.start()
-        await gone.stop()
-        let garbage = try await HTTPSink.start()
+        try await TestServers.with { servers in
+            let (hook, smtp, garbage) = (try await servers.sink(), try await servers.smtp(), try await servers.sink())
+            try await endToEnd(hook: hook, smtp: smtp, garbage: garbage)
+        }
+    }
+
+    func endToEnd(hook: HTTPSink, smtp: SMTPServer, garbage: HTTPSink) async throws {
+        // Two sources that fail: one whose port refuses connections, one that answers garbage. The
+        // refused one's requests are meant to hang: AsyncHTTPClient tries a refused connection again
+        // until the request's deadline, so its short timeout is when the failure is reported.
+        let gone = try ClosedPort()
         await garbage.script(Array(repeating: .respond(status: 200, body: "<html>maintenance</html>"), count: 200))
         var options = Demo.Options()
         options.stdout = nil
@@ -131,19 +136,10 @@ struct DemoTests {
             #"  - {name: refused, kind: usgs-iv, base_url: "\#(gone.url)/nwis/iv/", sites: ["01646500"], timeout: 2s}"#,
             #"  - {name: garbled, kind: nwps, base_url: "\#(garbage.url)/nwps/v1/", gauges: [BRKM2], every: 1h}"#,
         ]
-        // What the sinks received is read before they stop; they stop before any assertion.
-        let outcome: Result<Demo.Report, any Error>
-        do {
-            outcome = .success(try await Demo.run(options))
-        } catch {
-            outcome = .failure(error)
-        }
+        let report = try await Demo.run(options)
+        withExtendedLifetime(gone) {}  // its port refused connections until now
         let posts = await hook.requests()
         let mails = smtp.messages()
-        smtp.stop()
-        await hook.stop()
-        await garbage.stop()
-        let report = try outcome.get()
 
         // Readings in: every source was asked, and the river and the air were stored.
         for service in ["usgs-iv", "nwps", "usgs-quakes", "open-meteo"] {

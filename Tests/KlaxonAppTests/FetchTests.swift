@@ -28,17 +28,19 @@ func tempStore() throws -> any Store {
 struct FetchTests {
     let now = Timestamp.parse("2024-03-10T12:00:00Z")!
 
-    /// A request that is not meant to hang gets a minute: a loaded machine can take seconds to answer.
-    func iv(_ sink: HTTPSink, timeout: Double = 60) -> ConfiguredSource {
-        ConfiguredSource(
-            source: USGSIVSource(name: "potomac", baseURL: sink.url + "/nwis/iv/", sites: ["01646500"]),
-            timeout: timeout)
+    /// The source with the product's own request timeout (30 s), unless a test gives a short one to a
+    /// request meant to hang.
+    func iv(_ sink: HTTPSink, timeout: Double? = nil) -> ConfiguredSource {
+        let source = USGSIVSource(name: "potomac", baseURL: sink.url + "/nwis/iv/", sites: ["01646500"])
+        return timeout.map { ConfiguredSource(source: source, timeout: $0) } ?? ConfiguredSource(source: source)
     }
 
     @Test("usgs-iv: the first fetch backfills a period, later ones ask from the cursor; values stored in UTC")
     func ivBackfillThenIncremental() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await ivBackfillThenIncremental(sink: sink) }
+    }
+
+    func ivBackfillThenIncremental(sink: HTTPSink) async throws {
         let store = try tempStore()
         await sink.script([
             .respond(
@@ -93,23 +95,27 @@ struct FetchTests {
                 "truncated", .respond(status: 200, body: #"{"value":{"timeSeries":[{"sourceInfo":{"siteName":"#),
                 "truncated or malformed JSON"
             ),
-            ("timeout", .hang(seconds: 2), "timed out after 0.5 s"),
+            ("timeout", .never, "timed out after 0.5 s"),
         ])
     func failures(name: String, behavior: SinkBehavior, expected: String) async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in
+            try await failures(name: name, behavior: behavior, expected: expected, sink: sink)
+        }
+    }
+
+    func failures(name: String, behavior: SinkBehavior, expected: String, sink: HTTPSink) async throws {
         let store = try tempStore()
         await sink.script([
             .respond(status: 200, body: ivBody(points: [("2024-03-10T03:00:00.000-04:00", "4.20", ["P"])])),
             behavior,
             .respond(status: 200, body: ivBody(points: [("2024-03-10T03:30:00.000-04:00", "4.30", ["P"])])),
         ])
-        // Only the request meant to hang has the short timeout: on a loaded machine 0.5 s can pass
-        // before an answer that was not meant to hang (a 500, an HTML page, a truncated body).
+        // Only the request meant to hang (it never gets an answer) has the short timeout: on a loaded
+        // machine 0.5 s can pass before an answer that was not meant to hang (a 500, an HTML page).
         _ = await Fetch.run(sources: [iv(sink)], store: store, now: now)
         let before = try await store.readingCount()
         let failed = await Fetch.run(
-            sources: [iv(sink, timeout: name == "timeout" ? 0.5 : 60)], store: store, now: now + 900)
+            sources: [iv(sink, timeout: name == "timeout" ? 0.5 : nil)], store: store, now: now + 900)
         let error = try #require(failed[0].error, "\(name) should fail")
         #expect(error.contains("source potomac"))
         #expect(error.contains(expected), "\(error)")
@@ -131,8 +137,10 @@ struct FetchTests {
 
     @Test("HTTP 429 with Retry-After: the source waits that long before it is asked again")
     func rateLimited() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await rateLimited(sink: sink) }
+    }
+
+    func rateLimited(sink: HTTPSink) async throws {
         let store = try tempStore()
         await sink.script([
             .respond(status: 429, headers: ["Retry-After": "120"], body: #"{"error":{"code":"OVER_RATE_LIMIT"}}"#),
@@ -151,8 +159,10 @@ struct FetchTests {
 
     @Test("usgs-ogc: monitoring location first, pages followed through links[rel=next], X-Api-Key sent")
     func ogcPagination() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await ogcPagination(sink: sink) }
+    }
+
+    func ogcPagination(sink: HTTPSink) async throws {
         let store = try tempStore()
         func feature(_ time: String, _ value: String) -> String {
             #"{"type":"Feature","id":"\#(UUID().uuidString)","geometry":{"type":"Point","coordinates":[-92.69,40.23]},"properties":{"approval_status":"Provisional","monitoring_location_id":"USGS-06904500","parameter_code":"00065","qualifier":null,"statistic_id":"00011","time":"\#(time)","time_series_id":"b36569a0067443ac9425e850a3ac7baa","unit_of_measure":"ft","value":"\#(value)","last_modified":"2024-03-10T00:00:00+00:00"}}"#
@@ -203,8 +213,12 @@ struct FetchTests {
             (#"{"type":"Feature","id":"USGS-06904500","properties":{"#, "usgs-ogc-json: truncated or malformed JSON"),
         ])
     func ogcLocationPayloadError(body: String, expected: String) async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in
+            try await ogcLocationPayloadError(body: body, expected: expected, sink: sink)
+        }
+    }
+
+    func ogcLocationPayloadError(body: String, expected: String, sink: HTTPSink) async throws {
         let store = try tempStore()
         await sink.script([.respond(status: 200, body: body)])
         let source = USGSOGCSource(
@@ -222,8 +236,10 @@ struct FetchTests {
 
     @Test("cwms: a failure on the second page stores nothing of the first")
     func cwmsNothingHalfWritten() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await cwmsNothingHalfWritten(sink: sink) }
+    }
+
+    func cwmsNothingHalfWritten(sink: HTTPSink) async throws {
         let store = try tempStore()
         func page(_ rows: String, next: String?) -> String {
             let n = next.map { #","next-page":"\#($0)""# } ?? ""
@@ -257,8 +273,10 @@ struct FetchTests {
 
     @Test("nwps: flood categories and the USGS ↔ NWS mapping are stored; the gauge resolves by either id")
     func nwpsGauge() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await nwpsGauge(sink: sink) }
+    }
+
+    func nwpsGauge(sink: HTTPSink) async throws {
         let store = try tempStore()
         let body = try String(
             contentsOf: packageRoot.appendingPathComponent(
@@ -291,8 +309,10 @@ struct AirFetchTests {
 
     @Test("airnow: the key goes in the query and never into an error")
     func airNow() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await airNow(sink: sink) }
+    }
+
+    func airNow(sink: HTTPSink) async throws {
         let store = try tempStore()
         await sink.script([.respond(status: 200, body: try fixture("aqi_airnow_legacy.json")), .respond(status: 500)])
         let source = ConfiguredSource(
@@ -315,8 +335,10 @@ struct AirFetchTests {
 
     @Test("waqi: a status:error body with HTTP 200 is an error, and the token stays secret")
     func waqi() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await waqi(sink: sink) }
+    }
+
+    func waqi(sink: HTTPSink) async throws {
         let store = try tempStore()
         await sink.script([
             .respond(status: 200, body: try fixture("aqi_waqi_error.json")),
@@ -337,8 +359,10 @@ struct AirFetchTests {
 
     @Test("openaq: the location's sensors name its latest values; X-API-Key header")
     func openAQ() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await openAQ(sink: sink) }
+    }
+
+    func openAQ(sink: HTTPSink) async throws {
         let store = try tempStore()
         await sink.script([
             .respond(status: 200, body: try fixture("aqi_openaq_location.json")),

@@ -943,16 +943,10 @@ func settledResidentBytes() -> Int? {
     return residentBytes()
 }
 
-/// Collects the daemon's warnings and errors so the test can report them.
+/// Collects the daemon's warnings and errors (lines of its log) so the test can report them.
 final class FuzzLogCapture: Sendable {
     let lines = Mutex<[String]>([])
     let count = Mutex(0)
-
-    func logger() -> Logger {
-        var l = Logger(label: "klaxon.fuzz") { _ in Handler(capture: self) }
-        l.logLevel = .warning
-        return l
-    }
 
     /// Error and critical lines (the first 50): a request that makes the daemon log one is a finding.
     let errors = Mutex<[String]>([])
@@ -961,20 +955,6 @@ final class FuzzLogCapture: Sendable {
         count.withLock { $0 += 1 }
         lines.withLock { if $0.count < 200 { $0.append(String(line.prefix(600))) } }
         if level >= .error { errors.withLock { if $0.count < 50 { $0.append(String(line.prefix(600))) } } }
-    }
-
-    struct Handler: LogHandler {
-        let capture: FuzzLogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .warning
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            let meta = metadata.merging(event.metadata ?? [:]) { $1 }
-            capture.add("\(event.level) \(event.message) \(meta)", level: event.level)
-        }
     }
 }
 

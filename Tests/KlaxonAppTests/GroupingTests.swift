@@ -8,8 +8,10 @@ import Testing
 
 @Suite struct GroupingTests {
     @Test func groupWaitCollectsAndGroupIntervalSpaces() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await groupWaitCollectsAndGroupIntervalSpaces(sink: sink) }
+    }
+
+    func groupWaitCollectsAndGroupIntervalSpaces(sink: HTTPSink) async throws {
         let s = try Scratch()
         let store = try SQLiteStore.open(path: s.path("k.sqlite"))
         let rules = [Rule(name: "high", kind: ThresholdRule(metric: "m", direction: .above, threshold: 10))]

@@ -110,8 +110,14 @@ struct HTTPFuzzTests {
         let skipTags = Set((env["KLAXON_FUZZ_SKIP_TAGS"] ?? "").split(separator: ",").map(String.init))
         let routes = Set((env["KLAXON_FUZZ_ROUTES"] ?? "").split(separator: ",").map(String.init))
         print("HTTP fuzz: seed \(seed) (repeat with KLAXON_FUZZ_SEED=\(seed)), \(count) requests")
+        try await HTTPSink.with { hook in
+            try await fuzz(seed: seed, only: only, count: count, skipTags: skipTags, routes: routes, hook: hook)
+        }
+    }
 
-        let hook = try await HTTPSink.start()
+    func fuzz(seed: UInt64, only: [Int]?, count: Int, skipTags: Set<String>, routes: Set<String>, hook: HTTPSink)
+        async throws
+    {
         let s = try Scratch()
         var config = try Config.load(path: try daemonConfig(s, hook: hook))
         config.database = s.path("k.sqlite")
@@ -133,19 +139,18 @@ struct HTTPFuzzTests {
         let logs = FuzzLogCapture()
         // A real `klaxon run` child: its RSS is the daemon's alone (the test process's own pools and
         // allocations would blur it), and a crash there fails this test instead of the whole runner.
-        let daemon = try await DaemonProcess.start(config: s.path("klaxon.yaml"), in: s.dir)
-        var failure: (any Error)? = nil
-        do {
-            try await fuzz(
-                port: daemon.port, seed: seed, only: only, count: count, skipTags: skipTags, routes: routes, hook: hook,
-                logs: logs, database: s.path("k.sqlite"), pid: daemon.process.processIdentifier, daemonLog: daemon.log)
-        } catch {
-            failure = error
+        try await DaemonProcess.with(config: s.path("klaxon.yaml"), in: s.dir) { daemon in
+            let outcome = await Result {
+                try await fuzz(
+                    port: daemon.port, seed: seed, only: only, count: count, skipTags: skipTags, routes: routes,
+                    hook: hook, logs: logs, database: s.path("k.sqlite"), pid: daemon.process.processIdentifier,
+                    daemonLog: daemon.log)
+            }
+            let status = await daemon.stop()
+            let exit = status.map { "exited \($0)" } ?? "did not exit in time"
+            #expect(status == 0, "klaxon run \(exit) after SIGTERM:\n\(daemon.logText.suffix(2000))")
+            try outcome.get()
         }
-        let status = try await daemon.stop()
-        await hook.stop()
-        #expect(status == 0, "klaxon run exited \(status) after SIGTERM:\n\(daemon.logText.suffix(2000))")
-        if let failure { throw failure }
     }
 
     func fuzz(

@@ -25,26 +25,26 @@ import Testing
         let bomb = try s.write("laughs.yaml", Self.laughs)
         let aliasError = "error: YAML aliases expand to more than 100000 nodes"
 
-        let rules = try await klaxonWithin(["check", "--rules", bomb])
+        let rules = try await klaxonAsync(["check", "--rules", bomb])
         #expect(!rules.killed, "klaxon check hung on a billion-laughs rule file")
-        #expect(rules.run.status == 1)
+        #expect(rules.status == 1)
         // The first alias of `f` (line 6, column 8) takes the copies past 100 000.
-        #expect(rules.run.errorLines.contains { $0.hasPrefix("\(bomb):6:8: \(aliasError)") }, "\(rules.run.stderr)")
+        #expect(rules.errorLines.contains { $0.hasPrefix("\(bomb):6:8: \(aliasError)") }, "\(rules.stderr)")
 
-        let config = try await klaxonWithin(["check", "--config", bomb, "--rules", bomb])
+        let config = try await klaxonAsync(["check", "--config", bomb, "--rules", bomb])
         #expect(!config.killed, "klaxon check hung on a billion-laughs config")
-        #expect(config.run.status == 1)
-        #expect(config.run.errorLines.filter { $0.contains(aliasError) }.count == 2, "\(config.run.stderr)")
+        #expect(config.status == 1)
+        #expect(config.errorLines.filter { $0.contains(aliasError) }.count == 2, "\(config.stderr)")
 
-        let tests = try await klaxonWithin(["test", bomb])
+        let tests = try await klaxonAsync(["test", bomb])
         #expect(!tests.killed, "klaxon test hung on a billion-laughs test file")
-        #expect(tests.run.status != 0)
-        #expect(tests.run.stderr.contains(aliasError) || tests.run.stdout.contains(aliasError), "\(tests.run.stderr)")
+        #expect(tests.status != 0)
+        #expect(tests.stderr.contains(aliasError) || tests.stdout.contains(aliasError), "\(tests.stderr)")
 
-        let trip = try await klaxonWithin(["trip", "add", bomb, "--db", s.path("k.sqlite"), "--owner", "alice"])
+        let trip = try await klaxonAsync(["trip", "add", bomb, "--db", s.path("k.sqlite"), "--owner", "alice"])
         #expect(!trip.killed, "klaxon trip add hung on a billion-laughs trip file")
-        #expect(trip.run.status != 0)
-        #expect(trip.run.stderr.contains(aliasError), "\(trip.run.stderr)")
+        #expect(trip.status != 0)
+        #expect(trip.stderr.contains(aliasError), "\(trip.stderr)")
     }
 
     @Test func deepNestingAndOversizedFilesAreRefusedWithAClearError() async throws {
@@ -52,23 +52,23 @@ import Testing
         // The file's mapping is level 1, so the 64th `[` (column 9 + 63) would open level 65.
         let nested = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
         let deep = try s.write("deep.yaml", "name: x\nlabels: \(nested)\n")
-        let r = try await klaxonWithin(["check", "--rules", deep])
+        let r = try await klaxonAsync(["check", "--rules", deep])
         #expect(!r.killed)
-        #expect(r.run.status == 1)
+        #expect(r.status == 1)
         #expect(
-            r.run.errorLines.contains("\(deep):2:72: error: YAML nested more than 64 levels deep"), "\(r.run.stderr)")
+            r.errorLines.contains("\(deep):2:72: error: YAML nested more than 64 levels deep"), "\(r.stderr)")
 
         let empty = try s.write("empty.yaml", "")
-        let e = try await klaxonWithin(["check", "--rules", empty])
-        #expect(e.run.errorLines.contains("\(empty):1:1: error: the file holds no rule"), "\(e.run.stderr)")
+        let e = try await klaxonAsync(["check", "--rules", empty])
+        #expect(e.errorLines.contains("\(empty):1:1: error: the file holds no rule"), "\(e.stderr)")
 
         let big = try s.write("big.yaml", "name: x\nmessage: \"" + String(repeating: "y", count: 5 << 20) + "\"\n")
-        let b = try await klaxonWithin(["check", "--rules", big])
+        let b = try await klaxonAsync(["check", "--rules", big])
         #expect(!b.killed)
-        #expect(b.run.status == 1)
+        #expect(b.status == 1)
         #expect(
-            b.run.errorLines.contains("\(big):1:1: error: the file is larger than 4 MiB, the limit for a YAML file"),
-            "\(b.run.stderr)")
+            b.errorLines.contains("\(big):1:1: error: the file is larger than 4 MiB, the limit for a YAML file"),
+            "\(b.stderr)")
     }
 
     @Test func aHugeGroupWaitIsRefusedByCheckAndTheLongestAllowedCannotTrapEvaluate() async throws {
@@ -93,27 +93,27 @@ import Testing
                 """)
         }
         let huge = try config(Self.hugeDuration)
-        let check = try await klaxonWithin(["check", "--config", huge])
-        #expect(check.run.status == 1)
+        let check = try await klaxonAsync(["check", "--config", huge])
+        #expect(check.status == 1)
         let shown = "\"\(Self.hugeDuration.prefix(60))…\""
         for (line, column, key) in [
             (6, 17, "group_wait"), (7, 21, "group_interval"), (8, 22, "repeat_interval"), (9, 21, "escalate_after"),
         ] {
             #expect(
-                check.run.errorLines.contains(
+                check.errorLines.contains(
                     "\(huge):\(line):\(column): error: \(key) is longer than the limit of 3650d (10 years): \(shown)"),
-                "\(check.run.stderr)")
+                "\(check.stderr)")
         }
-        let refused = try await klaxonWithin(["evaluate", "--config", huge, "--now", "2026-01-01T00:05:00Z"])
-        #expect(refused.run.status == 1, "\(refused.run.stderr)")  // refused at load, not a trap (132)
+        let refused = try await klaxonAsync(["evaluate", "--config", huge, "--now", "2026-01-01T00:05:00Z"])
+        #expect(refused.status == 1, "\(refused.stderr)")  // refused at load, not a trap (132)
 
         let longest = try config("3650d")
-        #expect(try await klaxonWithin(["check", "--config", longest]).run.status == 0)
-        #expect(try await klaxonWithin(["ingest", "--config", longest, s.path("r.csv")]).run.status == 0)
-        let eval = try await klaxonWithin(["evaluate", "--config", longest, "--now", "2026-01-01T00:05:00Z"])
-        #expect(eval.run.status == 0, "\(eval.run.stderr)")
-        let again = try await klaxonWithin(["evaluate", "--config", longest, "--now", "9999-12-31T23:59:59Z"])
-        #expect(again.run.status == 0, "\(again.run.stderr)")
+        #expect(try await klaxonAsync(["check", "--config", longest]).status == 0)
+        #expect(try await klaxonAsync(["ingest", "--config", longest, s.path("r.csv")]).status == 0)
+        let eval = try await klaxonAsync(["evaluate", "--config", longest, "--now", "2026-01-01T00:05:00Z"])
+        #expect(eval.status == 0, "\(eval.stderr)")
+        let again = try await klaxonAsync(["evaluate", "--config", longest, "--now", "9999-12-31T23:59:59Z"])
+        #expect(again.status == 0, "\(again.stderr)")
     }
 
     @Test func anOversizedRateWindowIsRefusedAndTheLongestCannotTrapDryRun() async throws {
@@ -127,18 +127,18 @@ import Testing
                 "name: fast\nkind: rate\nmetric: stage\nrising: 1\nwindow: \(window)\nper: \(per)\nfor: \(window)\n")
         }
         let huge = try rule(Self.hugeDuration)
-        let check = try await klaxonWithin(["check", "--rules", huge])
-        #expect(check.run.status == 1)
+        let check = try await klaxonAsync(["check", "--rules", huge])
+        #expect(check.status == 1)
         #expect(
-            check.run.errorLines.contains {
+            check.errorLines.contains {
                 $0.hasPrefix("\(huge):5:9: error: window is longer than the limit of 3650d (10 years)")
-            }, "\(check.run.stderr)")
-        let dry = try await klaxonWithin(["dry-run", "--rules", huge, "--readings", readings])
-        #expect(dry.run.status == 1, "\(dry.run.stderr)")
+            }, "\(check.stderr)")
+        let dry = try await klaxonAsync(["dry-run", "--rules", huge, "--readings", readings])
+        #expect(dry.status == 1, "\(dry.stderr)")
 
         for path in [try rule("3650d"), try rule("3650d", per: "1s"), try rule("1s", per: "3650d")] {
-            let ok = try await klaxonWithin(["dry-run", "--rules", path, "--readings", readings, "--format", "json"])
-            #expect(ok.run.status == 0, "\(ok.run.stderr)")
+            let ok = try await klaxonAsync(["dry-run", "--rules", path, "--readings", readings, "--format", "json"])
+            #expect(ok.status == 0, "\(ok.stderr)")
         }
     }
 
@@ -152,63 +152,21 @@ import Testing
         text += "S2,stage,0001-01-01T00:00:00Z,4\n"
         text += "S3,stage,\(t),5\n"
         let csv = try s.write("r.csv", text)
-        let r = try await klaxonWithin(["ingest", "--db", s.path("k.sqlite"), csv])
-        #expect(r.run.status == 1)
+        let r = try await klaxonAsync(["ingest", "--db", s.path("k.sqlite"), csv])
+        #expect(r.status == 1)
         #expect(
-            Array(r.run.errorLines.prefix(4)) == [
+            Array(r.errorLines.prefix(4)) == [
                 "\(csv):2: station contains the control character U+0000",
                 "\(csv):3: the line is longer than 65536 bytes; not read",
                 "\(csv):4: station is 200 bytes long; the limit is 128",
                 "\(csv):5: time 0001-01-01T00:00:00Z is outside the years 1800 to 2199",
-            ], "\(r.run.stderr)")
+            ], "\(r.stderr)")
         // Only the good row was stored.
         let rule = try s.write("any.yaml", "name: any\nkind: threshold\nmetric: stage\nabove: 0\n")
-        let dry = try await klaxonWithin(["dry-run", "--rules", rule, "--db", s.path("k.sqlite"), "--format", "json"])
-        #expect(dry.run.status == 0, "\(dry.run.stderr)")
-        #expect(dry.run.stdout.contains("\"S3\""))
-        #expect(!dry.run.stdout.contains("S1"))
-        #expect(!dry.run.stdout.contains("AAAA"))
+        let dry = try await klaxonAsync(["dry-run", "--rules", rule, "--db", s.path("k.sqlite"), "--format", "json"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("\"S3\""))
+        #expect(!dry.stdout.contains("S1"))
+        #expect(!dry.stdout.contains("AAAA"))
     }
-}
-
-/// Runs `klaxon` as `klaxon(_:)` does, but kills it if it is still running after `limit`, so a
-/// hang fails its test instead of holding the suite. The limit only matters when something is
-/// wrong: these commands take milliseconds. Waits without blocking a cooperative thread.
-func klaxonWithin(_ arguments: [String], limit: Duration = .seconds(60)) async throws -> (run: Run, killed: Bool) {
-    let p = Process()
-    p.executableURL = klaxonBinary
-    p.arguments = arguments
-    p.currentDirectoryURL = packageRoot
-    let base = FileManager.default.temporaryDirectory.appendingPathComponent("klaxon-run-\(UUID().uuidString)")
-    let outURL = base.appendingPathExtension("out")
-    let errURL = base.appendingPathExtension("err")
-    FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    FileManager.default.createFile(atPath: errURL.path, contents: nil)
-    defer {
-        try? FileManager.default.removeItem(at: outURL)
-        try? FileManager.default.removeItem(at: errURL)
-    }
-    let out = try FileHandle(forWritingTo: outURL)
-    let err = try FileHandle(forWritingTo: errURL)
-    p.standardOutput = out
-    p.standardError = err
-    p.standardInput = FileHandle.nullDevice
-    let exited = AsyncStream<Void>.makeStream()
-    p.terminationHandler = { _ in exited.continuation.finish() }
-    try p.run()
-    let pid = p.processIdentifier
-    let watchdog = Task {
-        try await Task.sleep(for: limit)
-        kill(pid, SIGKILL)
-    }
-    for await _ in exited.stream {}
-    watchdog.cancel()
-    let killed = p.terminationReason == .uncaughtSignal && p.terminationStatus == SIGKILL
-    try out.close()
-    try err.close()
-    let run = Run(
-        status: p.terminationStatus,
-        stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-        stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
-    return (run, killed)
 }

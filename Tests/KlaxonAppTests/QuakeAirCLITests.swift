@@ -173,8 +173,10 @@ struct QuakeAirCLITests {
 struct QuakeFetchTests {
     @Test("a full window is split in two and asked again, so no event is lost to the cap")
     func splitsFullWindows() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await splitsFullWindows(sink: sink) }
+    }
+
+    func splitsFullWindows(sink: HTTPSink) async throws {
         let store = try tempStore()
         let a = quakeFeature(id: "a", mag: 3, time: 1_700_000_000_000, updated: 1)
         let b = quakeFeature(id: "b", mag: 3, time: 1_700_040_000_000, updated: 1)

@@ -31,8 +31,10 @@ import Testing
     }
 
     @Test func stillFiringAlertsAreRemindedAfterRepeatInterval() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await stillFiringAlertsAreRemindedAfterRepeatInterval(sink: sink) }
+    }
+
+    func stillFiringAlertsAreRemindedAfterRepeatInterval(sink: HTTPSink) async throws {
         let (store, ingester) = try await firingAndSent(to: sink)
 
         await #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 1_800_000) == 0)
@@ -50,8 +52,10 @@ import Testing
     }
 
     @Test func anAckedAlertIsNotRemindedUntilItChanges() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await anAckedAlertIsNotRemindedUntilItChanges(sink: sink) }
+    }
+
+    func anAckedAlertIsNotRemindedUntilItChanges(sink: HTTPSink) async throws {
         let (store, ingester) = try await firingAndSent(to: sink)
         let id = try await #require(try store.firingAlerts().first?.transitionID)
         await #expect(try store.ack(transitionID: id, by: "alice", at: 1_800_000_100) != nil)
@@ -67,8 +71,10 @@ import Testing
     }
 
     @Test func anUnackedFiringAlertEscalatesOnceAfterEscalateAfter() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await anUnackedFiringAlertEscalatesOnceAfterEscalateAfter(sink: sink) }
+    }
+
+    func anUnackedFiringAlertEscalatesOnceAfterEscalateAfter(sink: HTTPSink) async throws {
         let s = try Scratch()
         let store = try SQLiteStore.open(path: s.path("k.sqlite"))
         let rules = [

@@ -38,32 +38,6 @@ final class RawConnection: Sendable {
     func close() { Foundation.close(fd) }
 }
 
-/// Log lines, kept.
-final class LogLines: Sendable {
-    private let lines = Mutex<[String]>([])
-    var all: [String] { lines.withLock { $0 } }
-
-    func logger() -> Logger {
-        Logger(label: "klaxon.test") { _ in Handler(sink: self) }
-    }
-
-    struct Handler: LogHandler {
-        let sink: LogLines
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let meta = metadata.merging(event.metadata ?? [:]) { $1 }
-            sink.lines.withLock { $0.append("\(event.level) \(event.message) \(meta)") }
-        }
-    }
-}
-
 /// A service that ignores both the graceful shutdown and cancellation, and never ends.
 struct StubbornService: Service {
     let never = OneShot<Void>()
@@ -73,15 +47,6 @@ struct StubbornService: Service {
 /// A service that ends at the graceful shutdown.
 struct PoliteService: Service {
     func run() async throws { try? await gracefulShutdown() }
-}
-
-/// How a child process ended, awaited without blocking a thread of the cooperative pool.
-func exited(_ p: Process) async -> (status: Int32, reason: Process.TerminationReason) {
-    let ended = OneShot<Void>()
-    p.terminationHandler = { _ in ended.set(()) }
-    if !p.isRunning { ended.set(()) }
-    await ended.value()
-    return (p.terminationStatus, p.terminationReason)
 }
 
 @Suite("stops end: the demo, the daemon and klaxon run", .serialized, .timeLimit(.minutes(4)))
@@ -104,7 +69,7 @@ struct StopTests {
 
     @Test("the daemon's supervisor: a service that ignores shutdown and cancellation is named and left behind")
     func stubbornService() async throws {
-        let logs = LogLines()
+        let logs = LogCapture()
         // Generous enough that the polite service always stops in time on a loaded machine.
         let budget = Daemon.StopBudget(graceful: .seconds(1), limit: .seconds(3))
         try await Daemon.supervise(
@@ -115,7 +80,7 @@ struct StopTests {
         #expect(logs.all.contains { $0.contains("klaxon stopping") && $0.contains("until returned") })
 
         // Cancelling the caller is a stop too, and bounded the same way.
-        let cancelled = LogLines()
+        let cancelled = LogCapture()
         let supervising = Task {
             try await Daemon.supervise([StubbornService()], logger: cancelled.logger(), stop: budget)
         }
@@ -134,23 +99,50 @@ struct StopTests {
         let idle = try RawConnection(port: upstreams.port)
         let feed = AQIWebSocketSource(name: "air", url: "ws://127.0.0.1:\(upstreams.port)/aqi")
         let listening = Task { await feed.run(for: nil) { _ in } }
-        while await upstreams.served().connections == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        let connected = await Result {
+            try await poll(until: "the AQI WebSocket connects") { await upstreams.served().connections > 0 }
+        }
         #expect(await upstreams.stop(), "the stand-ins should stop in time, not be left running")
         listening.cancel()
         _ = await listening.value
         idle.close()
+        try connected.get()
     }
 
     @Test("the aqi-websocket source stops though the server never answers its upgrade request")
     func webSocketHandshakeNeverAnswered() async throws {
-        let silent = try await HTTPSink.start()
-        await silent.script([.hang(seconds: 600)])
-        let feed = AQIWebSocketSource(name: "air", url: "ws://127.0.0.1:\(silent.port)/aqi")
-        let listening = Task { await feed.run(for: nil) { _ in } }
-        while await silent.requests().isEmpty { try await Task.sleep(for: .milliseconds(20)) }
-        listening.cancel()
-        _ = await listening.value
-        await silent.stop()
+        try await HTTPSink.with { silent in
+            await silent.script([.never])
+            let feed = AQIWebSocketSource(name: "air", url: "ws://127.0.0.1:\(silent.port)/aqi")
+            let listening = Task { await feed.run(for: nil) { _ in } }
+            let asked = await Result {
+                try await poll(until: "the source sends its upgrade request") { await !silent.requests().isEmpty }
+            }
+            listening.cancel()
+            _ = await listening.value
+            try asked.get()
+        }
+    }
+
+    @Test("the test servers stop though a client holds a connection that never sent a request and a request hangs")
+    func testServersStop() async throws {
+        try await TestServers.with { servers in
+            let sink = try await servers.sink()
+            await sink.script([.never])
+            let feed = try await servers.webSocket(scripts: [])
+            let smtp = try await servers.smtp()
+            let held = [
+                try RawConnection(port: sink.port), try RawConnection(port: feed.port),
+                try RawConnection(port: sink.port, send: "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n"),
+                try RawConnection(port: smtp.port),
+            ]
+            defer { held.forEach { $0.close() } }
+            try await poll(until: "the request that hangs arrives") { await !sink.requests().isEmpty }
+            // Without closing their connections, the sink and the WebSocket server would wait for these clients.
+            #expect(await sink.stop())
+            #expect(await feed.stop())
+            #expect(await smtp.stop())
+        }
     }
 
     @Test("the demo, 20 times in a row in-process, ends each time with its report")
@@ -191,9 +183,14 @@ struct StopTests {
         "the daemon, started and stopped 50 times: a WebSocket that never closes, idle and half-sent requests, a delivery that never ends"
     )
     func daemonRepeatedly() async throws {
-        let hook = try await HTTPSink.start()
-        await hook.script(Array(repeating: .hang(seconds: 600), count: 1_000))
-        let feed = try await WSTestServer.start(scripts: [])  // every connection stays open
+        try await TestServers.with { servers in
+            try await daemonRepeatedly(hook: try await servers.sink(), feed: try await servers.webSocket(scripts: []))
+        }
+    }
+
+    /// `feed`: every connection stays open.
+    func daemonRepeatedly(hook: HTTPSink, feed: WSTestServer) async throws {
+        await hook.script(Array(repeating: .never, count: 1_000))
         let s = try Scratch()
         var logger = Logger(label: "klaxon.test")
         logger.logLevel = .critical
@@ -220,14 +217,16 @@ struct StopTests {
             let webSocketsBefore = await feed.connections()
             try await daemon.run(onListening: { port.set($0) }, stop: isBusy ? short : .standard) {
                 let p = await port.value()
-                while await feed.connections() == webSocketsBefore { try? await Task.sleep(for: .milliseconds(10)) }
+                await pollOrRecord(until: "the daemon's WebSocket connects") {
+                    await feed.connections() > webSocketsBefore
+                }
                 if let idle = try? RawConnection(port: p) { connections.withLock { $0.append(idle) } }
                 if isBusy {
                     let half = "POST /api/v1/readings HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nstation,"
                     if let c = try? RawConnection(port: p, send: half) { connections.withLock { $0.append(c) } }
                     let csv = "station,metric,time,value\nS\(i),gage_height,2026-01-01T00:00:00Z,500\n"
                     _ = try? await http("POST", "http://127.0.0.1:\(p)/api/v1/readings", body: csv, token: "s3cret")
-                    while await hook.requests().count == before { try? await Task.sleep(for: .milliseconds(10)) }
+                    await pollOrRecord(until: "the delivery reaches the hook") { await hook.requests().count > before }
                 }
                 asked.withLock { $0 = .now }
             }
@@ -237,78 +236,83 @@ struct StopTests {
         // What a stop may take (20 s) is the suite's limit's business; this says it was far less.
         #expect(slowest < .seconds(20), "the slowest stop took \(slowest)")
         #expect(await feed.connections() >= 50)
-        await hook.stop()
-        await feed.stop()
     }
 
-    /// Starts `klaxon run --config cfg`; returns the process, its log and the HTTP port.
-    func startDaemon(_ cfg: String, in s: Scratch) async throws -> (Process, URL, Int) {
-        let daemon = try await DaemonProcess.start(config: cfg, in: s.dir)
-        return (daemon.process, daemon.log, daemon.port)
+    /// `poll` in a closure that cannot throw: a wait past its bound is recorded, and the test goes on.
+    func pollOrRecord(until what: String, _ condition: () async -> Bool) async {
+        do {
+            try await poll(until: what, every: .milliseconds(10), condition)
+        } catch {
+            Issue.record(error)
+        }
     }
 
     @Test("klaxon run: SIGTERM exits 0 within 20 s whatever is in flight; a second SIGINT exits at once with 130")
     func signals() async throws {
-        let hook = try await HTTPSink.start()
-        await hook.script(Array(repeating: .hang(seconds: 600), count: 100))
-        let feed = try await WSTestServer.start(scripts: [])
-        let s = try Scratch()
-        try s.write("rules/high.yaml", "name: high\nkind: threshold\nmetric: gage_height\nabove: 150\nnotify: [hook]\n")
-        let cfg = try s.write(
-            "klaxon.yaml",
-            """
-            database: k.sqlite
-            rules: [rules]
-            listen: 127.0.0.1:0
-            api: {token: s3cret}
-            sources:
-              - {name: air, kind: aqi-websocket, url: "\(feed.url)"}
-            receivers:
-              - {name: hook, type: webhook, url: "\(hook.url)/hook", preset: generic, timeout: 60s}
-            """)
-
-        // SIGTERM with a delivery in flight that never ends, a WebSocket that never closes, and a
-        // request to the daemon that never finishes arriving.
-        let (p, log, port) = try await startDaemon(cfg, in: s)
-        defer { if p.isRunning { p.interrupt() } }
-        let csv = "station,metric,time,value\nS1,gage_height,2026-01-01T00:00:00Z,500\n"
-        #expect(try await http("POST", "http://127.0.0.1:\(port)/api/v1/readings", body: csv, token: "s3cret").0 == 200)
-        while await hook.requests().isEmpty { try await Task.sleep(for: .milliseconds(20)) }
-        while await feed.connections() == 0 { try await Task.sleep(for: .milliseconds(20)) }
-        let idle = try RawConnection(port: port)
-        let half = try RawConnection(
-            port: port, send: "POST /api/v1/readings HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nstation,")
-        let sent = ContinuousClock.now
-        p.terminate()
-        let ended = await exited(p)
-        let took = ContinuousClock.now - sent
-        idle.close()
-        half.close()
-        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-        #expect(ended.reason == .exit && ended.status == 0, "\(text)")
-        #expect(took < .seconds(20), "SIGTERM to exit took \(took)")
-        #expect(text.contains("klaxon stopped"))
-
-        // Ctrl-C twice: the second exits at once, long before the stuck delivery's drain would end.
-        let (p2, log2, port2) = try await startDaemon(cfg, in: s)
-        defer { if p2.isRunning { p2.terminate() } }
-        let before = await hook.requests().count
-        let csv2 = "station,metric,time,value\nS2,gage_height,2026-01-01T00:00:00Z,500\n"
-        #expect(
-            try await http("POST", "http://127.0.0.1:\(port2)/api/v1/readings", body: csv2, token: "s3cret").0 == 200)
-        while await hook.requests().count == before { try await Task.sleep(for: .milliseconds(20)) }
-        let first = ContinuousClock.now
-        p2.interrupt()
-        // Two signals sent before the first is handled would merge into one: wait until it was.
-        while !((try? String(contentsOf: log2, encoding: .utf8)) ?? "").contains("klaxon stopping") {
-            try await Task.sleep(for: .milliseconds(20))
+        try await TestServers.with { servers in
+            let hook = try await servers.sink()
+            await hook.script(Array(repeating: .never, count: 100))
+            let feed = try await servers.webSocket(scripts: [])
+            let s = try Scratch()
+            try s.write(
+                "rules/high.yaml", "name: high\nkind: threshold\nmetric: gage_height\nabove: 150\nnotify: [hook]\n")
+            // The webhook's timeout is longer than the test: its delivery stays in flight.
+            let cfg = try s.write(
+                "klaxon.yaml",
+                """
+                database: k.sqlite
+                rules: [rules]
+                listen: 127.0.0.1:0
+                api: {token: s3cret}
+                sources:
+                  - {name: air, kind: aqi-websocket, url: "\(feed.url)"}
+                receivers:
+                  - {name: hook, type: webhook, url: "\(hook.url)/hook", preset: generic, timeout: 60s}
+                """)
+            try await DaemonProcess.with(config: cfg, in: s.dir) { daemon in
+                try await sigtermWithWorkInFlight(daemon, hook: hook, feed: feed)
+            }
+            try await DaemonProcess.with(config: cfg, in: s.dir) { daemon in
+                try await secondCtrlC(daemon, hook: hook)
+            }
         }
-        p2.interrupt()
-        let ended2 = await exited(p2)
-        #expect(ended2.reason == .exit && ended2.status == 130)
-        #expect(ContinuousClock.now - first < .seconds(5), "the second Ctrl-C should exit at once")
+    }
 
-        await hook.stop()
-        await feed.stop()
+    /// SIGTERM with a delivery in flight that never ends, a WebSocket that never closes, and a request
+    /// to the daemon that never finishes arriving: exit 0 within the product's 20 s.
+    func sigtermWithWorkInFlight(_ daemon: DaemonProcess, hook: HTTPSink, feed: WSTestServer) async throws {
+        let csv = "station,metric,time,value\nS1,gage_height,2026-01-01T00:00:00Z,500\n"
+        #expect(try await http("POST", daemon.base + "/api/v1/readings", body: csv, token: "s3cret").0 == 200)
+        try await poll(until: "the delivery reaches the hook") { await !hook.requests().isEmpty }
+        try await poll(until: "the daemon's WebSocket connects") { await feed.connections() > 0 }
+        let idle = try RawConnection(port: daemon.port)
+        defer { idle.close() }
+        let request = "POST /api/v1/readings HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nstation,"
+        let half = try RawConnection(port: daemon.port, send: request)
+        defer { half.close() }
+        let sent = ContinuousClock.now
+        daemon.process.terminate()
+        let ended = await daemon.exited()
+        let took = ContinuousClock.now - sent
+        #expect(ended && daemon.process.terminationReason == .exit, "\(daemon.logText)")
+        #expect(daemon.process.terminationStatus == 0, "\(daemon.logText)")
+        #expect(took < .seconds(20), "SIGTERM to exit took \(took)")
+        #expect(daemon.logText.contains("klaxon stopped"))
+    }
+
+    /// Ctrl-C twice: the second exits at once, long before the stuck delivery's drain would end.
+    func secondCtrlC(_ daemon: DaemonProcess, hook: HTTPSink) async throws {
+        let before = await hook.requests().count
+        let csv = "station,metric,time,value\nS2,gage_height,2026-01-01T00:00:00Z,500\n"
+        #expect(try await http("POST", daemon.base + "/api/v1/readings", body: csv, token: "s3cret").0 == 200)
+        try await poll(until: "the delivery reaches the hook") { await hook.requests().count > before }
+        let first = ContinuousClock.now
+        daemon.process.interrupt()
+        // Two signals sent before the first is handled would merge into one: wait until it was.
+        try await poll(until: "the daemon says it is stopping") { daemon.logText.contains("klaxon stopping") }
+        daemon.process.interrupt()
+        let ended = await daemon.exited()
+        #expect(ended && daemon.process.terminationReason == .exit && daemon.process.terminationStatus == 130)
+        #expect(ContinuousClock.now - first < .seconds(5), "the second Ctrl-C should exit at once")
     }
 }

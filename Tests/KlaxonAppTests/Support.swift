@@ -1,4 +1,5 @@
 import Foundation
+import KlaxonTesting
 import Testing
 
 /// The package root (this file is Tests/KlaxonAppTests/Support.swift).
@@ -19,12 +20,21 @@ struct Run {
     var status: Int32
     var stdout: String
     var stderr: String
+    /// Killed for running past its limit: it hung.
+    var killed = false
     var lines: [String] { stdout.split(separator: "\n").map(String.init) }
     var errorLines: [String] { stderr.split(separator: "\n").map(String.init) }
 }
 
-/// Runs `klaxon` with arguments in a working directory and collects its output.
-func klaxon(_ arguments: [String], in dir: URL? = nil, environment: [String: String] = [:]) throws -> Run {
+/// Runs `klaxon` with arguments in a working directory and collects its output. The wait for the
+/// child does not block one of Swift's cooperative threads: on a 2-core machine two tests blocking
+/// those would starve the in-process servers (HTTP sink, SMTP) the child is talking to. A child
+/// still running after `limit`, or when the test is cancelled, is killed (`Run.killed`), so a hang
+/// fails its test instead of holding the suite: the limit stands for "hung", as every command here
+/// takes seconds at most.
+func klaxonAsync(
+    _ arguments: [String], in dir: URL? = nil, environment: [String: String] = [:], limit: Duration = .seconds(120)
+) async throws -> Run {
     let p = Process()
     p.executableURL = klaxonBinary
     p.arguments = arguments
@@ -47,15 +57,20 @@ func klaxon(_ arguments: [String], in dir: URL? = nil, environment: [String: Str
     p.standardOutput = out
     p.standardError = err
     p.standardInput = FileHandle.nullDevice
+    let exit = ProcessExit(p)
     try p.run()
-    p.waitUntilExit()
+    var killed = false
+    if await !exit.wait(within: limit), !exit.hasExited {
+        kill(p.processIdentifier, SIGKILL)
+        killed = true
+        _ = await exit.wait(within: .seconds(60))  // a killed process ends at once
+    }
     try out.close()
     try err.close()
-    let outData = try Data(contentsOf: outURL)
-    let errData = try Data(contentsOf: errURL)
     return Run(
-        status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-        stderr: String(decoding: errData, as: UTF8.self))
+        status: p.terminationStatus,
+        stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
+        stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self), killed: killed)
 }
 
 /// A temporary folder with helpers to write files into it.
@@ -84,13 +99,85 @@ func jsonObjects(_ lines: [String]) throws -> [[String: Any]] {
     try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
 }
 
-/// `klaxon(_:in:)` for async tests: the wait for the child happens on a Dispatch thread, not on one
-/// of Swift's cooperative threads. On a 2-core machine two tests blocking those threads would starve
-/// the in-process servers (HTTP sink, SMTP) that the child is talking to.
-func klaxonAsync(_ arguments: [String], in dir: URL? = nil, environment: [String: String] = [:]) async throws -> Run {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(with: Result { try klaxon(arguments, in: dir, environment: environment) })
+/// A `klaxon run` child and the port it listens on (read from its log).
+struct DaemonProcess {
+    let process: Process
+    let log: URL
+    let port: Int
+    let exit: ProcessExit
+
+    /// How long to wait for the exit after SIGTERM. The product's limit: the daemon stops within 17 s
+    /// whatever its services do, and its watchdog exits the process at 19 s (`StopWatchdog`); the
+    /// rest is room for a loaded machine to deliver the signal and reap the process.
+    static let stopLimit = Duration.seconds(25)
+
+    var base: String { "http://127.0.0.1:\(port)" }
+    var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// Starts `klaxon run --config config` in `dir` and waits until it listens. A daemon that exits
+    /// first, or has not said where it listens after a minute (it takes well under a second), is an
+    /// error; the process is then killed.
+    static func start(config: String, in dir: URL) async throws -> DaemonProcess {
+        let p = Process()
+        p.executableURL = klaxonBinary
+        p.arguments = ["run", "--config", config]
+        p.currentDirectoryURL = dir
+        let log = dir.appendingPathComponent("daemon-\(UUID().uuidString.prefix(8)).log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        p.standardError = try FileHandle(forWritingTo: log)
+        p.standardOutput = FileHandle.nullDevice
+        let exit = ProcessExit(p)
+        try p.run()
+        // The port comes from the log line `klaxon: listening on 127.0.0.1:PORT`.
+        var port = 0
+        do {
+            try await poll(until: "klaxon run listens") {
+                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                if let r = text.range(of: "klaxon: listening on 127.0.0.1:") {
+                    port = Int(text[r.upperBound...].prefix { $0.isNumber }) ?? 0
+                }
+                guard port == 0 else { return true }
+                if exit.hasExited { throw SinkError(message: "klaxon run exited: \(text)") }
+                return false
+            }
+        } catch {
+            let daemon = DaemonProcess(process: p, log: log, port: port, exit: exit)
+            await daemon.killIfRunning()
+            throw error
         }
+        return DaemonProcess(process: p, log: log, port: port, exit: exit)
+    }
+
+    /// Starts a daemon, runs `body` with it, and makes sure the process is gone before returning:
+    /// one still running then (the body threw before stopping it) is killed.
+    static func with<T>(
+        config: String, in dir: URL, isolation: isolated (any Actor)? = #isolation,
+        _ body: (DaemonProcess) async throws -> T
+    ) async throws -> T {
+        let daemon = try await start(config: config, in: dir)
+        let outcome = await Result { try await body(daemon) }
+        await daemon.killIfRunning()
+        return try outcome.get()
+    }
+
+    /// SIGTERM, then the exit, within the product's limit for a stop; the status. A daemon that did
+    /// not exit in time is killed, and its status is nil.
+    func stop() async -> Int32? {
+        process.terminate()
+        return await exited() ? process.terminationStatus : nil
+    }
+
+    /// Waits for the exit within the product's stop limit; a daemon still running then is killed.
+    func exited() async -> Bool {
+        if await exit.wait(within: Self.stopLimit) { return true }
+        await killIfRunning()
+        return false
+    }
+
+    /// SIGKILL, if it still runs, and the end (nothing can hold a killed process for long).
+    func killIfRunning() async {
+        guard !exit.hasExited else { return }
+        kill(process.processIdentifier, SIGKILL)
+        _ = await exit.wait(within: .seconds(60))
     }
 }

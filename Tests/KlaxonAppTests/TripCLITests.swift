@@ -178,8 +178,10 @@ struct TripCLITests {
 
     @Test("a place is geocoded; an ambiguous or unknown one is an error listing candidates")
     func geocoding() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await geocoding(sink: sink) }
+    }
+
+    func geocoding(sink: HTTPSink) async throws {
         let s = try Scratch()
         let config = try s.write(
             "klaxon.yaml",
@@ -214,8 +216,10 @@ struct TripCLITests {
 
     @Test("a severe NWS alert at a stop during the trip is announced once")
     func nwsAlert() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await nwsAlert(sink: sink) }
+    }
+
+    func nwsAlert(sink: HTTPSink) async throws {
         let store = try tempStore()
         let now = Timestamp.parse("2026-11-25T00:00:00Z")!
         try await store.save(
@@ -248,8 +252,10 @@ struct TripCLITests {
 struct TripWeatherFetchTests {
     @Test("open-meteo: forecast up to the horizon, climatology from the archive beyond it")
     func forecastAndClimatology() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await forecastAndClimatology(sink: sink) }
+    }
+
+    func forecastAndClimatology(sink: HTTPSink) async throws {
         let store = try tempStore()
         let now = Timestamp.parse("2026-11-25T00:00:00Z")!
         try await store.save(

@@ -31,12 +31,12 @@ struct WaterCLITests {
         "26", "27", "28.2", "29", "30.4", "31", "33", "35.2", "36.5", "36", "", "34", "31", "29.4", "27", "26",
     ]
 
-    func backTestDB(_ s: Scratch) throws -> String {
+    func backTestDB(_ s: Scratch) async throws -> String {
         let db = s.path("back.sqlite")
-        let gauge = try klaxon(["ingest", "--db", db, "--format", "nwps-json", stlGauge.path])
+        let gauge = try await klaxonAsync(["ingest", "--db", db, "--format", "nwps-json", stlGauge.path])
         #expect(gauge.status == 0, "\(gauge.stderr)")
         let rdb = try s.write("07010000.rdb", stlRDB(flood))
-        let river = try klaxon(["ingest", "--db", db, "--format", "usgs-rdb", rdb])
+        let river = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-rdb", rdb])
         #expect(river.status == 0, "\(river.stderr)")
         #expect(river.stderr.contains("ingest: 15 new, 0 revised, 0 unchanged, 0 rejected, 1 missing values skipped"))
         return db
@@ -45,7 +45,7 @@ struct WaterCLITests {
     @Test("back-testing a flood: saved NWPS and RDB files, then dry-run with levels: nws")
     func backTestFlood() async throws {
         let s = try Scratch()
-        let db = try backTestDB(s)
+        let db = try await backTestDB(s)
         let run = try await klaxonAsync([
             "dry-run", "--db", db, "--rules", "Rules/flood-stage.yaml", "--format", "json",
         ])
@@ -74,7 +74,7 @@ struct WaterCLITests {
     @Test("gauge: text and JSON from the store, by USGS id or NWS LID")
     func gaugeReport() async throws {
         let s = try Scratch()
-        let db = try backTestDB(s)
+        let db = try await backTestDB(s)
         let text = try await klaxonAsync(["gauge", "07010000", "--db", db])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.lines.first == "Mississippi River at St. Louis, MO")
@@ -113,7 +113,7 @@ struct WaterCLITests {
     @Test("gauge: an unknown id says so and suggests --fetch")
     func unknownGauge() async throws {
         let s = try Scratch()
-        let db = try backTestDB(s)
+        let db = try await backTestDB(s)
         let run = try await klaxonAsync(["gauge", "02336910", "--db", db])
         #expect(run.status == 1)
         #expect(run.stderr.contains("unknown gauge \"02336910\""))
@@ -123,7 +123,7 @@ struct WaterCLITests {
     @Test("check and evaluate report a watched station without NWS categories")
     func missingCategoriesReported() async throws {
         let s = try Scratch()
-        let db = try backTestDB(s)
+        let db = try await backTestDB(s)
         let csv = try s.write("other.csv", "station,metric,time,value\n02336910,gage_height,2025-11-01T00:00:00Z,5\n")
         #expect(try await klaxonAsync(["ingest", "--db", db, csv]).status == 0)
         let config = try s.write(
@@ -142,8 +142,10 @@ struct WaterCLITests {
 
     @Test("gauge --fetch asks NWPS for the gauge, then USGS for its site; fetch exits 1 when a source fails")
     func gaugeFetch() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await gaugeFetch(sink: sink) }
+    }
+
+    func gaugeFetch(sink: HTTPSink) async throws {
         let s = try Scratch()
         let config = try s.write(
             "klaxon.yaml",

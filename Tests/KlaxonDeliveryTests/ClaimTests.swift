@@ -14,7 +14,10 @@ import Testing
 
     @Test("a restarted dispatcher takes back a dead process's claims at once, under the same key")
     func deadInstanceClaimsComeBackAtOnce() async throws {
-        let sink = try await HTTPSink.start()
+        try await HTTPSink.with { sink in try await deadInstanceClaimsComeBackAtOnce(sink: sink) }
+    }
+
+    func deadInstanceClaimsComeBackAtOnce(sink: HTTPSink) async throws {
         let fixture = try OutboxFixture()
         try await fixture.queue([transition(station: "A"), transition(station: "B")], receivers: ["hook"])
         // A process on this host that no longer runs (no such pid) claimed both, with a 2-minute lease.
@@ -30,18 +33,20 @@ import Testing
         let dispatcher = Dispatcher(
             store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: fastSettings())
         // Well inside the old lease: only taking the claims back can deliver them.
-        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 5_000)
+        let pass = try await dispatcher.runUntilEmpty(deadline: brokenAfter())
         #expect(pass.sent == 2)
         let requests = await sink.requests()
         #expect(Set(requests.compactMap { $0.headers["idempotency-key"] }) == keys)
         await #expect(try fixture.store.outbox().allSatisfy { $0.state == .sent })
         #expect(try await fixture.store.claimHolders(excluding: dispatcher.instance.id).isEmpty)
-        await sink.stop()
     }
 
     @Test("a live instance's claims are left alone, even one of another dispatcher in this process")
     func liveInstanceClaimsAreKept() async throws {
-        let sink = try await HTTPSink.start()
+        try await HTTPSink.with { sink in try await liveInstanceClaimsAreKept(sink: sink) }
+    }
+
+    func liveInstanceClaimsAreKept(sink: HTTPSink) async throws {
         let fixture = try OutboxFixture()
         try await fixture.queue([transition(station: "A")], receivers: ["hook"])
         let other = Dispatcher(
@@ -53,17 +58,21 @@ import Testing
         #expect(try await dispatcher.reclaimFromDeadInstances() == 0)
         #expect(try await dispatcher.dispatchOnce().batches == 0)
         #expect(await sink.requests().isEmpty)
-        await sink.stop()
     }
 
     @Test("a send longer than the lease keeps its claim: renewed while in flight, sent once")
     func leaseIsRenewedWhileSending() async throws {
-        let sink = try await HTTPSink.start()
-        // The first request takes 6 s: three leases of 2 s. The lease is renewed every 667 ms, so only
-        // a stall of over a second in renewing could let it lapse.
-        await sink.script([.hang(seconds: 6)])
+        try await HTTPSink.with { sink in try await leaseIsRenewedWhileSending(sink: sink) }
+    }
+
+    func leaseIsRenewedWhileSending(sink: HTTPSink) async throws {
+        // The send is held until the test has moved the dispatchers' clock through three leases of 2 s, a
+        // third of a lease at a time, each time waiting for the renewal that is then due: the test follows
+        // the dispatcher's clock, not the machine's speed.
+        await sink.script([.held])
+        let clock = TestClock("2026-03-01T12:00:00Z")
         let fixture = try OutboxFixture()
-        try await fixture.queue([transition(station: "A")], receivers: ["hook"])
+        try await fixture.queue([transition(station: "A")], receivers: ["hook"], now: clock.now)
         var settings = fastSettings()
         settings.lease = 2_000
         let slow = Dispatcher(
@@ -71,21 +80,26 @@ import Testing
             notifiers: [
                 "hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h"), timeout: 30))
             ],
-            routing: Routing(), settings: settings)
-        let rival = Dispatcher(store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: settings)
+            routing: Routing(), settings: settings, clock: { clock.now })
+        let rival = Dispatcher(
+            store: fixture.store, notifiers: try hook(sink), routing: Routing(), settings: settings,
+            clock: { clock.now })
         async let first = slow.dispatchOnce()
-        // While the slow send is in flight, a rival dispatcher keeps trying to claim.
+        try await poll(until: "the slow send arrives") { await !sink.requests().isEmpty }
+        // While the slow send is in flight, a rival dispatcher tries to claim at every step.
         var rivalSent = 0
-        let started = ContinuousClock.now
-        while ContinuousClock.now - started < .seconds(5) {
-            try await Task.sleep(for: .milliseconds(100))
+        for _ in 0..<9 {
+            clock.ms.withLock { $0 += settings.lease / 3 + 1 }
+            try await poll(until: "the lease is renewed") {
+                try await fixture.store.outbox().first?.leaseUntil == clock.now + settings.lease
+            }
             rivalSent += try await rival.dispatchOnce().sent
         }
+        await sink.releaseHeld()
         let pass = try await first
         #expect(pass.sent == 1)
         #expect(rivalSent == 0)
         #expect(await sink.requests().count == 1)
-        await sink.stop()
     }
 
     @Test("an idle dispatcher only reads: another process holding the write lock does not touch it")
@@ -106,8 +120,11 @@ import Testing
 
     @Test("a pass records each send as it completes: one slow receiver does not hold back the record of the rest")
     func outcomesAreRecordedAsSendsComplete() async throws {
-        let sink = try await HTTPSink.start()
-        await sink.script([.ok, .ok, .ok, .hang(seconds: 20)])
+        try await HTTPSink.with { sink in try await outcomesAreRecordedAsSendsComplete(sink: sink) }
+    }
+
+    func outcomesAreRecordedAsSendsComplete(sink: HTTPSink) async throws {
+        await sink.script([.ok, .ok, .ok, .never])
         let fixture = try OutboxFixture()
         try await fixture.queue(["A", "B", "C", "D"].map { transition(station: $0) }, receivers: ["hook"])
         let dispatcher = Dispatcher(
@@ -123,6 +140,5 @@ import Testing
         _ = await pass.result
         await #expect(try fixture.store.outbox(state: .sent).count == 3)
         await #expect(try fixture.store.outbox(state: .pending).count == 1)
-        await sink.stop()
     }
 }

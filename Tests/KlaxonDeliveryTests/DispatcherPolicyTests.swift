@@ -23,8 +23,10 @@ final class TestClock: Sendable {
     }
 
     @Test func deferSendsOneDigestWhenQuietHoursEndAcrossDST() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await deferSendsOneDigestWhenQuietHoursEndAcrossDST(sink: sink) }
+    }
+
+    func deferSendsOneDigestWhenQuietHoursEndAcrossDST(sink: HTTPSink) async throws {
         let fixture = try OutboxFixture()
         // 23:00 CST on Saturday 2026-03-07; the clocks spring forward at 02:00; quiet ends 07:00 CDT = 12:00Z.
         let clock = TestClock("2026-03-08T05:00:00Z")
@@ -37,8 +39,7 @@ final class TestClock: Sendable {
         var pass = try await dispatcher.dispatchOnce()
         #expect(pass.deferred == 2)
         #expect(await sink.requests().isEmpty)
-        await #expect(
-            try fixture.store.outbox().allSatisfy { $0.dueAt == Timestamp.parse("2026-03-08T12:00:00Z")! * 1000 })
+        await #expect(try fixture.store.outbox().allSatisfy { $0.dueAt == Timestamp.parse("2026-03-08T12:00:00Z")! * 1000 })
 
         clock.set("2026-03-08T11:59:59Z")
         pass = try await dispatcher.dispatchOnce()
@@ -56,8 +57,10 @@ final class TestClock: Sendable {
     }
 
     @Test func dropDiscardsButCriticalBypasses() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await dropDiscardsButCriticalBypasses(sink: sink) }
+    }
+
+    func dropDiscardsButCriticalBypasses(sink: HTTPSink) async throws {
         let fixture = try OutboxFixture()
         let clock = TestClock("2026-11-01T07:30:00Z")  // 01:30 on fall-back night: quiet
         let dispatcher = Dispatcher(
@@ -79,8 +82,10 @@ final class TestClock: Sendable {
     }
 
     @Test func silencedAlertsAreMutedNotSent() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await silencedAlertsAreMutedNotSent(sink: sink) }
+    }
+
+    func silencedAlertsAreMutedNotSent(sink: HTTPSink) async throws {
         let fixture = try OutboxFixture()
         let now = Int64(Date().timeIntervalSince1970)
         try await fixture.store.addSilence(
@@ -93,7 +98,7 @@ final class TestClock: Sendable {
             notifiers: ["hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h")))],
             routing: Routing(), settings: fastSettings())
         try await fixture.queue([transition(station: "A"), transition(station: "B")], receivers: ["hook"])
-        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 5000)
+        let pass = try await dispatcher.runUntilEmpty(deadline: brokenAfter())
         #expect(pass.muted == 1 && pass.sent == 1)
         #expect(await sink.requests().count == 1)
         let states = await Dictionary(uniqueKeysWithValues: try fixture.store.outbox().map { ($0.alert, $0.state) })

@@ -14,12 +14,14 @@ import Testing
     {
         Receiver.Email(
             name: "mail", smtpURL: server.url, starttls: starttls, username: user, password: password.map(Secret.init),
-            from: "Klaxon <klaxon@example.org>", to: ["ops@example.org", "Duty <duty@example.org>"], timeout: 10)
+            from: "Klaxon <klaxon@example.org>", to: ["ops@example.org", "Duty <duty@example.org>"])
     }
 
     @Test func plainMessageIsWellFormed() async throws {
-        let server = try await SMTPServer.start()
-        defer { server.stop() }
+        try await SMTPServer.with { server in try await plainMessageIsWellFormed(server: server) }
+    }
+
+    func plainMessageIsWellFormed(server: SMTPServer) async throws {
         let n = notification([transition(station: "Zürich ☔ Limmat")], receiver: "mail", key: "0f1e2d3c-key")
         try await EmailNotifier(config: email(server)).send(n)
         let m = try #require(server.messages().first)
@@ -46,8 +48,10 @@ import Testing
     }
 
     @Test func headerInjectionFromDataIsInert() async throws {
-        let server = try await SMTPServer.start()
-        defer { server.stop() }
+        try await SMTPServer.with { server in try await headerInjectionFromDataIsInert(server: server) }
+    }
+
+    func headerInjectionFromDataIsInert(server: SMTPServer) async throws {
         let evil = transition(station: "X\r\nBcc: evil@example.net\r\nX-Evil: 1")
         try await EmailNotifier(config: email(server)).send(notification([evil], receiver: "mail"))
         let m = try #require(server.messages().first)
@@ -66,8 +70,12 @@ import Testing
         options.tlsCert = cert
         options.tlsKey = key
         options.requireStartTLS = true
-        let server = try await SMTPServer.start(options)
-        defer { server.stop() }
+        try await SMTPServer.with(options) { server in
+            try await startTLSWithASelfSignedCertificate(server: server, cert: cert)
+        }
+    }
+
+    func startTLSWithASelfSignedCertificate(server: SMTPServer, cert: String) async throws {
         try await EmailNotifier(config: email(server, starttls: .required), caFile: cert).send(
             notification([transition()], receiver: "mail"))
         #expect(server.messages().first?.tls == true)
@@ -94,8 +102,10 @@ import Testing
     @Test func authRightAndWrongPassword() async throws {
         var options = SMTPServer.Options()
         options.auth = ("klaxon", "s3cret-PASS")
-        let server = try await SMTPServer.start(options)
-        defer { server.stop() }
+        try await SMTPServer.with(options) { server in try await authRightAndWrongPassword(server: server) }
+    }
+
+    func authRightAndWrongPassword(server: SMTPServer) async throws {
         try await EmailNotifier(config: email(server, user: "klaxon", password: "s3cret-PASS")).send(
             notification([transition()], receiver: "mail"))
         #expect(server.messages().first?.authenticated == true)
@@ -112,8 +122,10 @@ import Testing
     @Test func smtp4xxIsRetriedAnd5xxIsNot() async throws {
         var options = SMTPServer.Options()
         options.replies = ["451 4.3.0 try again later", "550 5.7.1 rejected"]
-        let server = try await SMTPServer.start(options)
-        defer { server.stop() }
+        try await SMTPServer.with(options) { server in try await smtp4xxIsRetriedAnd5xxIsNot(server: server) }
+    }
+
+    func smtp4xxIsRetriedAnd5xxIsNot(server: SMTPServer) async throws {
         let notifier = try EmailNotifier(config: email(server))
         for expected in [(451, true), (550, false)] {
             do {
@@ -131,14 +143,18 @@ import Testing
     @Test func dispatcherRetriesThroughA4xxWithOneMessageID() async throws {
         var options = SMTPServer.Options()
         options.replies = ["421 4.7.0 busy"]
-        let server = try await SMTPServer.start(options)
-        defer { server.stop() }
+        try await SMTPServer.with(options) { server in
+            try await dispatcherRetriesThroughA4xxWithOneMessageID(server: server)
+        }
+    }
+
+    func dispatcherRetriesThroughA4xxWithOneMessageID(server: SMTPServer) async throws {
         let fixture = try OutboxFixture()
         let dispatcher = Dispatcher(
             store: fixture.store, notifiers: ["mail": try EmailNotifier(config: email(server))], routing: Routing(),
             settings: fastSettings())
         try await fixture.queue([transition()], receivers: ["mail"])
-        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 15_000)
+        let pass = try await dispatcher.runUntilEmpty(deadline: brokenAfter())
         #expect(pass.retried == 1 && pass.sent == 1)
         let id = try await #require(try fixture.store.outbox().first?.id)
         #expect(server.messages().first?.header("Message-ID") == "<\(id)@example.org>")

@@ -2,35 +2,6 @@ import Foundation
 import KlaxonCore
 import KlaxonDelivery
 import KlaxonStore
-import Logging
-import Synchronization
-
-/// Collects log lines (message and metadata) so tests can prove what was and was not logged.
-final class LogCapture: Sendable {
-    let lines = Mutex<[String]>([])
-
-    var all: [String] { lines.withLock { $0 } }
-
-    func logger(_ label: String = "test") -> Logger {
-        var l = Logger(label: label) { _ in CaptureHandler(capture: self) }
-        l.logLevel = .trace
-        return l
-    }
-
-    struct CaptureHandler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            let meta = metadata.merging(event.metadata ?? [:]) { $1 }
-            capture.lines.withLock { $0.append("\(event.level) \(event.message) \(meta)") }
-        }
-    }
-}
 
 /// A temporary database with transitions queued for delivery.
 final class OutboxFixture {
@@ -62,6 +33,10 @@ final class OutboxFixture {
 }
 
 func nowMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+/// A deadline for `runUntilEmpty`, a minute from now. It only says "broken": a pass here ends in well
+/// under a second, or seconds on a loaded machine, and never waits for the deadline.
+func brokenAfter() -> Int64 { nowMillis() + 60_000 }
 
 func transition(
     rule: String = "river-levels", station: String = "01646500", state: TransitionState = .firing,

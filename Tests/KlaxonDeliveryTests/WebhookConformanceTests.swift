@@ -13,15 +13,18 @@ import Testing
     static let hmac = "hmac-SECRET-456"
 
     func setup(
-        _ preset: Receiver.Webhook.Preset, sink: HTTPSink, rate: Double? = nil, timeout: Double = 5, url: String? = nil
+        _ preset: Receiver.Webhook.Preset, sink: HTTPSink, rate: Double? = nil, timeout: Double? = nil,
+        url: String? = nil
     )
         throws -> (OutboxFixture, Dispatcher, LogCapture)
     {
         let fixture = try OutboxFixture()
         let logs = LogCapture()
-        let config = Receiver.Webhook(
+        var config = Receiver.Webhook(
             name: "hook", url: Secret(url ?? sink.url + Self.secretPath), preset: preset, hmacSecret: Secret(Self.hmac),
-            timeout: timeout, rateLimit: rate)
+            rateLimit: rate)
+        // The product's own request timeout, unless a test gives a short one to a request meant to hang.
+        if let timeout { config.timeout = timeout }
         let dispatcher = Dispatcher(
             store: fixture.store, notifiers: ["hook": try WebhookNotifier(config: config)], routing: Routing(),
             settings: fastSettings(), logger: logs.logger())
@@ -30,11 +33,13 @@ import Testing
 
     @Test(arguments: Receiver.Webhook.Preset.allCases)
     func deliversSignedWithIdempotencyKey(_ preset: Receiver.Webhook.Preset) async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await deliversSignedWithIdempotencyKey(preset, sink: sink) }
+    }
+
+    func deliversSignedWithIdempotencyKey(_ preset: Receiver.Webhook.Preset, sink: HTTPSink) async throws {
         let (fixture, dispatcher, _) = try setup(preset, sink: sink)
         try await fixture.queue([transition()], receivers: ["hook"])
-        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        let pass = try await dispatcher.runUntilEmpty(deadline: brokenAfter())
         #expect(pass.sent == 1)
         let requests = await sink.requests()
         #expect(requests.count == 1)
@@ -58,12 +63,14 @@ import Testing
 
     @Test(arguments: Receiver.Webhook.Preset.allCases)
     func retries5xxWithTheSameKey(_ preset: Receiver.Webhook.Preset) async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await retries5xxWithTheSameKey(preset, sink: sink) }
+    }
+
+    func retries5xxWithTheSameKey(_ preset: Receiver.Webhook.Preset, sink: HTTPSink) async throws {
         await sink.script([.respond(status: 500), .respond(status: 503), .respond(status: 502)])
         let (fixture, dispatcher, _) = try setup(preset, sink: sink)
         try await fixture.queue([transition()], receivers: ["hook"])
-        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        let pass = try await dispatcher.runUntilEmpty(deadline: brokenAfter())
         #expect(pass.retried == 3 && pass.sent == 1)
         let keys = await sink.requests().map { $0.headers["idempotency-key"] ?? "" }
         #expect(keys.count == 4)
@@ -73,12 +80,14 @@ import Testing
 
     @Test(arguments: Receiver.Webhook.Preset.allCases)
     func honours429RetryAfter(_ preset: Receiver.Webhook.Preset) async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await honours429RetryAfter(preset, sink: sink) }
+    }
+
+    func honours429RetryAfter(_ preset: Receiver.Webhook.Preset, sink: HTTPSink) async throws {
         await sink.script([.respond(status: 429, headers: ["Retry-After": "1"])])
         let (fixture, dispatcher, _) = try setup(preset, sink: sink)
         try await fixture.queue([transition()], receivers: ["hook"])
-        _ = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        _ = try await dispatcher.runUntilEmpty(deadline: brokenAfter())
         let requests = await sink.requests()
         #expect(requests.count == 2)
         if requests.count == 2 {
@@ -89,12 +98,14 @@ import Testing
 
     @Test(arguments: Receiver.Webhook.Preset.allCases)
     func leaksNoSecret(_ preset: Receiver.Webhook.Preset) async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await leaksNoSecret(preset, sink: sink) }
+    }
+
+    func leaksNoSecret(_ preset: Receiver.Webhook.Preset, sink: HTTPSink) async throws {
         await sink.script([.respond(status: 500), .respond(status: 404, body: "no such hook")])
         let (fixture, dispatcher, logs) = try setup(preset, sink: sink)
         try await fixture.queue([transition()], receivers: ["hook"])
-        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        let pass = try await dispatcher.runUntilEmpty(deadline: brokenAfter())
         #expect(pass.dead == 1)  // 404 is not retried
         let errors = try await fixture.store.outbox().compactMap(\.lastError)
         #expect(errors.count == 1)
@@ -109,6 +120,8 @@ import Testing
         let logs = LogCapture()
         var settings = fastSettings()
         settings.giveUpAfter = 0
+        // A request meant to hang: AsyncHTTPClient tries a refused connection again until the request's
+        // deadline, so the refusal is only reported at the timeout.
         let url = "http://127.0.0.1:9" + Self.secretPath
         let dispatcher = Dispatcher(
             store: fixture.store,
@@ -118,7 +131,7 @@ import Testing
             ],
             routing: Routing(), settings: settings, logger: logs.logger())
         try await fixture.queue([transition()], receivers: ["hook"])
-        #expect(try await dispatcher.runUntilEmpty(deadline: nowMillis() + 30_000).dead == 1)
+        #expect(try await dispatcher.runUntilEmpty(deadline: brokenAfter()).dead == 1)
         let errors = try await fixture.store.outbox().compactMap(\.lastError)
         #expect(errors.count == 1)
         for text in logs.all + errors {
@@ -128,12 +141,14 @@ import Testing
     }
 
     @Test func timeoutIsRetried() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
-        await sink.script([.hang(seconds: 2)])
+        try await HTTPSink.with { sink in try await timeoutIsRetried(sink: sink) }
+    }
+
+    func timeoutIsRetried(sink: HTTPSink) async throws {
+        await sink.script([.never])
         let (fixture, dispatcher, logs) = try setup(.generic, sink: sink, timeout: 0.3)
         try await fixture.queue([transition()], receivers: ["hook"])
-        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        let pass = try await dispatcher.runUntilEmpty(deadline: brokenAfter())
         #expect(pass.retried == 1 && pass.sent == 1)
         #expect(logs.all.contains { $0.contains("will retry") && $0.contains("timed out after 0.3 s") }, "\(logs.all)")
     }
@@ -146,7 +161,7 @@ import Testing
         let dispatcher = Dispatcher(
             store: fixture.store,
             notifiers: [
-                "hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(closing.url + "/x"), timeout: 2))
+                "hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(closing.url + "/x")))
             ],
             routing: Routing(), settings: settings)
         try await fixture.queue([transition()], receivers: ["hook"])
@@ -156,14 +171,13 @@ import Testing
     }
 
     @Test func deadRowRaisesDeliveryFailingToTheFallback() async throws {
-        let sink = try await HTTPSink.start()
-        let fallback = try await HTTPSink.start()
-        defer {
-            Task {
-                await sink.stop()
-                await fallback.stop()
-            }
+        try await TestServers.with { servers in
+            let (sink, fallback) = (try await servers.sink(), try await servers.sink())
+            try await deadRowRaisesDeliveryFailingToTheFallback(sink: sink, fallback: fallback)
         }
+    }
+
+    func deadRowRaisesDeliveryFailingToTheFallback(sink: HTTPSink, fallback: HTTPSink) async throws {
         await sink.script([.respond(status: 400, body: "bad payload")])
         let fixture = try OutboxFixture()
         let dispatcher = Dispatcher(
@@ -173,7 +187,7 @@ import Testing
                 "pager": try WebhookNotifier(config: .init(name: "pager", url: Secret(fallback.url + "/b"))),
             ], routing: Routing(), settings: fastSettings(fallback: "pager"))
         try await fixture.queue([transition()], receivers: ["hook"])
-        let pass = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        let pass = try await dispatcher.runUntilEmpty(deadline: brokenAfter())
         #expect(pass.dead == 1 && pass.sent == 1)
         let got = await fallback.requests()
         #expect(got.count == 1)
@@ -184,12 +198,14 @@ import Testing
     }
 
     @Test func rateLimitSpacesABurst() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await rateLimitSpacesABurst(sink: sink) }
+    }
+
+    func rateLimitSpacesABurst(sink: HTTPSink) async throws {
         let (fixture, dispatcher, _) = try setup(.generic, sink: sink, rate: 20)
         try await fixture.queue((0..<6).map { transition(station: "S\($0)") }, receivers: ["hook"])
         let started = ContinuousClock.now
-        _ = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        _ = try await dispatcher.runUntilEmpty(deadline: brokenAfter())
         let took = ContinuousClock.now - started
         #expect(await sink.requests().count == 6)
         // 6 messages at 20/s: sent in slots 50 ms apart, so the last cannot start before 250 ms, instead of a
@@ -199,13 +215,15 @@ import Testing
     }
 
     @Test func firingIsDeliveredBeforeItsResolve() async throws {
-        let sink = try await HTTPSink.start()
-        defer { Task { await sink.stop() } }
+        try await HTTPSink.with { sink in try await firingIsDeliveredBeforeItsResolve(sink: sink) }
+    }
+
+    func firingIsDeliveredBeforeItsResolve(sink: HTTPSink) async throws {
         await sink.script([.respond(status: 500), .respond(status: 500)])
         let (fixture, dispatcher, _) = try setup(.generic, sink: sink)
         try await fixture.queue(
             [transition(state: .firing), transition(state: .resolved, level: nil, from: "minor")], receivers: ["hook"])
-        _ = try await dispatcher.runUntilEmpty(deadline: nowMillis() + 10_000)
+        _ = try await dispatcher.runUntilEmpty(deadline: brokenAfter())
         let statuses = await sink.requests().compactMap { $0.json?["status"] as? String }
         #expect(statuses == ["firing", "firing", "firing", "resolved"])
     }

@@ -80,6 +80,7 @@ public final class HTTPSink: TestServer {
     /// Starts a sink on a free port of 127.0.0.1.
     public static func start() async throws -> HTTPSink {
         let state = State()
+        let connections = OpenConnections()
         let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             let body = try await request.body.collect(upTo: 16 << 20)
             var headers: [String: String] = [:]
@@ -94,17 +95,16 @@ public final class HTTPSink: TestServer {
                 return Response(
                     status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: text)))
             case .hang(let seconds):
-                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                try await connections.pause(seconds)
                 return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "late")))
             case .held:
-                while await !state.released { try await Task.sleep(for: .milliseconds(10)) }
+                while await !state.released, !connections.isClosing { try await Task.sleep(for: .milliseconds(10)) }
                 return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "released")))
             }
         }
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "klaxon.test.sink")
         logger.logLevel = .critical  // a stopped sink logs its cancelled connections as errors: noise in tests
-        let connections = OpenConnections()
         // A catch-all responder: every method and path is recorded.
         let app = Application(
             responder: CallbackResponder(callback: handler),

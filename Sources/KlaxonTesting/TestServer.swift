@@ -159,6 +159,16 @@ final class OpenConnections: Sendable {
         try await group.run()
     }
 
+    /// Whether the server is stopping.
+    var isClosing: Bool { state.withLock { $0.closing } }
+
+    /// Sleeps for `seconds`, or until the server stops: a graceful shutdown waits for handlers, so a
+    /// request meant to hang must end when its server does.
+    func pause(_ seconds: Double) async throws {
+        let end = ContinuousClock.now + .milliseconds(Int64(max(0, min(seconds, 1e9)) * 1000))
+        while ContinuousClock.now < end, !isClosing { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
     /// Stops accepting and shuts the server down.
     func shutDown() async {
         let group = state.withLock { state in

@@ -76,7 +76,7 @@ public final class WSTestServer: TestServer {
                             case .send(let text):
                                 try await outbound.write(.text(text))
                             case .pause(let seconds):
-                                try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                                try await connections.pause(seconds)
                             case .close:
                                 return
                             }

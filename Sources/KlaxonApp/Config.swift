@@ -204,12 +204,12 @@ struct ConfigReader {
     static let receiverKeys: [String: [String]] = [
         "webhook": [
             "url", "url_file", "preset", "template", "headers", "hmac_secret", "hmac_secret_file", "timeout",
-            "rate_limit",
+            "rate_limit", "connections",
         ],
         "email": [
             "smtp_url", "starttls", "username", "password", "password_file", "from", "to", "subject", "text", "html",
             "timeout",
-            "rate_limit",
+            "rate_limit", "connections",
         ],
         "stdout": ["format"],
     ]
@@ -274,6 +274,16 @@ struct ConfigReader {
         return v
     }
 
+    /// `connections:`: sends to a receiver in flight at once, 1 to 1,024.
+    func connections(_ m: inout YAMLMap, default d: Int) -> Int {
+        guard let n = m.value("connections"), let v = file.integer(n, what: "connections") else { return d }
+        guard (1...1024).contains(v) else {
+            file.error(n, "connections must be from 1 to 1024, not \(v)")
+            return d
+        }
+        return v
+    }
+
     func template(_ m: inout YAMLMap, _ key: String, what: String) -> String? {
         guard let n = m.value(key), let s = file.string(n, what: key) else { return nil }
         do {
@@ -313,6 +323,7 @@ struct ConfigReader {
                 let hmac = secret(&m, "hmac_secret", required: false, what: what)
                 let timeout = seconds(&m, "timeout", default: 10)
                 let rateLimit = rate(&m)
+                let connections = connections(&m, default: Receiver.Webhook.defaultConnections)
                 if let url, let name {
                     if let u = URL(string: url.value), let scheme = u.scheme, ["http", "https"].contains(scheme),
                         u.host != nil
@@ -321,7 +332,7 @@ struct ConfigReader {
                             .init(
                                 name: name, url: url, preset: preset, template: template, headers: headers,
                                 hmacSecret: hmac,
-                                timeout: timeout, rateLimit: rateLimit))
+                                timeout: timeout, rateLimit: rateLimit, connections: connections))
                     } else {
                         file.error(
                             m.value("url") ?? m.value("url_file") ?? node,
@@ -357,12 +368,14 @@ struct ConfigReader {
                 let html = template(&m, "html", what: what)
                 let timeout = seconds(&m, "timeout", default: 30)
                 let rateLimit = rate(&m)
+                let connections = connections(&m, default: Receiver.Email.defaultConnections)
                 if let name, let smtp, let from, let to {
                     result = .email(
                         .init(
                             name: name, smtpURL: smtp, starttls: starttls, username: username, password: password,
                             from: from,
-                            to: to, subject: subject, text: text, html: html, timeout: timeout, rateLimit: rateLimit))
+                            to: to, subject: subject, text: text, html: html, timeout: timeout, rateLimit: rateLimit,
+                            connections: connections))
                 }
             default:
                 var format = StdoutNotifier.Format.text

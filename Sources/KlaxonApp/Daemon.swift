@@ -26,6 +26,8 @@ public final class Daemon: Sendable {
     let renderer: MessageRenderer?
     let wake: AsyncStream<Void>.Continuation
     let wakes: AsyncStream<Void>
+    /// Wakes the dispatcher when an evaluation queued notifications (set once it exists).
+    let queued = Box<(@Sendable () -> Void)?>(nil)
 
     public init(config: Config, store: any Store, rules: [Rule], logger: Logger, clock: DaemonClock = .wall) {
         self.config = config
@@ -48,6 +50,7 @@ public final class Daemon: Sendable {
         let result = try await Evaluate.run(
             store: store, rules: rules, now: now ?? clock.now(), routing: routing, renderer: renderer)
         counters.add("evaluations")
+        if routing != nil, !result.transitions.isEmpty { queued.value?() }
         if routing == nil {
             let out = StdoutNotifier(format: .text)
             for (t, message) in result.transitions { out.write(t, message: message) }
@@ -142,10 +145,9 @@ public final class Daemon: Sendable {
                 onReadings: { [wake] in wake.yield() }, onRunning: onListening),
         ]
         if routing != nil {
-            services.append(
-                DispatcherService(
-                    dispatcher: try DeliveryWiring.dispatcher(
-                        store: store, config: config, logger: logger, health: health)))
+            let dispatcher = try DeliveryWiring.dispatcher(store: store, config: config, logger: logger, health: health)
+            queued.set({ dispatcher.nudge() })
+            services.append(DispatcherService(dispatcher: dispatcher))
         }
         return services
     }
@@ -241,11 +243,11 @@ struct EvaluatorService: Service {
                 }
                 group.addTask {
                     // Readings another process stored (`klaxon ingest` from cron, a second daemon's
-                    // fetch) are evaluated within two seconds, not at the next minute: one read of the
-                    // ingest log's newest entry, never a write.
+                    // fetch) are evaluated within a tenth of a second, not at the next minute: one
+                    // read of the ingest log's newest entry (its primary key), never a write.
                     var seen = (try? await daemon.store.ingestMark()) ?? 0
                     while !Task.isCancelled {
-                        try await Task.sleep(for: .seconds(2))
+                        try await Task.sleep(for: .milliseconds(100))
                         guard let mark = try? await daemon.store.ingestMark() else { continue }
                         if mark > seen { daemon.wake.yield() }
                         seen = mark

@@ -9,6 +9,8 @@ public enum Repeats {
     /// Queues the reminders due at `now` (ms); returns how many.
     @discardableResult
     public static func enqueue(store: any Store, rules: [Rule], routing: Routing, now: Int64) async throws -> Int {
+        // No route repeats: nothing to read (the firing alerts are many after a flood of them).
+        guard (routing.routes + [routing.defaults]).contains(where: { $0.repeatInterval != nil }) else { return 0 }
         let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
         var queued = 0
         let acked = try await store.acks()
@@ -40,6 +42,7 @@ public enum Escalations {
     /// Queues the escalations due at `now` (ms); returns how many.
     @discardableResult
     public static func enqueue(store: any Store, rules: [Rule], routing: Routing, now: Int64) async throws -> Int {
+        guard routing.routes.contains(where: { $0.escalateAfter != nil && $0.escalateTo != nil }) else { return 0 }
         let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
         let acked = try await store.acks()
         var queued = 0

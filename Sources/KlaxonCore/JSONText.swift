@@ -2,6 +2,10 @@
 public enum JSONText {
     /// A JSON string literal, escaped per RFC 8259.
     public static func string(_ s: String) -> String {
+        // Most strings need no escape: one pass over the bytes, then a single copy.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + s + "\""
+        }
         var out = "\""
         out.reserveCapacity(s.utf8.count + 2)
         for scalar in s.unicodeScalars {

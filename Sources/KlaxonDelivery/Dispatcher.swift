@@ -27,9 +27,9 @@ public final class Dispatcher: Sendable {
         public var reclaimEvery: Int64 = 10_000
         /// How often a pass records the outcomes of its finished sends (ms).
         public var recordEvery: Int64 = 100
-        /// Batches sent at once.
-        public var concurrency = 16
-        public var claimLimit = 256
+        /// Rows claimed per pass. Each receiver sends its share with at most its notifier's
+        /// `connections` in flight; receivers send side by side.
+        public var claimLimit = 2048
 
         public init() {}
     }
@@ -48,6 +48,11 @@ public final class Dispatcher: Sendable {
     let registered = Mutex(false)
     /// Whether the store is answering (for `/readyz`).
     public let health: StoreHealth
+    let nudges = Nudge()
+
+    /// Ends `run`'s wait for work at once: this process has just queued notifications. Another
+    /// process's rows are found by `run`'s poll.
+    public func nudge() { nudges.signal() }
 
     public init(
         store: any Store, notifiers: [String: any Notifier], routing: Routing, settings: Settings = Settings(),
@@ -97,17 +102,18 @@ public final class Dispatcher: Sendable {
             // renewal), not only at the end of the pass: a process killed mid-pass loses the record of
             // a few sends, never of the whole pass, so even a crash loop makes progress.
             pass = try await withLeaseRenewal(recording: outcomes) {
-                try await withThrowingTaskGroup(of: Pass.self) { group in
-                    var pass = Pass()
-                    var running = 0
-                    for batch in batches {
-                        if running >= self.settings.concurrency {
-                            if let p = try await group.next() { pass.add(p) }
-                            running -= 1
+                // Receivers side by side; within one, at most its `connections` sends in flight, in
+                // claim order.
+                var byReceiver: [String: [OutboxBatch]] = [:]
+                for batch in batches { byReceiver[batch.receiver, default: []].append(batch) }
+                return try await withThrowingTaskGroup(of: Pass.self) { group in
+                    for (receiver, list) in byReceiver {
+                        let limit = max(1, self.notifiers[receiver]?.connections ?? 1)
+                        group.addTask {
+                            try await self.send(list, connections: limit, silences: silences, into: outcomes)
                         }
-                        group.addTask { try await self.handle(batch, silences: silences, into: outcomes) }
-                        running += 1
                     }
+                    var pass = Pass()
                     for try await p in group { pass.add(p) }
                     return pass
                 }
@@ -126,6 +132,26 @@ public final class Dispatcher: Sendable {
             throw error
         }
         return pass
+    }
+
+    /// Handles one receiver's batches, at most `connections` at once.
+    func send(_ batches: [OutboxBatch], connections: Int, silences: [Silence], into outcomes: Outcomes) async throws
+        -> Pass
+    {
+        try await withThrowingTaskGroup(of: Pass.self) { group in
+            var pass = Pass()
+            var running = 0
+            for batch in batches {
+                if running >= connections {
+                    if let p = try await group.next() { pass.add(p) }
+                    running -= 1
+                }
+                group.addTask { try await self.handle(batch, silences: silences, into: outcomes) }
+                running += 1
+            }
+            for try await p in group { pass.add(p) }
+            return pass
+        }
     }
 
     /// Records the outcomes gathered so far. What was sent must be recorded, or it would be sent
@@ -221,8 +247,10 @@ public final class Dispatcher: Sendable {
             }
             if p.batches > 0 { continue }
             // Due but not claimable (held behind an earlier row another dispatcher is sending): poll.
+            // A nudge (this process queued something) ends the wait at once.
             let wait = next.map { $0 - clock() }.map { $0 <= 0 ? poll : $0 } ?? poll
-            try await Task.sleep(for: .milliseconds(min(max(wait, 5), poll)))
+            await nudges.wait(milliseconds: min(max(wait, 5), poll))
+            try Task.checkCancellation()
         }
     }
 
@@ -232,9 +260,6 @@ public final class Dispatcher: Sendable {
         let alerts = zip(batch.rows, batch.transitions).map { row, record in
             (row, NotifiedAlert(transition: record.transition, message: record.message, id: record.id ?? 0))
         }
-        let meta: Logger.Metadata = [
-            "receiver": "\(batch.receiver)", "key": "\(batch.key)", "attempt": "\(batch.attempt)",
-        ]
 
         // Stage: mute. Silenced alerts keep their state; they are just not sent.
         let muted = alerts.filter { _, a in silences.contains { $0.mutes(a.transition.matchLabels, at: now / 1000) } }
@@ -282,7 +307,11 @@ public final class Dispatcher: Sendable {
             try await notifier.send(notification)
             outcomes.add(.finish(liveBatch, state: .sent, now: clock(), retryAt: nil, error: nil))
             pass.sent += 1
-            logger.debug("delivered", metadata: meta)
+            logger.debug(
+                "delivered",
+                metadata: [
+                    "receiver": "\(batch.receiver)", "key": "\(batch.key)", "attempt": "\(batch.attempt)",
+                ])
         } catch let error as DeliveryError {
             try fail(liveBatch, error: error, now: clock(), pass: &pass, into: outcomes)
         } catch {
@@ -375,5 +404,75 @@ actor Pacer {
         let slot = max(now, next[receiver] ?? now)
         next[receiver] = slot + gap
         if slot > now { try await Task.sleep(for: .milliseconds(slot - now)) }
+    }
+}
+
+/// A wake-up that is not lost: `signal` before `wait` makes the next `wait` return at once.
+final class Nudge: Sendable {
+    private struct State {
+        var signalled = false
+        var waiter: (id: UInt64, continuation: CheckedContinuation<Void, Never>)? = nil
+        var next: UInt64 = 0
+    }
+    private let state = Mutex(State())
+
+    func signal() {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard let w = s.waiter else {
+                s.signalled = true
+                return nil
+            }
+            s.waiter = nil
+            return w.continuation
+        }
+        waiter?.resume()
+    }
+
+    /// Returns after `milliseconds`, on a signal, or on cancellation, whichever comes first.
+    func wait(milliseconds: Int64) async {
+        let id = state.withLock { s -> UInt64? in
+            if s.signalled {
+                s.signalled = false
+                return nil
+            }
+            s.next &+= 1
+            return s.next
+        }
+        guard let id else { return }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(milliseconds))
+            self?.end(id)
+        }
+        defer { timer.cancel() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { s -> Bool in
+                    // Signalled, timed out or cancelled before the continuation existed.
+                    if s.signalled || s.next != id {
+                        s.signalled = false
+                        return true
+                    }
+                    s.waiter = (id, c)
+                    return false
+                }
+                if now { c.resume() }
+            }
+        } onCancel: {
+            self.end(id)
+        }
+    }
+
+    /// Ends the wait `id` if it is still the one waiting.
+    private func end(_ id: UInt64) {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            if let w = s.waiter, w.id == id {
+                s.waiter = nil
+                return w.continuation
+            }
+            // Not waiting yet: mark the id spent so the wait does not start.
+            if s.waiter == nil, s.next == id { s.next &+= 1 }
+            return nil
+        }
+        waiter?.resume()
     }
 }

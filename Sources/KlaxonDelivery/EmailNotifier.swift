@@ -27,6 +27,7 @@ public struct EmailNotifier: Notifier {
     }
 
     public var rateLimit: Double? { config.rateLimit }
+    public var connections: Int { config.connections }
 
     func defaultSubject(_ n: AlertNotification) -> String {
         guard let first = n.alerts.first else { return "[Klaxon] (empty)" }

@@ -84,8 +84,11 @@ public protocol Notifier: Sendable {
     func send(_ notification: AlertNotification) async throws
     /// Messages per second at most (nil: no limit).
     var rateLimit: Double? { get }
+    /// Sends to this receiver in flight at once, at most (connections in flight).
+    var connections: Int { get }
 }
 
 extension Notifier {
     public var rateLimit: Double? { nil }
+    public var connections: Int { 1 }
 }

@@ -40,12 +40,20 @@ public enum Receiver: Sendable, Hashable {
         public var timeout: Double
         /// Messages per second at most (nil: no limit).
         public var rateLimit: Double?
+        /// Requests in flight at once, at most.
+        public var connections: Int
+
+        /// Requests in flight to one webhook unless its `connections:` says otherwise: enough to keep
+        /// a fast receiver busy from one process, few enough not to flood a slow one.
+        public static let defaultConnections = 32
 
         public init(
             name: String, url: Secret, preset: Preset = .generic, template: String? = nil,
             headers: [String: String] = [:],
-            hmacSecret: Secret? = nil, timeout: Double = 10, rateLimit: Double? = nil
+            hmacSecret: Secret? = nil, timeout: Double = 10, rateLimit: Double? = nil,
+            connections: Int = defaultConnections
         ) {
+            self.connections = connections
             self.name = name
             self.url = url
             self.preset = preset
@@ -76,12 +84,18 @@ public enum Receiver: Sendable, Hashable {
         /// Seconds.
         public var timeout: Double
         public var rateLimit: Double?
+        /// SMTP sessions at once, at most.
+        public var connections: Int
+
+        /// SMTP sessions at once unless `connections:` says otherwise: mail relays limit clients.
+        public static let defaultConnections = 4
 
         public init(
             name: String, smtpURL: String, starttls: StartTLS = .opportunistic, username: String? = nil,
             password: Secret? = nil, from: String, to: [String], subject: String? = nil, text: String? = nil,
-            html: String? = nil, timeout: Double = 30, rateLimit: Double? = nil
+            html: String? = nil, timeout: Double = 30, rateLimit: Double? = nil, connections: Int = defaultConnections
         ) {
+            self.connections = connections
             self.name = name
             self.smtpURL = smtpURL
             self.starttls = starttls

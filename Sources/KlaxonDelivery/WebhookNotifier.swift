@@ -6,6 +6,18 @@ import Mustache
 import NIOCore
 import NIOHTTP1
 
+extension HTTPClient {
+    /// The client webhooks are sent with. Like `.shared` it lives as long as the process, but its
+    /// pool is not capped at 8 connections per host: the dispatcher bounds each receiver by its own
+    /// `connections:`. Responses are not decompressed (only their status is read).
+    public static let webhooks: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 1024
+        configuration.decompression = .disabled
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+}
+
 /// Posts notifications to a webhook: a chat preset (Slack, Mattermost, Teams, Discord, Google Chat),
 /// the Alertmanager-compatible `generic` JSON, or a custom mustache body. Every request carries the
 /// `Idempotency-Key`; with an HMAC secret, `X-Klaxon-Timestamp` and `X-Klaxon-Signature`.
@@ -18,7 +30,7 @@ public struct WebhookNotifier: Notifier {
     let clock: @Sendable () -> Int64
 
     public init(
-        config: Receiver.Webhook, groupBy: [String] = ["rule", "station", "metric"], client: HTTPClient = .shared,
+        config: Receiver.Webhook, groupBy: [String] = ["rule", "station", "metric"], client: HTTPClient = .webhooks,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
     ) throws {
         self.config = config
@@ -31,6 +43,7 @@ public struct WebhookNotifier: Notifier {
     }
 
     public var rateLimit: Double? { config.rateLimit }
+    public var connections: Int { config.connections }
 
     /// The request body.
     public func render(_ n: AlertNotification) throws -> String {
@@ -41,7 +54,7 @@ public struct WebhookNotifier: Notifier {
         if let template { return Data(template.render(WebhookPayloads.templateContext(n)).utf8) }
         let object: [String: Any]
         switch config.preset {
-        case .generic: object = WebhookPayloads.generic(n, groupBy: groupBy)
+        case .generic: return Data(WebhookPayloads.genericText(n, groupBy: groupBy).utf8)
         case .slack: object = WebhookPayloads.slack(n)
         case .mattermost: object = WebhookPayloads.mattermost(n)
         case .discord: object = WebhookPayloads.discord(n)

@@ -20,7 +20,7 @@ public enum WebhookPayloads {
     /// Alertmanager-style fingerprint: stable per alert (rule, station, metric).
     public static func fingerprint(_ t: Transition) -> String {
         let digest = SHA256.hash(data: Data("\(t.rule)\u{1F}\(t.station)\u{1F}\(t.metric)".utf8))
-        return digest.prefix(8).map { String(format: "%02x", $0) }.joined()
+        return hex(digest.prefix(8))
     }
 
     /// `🔴 CRITICAL river-levels 01646500 changed minor→moderate` — a headline for chat.
@@ -80,6 +80,87 @@ public enum WebhookPayloads {
             "commonLabels": common(labelSets), "commonAnnotations": common(annotationSets), "externalURL": "",
             "alerts": alerts,
         ]
+    }
+
+    static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Lower-case hex (`String(format: "%02x")` per byte cost more than the hash).
+    static func hex<S: Sequence<UInt8>>(_ bytes: S) -> String {
+        var out: [UInt8] = []
+        for b in bytes {
+            out.append(hexDigits[Int(b >> 4)])
+            out.append(hexDigits[Int(b & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `encode(generic(n, groupBy:))`, byte for byte, written straight from the typed values: no
+    /// dictionaries of `Any` to build and cast back. Every webhook of the generic preset is one of
+    /// these, so it is on the delivery hot path.
+    public static func genericText(_ n: AlertNotification, groupBy: [String]) -> String {
+        var out = ""
+        out.reserveCapacity(600 * n.alerts.count + 300)
+        func object(_ d: [String: String]) {
+            out += "{"
+            for (i, key) in d.keys.sorted().enumerated() {
+                if i > 0 { out += "," }
+                out += JSONText.string(key)
+                out += ":"
+                out += JSONText.string(d[key]!)
+            }
+            out += "}"
+        }
+        var labelSets: [[String: String]] = []
+        var annotationSets: [[String: String]] = []
+        labelSets.reserveCapacity(n.alerts.count)
+        annotationSets.reserveCapacity(n.alerts.count)
+        out += "{\"alerts\":["
+        for (i, a) in n.alerts.enumerated() {
+            let t = a.transition
+            var labels = t.matchLabels
+            labels.removeValue(forKey: "rule")
+            var annotations = ["summary": a.message, "description": t.explanation, "data_time": Timestamp.format(t.at)]
+            if a.id > 0 { annotations["alert_id"] = String(a.id) }
+            if let f = t.fromLevel { annotations["previous_level"] = f }
+            if let v = t.value { annotations["value"] = formatValue(v) }
+            let resolved = t.state == .resolved
+            let at = Timestamp.format(t.at)
+            if i > 0 { out += "," }
+            out += "{\"annotations\":"
+            object(annotations)
+            out += ",\"endsAt\":"
+            out += JSONText.string(resolved ? at : zeroTime)
+            out += ",\"fingerprint\":"
+            out += JSONText.string(fingerprint(t))
+            out += ",\"generatorURL\":\"\",\"labels\":"
+            object(labels)
+            out += ",\"startsAt\":"
+            out += JSONText.string(at)
+            out += ",\"status\":"
+            out += resolved ? "\"resolved\"" : "\"firing\""
+            out += "}"
+            labelSets.append(labels)
+            annotationSets.append(annotations)
+        }
+        let first = n.alerts.first.map { $0.transition.matchLabels } ?? [:]
+        var groupLabels: [String: String] = [:]
+        for key in groupBy { if let v = first[key] { groupLabels[key] = v } }
+        out += "],\"commonAnnotations\":"
+        object(common(annotationSets))
+        out += ",\"commonLabels\":"
+        object(common(labelSets))
+        out += ",\"externalURL\":\"\",\"groupKey\":"
+        out += JSONText.string(
+            "\(n.receiver):\(groupLabels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))"
+        )
+        out += ",\"groupLabels\":"
+        object(groupLabels)
+        out += ",\"receiver\":"
+        out += JSONText.string(n.receiver)
+        out += ",\"status\":"
+        out += JSONText.string(n.status)
+        out += ",\"truncatedAlerts\":0,\"version\":\"4\"}"
+        return out
     }
 
     static func common(_ sets: [[String: String]]) -> [String: String] {

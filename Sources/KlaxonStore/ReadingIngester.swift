@@ -234,10 +234,11 @@ public final class ReadingIngester: ReadingWriter {
             flush()
             sqlite3_reset(insert.sqliteStatement)
             sqlite3_reset(update.sqliteStatement)
+            let log = try db.cachedStatement(
+                sql: "INSERT INTO ingest_log (series_id, min_time, count, source) VALUES (?, ?, ?, ?)")
             for (id, c) in changed.sorted(by: { $0.key < $1.key }) {
-                try db.execute(
-                    sql: "INSERT INTO ingest_log (series_id, min_time, count, source) VALUES (?, ?, ?, ?)",
-                    arguments: [id, c.minTime, c.count, source])
+                log.setUncheckedArguments([id, c.minTime, c.count, source])
+                try log.execute()
             }
             return stats
         }
@@ -283,10 +284,12 @@ public final class ReadingIngester: ReadingWriter {
         return order
     }
 
-    /// Finds or creates the series (and its station) for a reading.
+    /// Finds or creates the series (and its station) for a reading. Its statements are prepared once
+    /// per connection: a first ingest meets every station new.
     static func seriesID(_ db: Database, for r: Reading) throws -> Int64 {
         if let row = try Row.fetchOne(
-            db, sql: "SELECT id, unit FROM series WHERE station = ? AND metric = ?", arguments: [r.station, r.metric])
+            db.cachedStatement(sql: "SELECT id, unit FROM series WHERE station = ? AND metric = ?"),
+            arguments: [r.station, r.metric])
         {
             let id: Int64 = row["id"]
             if let unit = r.unit, (row["unit"] as String?) == nil {
@@ -294,12 +297,13 @@ public final class ReadingIngester: ReadingWriter {
             }
             return id
         }
-        try db.execute(
-            sql: "INSERT INTO stations (id, source) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
-            arguments: [r.station, r.source])
-        try db.execute(
-            sql: "INSERT INTO series (station, metric, unit) VALUES (?, ?, ?)",
-            arguments: [r.station, r.metric, r.unit])
+        let station = try db.cachedStatement(
+            sql: "INSERT INTO stations (id, source) VALUES (?, ?) ON CONFLICT (id) DO NOTHING")
+        station.setUncheckedArguments([r.station, r.source])
+        try station.execute()
+        let series = try db.cachedStatement(sql: "INSERT INTO series (station, metric, unit) VALUES (?, ?, ?)")
+        series.setUncheckedArguments([r.station, r.metric, r.unit])
+        try series.execute()
         return db.lastInsertedRowID
     }
 }

@@ -90,13 +90,20 @@ public struct AlertStateRecord: Codable, Sendable, Equatable, FetchableRecord, P
         status = state.status.rawValue
         level = state.level
         since = state.since
-        self.state = String(decoding: (try? JSONEncoder().encode(state)) ?? Data("{}".utf8), as: UTF8.self)
+        self.state = String(decoding: (try? Self.encoder.encode(state)) ?? Data("{}".utf8), as: UTF8.self)
         self.updatedAt = updatedAt
     }
 
-    public var alertState: AlertState {
-        (try? JSONDecoder().decode(AlertState.self, from: Data(state.utf8))) ?? AlertState()
+    public var alertState: AlertState { Self.decode(state: state) }
+
+    /// An `AlertState` from its stored JSON (a fresh state if it does not decode).
+    static func decode(state: String) -> AlertState {
+        (try? decoder.decode(AlertState.self, from: Data(state.utf8))) ?? AlertState()
     }
+
+    // One coder each for every row (they are thread-safe); making one per row cost more than the coding.
+    private static let encoder = JSONEncoder()
+    private static let decoder = JSONDecoder()
 }
 
 /// A row of `transitions`: the log of every alert state change with its explanation.
@@ -149,6 +156,30 @@ public struct TransitionRecord: Codable, Sendable, Equatable, FetchableRecord, M
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID
+    }
+}
+
+extension TransitionRecord {
+    /// Decoded by column, not through `Codable`: the dispatcher reads one per notification, and the
+    /// generic decoder cost more than the query.
+    public init(row: Row) {
+        id = row["id"]
+        rule = row["rule"]
+        kind = row["kind"]
+        station = row["station"]
+        metric = row["metric"]
+        state = row["state"]
+        level = row["level"]
+        fromLevel = row["from_level"]
+        at = row["at"]
+        value = row["value"]
+        unit = row["unit"]
+        severity = row["severity"]
+        labels = row["labels"]
+        summary = row["summary"]
+        explanation = row["explanation"]
+        message = row["message"]
+        recordedAt = row["recorded_at"]
     }
 }
 

@@ -139,14 +139,16 @@ extension SQLiteStore {
             // Rules that look back (rate, flood trends) resume with the readings they had seen.
             if session.history != nil, let last = session.lastTime {
                 let older = try Row.fetchCursor(
-                    db,
-                    sql:
-                        "SELECT time, value FROM readings WHERE series_id = ? AND time > ? AND time <= ? ORDER BY time",
+                    db.cachedStatement(
+                        sql:
+                            "SELECT time, value FROM readings WHERE series_id = ? AND time > ? AND time <= ? ORDER BY time"
+                    ),
                     arguments: [changed.id, last - e.engine.historySpan(of: session), last])
                 while let r = try older.next() { session.seedHistory(time: r[0], value: r[1]) }
             }
             let readings = try Row.fetchCursor(
-                db, sql: "SELECT time, value FROM readings WHERE series_id = ? AND time > ? ORDER BY time LIMIT ?",
+                db.cachedStatement(
+                    sql: "SELECT time, value FROM readings WHERE series_id = ? AND time > ? ORDER BY time LIMIT ?"),
                 arguments: [changed.id, session.lastTime ?? Int64.min, budget + 1])
             var stepped = 0
             var more = false
@@ -202,22 +204,36 @@ extension SQLiteStore {
         return try log(out, db, e)
     }
 
+    // The statements below run once per series or per transition: they are prepared once per
+    // connection (`cachedStatement`), not compiled again each time, which was a quarter of the cost.
+
     static func loadStates(_ key: SeriesKey, _ db: Database) throws -> [String: AlertState] {
         var states: [String: AlertState] = [:]
-        for r in try AlertStateRecord.filter(Column("station") == key.station && Column("metric") == key.metric)
-            .fetchAll(db)
-        {
-            states[r.rule] = r.alertState
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(sql: "SELECT rule, state FROM alert_states WHERE station = ? AND metric = ?"),
+            arguments: [key.station, key.metric])
+        while let row = try rows.next() {
+            states[row[0]] = AlertStateRecord.decode(state: row[1])
         }
         return states
     }
 
     static func save(_ session: SeriesSession, _ e: Evaluation, _ db: Database) throws {
+        let upsert = try db.cachedStatement(
+            sql: """
+                INSERT INTO alert_states (rule, station, metric, status, level, since, state, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (rule, station, metric) DO UPDATE SET status = excluded.status, level = excluded.level,
+                  since = excluded.since, state = excluded.state, updated_at = excluded.updated_at
+                """)
         for (rule, state) in e.engine.states(of: session) {
-            try AlertStateRecord(
+            let r = AlertStateRecord(
                 key: AlertKey(rule: rule, station: session.series.station, metric: session.series.metric),
-                state: state, updatedAt: e.now
-            ).upsert(db)
+                state: state, updatedAt: e.now)
+            upsert.setUncheckedArguments([
+                r.rule, r.station, r.metric, r.status, r.level, r.since, r.state, r.updatedAt,
+            ])
+            try upsert.execute()
         }
     }
 
@@ -302,11 +318,21 @@ extension SQLiteStore {
     /// inside the caller's transaction.
     static func log(_ transitions: [Transition], _ db: Database, _ e: Evaluation) throws -> [Logged] {
         var logged: [Logged] = []
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT INTO transitions (rule, kind, station, metric, state, level, from_level, at, value, unit,
+                  severity, labels, summary, explanation, message, recorded_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
         for t in transitions.sorted(by: Transition.outputOrder) {
             let message = e.render(t)
-            var rec = TransitionRecord(t, message: message, recordedAt: e.now)
-            try rec.insert(db)
-            let id = rec.id ?? 0
+            let r = TransitionRecord(t, message: message, recordedAt: e.now)
+            insert.setUncheckedArguments([
+                r.rule, r.kind, r.station, r.metric, r.state, r.level, r.fromLevel, r.at, r.value, r.unit, r.severity,
+                r.labels, r.summary, r.explanation, r.message, r.recordedAt,
+            ])
+            try insert.execute()
+            let id = db.lastInsertedRowID
             var routed = true
             if let route = e.route {
                 let planned = route(t)

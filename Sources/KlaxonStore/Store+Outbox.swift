@@ -48,6 +48,28 @@ public struct OutboxRecord: Codable, Sendable, Equatable, FetchableRecord, Persi
     public static func alertKey(_ t: Transition) -> String { "\(t.rule)|\(t.station)|\(t.metric)" }
 }
 
+extension OutboxRecord {
+    /// Decoded by column, not through `Codable` (see `TransitionRecord.init(row:)`).
+    public init(row: Row) {
+        id = row["id"]
+        seq = row["seq"]
+        transitionID = row["transition_id"]
+        receiver = row["receiver"]
+        route = row["route"]
+        alert = row["alert"]
+        groupKey = row["group_key"]
+        purpose = row["purpose"]
+        state = State(rawValue: row["state"]) ?? .pending
+        batch = row["batch"]
+        attempts = row["attempts"]
+        dueAt = row["due_at"]
+        leaseUntil = row["lease_until"]
+        createdAt = row["created_at"]
+        sentAt = row["sent_at"]
+        lastError = row["last_error"]
+    }
+}
+
 /// A claimed notification: the rows sent together as one message, with their transitions.
 public struct OutboxBatch: Sendable {
     /// The idempotency key: the id of the batch's first row, the same on every attempt.
@@ -69,15 +91,22 @@ extension SQLiteStore {
         deliveries: [(receiver: String, route: Int?, groupKey: String, dueAt: Int64)],
         purpose: String = "transition", now: Int64
     ) throws {
-        var seq = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM outbox") ?? 0
+        guard !deliveries.isEmpty else { return }
+        var seq = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(seq), 0) FROM outbox")) ?? 0
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT INTO outbox (id, seq, transition_id, receiver, route, alert, group_key, purpose, state, attempts,
+                  due_at, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
+                """)
+        let alert = OutboxRecord.alertKey(transition)
         for d in deliveries {
             seq += 1
-            try OutboxRecord(
-                id: UUID().uuidString.lowercased(), seq: seq, transitionID: transitionID, receiver: d.receiver,
-                route: d.route,
-                alert: OutboxRecord.alertKey(transition), groupKey: d.groupKey, purpose: purpose, state: .pending,
-                batch: nil, attempts: 0, dueAt: d.dueAt, leaseUntil: nil, createdAt: now, sentAt: nil, lastError: nil
-            ).insert(db)
+            insert.setUncheckedArguments([
+                UUID().uuidString.lowercased(), seq, transitionID, d.receiver, d.route, alert, d.groupKey, purpose,
+                d.dueAt, now,
+            ])
+            try insert.execute()
         }
     }
 
@@ -100,18 +129,20 @@ extension SQLiteStore {
         if p.groupWait == 0 && p.groupInterval == 0 { return now }
         let routeKey = p.route.map { Int64($0) } ?? -1
         if let waiting = try Int64.fetchOne(
-            db,
-            sql:
-                "SELECT min(due_at) FROM outbox WHERE receiver = ? AND coalesce(route, -1) = ? AND group_key = ? AND state = 'pending' AND batch IS NULL AND due_at >= ?",
+            db.cachedStatement(
+                sql:
+                    "SELECT min(due_at) FROM outbox WHERE receiver = ? AND coalesce(route, -1) = ? AND group_key = ? AND state = 'pending' AND batch IS NULL AND due_at >= ?"
+            ),
             arguments: [p.receiver, routeKey, p.groupKey, now])
         {
             return waiting
         }
         let interval = p.groupInterval.multipliedClamped(by: 1000)
         if let lastSent = try Int64.fetchOne(
-            db,
-            sql:
-                "SELECT max(sent_at) FROM outbox WHERE receiver = ? AND coalesce(route, -1) = ? AND group_key = ? AND state = 'sent'",
+            db.cachedStatement(
+                sql:
+                    "SELECT max(sent_at) FROM outbox WHERE receiver = ? AND coalesce(route, -1) = ? AND group_key = ? AND state = 'sent'"
+            ),
             arguments: [p.receiver, routeKey, p.groupKey]),
             lastSent.addingClamped(interval) > now
         {
@@ -148,16 +179,16 @@ extension SQLiteStore {
     {
         try await requireWriter().write { db in
             let rows = try OutboxRecord.fetchAll(
-                db,
-                sql: """
-                    SELECT * FROM outbox o
-                    WHERE ((o.state = 'pending' AND o.due_at <= :now) OR (o.state = 'sending' AND o.lease_until <= :now))
-                      AND NOT EXISTS (
-                        SELECT 1 FROM outbox p
-                        WHERE p.alert = o.alert AND p.receiver = o.receiver AND p.seq < o.seq
-                          AND p.state IN ('pending', 'sending'))
-                    ORDER BY o.seq LIMIT :limit
-                    """, arguments: ["now": now, "limit": limit])
+                db.cachedStatement(
+                    sql: """
+                            SELECT * FROM outbox o
+                        WHERE ((o.state = 'pending' AND o.due_at <= :now) OR (o.state = 'sending' AND o.lease_until <= :now))
+                          AND NOT EXISTS (
+                            SELECT 1 FROM outbox p
+                            WHERE p.alert = o.alert AND p.receiver = o.receiver AND p.seq < o.seq
+                              AND p.state IN ('pending', 'sending'))
+                        ORDER BY o.seq LIMIT :limit
+                        """), arguments: ["now": now, "limit": limit])
             var batches: [OutboxBatch] = []
             var index: [String: Int] = [:]
             for var row in rows {
@@ -181,9 +212,14 @@ extension SQLiteStore {
             }
             // One query for every claimed row's transition, not one per batch.
             let allIDs = batches.flatMap { $0.rows.map(\.transitionID) }
-            let found = try TransitionRecord.filter(allIDs.contains(Column("id"))).fetchAll(db)
-            let byID = Dictionary(found.map { ($0.id ?? 0, $0) }, uniquingKeysWith: { a, _ in a })
-            let claim = try db.makeStatement(
+            var byID: [Int64: TransitionRecord] = [:]
+            byID.reserveCapacity(allIDs.count)
+            // Through a temporary list of ids: one prepared statement whatever the count.
+            let wanted = try db.cachedStatement(sql: "SELECT * FROM transitions WHERE id = ?")
+            for id in Set(allIDs) {
+                if let t = try TransitionRecord.fetchOne(wanted, arguments: [id]) { byID[id] = t }
+            }
+            let claim = try db.cachedStatement(
                 sql:
                     "UPDATE outbox SET state = 'sending', lease_until = ?, attempts = ?, batch = ?, claimed_by = ? WHERE id = ?"
             )
@@ -191,7 +227,8 @@ extension SQLiteStore {
                 for j in batches[i].rows.indices {
                     batches[i].rows[j].batch = batches[i].key
                     let row = batches[i].rows[j]
-                    try claim.execute(arguments: [row.leaseUntil, row.attempts, row.batch, instance, row.id])
+                    claim.setUncheckedArguments([row.leaseUntil, row.attempts, row.batch, instance, row.id])
+                    try claim.execute()
                 }
                 batches[i].transitions = batches[i].rows.compactMap { byID[$0.transitionID] }
             }
@@ -326,12 +363,11 @@ extension SQLiteStore {
         let ids = batches.flatMap { $0.rows.map(\.id) }
         guard !ids.isEmpty else { return }
         try await requireWriter().write { db in
-            for id in ids {
-                try db.execute(
-                    sql:
-                        "UPDATE outbox SET state = 'pending', lease_until = NULL, claimed_by = NULL WHERE id = ? AND state = 'sending'",
-                    arguments: [id])
-            }
+            let release = try db.cachedStatement(
+                sql:
+                    "UPDATE outbox SET state = 'pending', lease_until = NULL, claimed_by = NULL WHERE id = ? AND state = 'sending'"
+            )
+            for id in ids { try release.execute(arguments: [id]) }
         }
     }
 }
@@ -350,20 +386,24 @@ extension SQLiteStore {
     public func apply(_ outcomes: [OutboxOutcome]) async throws {
         guard !outcomes.isEmpty else { return }
         try await requireWriter().write { db in
+            let retry = try db.cachedStatement(
+                sql:
+                    "UPDATE outbox SET state = 'pending', due_at = ?, lease_until = NULL, claimed_by = NULL, last_error = ? WHERE id = ?"
+            )
+            let finish = try db.cachedStatement(
+                sql:
+                    "UPDATE outbox SET state = ?, lease_until = NULL, claimed_by = NULL, last_error = ?, sent_at = ? WHERE id = ?"
+            )
             for outcome in outcomes {
                 switch outcome {
                 case .finish(let batch, let state, let now, let retryAt, let error):
                     for row in batch.rows {
                         if let retryAt {
-                            try db.execute(
-                                sql:
-                                    "UPDATE outbox SET state = 'pending', due_at = ?, lease_until = NULL, claimed_by = NULL, last_error = ? WHERE id = ?",
-                                arguments: [retryAt, error, row.id])
+                            retry.setUncheckedArguments([retryAt, error, row.id])
+                            try retry.execute()
                         } else {
-                            try db.execute(
-                                sql:
-                                    "UPDATE outbox SET state = ?, lease_until = NULL, claimed_by = NULL, last_error = ?, sent_at = ? WHERE id = ?",
-                                arguments: [state.rawValue, error, state == .sent ? now : nil, row.id])
+                            finish.setUncheckedArguments([state.rawValue, error, state == .sent ? now : nil, row.id])
+                            try finish.execute()
                         }
                     }
                 case .reschedule(let batch, let key, let dueAt):

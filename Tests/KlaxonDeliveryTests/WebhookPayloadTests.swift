@@ -49,6 +49,27 @@ import Testing
         #expect(annotations2["previous_level"] == "minor")
     }
 
+    /// The generic body is written by hand on the hot path; it must be the same bytes as encoding
+    /// the payload object, whatever the alerts hold.
+    @Test func genericTextIsTheEncodedPayload() throws {
+        var odd = transition(state: .firing, level: "major \"flood\"", from: "a\\b", value: -0.000125, severity: .info)
+        odd.labels = ["team": "wa\nter", "ünï": "🌊\u{1}", "empty": ""]
+        odd.summary = "tab\there, quote \" and slash \\ and \u{2028}"
+        for groupBy in [[], ["rule"], ["station", "rule", "missing"], ["team"]] {
+            for alerts in [[firing], [resolved], [changed, resolved], [firing, changed, resolved, odd], [odd]] {
+                let n = notification(alerts, receiver: "ops \"x\"")
+                let object = String(
+                    decoding: WebhookPayloads.encode(WebhookPayloads.generic(n, groupBy: groupBy)), as: UTF8.self)
+                #expect(WebhookPayloads.genericText(n, groupBy: groupBy) == object)
+            }
+        }
+        let empty = notification([], receiver: "r")
+        #expect(
+            WebhookPayloads.genericText(empty, groupBy: ["rule"])
+                == String(
+                    decoding: WebhookPayloads.encode(WebhookPayloads.generic(empty, groupBy: ["rule"])), as: UTF8.self))
+    }
+
     @Test func slackAndMattermostAreColourCoded() throws {
         for p in [
             WebhookPayloads.slack(notification([changed, resolved])),

@@ -141,6 +141,7 @@ public final class Daemon: Sendable {
                 answer: { [chat] user, text in await chat.answer(user, text: text) },
                 onReadings: { [wake] in wake.yield() }, onRunning: onListening),
         ]
+        if config.retention.prunesAnything { services.append(PrunerService(daemon: self)) }
         if routing != nil {
             services.append(
                 DispatcherService(

@@ -34,6 +34,8 @@ public struct Config: Sendable {
     public var slackSigningSecret: Secret?
     public var mattermostToken: Secret?
     public var chatUsers: [String: String] = [:]
+    /// How long each kind of history is kept (`retention:`); the daemon and `klaxon prune` prune the rest.
+    public var retention = Retention()
     /// Every receiver name declared, even those whose other keys have errors (so one mistake does not
     /// cascade into "undefined receiver" errors elsewhere).
     var declaredReceivers: Set<String> = []
@@ -47,7 +49,7 @@ public struct Config: Sendable {
 
     public static let keys = [
         "database", "rules", "sources", "receivers", "routes", "default_receiver", "fallback_receiver",
-        "give_up_after", "admins", "listen", "api", "chat",
+        "give_up_after", "admins", "listen", "api", "chat", "retention",
     ]
 
     public func receiver(named name: String) -> Receiver? { receivers.first { $0.name == name } }
@@ -118,6 +120,7 @@ public struct Config: Sendable {
                 }
                 am.rejectUnknown(known: ["token", "token_file", "owners", "max_push_bytes"], what: "api")
             }
+            if let n = m.value("retention") { config.retention = reader.retention(n) }
             if let n = m.value("give_up_after"), let d = file.duration(n, what: "give_up_after") {
                 config.giveUpAfter = d
             }

@@ -144,6 +144,7 @@ public final class Daemon: Sendable {
                 answer: { [chat] user, text in await chat.answer(user, text: text) },
                 onReadings: { [wake] in wake.yield() }, onRunning: onListening),
         ]
+        if config.retention.prunesAnything { services.append(PrunerService(daemon: self)) }
         if routing != nil {
             let dispatcher = try DeliveryWiring.dispatcher(store: store, config: config, logger: logger, health: health)
             queued.set({ dispatcher.nudge() })

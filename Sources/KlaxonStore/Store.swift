@@ -335,6 +335,17 @@ public final class SQLiteStore: Store {
             // a backlog over 20,000 alerting series took a minute.
             try db.execute(sql: "CREATE INDEX alert_states_by_series ON alert_states(station, metric)")
         }
+        m.registerMigration("v10-retention") { db in
+            try db.execute(
+                sql: """
+                    -- Retention walks transitions by age; recorded_at grows with id, so each insert
+                    -- appends at the index's end.
+                    CREATE INDEX transitions_by_recorded ON transitions(recorded_at);
+                    -- Pruning folds evaluated ingest-log entries into the oldest of their series and source.
+                    CREATE INDEX ingest_log_by_series ON ingest_log(series_id, source);
+                    CREATE INDEX forecasts_by_date ON forecasts(date);
+                    """)
+        }
         return m
     }()
 }

@@ -95,6 +95,16 @@ public protocol Store: Sendable {
     @discardableResult
     func releaseClaims(of instances: [String]) async throws -> Int
 
+    // MARK: Retention
+    /// How many rows a prune with this plan would remove now; removes nothing (`klaxon prune --dry-run`).
+    func prunable(_ plan: RetentionPlan) async throws -> PruneCounts
+    /// One step of a prune pass: one short write transaction removing at most `plan.batch` rows.
+    /// Never removes alert states, a firing alert's latest transition, an undelivered outbox row or
+    /// its transition. Loop from `.start` until the cursor is done (`prune(_:between:)` does).
+    func prune(_ plan: RetentionPlan, from cursor: PruneCursor) async throws -> (
+        removed: PruneCounts, next: PruneCursor
+    )
+
     // MARK: Health
     func metrics() async throws -> StoreMetrics
     func isReachable() async -> Bool

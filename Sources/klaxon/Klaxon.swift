@@ -16,7 +16,7 @@ struct Klaxon: AsyncParsableCommand {
             DemoCommand.self, CheckCommand.self, IngestCommand.self, EvaluateCommand.self, DryRunCommand.self,
             TestCommand.self, DispatchCommand.self, OutboxCommand.self, SilenceCommand.self, NotifyTestCommand.self,
             RunCommand.self, FetchCommand.self, GaugeCommand.self, QuakesCommand.self, AQICommand.self,
-            TripCommand.self,
+            TripCommand.self, PruneCommand.self,
         ])
 
     /// ArgumentParser's entry point (`main(_:)`, spelled out), after ignoring SIGPIPE: output to a
@@ -530,6 +530,56 @@ struct DispatchCommand: AsyncParsableCommand {
             code = 1
         }
         if code != 0 { throw ExitCode(code) }
+    }
+}
+
+struct PruneCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prune",
+        abstract: "Remove history older than retention: (klaxon.yaml) allows; --dry-run counts it first.",
+        discussion: """
+            Never removes an alert's state, a firing alert's latest transition, an undelivered notification \
+            or its transition, a series' newest reading or the readings the rules look back over.
+            """)
+
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var rules: RulesOption
+
+    @Flag(help: "Count what would be removed; remove nothing.")
+    var dryRun = false
+
+    @Option(help: "Prune as of this time (ISO 8601; default: now). For tests and back-fills.")
+    var now: String?
+
+    func run() async throws {
+        try await guarded {
+            let config = try store.loadConfig()
+            // The rules say how far back rate and trend rules look; without rules, nothing looks back.
+            let paths = rules.paths(config)
+            let explicit = !rules.rules.isEmpty || config?.rules != nil
+            let ruleList =
+                explicit || paths.contains(where: { FileManager.default.fileExists(atPath: $0) })
+                ? try loadRules(paths) : []
+            let retention = config?.retention ?? Retention()
+            let plan = retention.plan(now: try parseTime(now, option: "--now") ?? nowSeconds(), rules: ruleList)
+            let db = try store.openStore(config: config, readOnly: dryRun)
+            let counts = dryRun ? try await db.prunable(plan) : try await Prune.run(store: db, plan: plan)
+            for (key, kind) in Retention.kinds {
+                let keep = retention[kind]
+                guard keep != nil else {
+                    print("\(key): kept forever")
+                    continue
+                }
+                let verb = dryRun ? "would remove" : "removed"
+                var line = "\(key): \(verb) \(counts[kind]) older than \(Retention.describe(keep))"
+                if kind == .readings, counts[.ingestLog] > 0 {
+                    line += " (and fold \(counts[.ingestLog]) ingest-log entries)"
+                }
+                print(line)
+            }
+            if dryRun { printError("prune: dry run, nothing removed") }
+            return 0
+        }
     }
 }
 

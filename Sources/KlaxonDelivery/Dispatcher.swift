@@ -262,14 +262,16 @@ public final class Dispatcher: Sendable {
         }
 
         // Stage: mute. Silenced alerts keep their state; they are just not sent.
-        let muted = alerts.filter { _, a in silences.contains { $0.mutes(a.transition.matchLabels, at: now / 1000) } }
+        let muted =
+            silences.isEmpty
+            ? [] : alerts.filter { _, a in silences.contains { $0.mutes(a.transition.matchLabels, at: now / 1000) } }
         if !muted.isEmpty {
             outcomes.add(.finish(subBatch(batch, muted.map(\.0)), state: .muted, now: now, retryAt: nil, error: nil))
             pass.muted += 1
         }
-        let live = alerts.filter { row, _ in !muted.contains { $0.0.id == row.id } }
+        let live = muted.isEmpty ? alerts : alerts.filter { row, _ in !muted.contains { $0.0.id == row.id } }
         guard !live.isEmpty else { return pass }
-        let liveBatch = subBatch(batch, live.map(\.0))
+        let liveBatch = muted.isEmpty ? batch : subBatch(batch, live.map(\.0))
 
         // Stage: quiet hours.
         if let quiet = routing.route(batch.route).quietHours, batch.rows.first?.purpose != "system" {

@@ -90,7 +90,7 @@ public struct AlertStateRecord: Codable, Sendable, Equatable, FetchableRecord, P
         status = state.status.rawValue
         level = state.level
         since = state.since
-        self.state = String(decoding: (try? Self.encoder.encode(state)) ?? Data("{}".utf8), as: UTF8.self)
+        self.state = Self.encode(state: state)
         self.updatedAt = updatedAt
     }
 
@@ -101,8 +101,31 @@ public struct AlertStateRecord: Codable, Sendable, Equatable, FetchableRecord, P
         (try? decoder.decode(AlertState.self, from: Data(state.utf8))) ?? AlertState()
     }
 
-    // One coder each for every row (they are thread-safe); making one per row cost more than the coding.
-    private static let encoder = JSONEncoder()
+    /// The state as JSON, written directly (every evaluated series saves its states: `JSONEncoder`
+    /// cost more than the row's insert). Decodes with `JSONDecoder` like the encoder's output; a
+    /// value that is not finite is left out (nil), which `JSONEncoder` would have refused.
+    static func encode(state: AlertState) -> String {
+        var out = "{\"status\":\""
+        out += state.status.rawValue
+        out += "\""
+        func add(_ key: String, _ value: String?) {
+            guard let value else { return }
+            out += ",\""
+            out += key
+            out += "\":"
+            out += value
+        }
+        add("since", state.since.map { String($0) })
+        add("level", state.level.map(JSONText.string))
+        add("candidate", state.candidate.map(JSONText.string))
+        add("candidateSince", state.candidateSince.map { String($0) })
+        add("lastTime", state.lastTime.map { String($0) })
+        if let v = state.lastValue, v.isFinite { add("lastValue", JSONText.number(v)) }
+        out += "}"
+        return out
+    }
+
+    // One decoder for every row (it is thread-safe); making one per row cost more than the decoding.
     private static let decoder = JSONDecoder()
 }
 
@@ -146,8 +169,7 @@ public struct TransitionRecord: Codable, Sendable, Equatable, FetchableRecord, M
         value = t.value
         unit = t.unit
         severity = t.severity.rawValue
-        let data = (try? JSONSerialization.data(withJSONObject: t.labels, options: [.sortedKeys])) ?? Data("{}".utf8)
-        labels = String(decoding: data, as: UTF8.self)
+        labels = t.labels.isEmpty ? "{}" : JSONText.encode(t.labels)
         summary = t.summary
         explanation = t.explanation
         self.message = message

@@ -46,6 +46,25 @@ public struct OutboxRecord: Codable, Sendable, Equatable, FetchableRecord, Persi
     }
 
     public static func alertKey(_ t: Transition) -> String { "\(t.rule)|\(t.station)|\(t.metric)" }
+
+    /// A new row id: a random UUID in lower case (written directly: `uuidString.lowercased()` cost
+    /// as much as the row's insert).
+    static func newID() -> String {
+        let u = UUID().uuid
+        let bytes = [
+            u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15,
+        ]
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for (i, b) in bytes.enumerated() {
+            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
+            out.append(hexDigits[Int(b >> 4)])
+            out.append(hexDigits[Int(b & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 }
 
 extension OutboxRecord {
@@ -103,7 +122,7 @@ extension SQLiteStore {
         for d in deliveries {
             seq += 1
             insert.setUncheckedArguments([
-                UUID().uuidString.lowercased(), seq, transitionID, d.receiver, d.route, alert, d.groupKey, purpose,
+                OutboxRecord.newID(), seq, transitionID, d.receiver, d.route, alert, d.groupKey, purpose,
                 d.dueAt, now,
             ])
             try insert.execute()

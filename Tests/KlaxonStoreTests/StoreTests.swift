@@ -237,3 +237,53 @@ extension Store {
                 render: render))
     }
 }
+
+/// Rows written on the evaluation and outbox hot paths by hand, read back by the generic decoders.
+@Suite struct HandWrittenRowTests {
+    @Test func alertStatesRoundTripThroughJSONDecoder() throws {
+        var states: [AlertState] = [AlertState()]
+        var s = AlertState()
+        s.status = .firing
+        s.since = -62_135_596_800
+        s.level = "major \"flood\" \\ ünï\n"
+        s.candidate = "🌊"
+        s.candidateSince = Int64.max
+        s.lastTime = Int64.min
+        s.lastValue = -0.000125
+        states.append(s)
+        s.lastValue = 1e300
+        states.append(s)
+        s.lastValue = 150
+        s.status = .pending
+        states.append(s)
+        for state in states {
+            let text = AlertStateRecord.encode(state: state)
+            #expect(try JSONDecoder().decode(AlertState.self, from: Data(text.utf8)) == state)
+            #expect(AlertStateRecord.decode(state: text) == state)
+        }
+        s.lastValue = .nan
+        var expected = s
+        expected.lastValue = nil
+        #expect(AlertStateRecord.decode(state: AlertStateRecord.encode(state: s)) == expected)
+    }
+
+    @Test func outboxIDsAreLowerCaseUUIDs() {
+        var seen: Set<String> = []
+        for _ in 0..<1000 {
+            let id = OutboxRecord.newID()
+            #expect(UUID(uuidString: id)?.uuidString.lowercased() == id)
+            seen.insert(id)
+        }
+        #expect(seen.count == 1000)
+    }
+
+    @Test func transitionLabelsRoundTrip() {
+        let t = Transition(
+            rule: "r", kind: "threshold", station: "s", metric: "m", state: .firing, at: 0, value: 1,
+            severity: .warning, labels: ["team": "wa/ter \"x\"", "ü": "\u{1}"], summary: "s", explanation: "e")
+        #expect(TransitionRecord(t, message: "m", recordedAt: 0).transition.labels == t.labels)
+        var bare = t
+        bare.labels = [:]
+        #expect(TransitionRecord(bare, message: "m", recordedAt: 0).labels == "{}")
+    }
+}

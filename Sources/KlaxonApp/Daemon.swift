@@ -47,10 +47,19 @@ public final class Daemon: Sendable {
     /// receivers), and queues reminders.
     @discardableResult
     public func evaluate(now: Int64? = nil) async throws -> EvaluationResult {
+        // The dispatcher is woken as each slice's notifications commit, not after the whole backlog.
+        let queued = self.queued
+        var wake: (@Sendable (Int) -> Void)? = nil
+        if routing != nil {
+            wake = { _ in
+                let nudge: (@Sendable () -> Void)? = queued.value
+                nudge?()
+            }
+        }
         let result = try await Evaluate.run(
-            store: store, rules: rules, now: now ?? clock.now(), routing: routing, renderer: renderer)
+            store: store, rules: rules, now: now ?? clock.now(), routing: routing, renderer: renderer,
+            committed: wake)
         counters.add("evaluations")
-        if routing != nil, !result.transitions.isEmpty { queued.value?() }
         if routing == nil {
             let out = StdoutNotifier(format: .text)
             for (t, message) in result.transitions { out.write(t, message: message) }

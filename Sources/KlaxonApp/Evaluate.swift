@@ -11,12 +11,13 @@ public enum Evaluate {
     ///   - now: the evaluation time (seconds): stale checks run up to it.
     ///   - queuedAt: the wall-clock time (ms) outbox rows are queued at. Delivery timing (group waits,
     ///     give-up) runs on the real clock even when `now` replays the past.
+    ///   - committed: called as each transaction that logged transitions commits (with their count).
     ///   - renderer: the rules' compiled templates (compiled here when not given; the daemon keeps
     ///     one for all its evaluations).
     public static func run(
         store: any Store, rules: [Rule], now: Int64, routing: Routing? = nil,
         queuedAt: Int64 = Int64(Date().timeIntervalSince1970 * 1000), renderer: MessageRenderer? = nil,
-        sliceReadings: Int = 50_000
+        sliceReadings: Int = 50_000, sliceTransitions: Int = 1_000, committed: (@Sendable (Int) -> Void)? = nil
     ) async throws -> EvaluationResult {
         let engine = try await WaterContext.engine(rules: rules, store: store)
         let renderer = try renderer ?? MessageRenderer(rules: rules)
@@ -24,7 +25,7 @@ public enum Evaluate {
             Evaluation(
                 engine: engine, quakes: QuakeRunner(rules: rules), trips: TripRunner(rules: rules), now: now,
                 queuedAt: queuedAt, render: renderer.render, route: routing.map { plan(rules: rules, routing: $0) },
-                sliceReadings: sliceReadings))
+                sliceReadings: sliceReadings, sliceTransitions: sliceTransitions, committed: committed))
     }
 
     /// The routing decision for a rule set: pure, made before the store is touched.

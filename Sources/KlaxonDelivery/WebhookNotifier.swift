@@ -30,6 +30,8 @@ public struct WebhookNotifier: Notifier {
     let clock: @Sendable () -> Int64
     /// The URL, parsed once (nil if it does not parse: every send then fails as a connection error).
     let url: URL?
+    /// A plain `http://` URL's keep-alive connections, request target and `Host` header.
+    let plain: (connections: WebhookConnections, target: String, hostHeader: String)?
 
     public init(
         config: Receiver.Webhook, groupBy: [String] = ["rule", "station", "metric"], client: HTTPClient = .webhooks,
@@ -40,6 +42,7 @@ public struct WebhookNotifier: Notifier {
         self.client = client
         self.clock = clock
         url = URL(string: config.url.value)
+        plain = Self.plainHTTP(config.url.value, connections: config.connections)
         template = try config.template.map {
             try MessageRenderer.compile($0, origin: "receiver \(config.name) template")
         }
@@ -94,17 +97,17 @@ public struct WebhookNotifier: Notifier {
         var headers = HTTPHeaders()
         for (k, v) in self.headers(for: n, body: payload) { headers.add(name: k, value: v) }
         let head: HTTPResponseHead
+        let deadline = NIODeadline.now() + .milliseconds(Int64(config.timeout * 1000))
         do {
-            guard let url else { throw HTTPClientError.invalidURL }
-            // The event-loop API with a delegate that keeps the status and headers and drops the
-            // body as it comes: no body is buffered, however large, and a send costs about half of
-            // what the async API's streamed response does.
-            let request = try HTTPClient.Request(
-                url: url, method: .POST, headers: headers, body: .byteBuffer(ByteBuffer(bytes: payload)))
-            head = try await client.execute(
-                request: request, delegate: ResponseHead(),
-                deadline: .now() + .milliseconds(Int64(config.timeout * 1000))
-            ).futureResult.get()
+            if let plain {
+                headers.replaceOrAdd(name: "Host", value: plain.hostHeader)
+                headers.replaceOrAdd(name: "Content-Length", value: String(payload.count))
+                head = try await plain.connections.exchange(
+                    HTTPRequestHead(version: .http1_1, method: .POST, uri: plain.target, headers: headers),
+                    body: ByteBuffer(bytes: payload), deadline: deadline)
+            } else {
+                head = try await sendThroughClient(headers: headers, payload: payload, deadline: deadline)
+            }
         } catch {
             throw classify(error)
         }
@@ -117,9 +120,45 @@ public struct WebhookNotifier: Notifier {
         }
     }
 
+    /// `https://` goes through AsyncHTTPClient: the event-loop API, with a delegate that keeps the
+    /// response head and drops the body as it comes (no body is buffered, however large).
+    func sendThroughClient(headers: HTTPHeaders, payload: Data, deadline: NIODeadline) async throws
+        -> HTTPResponseHead
+    {
+        guard let url else { throw HTTPClientError.invalidURL }
+        let request = try HTTPClient.Request(
+            url: url, method: .POST, headers: headers, body: .byteBuffer(ByteBuffer(bytes: payload)))
+        return try await client.execute(request: request, delegate: ResponseHead(), deadline: deadline)
+            .futureResult.get()
+    }
+
+    /// For an `http://` URL with a host: its connections, the request target (path and query as
+    /// written) and the `Host` header. Nil for anything else.
+    static func plainHTTP(_ text: String, connections: Int) -> (
+        connections: WebhookConnections, target: String, hostHeader: String
+    )? {
+        guard let c = URLComponents(string: text), c.scheme?.lowercased() == "http", let host = c.host, !host.isEmpty,
+            c.user == nil, c.password == nil
+        else { return nil }
+        let port = c.port ?? 80
+        guard (1...65535).contains(port) else { return nil }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        let shown = bare.contains(":") ? "[\(bare)]" : bare
+        var target = c.percentEncodedPath.isEmpty ? "/" : c.percentEncodedPath
+        if let q = c.percentEncodedQuery { target += "?" + q }
+        return (
+            WebhookConnections(host: bare, port: port, maxIdle: connections), target,
+            port == 80 ? shown : "\(shown):\(port)"
+        )
+    }
+
     /// Turns a transport error into a classified, secret-free `DeliveryError`.
     func classify(_ error: any Error) -> DeliveryError {
         let where_ = "receiver \(config.name) (\(redactURL(config.url.value)))"
+        if let e = error as? WebhookConnections.Failure, e == .timedOut {
+            return DeliveryError(
+                kind: .timeout, retryable: true, message: "\(where_): timed out after \(formatValue(config.timeout)) s")
+        }
         if let e = error as? HTTPClientError {
             switch e {
             case .connectTimeout, .readTimeout, .deadlineExceeded, .writeTimeout:

@@ -54,6 +54,7 @@ extension SQLiteStore {
                 result.lateReadings += slice.late
                 if slice.done < part.count { queue[index + slice.done].stepped += slice.partial }
                 result.add(slice.logged, route: e.route)
+                if !slice.logged.isEmpty { e.committed?(slice.logged.count) }
                 index += slice.done
                 await Task.yield()
             } while index < queue.count
@@ -77,6 +78,7 @@ extension SQLiteStore {
                 let part = Array(quiet[index..<min(quiet.count, index + e.sliceSeries)])
                 let logged = try await requireWriter().write { db in try Self.advanceQuiet(part, e, db) }
                 result.add(logged, route: e.route)
+                if !logged.isEmpty { e.committed?(logged.count) }
                 index += part.count
                 await Task.yield()
             }
@@ -86,12 +88,15 @@ extension SQLiteStore {
             while true {
                 let (logged, more) = try await requireWriter().write { db in try Self.evaluateQuakes(e, db) }
                 result.add(logged, route: e.route)
+                if !logged.isEmpty { e.committed?(logged.count) }
                 guard more else { break }
                 await Task.yield()
             }
         }
         if !e.trips.isEmpty {
-            result.add(try await requireWriter().write { db in try Self.evaluateTrips(e, db) }, route: e.route)
+            let logged = try await requireWriter().write { db in try Self.evaluateTrips(e, db) }
+            result.add(logged, route: e.route)
+            if !logged.isEmpty { e.committed?(logged.count) }
         }
         result.transitions.sort { Transition.outputOrder($0.transition, $1.transition) }
         return result
@@ -170,6 +175,7 @@ extension SQLiteStore {
             try save(session, e, db)
             slice.done += 1
             slice.late += max(0, changed.count - changed.stepped - stepped)
+            if out.count >= e.sliceTransitions { break }
         }
         slice.logged = try log(out, db, e)
         if let cursor, slice.done == series.count {

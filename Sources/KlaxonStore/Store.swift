@@ -25,6 +25,9 @@ public final class SQLiteStore: Store {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             // 32 MiB of page cache per connection: bulk ingest and replays touch many index pages.
             try db.execute(sql: "PRAGMA cache_size = -32768")
+            // Statement journals (an insert checked against a foreign key keeps one) in memory, not
+            // in a temporary file opened per statement: a fifth of an evaluation's time went there.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         let pool: DatabasePool
         do {

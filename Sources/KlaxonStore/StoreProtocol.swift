@@ -172,13 +172,21 @@ public struct Evaluation: Sendable {
     public var sliceReadings: Int
     /// The most series (changed or quiet) handled in one transaction.
     public var sliceSeries: Int
+    /// A transaction ends once its series have logged this many transitions, so their
+    /// notifications can go out while the rest is evaluated.
+    public var sliceTransitions: Int
+    /// Called after each transaction that logged transitions commits, with how many it logged (the
+    /// daemon wakes its dispatcher).
+    public var committed: (@Sendable (Int) -> Void)?
 
     public init(
         engine: RuleEngine, quakes: QuakeRunner, trips: TripRunner, now: Int64, queuedAt: Int64,
         render: @escaping @Sendable (Transition) -> String,
         route: (@Sendable (Transition) -> [PlannedDelivery])? = nil, sliceReadings: Int = 50_000,
-        sliceSeries: Int = 2_000
+        sliceSeries: Int = 2_000, sliceTransitions: Int = 1_000, committed: (@Sendable (Int) -> Void)? = nil
     ) {
+        self.sliceTransitions = max(1, sliceTransitions)
+        self.committed = committed
         self.engine = engine
         self.quakes = quakes
         self.trips = trips

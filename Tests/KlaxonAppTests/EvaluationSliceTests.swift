@@ -2,6 +2,7 @@ import Foundation
 import KlaxonApp
 import KlaxonCore
 import KlaxonStore
+import Synchronization
 import Testing
 
 /// `evaluate` (the daemon's path) and `dry-run` run quake and trip rules through one runner: fed the
@@ -125,10 +126,15 @@ struct EvaluationSliceTests {
         }
         let now = Timestamp.parse("2026-03-01T12:00:00Z")!
         var outcomes: [(transitions: [String], late: Int, new: Int, states: [String])] = []
-        for slice in [50_000, 7, 1] {
+        for (slice, transitions) in [(50_000, 1_000), (7, 1_000), (1, 1_000), (50_000, 1), (50_000, 3)] {
             let store = try tempStore()
             try await load(store)
-            let r = try await Evaluate.run(store: store, rules: rules, now: now, sliceReadings: slice)
+            let committed = Mutex(0)
+            let r = try await Evaluate.run(
+                store: store, rules: rules, now: now, sliceReadings: slice, sliceTransitions: transitions,
+                committed: { n in committed.withLock { $0 += n } })
+            // Every logged transition was announced as its transaction committed.
+            #expect(committed.withLock { $0 } == r.transitions.count)
             let states = try await store.alertStates().map { "\($0.key.rule) \($0.key.station) \($0.value.status)" }
             outcomes.append(
                 (

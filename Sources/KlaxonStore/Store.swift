@@ -335,6 +335,12 @@ public final class SQLiteStore: Store {
             // a backlog over 20,000 alerting series took a minute.
             try db.execute(sql: "CREATE INDEX alert_states_by_series ON alert_states(station, metric)")
         }
+        m.registerMigration("v10-metric-counts") { db in
+            // `/metrics` reads these few rows instead of counting whole tables at every scrape. Triggers
+            // keep them in the same transaction as the event, whichever process writes it; they are
+            // seeded once here from what the tables hold.
+            try db.execute(sql: metricCountsSchema)
+        }
         return m
     }()
 }

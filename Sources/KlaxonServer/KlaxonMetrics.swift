@@ -37,7 +37,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
             name: Names.latency, buckets: StoreMetrics.latencyBounds, help: "Seconds from queueing to delivery.")
         seenLatency = Array(repeating: (0, 0), count: StoreMetrics.latencyBounds.count + 1)
         // The families are present, empty, from the start.
-        for state in Self.outboxStates { depth(state).set(0) }
+        for state in Self.outboxStates { depth(state).set(to: 0.0) }
     }
 
     enum Names {
@@ -78,7 +78,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
         counter.increment()
     }
 
-    private func depth(_ state: String) -> Gauge {
+    private func depth(_ state: String) -> Prometheus.Gauge {
         registry.makeGauge(name: Names.outbox, labels: [("state", state)], help: "Outbox rows, by state.")
     }
 
@@ -116,12 +116,12 @@ public final class KlaxonMetrics: @unchecked Sendable {
                 }
             }
         }
-        for state in Self.outboxStates { depth(state).set(Double(m.outbox[state, default: 0])) }
+        for state in Self.outboxStates { depth(state).set(to: Double(m.outbox[state, default: 0])) }
         for s in m.sources {
             registry.makeGauge(
                 name: Names.sourceFailures, labels: [("source", s.source)],
                 help: "Consecutive failed fetches, by source."
-            ).set(Double(s.failures))
+            ).set(to: Double(s.failures))
         }
         // Each bucket's new deliveries are recorded at their mean latency, which lies in the same
         // bucket: the bucket counts, the count and the sum come out as if each had been recorded.

@@ -67,18 +67,17 @@ db.commit()
 PY
 echo "  $(($(date +%s) - start)) s" >&2
 
-# Starts a daemon on a database; prints its port.
+# Starts a daemon on a database; sets `port`.
 daemon() {
     local dir=$1
+    port=""
     printf 'database: %s\nrules: [%s]\nlisten: 127.0.0.1:0\n' "$dir/k.sqlite" "$dir/rules" >"$dir/klaxon.yaml"
     "$KLAXON" run --config "$dir/klaxon.yaml" 2>"$dir/daemon.log" &
     pids+=($!)
     for _ in $(seq 600); do
-        local port
         # The log line `klaxon: listening on 127.0.0.1:PORT`.
         port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$dir/daemon.log" 2>/dev/null | grep -o '[0-9]*$' | head -1 || true)
         if [[ -n "$port" ]] && curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
-            echo "$port"
             return
         fi
         sleep 0.1
@@ -90,7 +89,7 @@ daemon() {
 
 status=0
 for name in empty full; do
-    port=$(daemon "$work/$name")
+    daemon "$work/$name"
     python3 - "$port" "$SCRAPES" "$name" "$ROWS" <<'PY' || status=1
 import http.client, sys, time
 port, scrapes, name, rows = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])

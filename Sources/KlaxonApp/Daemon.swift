@@ -19,7 +19,8 @@ public final class Daemon: Sendable {
     public let logger: Logger
     /// The wall clock, or a compressed one (the demo).
     public let clock: DaemonClock
-    public let counters = KlaxonHTTP.Counters()
+    /// `/metrics`: this daemon's own registry (no process-wide bootstrap), seeded from the store's totals.
+    public let metrics = KlaxonMetrics()
     /// Which services are waiting out a database error (another process holding the lock, say).
     public let health = StoreHealth()
     /// The rules' templates, compiled once (the rules were checked when they were loaded).
@@ -59,7 +60,7 @@ public final class Daemon: Sendable {
         let result = try await Evaluate.run(
             store: store, rules: rules, now: now ?? clock.now(), routing: routing, renderer: renderer,
             committed: wake)
-        counters.add("evaluations")
+        metrics.evaluated()
         if routing == nil {
             let out = StdoutNotifier(format: .text)
             for (t, message) in result.transitions { out.write(t, message: message) }
@@ -88,7 +89,7 @@ public final class Daemon: Sendable {
     func poll(_ source: ConfiguredSource, now: Int64) async -> Fetch.Outcome {
         let o = await Fetch.run(sources: [source], store: store, now: now)[0]
         if let error = o.error {
-            counters.add("source_error:\(o.source)")
+            metrics.sourceFailed(o.source)
             let streak = o.failuresBefore + 1
             logger.log(
                 level: Self.failureLevel(streak: streak, error: error, previous: o.errorBefore),
@@ -146,7 +147,7 @@ public final class Daemon: Sendable {
                     host: config.listen.host, port: config.listen.port, apiToken: config.apiToken?.value,
                     sources: config.sources.map(\.source.name),
                     ownerTokens: config.ownerTokens.mapValues(\.value), maxPushBytes: config.maxPushBytes),
-                counters: counters, logger: logger, health: health,
+                metrics: metrics, logger: logger, health: health,
                 chat: .init(
                     slackSigningSecret: config.slackSigningSecret?.value, mattermostToken: config.mattermostToken?.value
                 ),
@@ -171,6 +172,12 @@ public final class Daemon: Sendable {
         until: (@Sendable () async -> Void)? = nil
     ) async throws {
         let services = try services(onListening: onListening)
+        // The counters start from the store's totals, so they survive restarts (a failure here only
+        // leaves it to the first scrape).
+        if let counts = try? await store.metrics() {
+            let metrics = self.metrics
+            _ = try? await offPool { metrics.sync(counts) }
+        }
         logger.info(
             "klaxon running",
             metadata: [

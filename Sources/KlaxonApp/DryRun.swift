@@ -58,11 +58,38 @@ public struct DryRun: Sendable {
 
     func inRange(_ t: Int64) -> Bool { (from.map { t >= $0 } ?? true) && (to.map { t <= $0 } ?? true) }
 
-    /// Replays readings files.
+    /// Replays readings files; the transitions in output order.
     public func run(files: [String], report: (String) -> Void = printError) throws -> Result {
+        var all: [Transition] = []
+        var result = try run(
+            files: files, report: report, emit: { all.append($0) },
+            discard: { series in all.removeAll { series.contains(SeriesKey(station: $0.station, metric: $0.metric)) } })
+        result.transitions = all.sorted(by: Transition.outputOrder)
+        return result
+    }
+
+    /// Replays readings files, handing each transition to `emit` as it is made (in no particular
+    /// order: `DryRunOutput` orders them). Memory holds one session per watched series and a batch of
+    /// transitions, never all of them. A series found out of order is replayed again, sorted: before
+    /// its second replay, `discard` is told to forget what it was handed for that series.
+    public func run(
+        files: [String], report: (String) -> Void = printError, emit: (Transition) throws -> Void,
+        discard: (Set<SeriesKey>) -> Void
+    ) throws -> Result {
         var result = Result()
         var sessions = Sessions()
         var out: [Transition] = []
+        var emitError: (any Error)? = nil
+        /// Hands over what the engine made, in batches.
+        func drain() {
+            guard emitError == nil else { return out.removeAll(keepingCapacity: true) }
+            do {
+                for t in out { try emit(t) }
+            } catch {
+                emitError = error
+            }
+            out.removeAll(keepingCapacity: true)
+        }
         var disordered: Set<SeriesKey> = []
         var maxTime = Int64.min
         for path in files {
@@ -83,12 +110,16 @@ public struct DryRun: Sendable {
                         return
                     }
                     engine.step(&sessions.sessions[i], time: r.time, value: r.value, into: &out)
+                    if out.count >= 4096 { drain() }
                 }
             }
         }
         if !disordered.isEmpty {
-            // Second pass: only the out-of-order series, sorted; a repeated time keeps the last value (as ingest would).
+            // Second pass: only the out-of-order series, sorted; a repeated time keeps the last value (as
+            // ingest would). Their first-pass transitions were held back (the engine stops stepping a
+            // series at its first out-of-order reading, so those few are dropped here).
             out.removeAll { disordered.contains(SeriesKey(station: $0.station, metric: $0.metric)) }
+            discard(disordered)
             var held: [SeriesKey: [(time: Int64, order: Int, value: Double, unit: String?)]] = [:]
             var order = 0
             for path in files {
@@ -108,7 +139,8 @@ public struct DryRun: Sendable {
             }
         }
         finish(&sessions, end: to ?? maxTime, into: &out)
-        result.transitions = out.sorted(by: Transition.outputOrder)
+        drain()
+        if let emitError { throw emitError }
         return result
     }
 
@@ -181,23 +213,26 @@ public enum DryRunPrinter {
         transitions.map { StdoutNotifier.jsonLine($0, message: renderer.render($0), explain: explain, details: false) }
     }
 
+    /// One row of the table.
+    static func cells(_ t: Transition, renderer: MessageRenderer) -> [String] {
+        let level: String
+        switch (t.fromLevel, t.level) {
+        case (let f?, let l?): level = "\(f)→\(l)"
+        case (nil, let l?): level = l
+        case (let f?, nil): level = "\(f)→"
+        default: level = "-"
+        }
+        return [
+            Timestamp.format(t.at), t.rule, t.station, t.metric, t.state.rawValue, level,
+            t.value.map(formatValue) ?? "-", renderer.render(t),
+        ]
+    }
+
     /// A readable table; with `explain`, a `why:` line under each row.
     public static func text(_ transitions: [Transition], renderer: MessageRenderer, explain: Bool) -> [String] {
         guard !transitions.isEmpty else { return ["no transitions"] }
         let header = ["AT", "RULE", "STATION", "METRIC", "STATE", "LEVEL", "VALUE", "MESSAGE"]
-        let rows: [[String]] = transitions.map { t in
-            let level: String
-            switch (t.fromLevel, t.level) {
-            case (let f?, let l?): level = "\(f)→\(l)"
-            case (nil, let l?): level = l
-            case (let f?, nil): level = "\(f)→"
-            default: level = "-"
-            }
-            return [
-                Timestamp.format(t.at), t.rule, t.station, t.metric, t.state.rawValue, level,
-                t.value.map(formatValue) ?? "-", renderer.render(t),
-            ]
-        }
+        let rows: [[String]] = transitions.map { cells($0, renderer: renderer) }
         var widths = header.map(\.count)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
         func line(_ cells: [String]) -> String {

@@ -36,30 +36,11 @@ public enum KlaxonHTTP {
         public static let defaultMaxPushBytes = 4 << 20
     }
 
-    /// In-process counters the store does not hold.
-    public final class Counters: @unchecked Sendable {
-        private let lock = NSLock()
-        private var values: [String: Int] = [:]
-
-        public init() {}
-
-        public func add(_ name: String, _ n: Int = 1) {
-            lock.lock()
-            values[name, default: 0] += n
-            lock.unlock()
-        }
-
-        public var snapshot: [String: Int] {
-            lock.lock()
-            defer { lock.unlock() }
-            return values
-        }
-    }
-
     /// Builds the application (a ServiceLifecycle service). `onReadings` is called after the API
     /// stored readings, so the daemon can evaluate at once.
     public static func application(
-        store: any Store, settings: Settings, counters: Counters, logger: Logger, health: StoreHealth = StoreHealth(),
+        store: any Store, settings: Settings, metrics: KlaxonMetrics, logger: Logger,
+        health: StoreHealth = StoreHealth(),
         chat: ChatEndpoints.Settings = .init(), answer: @escaping ChatEndpoints.Answer = { _, _ in "" },
         onReadings: @escaping @Sendable () -> Void = {}, onRunning: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> some ApplicationProtocol {
@@ -73,10 +54,15 @@ public enum KlaxonHTTP {
             return json(body, status: ok ? .ok : .serviceUnavailable)
         }
         router.get("/metrics") { _, _ -> Response in
-            let text = try await prometheus(store.metrics(), counters: counters.snapshot)
+            // A read of a few rows (the store's running totals), never of the history tables.
+            let counts = try await store.metrics()
+            let text = try await offPool {
+                metrics.sync(counts)
+                return metrics.exposition()
+            }
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: text)))
         }
         router.post("/api/v1/readings") { request, _ -> Response in
             guard authorized(request, token: settings.apiToken) else { return unauthorized(settings.apiToken) }
@@ -96,7 +82,6 @@ public enum KlaxonHTTP {
             // Parsing runs off the cooperative pool and the write in slices: a large push must not
             // hold up /healthz, nor hold the database's write lock for seconds.
             let push = try await Push.ingest(body, format: format, store: store)
-            counters.add("api_readings", push.stats.inserted)
             if push.stats.inserted + push.stats.revised > 0 { onReadings() }
             var out: [String: Any] = [
                 "inserted": push.stats.inserted, "revised": push.stats.revised, "unchanged": push.stats.unchanged,
@@ -249,54 +234,6 @@ public enum KlaxonHTTP {
             }
         }
         return (reachable && troubles.isEmpty, out)
-    }
-
-    /// The Prometheus text exposition of the store's counts and the in-process counters.
-    public static func prometheus(_ m: StoreMetrics, counters: [String: Int]) -> String {
-        var out = ""
-        func esc(_ s: String) -> String {
-            s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-                .replacingOccurrences(of: "\n", with: "\\n")
-        }
-        func family(_ name: String, _ type: String, _ help: String) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-        }
-        family("klaxon_readings_total", "counter", "Readings stored, by source.")
-        for (source, n) in m.readingsBySource.sorted(by: { $0.key < $1.key }) {
-            out += "klaxon_readings_total{source=\"\(esc(source))\"} \(n)\n"
-        }
-        family("klaxon_source_failures", "gauge", "Consecutive failed fetches, by source.")
-        for s in m.sources { out += "klaxon_source_failures{source=\"\(esc(s.source))\"} \(s.failures)\n" }
-        family("klaxon_source_errors_total", "counter", "Failed fetches since the daemon started, by source.")
-        for (k, v) in counters.sorted(by: { $0.key < $1.key }) where k.hasPrefix("source_error:") {
-            out += "klaxon_source_errors_total{source=\"\(esc(String(k.dropFirst(13))))\"} \(v)\n"
-        }
-        family("klaxon_evaluations_total", "counter", "Evaluations run since the daemon started.")
-        out += "klaxon_evaluations_total \(counters["evaluations", default: 0])\n"
-        family("klaxon_transitions_total", "counter", "Alert transitions, by rule and state.")
-        for (rule, states) in m.transitions.sorted(by: { $0.key < $1.key }) {
-            for (state, n) in states.sorted(by: { $0.key < $1.key }) {
-                out += "klaxon_transitions_total{rule=\"\(esc(rule))\",state=\"\(state)\"} \(n)\n"
-            }
-        }
-        family("klaxon_outbox_depth", "gauge", "Outbox rows, by state.")
-        for state in ["pending", "sending", "sent", "dead", "muted", "dropped"] {
-            out += "klaxon_outbox_depth{state=\"\(state)\"} \(m.outbox[state, default: 0])\n"
-        }
-        family("klaxon_deliveries_total", "counter", "Notifications by receiver and outcome.")
-        for (receiver, states) in m.deliveries.sorted(by: { $0.key < $1.key }) {
-            for (state, n) in states.sorted(by: { $0.key < $1.key }) {
-                out += "klaxon_deliveries_total{receiver=\"\(esc(receiver))\",outcome=\"\(state)\"} \(n)\n"
-            }
-        }
-        family("klaxon_delivery_latency_seconds", "histogram", "Seconds from queueing to delivery.")
-        for (le, n) in m.latencyBuckets {
-            out += "klaxon_delivery_latency_seconds_bucket{le=\"\(formatValue(le))\"} \(n)\n"
-        }
-        out += "klaxon_delivery_latency_seconds_bucket{le=\"+Inf\"} \(m.latencyCount)\n"
-        out += "klaxon_delivery_latency_seconds_sum \(formatValue(m.latencySum))\n"
-        out += "klaxon_delivery_latency_seconds_count \(m.latencyCount)\n"
-        return out
     }
 }
 

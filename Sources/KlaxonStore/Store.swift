@@ -349,6 +349,12 @@ public final class SQLiteStore: Store {
                     CREATE INDEX forecasts_by_date ON forecasts(date);
                     """)
         }
+        m.registerMigration("v11-metric-counts") { db in
+            // `/metrics` reads these few rows instead of counting whole tables at every scrape. Triggers
+            // keep them in the same transaction as the event, whichever process writes it; they are
+            // seeded once here from what the tables hold.
+            try db.execute(sql: metricCountsSchema)
+        }
         return m
     }()
 }

@@ -372,11 +372,19 @@ struct DryRunCommand: AsyncParsableCommand {
             let dry = DryRun(
                 rules: ruleList, from: try parseTime(from, option: "--from"), to: try parseTime(to, option: "--to"),
                 stations: stations, floods: floods)
+            let renderer = try MessageRenderer(rules: ruleList)
+            // Transitions go to the output as they are made; it orders them in bounded memory.
+            let output = DryRunOutput(format: format, explain: explain, renderer: renderer)
             var result: DryRun.Result
             if let source {
                 result = try await dry.run(store: source)
-            } else {
+            } else if previewer == nil {
                 // Files of any size are read and replayed on a thread of their own, not on the pool.
+                let files = readings
+                result = try await offPool {
+                    try dry.run(files: files, emit: { try output.add($0) }, discard: { output.discard($0) })
+                }
+            } else {
                 let files = readings
                 result = try await offPool { try dry.run(files: files) }
             }
@@ -404,7 +412,6 @@ struct DryRunCommand: AsyncParsableCommand {
                 let quakes = dry.replay(quakes: versions)
                 result.transitions = (result.transitions + quakes).sorted(by: Transition.outputOrder)
             }
-            let renderer = try MessageRenderer(rules: ruleList)
             if let previewer, let render {
                 // The exact payloads, one per transition, as the receiver would get them.
                 for (i, t) in result.transitions.enumerated() {
@@ -421,15 +428,17 @@ struct DryRunCommand: AsyncParsableCommand {
                 )
                 return result.rejected > 0 ? 1 : 0
             }
-            let lines =
-                format == .json
-                ? DryRunPrinter.json(result.transitions, renderer: renderer, explain: explain)
-                : DryRunPrinter.text(result.transitions, renderer: renderer, explain: explain)
-            print(lines.joined(separator: "\n"))
+            for t in result.transitions { try output.add(t) }
+            let printed = try await offPool {
+                let out = BufferedStandardOutput()
+                let n = try output.finish(out.line)
+                out.flush()
+                return n
+            }
             let elapsed = clock.duration(to: .now)
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             var summary =
-                "dry-run: \(result.readings) readings replayed, \(result.transitions.count) transitions, \(String(format: "%.2f", seconds)) s"
+                "dry-run: \(result.readings) readings replayed, \(printed) transitions, \(String(format: "%.2f", seconds)) s"
             if result.rejected > 0 { summary += ", \(result.rejected) rows rejected" }
             printError(summary)
             return result.rejected > 0 ? 1 : 0

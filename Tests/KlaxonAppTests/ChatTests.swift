@@ -44,7 +44,7 @@ final class ChatServer: Sendable {
         let app = KlaxonHTTP.application(
             store: store,
             settings: .init(port: 0, apiToken: "team-token", ownerTokens: ["alice": "a-token", "bob": "b-token"]),
-            counters: .init(), logger: logger,
+            metrics: .init(), logger: logger,
             chat: .init(slackSigningSecret: "shh", mattermostToken: "mm-token"),
             answer: { user, text in await chat.answer(user, text: text) },
             onRunning: { port in

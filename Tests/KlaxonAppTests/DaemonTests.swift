@@ -114,7 +114,7 @@ struct DaemonTests {
         #expect(metrics.contains("# TYPE klaxon_delivery_latency_seconds histogram"))
         #expect(metrics.contains("klaxon_delivery_latency_seconds_bucket{le=\"+Inf\"} 1"))
         #expect(metrics.contains("klaxon_delivery_latency_seconds_count 1"))
-        #expect(metrics.contains("klaxon_delivery_latency_seconds_bucket{le=\"300\"} 1"))
+        #expect(metrics.contains("klaxon_delivery_latency_seconds_bucket{le=\"300.0\"} 1"))
 
         // The push API: a bearer token, the same validation as ingest.
         #expect(try await http("POST", base + "/api/v1/readings", body: "x").0 == 401)

@@ -9,7 +9,9 @@ import Testing
 func metric(_ text: String, _ name: String, _ labels: String = "") -> Int? {
     let key = labels.isEmpty ? name + " " : "\(name){\(labels)} "
     guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key) }) else { return nil }
-    return Int(line.dropFirst(key.count))
+    // Counters print integers, gauges print doubles ("0.0").
+    let value = line.dropFirst(key.count)
+    return Int(value) ?? Double(value).flatMap { Int(exactly: $0) }
 }
 
 @Suite("the demo's stand-ins serve what the real parsers read")

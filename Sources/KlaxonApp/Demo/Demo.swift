@@ -216,9 +216,9 @@ public enum Demo {
             let deadline = ContinuousClock.now + .seconds(30)
             // The evaluation in progress (if any) may have started before the last polls: wait for the
             // one after it.
-            let target = daemon.counters.snapshot["evaluations", default: 0] + 2
+            let target = daemon.metrics.evaluations + 2
             daemon.wake.yield()
-            while ContinuousClock.now < deadline, daemon.counters.snapshot["evaluations", default: 0] < target {
+            while ContinuousClock.now < deadline, daemon.metrics.evaluations < target {
                 try await Task.sleep(for: .milliseconds(20))
                 daemon.wake.yield()
             }

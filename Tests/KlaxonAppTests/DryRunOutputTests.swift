@@ -1,0 +1,90 @@
+import Foundation
+import KlaxonApp
+import KlaxonCore
+import KlaxonDelivery
+import Testing
+
+/// `dry-run` prints in time order from bounded memory, whatever order the readings come in.
+@Suite("dry-run output")
+struct DryRunOutputTests {
+    static let rules = """
+        rules:
+          - name: flap
+            kind: threshold
+            metric: gage_height
+            above: 10
+            severity: info
+          - name: held
+            kind: threshold
+            metric: gage_height
+            above: 11
+            for: 30m
+            severity: warning
+        """
+
+    /// `series` gauges × `steps` 15-minute readings that cross 10 and 11 often.
+    static func readings(series: Int, steps: Int) -> [(station: String, time: Int64, value: Double)] {
+        var out: [(String, Int64, Double)] = []
+        for k in 0..<steps {
+            for s in 0..<series {
+                let v = 10 + 1.5 * sin(Double(k * (s + 2)) / 3.0) + Double((k * 7 + s * 3) % 5) / 10
+                out.append(("G\(s)", 1_767_225_600 + Int64(k) * 900, (v * 100).rounded() / 100))
+            }
+        }
+        return out
+    }
+
+    static func csv(_ rows: [(station: String, time: Int64, value: Double)]) -> String {
+        "station,metric,time,value\n"
+            + rows.map { "\($0.station),gage_height,\(Timestamp.format($0.time)),\(formatValue($0.value))\n" }.joined()
+    }
+
+    @Test("a file grouped by series and a time-ordered file print the same lines, in json and text")
+    func groupedAndTimeOrderedAgree() async throws {
+        let s = try Scratch()
+        let rules = try s.write("rules/r.yaml", Self.rules)
+        let rows = Self.readings(series: 4, steps: 200)
+        let timeOrdered = try s.write("time.csv", Self.csv(rows))
+        let grouped = try s.write(
+            "grouped.csv", Self.csv(rows.sorted { ($0.station, $0.time) < ($1.station, $1.time) }))
+        for format in [["--format", "json"], ["--explain"]] {
+            let a = try await klaxonAsync(["dry-run", "--rules", rules, "--readings", timeOrdered] + format)
+            let b = try await klaxonAsync(["dry-run", "--rules", rules, "--readings", grouped] + format)
+            #expect(a.status == 0 && b.status == 0, "\(a.stderr) \(b.stderr)")
+            #expect(a.lines.count > 100)
+            #expect(a.stdout == b.stdout)
+        }
+    }
+
+    @Test("many transitions spilled in runs come out merged, in order, as if held in memory")
+    func spilledRunsMergeInOrder() throws {
+        let s = try Scratch()
+        let ruleList = try RuleLoader.load(paths: [try s.write("rules/r.yaml", Self.rules)])
+        let renderer = try MessageRenderer(rules: ruleList)
+        let dry = DryRun(rules: ruleList)
+        let rows = Self.readings(series: 6, steps: 400)
+        let grouped = try s.write(
+            "grouped.csv", Self.csv(rows.sorted { ($0.station, $0.time) < ($1.station, $1.time) }))
+        let expected = try dry.run(files: [grouped]).transitions
+        #expect(expected.count > 500)
+        for format in [StdoutNotifier.Format.json, .text] {
+            for explain in [false, true] {
+                // Runs of 37: many temporary files, merged.
+                let output = DryRunOutput(format: format, explain: explain, renderer: renderer, runSize: 37)
+                _ = try dry.run(files: [grouped], emit: { try output.add($0) }, discard: { output.discard($0) })
+                var lines: [String] = []
+                let printed = try output.finish { lines.append($0) }
+                #expect(printed == expected.count)
+                let held =
+                    format == .json
+                    ? DryRunPrinter.json(expected, renderer: renderer, explain: explain)
+                    : DryRunPrinter.text(expected, renderer: renderer, explain: explain)
+                #expect(lines == held)
+            }
+        }
+        // Nothing is left behind in the temporary folder.
+        let left = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())
+            .filter { $0.hasPrefix("klaxon-dry-run-\(getpid())-") }
+        #expect(left.isEmpty)
+    }
+}

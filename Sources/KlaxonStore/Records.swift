@@ -184,24 +184,27 @@ public struct TransitionRecord: Codable, Sendable, Equatable, FetchableRecord, M
 extension TransitionRecord {
     /// Decoded by column, not through `Codable`: the dispatcher reads one per notification, and the
     /// generic decoder cost more than the query.
-    public init(row: Row) {
-        id = row["id"]
-        rule = row["rule"]
-        kind = row["kind"]
-        station = row["station"]
-        metric = row["metric"]
-        state = row["state"]
-        level = row["level"]
-        fromLevel = row["from_level"]
-        at = row["at"]
-        value = row["value"]
-        unit = row["unit"]
-        severity = row["severity"]
-        labels = row["labels"]
-        summary = row["summary"]
-        explanation = row["explanation"]
-        message = row["message"]
-        recordedAt = row["recorded_at"]
+    public init(row: Row) { self.init(row: row, prefix: "") }
+
+    /// From columns named with `prefix` (a join's aliased columns).
+    init(row: Row, prefix: String) {
+        id = row[prefix + "id"]
+        rule = row[prefix + "rule"]
+        kind = row[prefix + "kind"]
+        station = row[prefix + "station"]
+        metric = row[prefix + "metric"]
+        state = row[prefix + "state"]
+        level = row[prefix + "level"]
+        fromLevel = row[prefix + "from_level"]
+        at = row[prefix + "at"]
+        value = row[prefix + "value"]
+        unit = row[prefix + "unit"]
+        severity = row[prefix + "severity"]
+        labels = row[prefix + "labels"]
+        summary = row[prefix + "summary"]
+        explanation = row[prefix + "explanation"]
+        message = row[prefix + "message"]
+        recordedAt = row[prefix + "recorded_at"]
     }
 }
 

@@ -111,6 +111,7 @@ extension SQLiteStore {
         purpose: String = "transition", now: Int64
     ) throws {
         guard !deliveries.isEmpty else { return }
+        try deferForeignKeys(db)
         var seq = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(seq), 0) FROM outbox")) ?? 0
         let insert = try db.cachedStatement(
             sql: """
@@ -127,6 +128,14 @@ extension SQLiteStore {
             ])
             try insert.execute()
         }
+    }
+
+    /// Checks foreign keys at commit instead of after each statement, for the rest of the caller's
+    /// transaction: a statement that may fail a foreign key otherwise keeps a statement journal so it
+    /// can be undone alone, and opening one per row cost as much as the row. A violation still fails
+    /// the whole transaction.
+    static func deferForeignKeys(_ db: Database) throws {
+        try db.cachedStatement(sql: "PRAGMA defer_foreign_keys = ON").execute()
     }
 
     /// Queues planned deliveries, each due when its group's timing says.
@@ -197,10 +206,16 @@ extension SQLiteStore {
         -> [OutboxBatch]
     {
         try await requireWriter().write { db in
-            let rows = try OutboxRecord.fetchAll(
+            // Each row with its transition, in one query.
+            let found = try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
-                            SELECT * FROM outbox o
+                        SELECT o.*, t.id AS t_id, t.rule AS t_rule, t.kind AS t_kind, t.station AS t_station,
+                          t.metric AS t_metric, t.state AS t_state, t.level AS t_level, t.from_level AS t_from_level,
+                          t.at AS t_at, t.value AS t_value, t.unit AS t_unit, t.severity AS t_severity,
+                          t.labels AS t_labels, t.summary AS t_summary, t.explanation AS t_explanation,
+                          t.message AS t_message, t.recorded_at AS t_recorded_at
+                        FROM outbox o LEFT JOIN transitions t ON t.id = o.transition_id
                         WHERE ((o.state = 'pending' AND o.due_at <= :now) OR (o.state = 'sending' AND o.lease_until <= :now))
                           AND NOT EXISTS (
                             SELECT 1 FROM outbox p
@@ -210,7 +225,9 @@ extension SQLiteStore {
                         """), arguments: ["now": now, "limit": limit])
             var batches: [OutboxBatch] = []
             var index: [String: Int] = [:]
-            for var row in rows {
+            for found in found {
+                var row = OutboxRecord(row: found)
+                let transition = (found["t_id"] as Int64?).map { _ in TransitionRecord(row: found, prefix: "t_") }
                 // A row that was already in a batch keeps it (same idempotency key after a crash).
                 let key = row.batch ?? "\(row.receiver)\u{1F}\(row.route.map(String.init) ?? "-")\u{1F}\(row.groupKey)"
                 row.state = .sending
@@ -218,6 +235,7 @@ extension SQLiteStore {
                 row.attempts += 1
                 if let i = index[key] {
                     batches[i].rows.append(row)
+                    if let transition { batches[i].transitions.append(transition) }
                     batches[i].attempt = max(batches[i].attempt, row.attempts)
                     batches[i].firstCreatedAt = min(batches[i].firstCreatedAt, row.createdAt)
                 } else {
@@ -225,31 +243,39 @@ extension SQLiteStore {
                     batches.append(
                         OutboxBatch(
                             key: row.batch ?? row.id, receiver: row.receiver, route: row.route, rows: [row],
-                            transitions: [],
+                            transitions: transition.map { [$0] } ?? [],
                             attempt: row.attempts, firstCreatedAt: row.createdAt))
                 }
             }
-            // One query for every claimed row's transition, not one per batch.
-            let allIDs = batches.flatMap { $0.rows.map(\.transitionID) }
-            var byID: [Int64: TransitionRecord] = [:]
-            byID.reserveCapacity(allIDs.count)
-            // Through a temporary list of ids: one prepared statement whatever the count.
-            let wanted = try db.cachedStatement(sql: "SELECT * FROM transitions WHERE id = ?")
-            for id in Set(allIDs) {
-                if let t = try TransitionRecord.fetchOne(wanted, arguments: [id]) { byID[id] = t }
-            }
-            let claim = try db.cachedStatement(
+            // Rows whose batch key is their own id (or the batch they already had) are claimed by one
+            // statement; the others of a new multi-row batch take its first row's id one by one.
+            var together: [String] = []
+            let single = try db.cachedStatement(
                 sql:
                     "UPDATE outbox SET state = 'sending', lease_until = ?, attempts = ?, batch = ?, claimed_by = ? WHERE id = ?"
             )
             for i in batches.indices {
                 for j in batches[i].rows.indices {
+                    let own = batches[i].rows[j].batch ?? batches[i].rows[j].id
                     batches[i].rows[j].batch = batches[i].key
                     let row = batches[i].rows[j]
-                    claim.setUncheckedArguments([row.leaseUntil, row.attempts, row.batch, instance, row.id])
-                    try claim.execute()
+                    if own == batches[i].key {
+                        together.append(row.id)
+                    } else {
+                        single.setUncheckedArguments([row.leaseUntil, row.attempts, row.batch, instance, row.id])
+                        try single.execute()
+                    }
                 }
-                batches[i].transitions = batches[i].rows.compactMap { byID[$0.transitionID] }
+            }
+            if !together.isEmpty {
+                let ids = "[" + together.map(JSONText.string).joined(separator: ",") + "]"
+                try db.cachedStatement(
+                    sql: """
+                        UPDATE outbox SET state = 'sending', lease_until = ?, attempts = attempts + 1,
+                          batch = coalesce(batch, id), claimed_by = ?
+                        WHERE id IN (SELECT value FROM json_each(?))
+                        """
+                ).execute(arguments: [now + lease, instance, ids])
             }
             return batches
         }

@@ -330,7 +330,9 @@ extension SQLiteStore {
                   severity, labels, summary, explanation, message, recorded_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+        var deltas = MetricDeltas()
         for t in transitions.sorted(by: Transition.outputOrder) {
+            deltas.transition(rule: t.rule, state: t.state.rawValue)
             let message = e.render(t)
             let r = TransitionRecord(t, message: message, recordedAt: e.now)
             insert.setUncheckedArguments([
@@ -347,6 +349,7 @@ extension SQLiteStore {
             }
             logged.append(Logged(transition: t, message: message, id: id, routed: routed))
         }
+        try deltas.write(db)
         return logged
     }
 }

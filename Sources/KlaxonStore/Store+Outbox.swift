@@ -187,11 +187,14 @@ extension SQLiteStore {
         async throws
     {
         try await requireWriter().write { db in
+            var deltas = MetricDeltas()
             for (t, message, deliveries) in transitions {
                 var record = TransitionRecord(t, message: message, recordedAt: now / 1000)
                 try record.insert(db)
+                deltas.transition(rule: t.rule, state: t.state.rawValue)
                 try Self.enqueue(db, transitionID: record.id ?? 0, transition: t, planned: deliveries, now: now)
             }
+            try deltas.write(db)
         }
     }
 
@@ -304,12 +307,20 @@ extension SQLiteStore {
     /// Puts a dead (or dropped) row back in the queue, due now, keeping its id. Returns false if no such row.
     public func retryOutbox(id: String, now: Int64) async throws -> Bool {
         try await requireWriter().write { db in
+            guard
+                let old = try String.fetchOne(
+                    db, sql: "SELECT state FROM outbox WHERE id = ? AND state IN ('dead', 'dropped', 'muted')",
+                    arguments: [id])
+            else { return false }
             try db.execute(
                 sql: """
                     UPDATE outbox SET state = 'pending', due_at = ?, lease_until = NULL, attempts = 0, created_at = ?
-                    WHERE id = ? AND state IN ('dead', 'dropped', 'muted')
+                    WHERE id = ?
                     """, arguments: [now, now, id])
-            return db.changesCount > 0
+            var deltas = MetricDeltas()
+            deltas.add("outbox", old, n: -1)
+            try deltas.write(db)
+            return true
         }
     }
 
@@ -439,6 +450,7 @@ extension SQLiteStore {
                 sql:
                     "UPDATE outbox SET state = ?, lease_until = NULL, claimed_by = NULL, last_error = ?, sent_at = ? WHERE id = ?"
             )
+            var deltas = MetricDeltas()
             for outcome in outcomes {
                 switch outcome {
                 case .finish(let batch, let state, let now, let retryAt, let error):
@@ -449,6 +461,11 @@ extension SQLiteStore {
                         } else {
                             finish.setUncheckedArguments([state.rawValue, error, state == .sent ? now : nil, row.id])
                             try finish.execute()
+                            if db.changesCount > 0 {
+                                deltas.outcome(
+                                    receiver: row.receiver, state: state.rawValue,
+                                    latency: state == .sent ? Double(now - row.createdAt) / 1000 : nil)
+                            }
                         }
                     }
                 case .reschedule(let batch, let key, let dueAt):
@@ -463,11 +480,13 @@ extension SQLiteStore {
                 case .system(let t, let message, let receiver, let now):
                     var record = TransitionRecord(t, message: message, recordedAt: now / 1000)
                     try record.insert(db)
+                    deltas.transition(rule: t.rule, state: t.state.rawValue)
                     try SQLiteStore.enqueue(
                         db, transitionID: record.id ?? 0, transition: t, deliveries: [(receiver, nil, "system", now)],
                         purpose: "system", now: now)
                 }
             }
+            try deltas.write(db)
         }
     }
 }

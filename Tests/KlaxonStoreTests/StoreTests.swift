@@ -287,3 +287,51 @@ extension Store {
         #expect(TransitionRecord(bare, message: "m", recordedAt: 0).labels == "{}")
     }
 }
+
+/// `/metrics` counts kept by the store's own write paths (not by triggers): they follow the outbox
+/// through claim, outcome, retry and pruning.
+@Suite struct MetricCountTests {
+    @Test func countsFollowTheOutbox() async throws {
+        let db = try TempDatabase()
+        let store = try SQLiteStore.open(path: db.path)
+        let now: Int64 = 1_800_000_000_000
+        let transitions = (0..<3).map { i in
+            let t = Transition(
+                rule: "high", kind: "threshold", station: "S\(i)", metric: "level", state: .firing, at: now / 1000,
+                value: 1, severity: .warning, labels: [:], summary: "s", explanation: "e")
+            return (t, "m", [PlannedDelivery(receiver: "hook", route: nil, groupKey: "S\(i)")])
+        }
+        try await store.record(transitions, now: now)
+        var m = try await store.metrics()
+        #expect(m.transitions["high"]?["firing"] == 3)
+        #expect(m.outbox["pending"] == 3 && m.outbox["sending"] == 0)
+
+        let batches = try await store.claim(now: now, lease: 30_000, limit: 10, instance: nil)
+        #expect(batches.count == 3)
+        m = try await store.metrics()
+        #expect(m.outbox["pending"] == 0 && m.outbox["sending"] == 3)
+
+        try await store.apply([
+            .finish(batches[0], state: .sent, now: now + 40, retryAt: nil, error: nil),
+            .finish(batches[1], state: .sent, now: now + 2_000, retryAt: nil, error: nil),
+            .finish(batches[2], state: .dead, now: now + 10, retryAt: nil, error: "x"),
+        ])
+        m = try await store.metrics()
+        #expect(m.outbox["sending"] == 0 && m.outbox["sent"] == 2 && m.outbox["dead"] == 1)
+        #expect(m.deliveries["hook"] == ["sent": 2, "dead": 1])
+        #expect(m.latencyCount == 2 && abs(m.latencySum - 2.04) < 1e-9)
+        #expect(m.latencyBuckets.first { $0.le == 0.05 }?.count == 1)
+        #expect(m.latencyBuckets.first { $0.le == 2.5 }?.count == 2)
+
+        #expect(try await store.retryOutbox(id: batches[2].rows[0].id, now: now + 50))
+        #expect(try await !store.retryOutbox(id: batches[2].rows[0].id, now: now + 60))  // no longer dead
+        m = try await store.metrics()
+        #expect(m.outbox["dead"] == 0 && m.outbox["pending"] == 1)
+        #expect(m.deliveries["hook"]?["dead"] == 1)  // an outcome reached stays counted
+
+        // A new database over the same file reads the same totals.
+        let reopened = try SQLiteStore.open(path: db.path)
+        let again = try await reopened.metrics()
+        #expect(again.transitions == m.transitions && again.outbox == m.outbox && again.deliveries == m.deliveries)
+    }
+}

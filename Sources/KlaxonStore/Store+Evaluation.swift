@@ -330,6 +330,7 @@ extension SQLiteStore {
                   severity, labels, summary, explanation, message, recorded_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+        if !transitions.isEmpty && e.route != nil { try deferForeignKeys(db) }
         var deltas = MetricDeltas()
         for t in transitions.sorted(by: Transition.outputOrder) {
             deltas.transition(rule: t.rule, state: t.state.rawValue)

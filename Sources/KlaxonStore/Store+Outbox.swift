@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import KlaxonCore
 
 /// A row of `outbox`: one notification owed to one receiver. Its `id` is stable for life and is the
@@ -111,7 +112,6 @@ extension SQLiteStore {
         purpose: String = "transition", now: Int64
     ) throws {
         guard !deliveries.isEmpty else { return }
-        try deferForeignKeys(db)
         var seq = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(seq), 0) FROM outbox")) ?? 0
         let insert = try db.cachedStatement(
             sql: """
@@ -134,8 +134,14 @@ extension SQLiteStore {
     /// transaction: a statement that may fail a foreign key otherwise keeps a statement journal so it
     /// can be undone alone, and opening one per row cost as much as the row. A violation still fails
     /// the whole transaction.
+    ///
+    /// Run through SQLite directly: GRDB empties its statement cache after any `PRAGMA` it runs, and
+    /// every statement of the transaction would then be compiled again.
     static func deferForeignKeys(_ db: Database) throws {
-        try db.cachedStatement(sql: "PRAGMA defer_foreign_keys = ON").execute()
+        let rc = sqlite3_exec(db.sqliteConnection, "PRAGMA defer_foreign_keys = ON", nil, nil, nil)
+        guard rc == SQLITE_OK else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: "PRAGMA defer_foreign_keys failed")
+        }
     }
 
     /// Queues planned deliveries, each due when its group's timing says.
@@ -187,6 +193,7 @@ extension SQLiteStore {
         async throws
     {
         try await requireWriter().write { db in
+            try Self.deferForeignKeys(db)
             var deltas = MetricDeltas()
             for (t, message, deliveries) in transitions {
                 var record = TransitionRecord(t, message: message, recordedAt: now / 1000)
@@ -404,6 +411,7 @@ extension SQLiteStore {
         async throws
     {
         try await requireWriter().write { db in
+            try Self.deferForeignKeys(db)
             try SQLiteStore.enqueue(
                 db, transitionID: transitionID, transition: transition, deliveries: [(receiver, route, groupKey, now)],
                 purpose: "repeat", now: now)
@@ -450,6 +458,7 @@ extension SQLiteStore {
                 sql:
                     "UPDATE outbox SET state = ?, lease_until = NULL, claimed_by = NULL, last_error = ?, sent_at = ? WHERE id = ?"
             )
+            try Self.deferForeignKeys(db)
             var deltas = MetricDeltas()
             for outcome in outcomes {
                 switch outcome {

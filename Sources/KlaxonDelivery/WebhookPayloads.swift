@@ -50,16 +50,23 @@ public enum WebhookPayloads {
         dataTime(a.transition) + (ackHint(a).map { " · \($0)" } ?? "")
     }
 
+    /// One alert's labels (its match labels but `rule`) and annotations in the generic payload.
+    static func genericParts(_ a: NotifiedAlert) -> (labels: [String: String], annotations: [String: String]) {
+        let t = a.transition
+        var labels = t.matchLabels
+        labels.removeValue(forKey: "rule")
+        var annotations = ["summary": a.message, "description": t.explanation, "data_time": Timestamp.format(t.at)]
+        if a.id > 0 { annotations["alert_id"] = String(a.id) }
+        if let f = t.fromLevel { annotations["previous_level"] = f }
+        if let v = t.value { annotations["value"] = formatValue(v) }
+        return (labels, annotations)
+    }
+
     /// Alertmanager webhook payload, version 4, so any Alertmanager consumer accepts Klaxon's.
     public static func generic(_ n: AlertNotification, groupBy: [String]) -> [String: Any] {
         let alerts: [[String: Any]] = n.alerts.map { a in
             let t = a.transition
-            var labels = t.matchLabels
-            labels.removeValue(forKey: "rule")
-            var annotations = ["summary": a.message, "description": t.explanation, "data_time": Timestamp.format(t.at)]
-            if a.id > 0 { annotations["alert_id"] = String(a.id) }
-            if let f = t.fromLevel { annotations["previous_level"] = f }
-            if let v = t.value { annotations["value"] = formatValue(v) }
+            let (labels, annotations) = genericParts(a)
             let resolved = t.state == .resolved
             return [
                 "status": resolved ? "resolved" : "firing", "labels": labels, "annotations": annotations,
@@ -117,12 +124,7 @@ public enum WebhookPayloads {
         out += "{\"alerts\":["
         for (i, a) in n.alerts.enumerated() {
             let t = a.transition
-            var labels = t.matchLabels
-            labels.removeValue(forKey: "rule")
-            var annotations = ["summary": a.message, "description": t.explanation, "data_time": Timestamp.format(t.at)]
-            if a.id > 0 { annotations["alert_id"] = String(a.id) }
-            if let f = t.fromLevel { annotations["previous_level"] = f }
-            if let v = t.value { annotations["value"] = formatValue(v) }
+            let (labels, annotations) = genericParts(a)
             let resolved = t.state == .resolved
             let at = Timestamp.format(t.at)
             if i > 0 { out += "," }

@@ -74,6 +74,9 @@ public final class Daemon: Sendable {
             logger.warning(
                 "transition reaches no receiver", metadata: ["rule": "\(t.rule)", "station": "\(t.station)"])
         }
+        // A large evaluation's working memory (readings stepped, transitions and messages) goes back to
+        // the system instead of staying with glibc.
+        if result.transitions.count + result.newReadings > 10_000 { releaseFreeMemory() }
         if !result.transitions.isEmpty || result.newReadings > 0 {
             logger.info(
                 "evaluated",

@@ -10,7 +10,7 @@ import Synchronization
 /// request here: its request state machines, tracing span and per-request body stream cost more
 /// than the request itself, and capped delivery below 5,000 webhooks/s on two cores. This sends
 /// head and body in one write and keeps only the response head; the body is read and dropped, and
-/// a body over 1 MiB ends the connection. Concurrency is bounded by the dispatcher (the receiver's
+/// past 1 MiB of it the connection is closed (the status stands). Concurrency is bounded by the dispatcher (the receiver's
 /// `connections:`); idle connections are kept up to that number.
 ///
 /// A request on a reused connection that the server had closed meanwhile (an idle keep-alive
@@ -160,7 +160,16 @@ final class WebhookExchangeHandler: ChannelDuplexHandler, RemovableChannelHandle
             head = h
         case .body(let part):
             bodyBytes += part.readableBytes
-            if bodyBytes > Self.bodyLimit { fail(WebhookConnections.Failure.bodyTooLarge, context: context) }
+            guard bodyBytes > Self.bodyLimit, let promise = pending else { return }
+            // The status is in: it stands. The rest of the body is not read; the connection goes.
+            pending = nil
+            if var head {
+                head.headers.replaceOrAdd(name: "connection", value: "close")
+                promise.succeed(head)
+            } else {
+                promise.fail(WebhookConnections.Failure.bodyTooLarge)
+            }
+            context.close(promise: nil)
         case .end:
             guard let promise = pending else { return }
             pending = nil

@@ -237,8 +237,9 @@ public enum KlaxonHTTP {
     }
 }
 
-/// Hands memory freed by a large request back to the system (glibc keeps it otherwise).
-func releaseFreeMemory() {
+/// Hands memory freed by a large request (or a large evaluation) back to the system (glibc keeps
+/// it otherwise).
+public func releaseFreeMemory() {
     #if os(Linux)
         _ = glibcMallocTrim(0)
     #endif

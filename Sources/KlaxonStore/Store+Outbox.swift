@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import KlaxonCore
+import Synchronization
 
 /// A row of `outbox`: one notification owed to one receiver. Its `id` is stable for life and is the
 /// idempotency key: a retry, or a resend after a crash, carries the same key.
@@ -48,13 +49,18 @@ public struct OutboxRecord: Codable, Sendable, Equatable, FetchableRecord, Persi
 
     public static func alertKey(_ t: Transition) -> String { "\(t.rule)|\(t.station)|\(t.metric)" }
 
-    /// A new row id: a random UUID in lower case (written directly: `uuidString.lowercased()` cost
-    /// as much as the row's insert).
+    /// A new row id: a random (version 4) UUID in lower case. Written directly (`uuidString
+    /// .lowercased()` cost as much as the row's insert) from a generator seeded once from the
+    /// system's: `UUID()` asks the kernel for randomness every time. The ids are keys, not secrets.
     static func newID() -> String {
-        let u = UUID().uuid
-        let bytes = [
-            u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15,
-        ]
+        let (a, b) = idGenerator.withLock { ($0.next(), $0.next()) }
+        var bytes =
+            (0..<8).map { UInt8(truncatingIfNeeded: a >> (8 * $0)) }
+            + (0..<8).map {
+                UInt8(truncatingIfNeeded: b >> (8 * $0))
+            }
+        bytes[6] = bytes[6] & 0x0f | 0x40  // version 4
+        bytes[8] = bytes[8] & 0x3f | 0x80  // RFC 4122 variant
         var out: [UInt8] = []
         out.reserveCapacity(36)
         for (i, b) in bytes.enumerated() {
@@ -66,6 +72,34 @@ public struct OutboxRecord: Codable, Sendable, Equatable, FetchableRecord, Persi
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
+    private static let idGenerator = Mutex(Xoshiro256())
+}
+
+/// xoshiro256** (Blackman and Vigna), seeded from the system's generator.
+struct Xoshiro256: RandomNumberGenerator {
+    private var s: (UInt64, UInt64, UInt64, UInt64)
+
+    init() {
+        var system = SystemRandomNumberGenerator()
+        s = (system.next(), system.next(), system.next(), system.next())
+        if s == (0, 0, 0, 0) { s.0 = 1 }
+    }
+
+    mutating func next() -> UInt64 {
+        let result = (s.1 &* 5).rotatedLeft(7) &* 9
+        let t = s.1 << 17
+        s.2 ^= s.0
+        s.3 ^= s.1
+        s.1 ^= s.2
+        s.0 ^= s.3
+        s.2 ^= t
+        s.3 = s.3.rotatedLeft(45)
+        return result
+    }
+}
+
+extension UInt64 {
+    fileprivate func rotatedLeft(_ k: UInt64) -> UInt64 { (self << k) | (self >> (64 - k)) }
 }
 
 extension OutboxRecord {

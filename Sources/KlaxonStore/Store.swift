@@ -21,10 +21,14 @@ public final class SQLiteStore: Store {
     public static func open(path: String) throws -> SQLiteStore {
         var config = Configuration()
         config.busyMode = .timeout(10)
+        // Readers serve the API, chat and pages: a few of them, with small caches. The writer's cache
+        // is the one bulk ingest and evaluation lean on.
+        config.maximumReaderCount = 3
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            // 32 MiB of page cache per connection: bulk ingest and replays touch many index pages.
-            try db.execute(sql: "PRAGMA cache_size = -32768")
+            // 32 MiB of page cache for the writer (bulk ingest touches many index pages), 4 MiB for each
+            // reader: the daemon's memory is mostly these caches.
+            try db.execute(sql: db.configuration.readonly ? "PRAGMA cache_size = -4096" : "PRAGMA cache_size = -32768")
             // Statement journals (an insert checked against a foreign key keeps one) in memory, not
             // in a temporary file opened per statement: a fifth of an evaluation's time went there.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")

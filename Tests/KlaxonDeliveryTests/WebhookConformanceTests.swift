@@ -153,6 +153,46 @@ import Testing
         #expect(logs.all.contains { $0.contains("will retry") && $0.contains("timed out after 0.3 s") }, "\(logs.all)")
     }
 
+    /// A receiver answering with a huge body: its status counts, the body is not kept, and the next
+    /// send works (on a new connection).
+    @Test func hugeResponseBodyIsDroppedAndTheStatusStands() async throws {
+        try await HTTPSink.with { sink in
+            await sink.script([
+                .respond(status: 200, body: String(repeating: "x", count: 3 << 20)), .ok,
+            ])
+            let notifier = try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/big")))
+            let n = AlertNotification(
+                key: "k1", receiver: "hook", alerts: [NotifiedAlert(transition: transition(), message: "m", id: 1)])
+            try await notifier.send(n)
+            try await notifier.send(n)
+            #expect(await sink.requests().count == 2)
+        }
+    }
+
+    /// Many sends through one notifier, some at once: every one arrives, each with its own key.
+    @Test func keepAliveConnectionsCarryManySends() async throws {
+        try await HTTPSink.with { sink in
+            let notifier = try WebhookNotifier(
+                config: .init(name: "hook", url: Secret(sink.url + "/many?x=1"), connections: 4))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<40 {
+                    group.addTask {
+                        try await notifier.send(
+                            AlertNotification(
+                                key: "k\(i)", receiver: "hook",
+                                alerts: [NotifiedAlert(transition: transition(), message: "m", id: Int64(i))]))
+                    }
+                    if i % 4 == 3 { try await group.waitForAll() }
+                }
+            }
+            let requests = await sink.requests()
+            #expect(requests.count == 40)
+            #expect(
+                Set(requests.compactMap { $0.headers["idempotency-key"] ?? $0.headers["Idempotency-Key"] }).count == 40)
+            #expect(requests.allSatisfy { $0.path == "/many" && $0.query == "x=1" && $0.method == "POST" })
+        }
+    }
+
     @Test func closedConnectionIsRetried() async throws {
         let closing = try ClosingServer()
         let fixture = try OutboxFixture()

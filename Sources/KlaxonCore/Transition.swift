@@ -82,8 +82,24 @@ public struct AlertKey: Sendable, Hashable, Codable, Comparable {
 /// Formats a value for people: at most 3 decimals, no trailing zeros.
 public func formatValue(_ v: Double) -> String {
     if v.isNaN || v.isInfinite { return "\(v)" }
-    let rounded = (v * 1000).rounded() / 1000
+    let scaled = (v * 1000).rounded()
+    let rounded = scaled / 1000
     if rounded == rounded.rounded(), abs(rounded) < 1e15 { return String(Int64(rounded)) }
+    // Thousandths under 1e14 (at most 14 digits): the shortest form that reads back as `rounded` is
+    // exactly those digits, so they are written directly instead of through `String(Double)` and
+    // trimming (replays format a value for every transition).
+    if abs(scaled) < 1e14 {
+        let k = Int64(scaled)
+        var fraction = k.magnitude % 1000
+        var places = 3
+        while fraction != 0 && fraction % 10 == 0 {
+            fraction /= 10
+            places -= 1
+        }
+        let digits = String(fraction)
+        return (k < 0 ? "-" : "") + String(k.magnitude / 1000) + "."
+            + String(repeating: "0", count: places - digits.count) + digits
+    }
     var s = String(rounded)
     if s.contains("e") { return s }
     while s.hasSuffix("0") { s.removeLast() }

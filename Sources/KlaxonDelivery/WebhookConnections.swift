@@ -86,7 +86,14 @@ final class WebhookConnections: Sendable {
                 }
             }
         do {
-            return try await bootstrap.connect(host: host, port: port).get()
+            let connecting = bootstrap.connect(host: host, port: port)
+            let channel = try await withTaskCancellationHandler {
+                try await connecting.get()
+            } onCancel: {
+                connecting.whenSuccess { $0.close(promise: nil) }
+            }
+            try Task.checkCancellation()
+            return channel
         } catch let error as ChannelError {
             if case .connectTimeout = error { throw Failure.timedOut }
             throw error
@@ -105,7 +112,13 @@ final class WebhookConnections: Sendable {
         }
         channel.writeAndFlush(WebhookExchange(head: head, body: body, response: promise), promise: nil)
         do {
-            let response = try await promise.futureResult.get()
+            // Cancelled (the dispatcher stopping): the connection is closed, which ends the exchange
+            // at once, as AsyncHTTPClient does; nothing is left open behind a stopped daemon.
+            let response = try await withTaskCancellationHandler {
+                try await promise.futureResult.get()
+            } onCancel: {
+                channel.close(promise: nil)
+            }
             timer.cancel()
             release(channel, keepAlive: response.isKeepAlive)
             return response

@@ -128,8 +128,13 @@ public struct WebhookNotifier: Notifier {
         guard let url else { throw HTTPClientError.invalidURL }
         let request = try HTTPClient.Request(
             url: url, method: .POST, headers: headers, body: .byteBuffer(ByteBuffer(bytes: payload)))
-        return try await client.execute(request: request, delegate: ResponseHead(), deadline: deadline)
-            .futureResult.get()
+        let task = client.execute(request: request, delegate: ResponseHead(), deadline: deadline)
+        // Cancelled (the dispatcher stopping): the request is cancelled and its connection closed.
+        return try await withTaskCancellationHandler {
+            try await task.futureResult.get()
+        } onCancel: {
+            task.cancel()
+        }
     }
 
     /// For an `http://` URL with a host: its connections, the request target (path and query as

@@ -18,7 +18,9 @@ public final class SQLiteStore: Store {
     }
 
     /// Opens (creating if needed) a database file for reading and writing, and migrates it.
-    public static func open(path: String) throws -> SQLiteStore {
+    /// `writerCacheMiB` is the writing connection's page cache: 32 MiB suits bulk ingest; the daemon,
+    /// which writes a little at a time and stays up, takes less.
+    public static func open(path: String, writerCacheMiB: Int = 32) throws -> SQLiteStore {
         var config = Configuration()
         config.busyMode = .timeout(10)
         // Readers serve the API, chat and pages: a few of them, with small caches. The writer's cache
@@ -26,9 +28,10 @@ public final class SQLiteStore: Store {
         config.maximumReaderCount = 3
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            // 32 MiB of page cache for the writer (bulk ingest touches many index pages), 4 MiB for each
-            // reader: the daemon's memory is mostly these caches.
-            try db.execute(sql: db.configuration.readonly ? "PRAGMA cache_size = -4096" : "PRAGMA cache_size = -32768")
+            // A large page cache for the writer (bulk ingest touches many index pages), 4 MiB for each
+            // reader.
+            let kib = db.configuration.readonly ? 4096 : max(1, writerCacheMiB) * 1024
+            try db.execute(sql: "PRAGMA cache_size = -\(kib)")
             // Statement journals (an insert checked against a foreign key keeps one) in memory, not
             // in a temporary file opened per statement: a fifth of an evaluation's time went there.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")

@@ -127,3 +127,25 @@ public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) asy
         DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
     }
 }
+
+/// Hands memory freed by a large piece of work (a big request, evaluation or dispatch pass) back to
+/// the system; glibc keeps it otherwise, and a long-running daemon's footprint stays at its peak.
+public func releaseFreeMemory() {
+    #if os(Linux)
+        _ = glibcMallocTrim(0)
+    #endif
+}
+
+/// Caps glibc's malloc arenas (one per thread by default, each holding its own free memory): for a
+/// long-running process with many threads and modest allocation, a few are enough.
+public func limitMallocArenas(_ count: Int32) {
+    #if os(Linux)
+        _ = glibcMallopt(-8, count)  // M_ARENA_MAX
+    #endif
+}
+
+#if os(Linux)
+    /// glibc's `malloc_trim` and `mallopt`, which its Swift module does not import.
+    @_silgen_name("malloc_trim") private func glibcMallocTrim(_ pad: Int) -> Int32
+    @_silgen_name("mallopt") private func glibcMallopt(_ param: Int32, _ value: Int32) -> Int32
+#endif

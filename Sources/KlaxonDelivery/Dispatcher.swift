@@ -245,6 +245,8 @@ public final class Dispatcher: Sendable {
                 let p = try await self.dispatchOnce()
                 return (p, p.batches > 0 ? nil : try await self.store.nextDue())
             }
+            // A large pass's working memory (claimed rows, bodies, buffers) goes back to the system.
+            if p.batches >= 1_000 { releaseFreeMemory() }
             if p.batches > 0 { continue }
             // Due but not claimable (held behind an earlier row another dispatcher is sending): poll.
             // A nudge (this process queued something) ends the wait at once.

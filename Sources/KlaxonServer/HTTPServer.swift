@@ -237,19 +237,6 @@ public enum KlaxonHTTP {
     }
 }
 
-/// Hands memory freed by a large request (or a large evaluation) back to the system (glibc keeps
-/// it otherwise).
-public func releaseFreeMemory() {
-    #if os(Linux)
-        _ = glibcMallocTrim(0)
-    #endif
-}
-
-#if os(Linux)
-    /// glibc's `malloc_trim`, which its Swift module does not import.
-    @_silgen_name("malloc_trim") private func glibcMallocTrim(_ pad: Int) -> Int32
-#endif
-
 /// A request that finds the database locked by another process gets 503 with `Retry-After`, not 500:
 /// the daemon is fine, and the same request will work shortly.
 struct StoreBusyMiddleware<Context: RequestContext>: RouterMiddleware {

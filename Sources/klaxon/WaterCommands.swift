@@ -243,6 +243,7 @@ struct RunCommand: AsyncParsableCommand {
             }
             var logger = Logger(label: "klaxon") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = level
+            limitMallocArenas(2)
             // A long-running writer of small batches: a modest page cache keeps the daemon small.
             let store = try SQLiteStore.open(path: cfg.database ?? "klaxon.sqlite", writerCacheMiB: 8)
             for line in try await WaterContext.missingCategories(rules: ruleList, store: store) {

@@ -78,6 +78,7 @@ let package = Package(
         .target(
             name: "KlaxonTesting",
             dependencies: [
+                "KlaxonServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -92,6 +93,7 @@ let package = Package(
             dependencies: [
                 "KlaxonCore", "KlaxonStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

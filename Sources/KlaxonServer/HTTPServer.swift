@@ -110,7 +110,8 @@ public enum KlaxonHTTP {
             return json(["alerts": alerts], status: .ok)
         }
         return Application(
-            router: router, configuration: .init(address: .hostname(settings.host, port: settings.port)),
+            router: router, server: .settledHTTP1(),
+            configuration: .init(address: .hostname(settings.host, port: settings.port)),
             onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) }, logger: logger)
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import KlaxonServer
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -109,7 +110,8 @@ public final class HTTPSink: TestServer {
         let app = Application(
             responder: CallbackResponder(callback: handler),
             server: HTTPServerBuilder { responder in
-                TrackedChildChannel(base: HTTP1Channel(responder: responder), connections: connections)
+                TrackedChildChannel(
+                    base: SettledChildChannel(HTTP1Channel(responder: responder)), connections: connections)
             },
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in

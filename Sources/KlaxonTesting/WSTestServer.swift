@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
+import KlaxonServer
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -84,7 +85,7 @@ public final class WSTestServer: TestServer {
                         while try await iterator.next() != nil {}
                     }
                 }
-                return TrackedChildChannel(base: upgrading, connections: connections)
+                return TrackedChildChannel(base: SettledChildChannel(upgrading), connections: connections)
             },
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in

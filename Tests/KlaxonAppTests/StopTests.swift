@@ -1,5 +1,7 @@
 import Foundation
+import Hummingbird
 import KlaxonCore
+import KlaxonServer
 import KlaxonSources
 import KlaxonStore
 import KlaxonTesting
@@ -143,6 +145,57 @@ struct StopTests {
             #expect(await sink.stop())
             #expect(await feed.stop())
             #expect(await smtp.stop())
+        }
+    }
+
+    @Test("the daemon's HTTP server, cancelled 40 times while connections keep arriving, never traps")
+    func serverCancelledUnderArrivingConnections() async throws {
+        // Cancelling a NIO server's task while an accepted connection waits to be served dropped that
+        // connection unfinished, and NIO trapped the whole process (apple/swift-nio#3481): the daemon
+        // cancels its server when a stop outlasts the graceful budget. Plain `.http1()` trapped here
+        // within a few rounds; the daemon's server settles such connections instead.
+        let s = try Scratch()
+        let store = try SQLiteStore.open(path: s.path("server.db"))
+        var logger = Logger(label: "klaxon.test")
+        logger.logLevel = .critical
+        for _ in 0..<40 {
+            let (stream, continuation) = AsyncStream<Int>.makeStream()
+            let app = KlaxonHTTP.application(
+                store: store, settings: .init(port: 0), metrics: .init(), logger: logger,
+                onRunning: { port in
+                    continuation.yield(port)
+                    continuation.finish()
+                })
+            let task = Task {
+                defer { continuation.finish() }
+                try await app.run()
+            }
+            var port = 0
+            for await p in stream { port = p }
+            try #require(port > 0)
+            let storm = ConnectionStorm(ports: [port], threads: 3)
+            try await poll(until: "connections arrive") { storm.connected >= 20 }
+            task.cancel()
+            _ = await task.result
+            storm.end()
+            try await poll(until: "the clients stop") { storm.ended }
+        }
+    }
+
+    @Test("servers stopped while connections keep arriving end cleanly: an accepted connection never traps")
+    func stopsUnderArrivingConnections() async throws {
+        // A connection accepted while a NIO server shuts down can be dropped before its handler takes
+        // it; unguarded, that traps the whole process (apple/swift-nio#2813). Clients here connect,
+        // send a request and hang up, from threads of their own, for as long as the servers stop.
+        for round in 0..<30 {
+            let sink = try await HTTPSink.start()
+            let feed = try await WSTestServer.start(scripts: [])
+            let storm = ConnectionStorm(ports: [sink.port, feed.port], threads: 3)
+            try await poll(until: "connections arrive") { storm.connected >= 2 + round % 7 }
+            #expect(await sink.stop())
+            #expect(await feed.stop())
+            storm.end()
+            try await poll(until: "the clients stop") { storm.ended }
         }
     }
 
@@ -316,4 +369,58 @@ struct StopTests {
         #expect(ended && daemon.process.terminationReason == .exit && daemon.process.terminationStatus == 130)
         #expect(ContinuousClock.now - first < .seconds(5), "the second Ctrl-C should exit at once")
     }
+}
+
+/// Threads that connect to `ports` in turn, send a request or nothing, and hang up, until `end()`.
+final class ConnectionStorm: Sendable {
+    private let running = Atomic<Bool>(true)
+    private let count = Atomic<Int>(0)
+    private let alive: Atomic<Int>
+
+    /// Connections made so far.
+    var connected: Int { count.load(ordering: .relaxed) }
+
+    /// Whether every thread has ended, after `end()`.
+    var ended: Bool { alive.load(ordering: .acquiring) == 0 }
+
+    init(ports: [Int], threads: Int) {
+        alive = Atomic(threads)
+        for t in 0..<threads {
+            let thread = Thread { [self] in
+                var i = t
+                while running.load(ordering: .relaxed) {
+                    i += 1
+                    let send = i % 3 == 0 ? "" : "GET /x HTTP/1.1\r\nHost: x\r\n\r\n"
+                    if Self.connect(port: ports[i % ports.count], send: send) { count.add(1, ordering: .relaxed) }
+                }
+                alive.subtract(1, ordering: .releasing)
+            }
+            thread.start()
+        }
+    }
+
+    /// Connects, sends `text`, hangs up. A connect waits at most 20 ms: a stopping server's full
+    /// backlog would otherwise hold it for a SYN retry (a second).
+    static func connect(port: Int, send text: String) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var limit = timeval(tv_sec: 0, tv_usec: 20_000)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = UInt16(port).bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Foundation.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { return false }
+        if !text.isEmpty { _ = text.withCString { write(fd, $0, strlen($0)) } }
+        return true
+    }
+
+    /// Tells the threads to stop.
+    func end() { running.store(false, ordering: .relaxed) }
 }

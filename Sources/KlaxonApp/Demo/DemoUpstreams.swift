@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import KlaxonCore
+import KlaxonServer
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -104,7 +105,7 @@ public struct DemoUpstreams: Sendable {
                         }
                     }
                 }
-                return ClosableChildChannel(base: upgrading, connections: world.connections)
+                return ClosableChildChannel(base: SettledChildChannel(upgrading), connections: world.connections)
             },
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in

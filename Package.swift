@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // Pure domain: rule kinds, alert state machine, readings parsing. Foundation + Logging only.
@@ -149,7 +150,10 @@ let package = Package(
         ),
         .testTarget(
             name: "KlaxonAppTests",
-            dependencies: ["KlaxonApp", "KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonTesting"],
+            dependencies: [
+                "KlaxonApp", "KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonTesting",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

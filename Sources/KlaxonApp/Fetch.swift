@@ -64,6 +64,7 @@ public enum Fetch {
                 } else {
                     result = try await source.fetch(cursor: state?.cursor, now: now, http: http)
                 }
+                if let problem = result.batch.problem() { throw UserError("\(source.name): \(problem)") }
                 o.stats = try await store.write(result.batch, source: source.name, cursor: result.cursor, at: now)
                 o.gaps = result.batch.gaps
                 o.stations = Set(result.batch.stations.map(\.id)).count

@@ -116,6 +116,13 @@ public enum Ingest {
     }
 }
 
+/// A JSON number as `JSONSerialization` gives it; nil for anything else, `true` and `false` included
+/// (which would otherwise bridge to 1 and 0).
+func jsonNumber(_ value: Any?) -> Double? {
+    guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else { return nil }
+    return number.doubleValue
+}
+
 /// `klaxon ingest --format …`: saved responses of the services, for back-testing rules on past
 /// events (a year of a river's data, then `dry-run --db`).
 public enum IngestFormat: String, CaseIterable, Sendable {
@@ -141,10 +148,18 @@ public enum IngestFormat: String, CaseIterable, Sendable {
     /// Parses a whole saved response. `owmUnits` is the `units=` the OpenWeatherMap response was
     /// asked with (the response does not say): standard (Kelvin), metric or imperial.
     public func parse(_ data: Data, now: Int64 = 0, owmUnits: String = "standard") throws -> SourceBatch {
+        let batch = try parsed(data, now: now, owmUnits: owmUnits)
+        if let problem = batch.problem() { throw UserError("\(rawValue): \(problem)") }
+        return batch
+    }
+
+    func parsed(_ data: Data, now: Int64, owmUnits: String) throws -> SourceBatch {
         switch self {
         case .openMeteoJSON:
             let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-            guard let lat = object?["latitude"] as? Double, let lon = object?["longitude"] as? Double else {
+            guard let lat = jsonNumber(object?["latitude"]), let lon = jsonNumber(object?["longitude"]),
+                abs(lat) <= 90, abs(lon) <= 180
+            else {
                 // Let the parser word the error (HTML page, truncated, error body).
                 _ = try OpenMeteoParser.forecast(data, place: "0.00,0.00", issued: now)
                 throw UserError("open-meteo-json: the response names no latitude/longitude")
@@ -157,8 +172,8 @@ public enum IngestFormat: String, CaseIterable, Sendable {
         case .owmJSON:
             let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
             let coord = (object?["city"] as? [String: Any])?["coord"] as? [String: Any]
-            let lat = (coord?["lat"] ?? object?["lat"]) as? Double
-            let lon = (coord?["lon"] ?? object?["lon"]) as? Double
+            let lat = jsonNumber(coord?["lat"] ?? object?["lat"])
+            let lon = jsonNumber(coord?["lon"] ?? object?["lon"])
             var batch = SourceBatch()
             let key = PlacePoint(latitude: lat ?? 0, longitude: lon ?? 0).key
             if object?["daily"] != nil || (object?["list"] as? [[String: Any]])?.first?["temp"] is [String: Any] {
@@ -168,7 +183,9 @@ public enum IngestFormat: String, CaseIterable, Sendable {
             } else {
                 batch.weather = try OWMParser.fiveDay(data, place: key, units: owmUnits, issued: now)
             }
-            guard lat != nil, lon != nil else { throw UserError("owm-json: the response names no coordinates") }
+            guard let lat, let lon, abs(lat) <= 90, abs(lon) <= 180 else {
+                throw UserError("owm-json: the response names no coordinates (or impossible ones)")
+            }
             return batch
         case .readings: return SourceBatch()
         case .usgsIVJSON: return try USGSIVParser.parse(data)

@@ -200,3 +200,71 @@ public struct PlacePoint: Sendable, Hashable, Codable {
         self.init(latitude: a, longitude: b)
     }
 }
+
+extension SourceBatch {
+    /// Why this batch, parsed from a payload, cannot be stored as it is, or nil. The bounds are
+    /// those of `klaxon ingest`'s CSV: ids, metrics, units, sources and quality codes short,
+    /// printable single-line text; times in the years 1800–2199; numbers finite. A payload that
+    /// breaks them is refused whole, with the first thing wrong named, rather than stored in part
+    /// or with a value it did not mean (a unit conversion that overflowed, a NUL in a station id).
+    public func problem() -> String? {
+        typealias P = ReadingsParser
+        typealias L = ReadingsParser.Limits
+        func text(_ name: String, _ value: String?, _ limit: Int) -> String? {
+            value.flatMap { P.textProblem(name, $0, limit: limit) }
+        }
+        func finite(_ name: String, _ values: [Double?]) -> String? {
+            values.contains { $0.map { !$0.isFinite } ?? false } ? "\(name) holds a number out of range" : nil
+        }
+        func first(_ checks: [String?]) -> String? { checks.lazy.compactMap { $0 }.first }
+        for (i, r) in readings.enumerated() {
+            if r.station.isEmpty || r.metric.isEmpty { return "reading \(i + 1): empty station or metric" }
+            let checks: [String?] = [
+                text("station", r.station, L.stationBytes), text("metric", r.metric, L.metricBytes),
+                P.optionalProblem(unit: r.unit, source: r.source, quality: r.quality), P.timeProblem(r.time),
+                finite("the value", [r.value]),
+            ]
+            if let p = first(checks) { return "reading \(i + 1) (\(P.shown(r.station)) \(P.shown(r.metric))): \(p)" }
+        }
+        for s in stations {
+            if s.id.isEmpty { return "a station with an empty id" }
+            var checks: [String?] = [
+                text("station id", s.id, L.stationBytes), text("name", s.name, 1024), text("time zone", s.timeZone, 64),
+                text("USGS id", s.usgsID, L.stationBytes), text("NWS id", s.nwsLID, L.stationBytes),
+                finite("the position", [s.latitude, s.longitude]),
+            ]
+            for (key, value) in s.attributes { checks += [text("attribute", key, 64), text(key, value, 1024)] }
+            if let p = first(checks) { return "station \(P.shown(s.id)): \(p)" }
+        }
+        for q in quakes {
+            if q.id.isEmpty { return "a quake with an empty id" }
+            var checks: [String?] = [
+                text("quake id", q.id, L.stationBytes),
+                finite("the quake", [q.magnitude, q.latitude, q.longitude, q.depthKm, q.cdi, q.mmi]),
+                text("magType", q.magType, 32), text("place", q.place, 1024), text("title", q.title, 1024),
+                text("alert", q.alert, 32), text("status", q.status, 32), text("type", q.type, 64),
+                text("url", q.url, 2048),
+            ]
+            checks += q.ids.map { text("quake id", $0, L.stationBytes) }
+            if let p = first(checks) { return "quake \(P.shown(q.id)): \(p)" }
+        }
+        for w in weather {
+            let checks: [String?] = [
+                text("place", w.place, L.stationBytes),
+                finite(
+                    "the forecast",
+                    [w.tempMaxC, w.tempMinC, w.precipitationMm, w.precipitationProbability, w.snowfallCm, w.windMaxKmh]),
+            ]
+            if let p = first(checks) { return "forecast for \(P.shown(w.place)) on \(P.shown(w.date)): \(p)" }
+        }
+        for a in weatherAlerts {
+            let w = a.alert
+            let checks: [String?] = [
+                text("place", a.place, L.stationBytes), text("alert id", w.id, 1024), text("event", w.event, 256),
+                text("severity", w.severity, 64), text("url", w.url, 2048),
+            ]
+            if let p = first(checks) { return "alert for \(P.shown(a.place)): \(p)" }
+        }
+        return nil
+    }
+}

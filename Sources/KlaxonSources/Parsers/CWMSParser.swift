@@ -27,8 +27,15 @@ public enum CWMSParser {
         var attributes: [String: String] = [:]
         if let office = page.officeID, !office.isEmpty { attributes["office"] = office }
         batch.stations = [StationInfo(id: location, source: source, attributes: attributes)]
+        let width = columns.width(described: page.valueColumns?.count ?? 0)
         for (index, row) in page.values.enumerated() {
             let row = row.fields
+            // A row short of a field cannot say which one it lacks: its numbers would land in the
+            // wrong columns (a value read as the time), so it is an error, not a guess.
+            guard row.count == width else {
+                throw ParseError(
+                    .badValue, format: format, "values[\(index)] has \(row.count) fields, not \(width)")
+            }
             guard columns.time < row.count, let ms = row[columns.time], abs(ms) < 1e17 else {
                 throw ParseError(.badValue, format: format, "bad date-time in values[\(index)]")
             }
@@ -69,6 +76,9 @@ public enum CWMSParser {
         var time = 0
         var value = 1
         var quality = 2
+
+        /// How many fields each row holds: as many as `value-columns` describes, else 3.
+        func width(described: Int) -> Int { max(described, time + 1, value + 1, quality + 1) }
 
         init(_ described: [Page.Column]) {
             for column in described {

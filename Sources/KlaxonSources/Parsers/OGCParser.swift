@@ -118,14 +118,15 @@ public enum OGCParser {
             latitude = coordinates[1].number
         }
         var timeZone: String?
+        // The zone needs both: `MST` without its daylight-saving flag could be Denver or Phoenix.
         if let abbreviation = p["time_zone_abbreviation"]?.string {
-            let usesDST: Bool
+            let usesDST: Bool?
             switch p["uses_daylight_savings"] {
             case .string(let s)?: usesDST = s.uppercased().hasPrefix("Y")
             case .bool(let b)?: usesDST = b
-            default: usesDST = true
+            default: usesDST = nil
             }
-            timeZone = TimeZones.iana(abbreviation: abbreviation, usesDST: usesDST)
+            timeZone = usesDST.flatMap { TimeZones.iana(abbreviation: abbreviation, usesDST: $0) }
         }
         var attributes: [String: String] = [:]
         for key in ["state_name", "site_type", "site_type_code"] {

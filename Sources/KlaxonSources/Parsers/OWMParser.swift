@@ -26,10 +26,10 @@ public enum OWMParser {
         guard let list = response.list else {
             throw ParseError(.missingField, format: format, "missing field 'list'")
         }
-        let offset = Int64(response.city?.timezone ?? 0)
+        let offset = try utcOffset(response.city?.timezone, "city.timezone")
         var days: [String: Day] = [:]
-        for slot in list {
-            days[localDate(slot.dt, offset: offset), default: Day()].add(slot)
+        for (i, slot) in list.enumerated() {
+            days[try localDate(slot.dt, offset: offset, "list[\(i)].dt"), default: Day()].add(slot)
         }
         return days.sorted { $0.key < $1.key }.map { date, day in
             DayWeather(
@@ -70,11 +70,11 @@ public enum OWMParser {
         let path: String
         if let daily = response.daily {
             entries = daily
-            offset = Int64(response.timezoneOffset ?? 0)
+            offset = try utcOffset(response.timezoneOffset, "timezone_offset")
             path = "daily"
         } else if let list = response.list {
             entries = list
-            offset = Int64(response.city?.timezone ?? 0)
+            offset = try utcOffset(response.city?.timezone, "city.timezone")
             path = "list"
         } else {
             throw ParseError(
@@ -90,7 +90,8 @@ public enum OWMParser {
             let snow = entry.snow ?? 0
             days.append(
                 DayWeather(
-                    place: place, date: localDate(entry.dt, offset: offset), tempMaxC: temp.max.map(system.temperature),
+                    place: place, date: try localDate(entry.dt, offset: offset, "\(path)[\(i)].dt"),
+                    tempMaxC: temp.max.map(system.temperature),
                     tempMinC: temp.min.map(system.temperature), precipitationMm: WeatherUnits.rounded(rain + snow),
                     precipitationProbability: entry.pop.map { WeatherUnits.rounded($0 * 100) },
                     snowfallCm: WeatherUnits.rounded(snow / 10),
@@ -152,8 +153,18 @@ public enum OWMParser {
             "got the 5 day / 3 hour forecast, not a daily one ('\(field)'): read it with fiveDay")
     }
 
-    static func localDate(_ dt: Int64, offset: Int64) -> String {
-        String(Timestamp.format(dt + offset).prefix(10))
+    static func localDate(_ dt: Int64, offset: Int64, _ field: String) throws -> String {
+        guard let date = ParserSupport.localDate(dt, offset: offset) else {
+            throw ParseError(.badValue, format: format, "bad time \(dt) in '\(field)'")
+        }
+        return date
+    }
+
+    static func utcOffset(_ seconds: Int?, _ field: String) throws -> Int64 {
+        guard let offset = ParserSupport.utcOffset(seconds) else {
+            throw ParseError(.badValue, format: format, "bad UTC offset in '\(field)'")
+        }
+        return offset
     }
 
     /// An OpenWeatherMap condition id as a WMO present-weather code (the 0–99 `ww` table that

@@ -72,7 +72,8 @@ public enum OpenMeteoParser {
                     precipitationMm: table.value(.precipitation, i),
                     precipitationProbability: table.value(.precipitationProbability, i),
                     snowfallCm: table.value(.snowfall, i), windMaxKmh: table.value(.windMax, i),
-                    weatherCode: table.value(.weatherCode, i).map { Int($0) }, source: "open-meteo", issued: issued))
+                    weatherCode: table.value(.weatherCode, i).flatMap { $0 >= 0 && $0 < 1000 ? Int($0) : nil },
+                    source: "open-meteo", issued: issued))
         }
         return (days, response.timezone, response.utcOffsetSeconds)
     }
@@ -237,8 +238,15 @@ public enum OpenMeteoParser {
                 throw ParseError(.missingField, format: format, "missing field 'daily'")
             }
             if let unix = daily.unixTimes {
-                let offset = Int64(response.utcOffsetSeconds ?? 0)
-                dates = unix.map { String(Timestamp.format($0 + offset).prefix(10)) }
+                guard let offset = ParserSupport.utcOffset(response.utcOffsetSeconds) else {
+                    throw ParseError(.badValue, format: format, "bad 'utc_offset_seconds'")
+                }
+                dates = try unix.enumerated().map { i, time in
+                    guard let date = ParserSupport.localDate(time, offset: offset) else {
+                        throw ParseError(.badValue, format: format, "bad time \(time) in 'daily.time[\(i)]'")
+                    }
+                    return date
+                }
             } else {
                 dates = try (daily.isoTimes ?? []).enumerated().map { i, text in
                     guard let day = ParserSupport.calendarDay(text) else {

@@ -2,6 +2,20 @@ import KlaxonCore
 
 /// Small helpers the parsers share.
 enum ParserSupport {
+    /// A UTC offset in seconds as a payload gives it: at most 26 hours either way (real zones span
+    /// −12 to +14), else nil.
+    static func utcOffset(_ seconds: Int?) -> Int64? {
+        guard let seconds else { return 0 }
+        return abs(seconds) <= 93_600 ? Int64(seconds) : nil
+    }
+
+    /// The local calendar date (`yyyy-MM-dd`) of a UTC time at `offset`; nil for a time beyond year
+    /// ±5000 (a sum that would not overflow, but no forecast is dated there).
+    static func localDate(_ time: Int64, offset: Int64) -> String? {
+        guard abs(time) < 95_617_584_000 else { return nil }
+        return String(Timestamp.format(time + offset).prefix(10))
+    }
+
     /// A finite number, surrounding spaces allowed; nil for `""`, `Ice`, `nan`, `inf`.
     static func number(_ text: some StringProtocol) -> Double? {
         var s = Substring(text)

@@ -53,7 +53,8 @@ public enum QuakeParser {
         guard let time = p.time else {
             throw ParseError(.missingField, format: format, "missing field '\(field("properties.time"))'")
         }
-        guard let coordinates = feature.geometry?.coordinates, coordinates.count >= 2,
+        // USGS gives all three: a position of two could be [lon, lat] or a shifted [lat, depth].
+        guard let coordinates = feature.geometry?.coordinates, coordinates.count == 3,
             let longitude = coordinates[0], let latitude = coordinates[1]
         else {
             throw ParseError(.missingField, format: format, "missing field '\(field("geometry.coordinates"))'")

@@ -57,6 +57,8 @@ public enum RDBParser {
         var site: Int
         var agency: Int?
         var datetime: Int?
+        /// How many fields the header names.
+        var width = 0
         var timeZone: Int?
         var values: [ValueColumn] = []
         /// Site-service columns.
@@ -72,6 +74,7 @@ public enum RDBParser {
                 throw ParseError(.missingField, format: format, line: line, "missing column 'site_no'")
             }
             self.site = site
+            width = columns.count
             agency = index("agency_cd")
             datetime = index("datetime")
             timeZone = index("tz_cd")
@@ -152,6 +155,13 @@ public enum RDBParser {
                 throw ParseError(
                     .malformed, format: format, line: number,
                     "expected the column-name row (agency_cd site_no …), got '\(ParseError.excerpt(line))'")
+            }
+            // A row with more or fewer fields than the header names would put its values under
+            // the wrong columns (a qualifier read as a value): it is an error, not a guess.
+            guard fields.count == layout.width else {
+                throw ParseError(
+                    .malformed, format: format, line: number,
+                    "\(fields.count) fields where the header names \(layout.width)")
             }
             func field(_ i: Int?) -> Substring {
                 guard let i, i < fields.count else { return "" }

@@ -74,9 +74,11 @@ public enum USGSIVParser {
 
     static func station(_ info: SourceInfo, site: String, agency: String?) -> StationInfo {
         var timeZone: String?
-        if let zone = info.timeZoneInfo, let abbreviation = zone.defaultTimeZone?.zoneAbbreviation {
-            timeZone = TimeZones.iana(
-                abbreviation: abbreviation, usesDST: zone.siteUsesDaylightSavingsTime ?? true)
+        // The zone needs both: `MST` without its daylight-saving flag could be Denver or Phoenix.
+        if let zone = info.timeZoneInfo, let abbreviation = zone.defaultTimeZone?.zoneAbbreviation,
+            let usesDST = zone.siteUsesDaylightSavingsTime
+        {
+            timeZone = TimeZones.iana(abbreviation: abbreviation, usesDST: usesDST)
         }
         var attributes: [String: String] = [:]
         let names = [

@@ -104,7 +104,7 @@ public enum OGCParser {
         }
         return Reading(
             station: station, metric: metric, time: time, value: value,
-            unit: ParserSupport.normalizeUnit(p["unit_of_measure"]?.string), source: source,
+            unit: USGSParameters.unit(forCode: code, given: p["unit_of_measure"]?.string), source: source,
             quality: flags.isEmpty ? nil : flags.joined(separator: ":"))
     }
 

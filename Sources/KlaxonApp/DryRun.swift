@@ -93,11 +93,22 @@ public struct DryRun: Sendable {
         var disordered: Set<SeriesKey> = []
         var maxTime = Int64.min
         for path in files {
+            var rejections = RejectionReport(path: path)
+            defer {
+                result.rejected += rejections.count
+                let lines = rejections.closing(
+                    look: { PayloadLook.of(path: path) },
+                    advice: { look in
+                        guard let format = look.format, format != .readings else { return nil }
+                        return "it looks like \(look.description): load it with `klaxon ingest --format "
+                            + "\(format.rawValue)`, then replay it with `dry-run --db`"
+                    })
+                for line in lines { report(line) }
+            }
             try ReadingsFiles.streamPrefetching(path: path) { row in
                 switch row {
                 case .rejected(let line, let reason):
-                    result.rejected += 1
-                    report("\(path):\(line): \(reason)")
+                    if let message = rejections.add(line: line, reason: reason) { report(message) }
                 case .reading(let r, _):
                     guard inRange(r.time) else { return }
                     result.readings += 1

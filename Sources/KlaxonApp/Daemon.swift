@@ -109,6 +109,10 @@ public final class Daemon: Sendable {
                     "source": "\(o.source)", "new": "\(o.stats.inserted)", "revised": "\(o.stats.revised)",
                     "requests": "\(o.requests)",
                 ])
+            for conflict in o.stats.quakeConflicts.prefix(10) {
+                logger.warning(
+                    "quake ids conflict", metadata: ["source": "\(o.source)", "conflict": "\(conflict)"])
+            }
             if o.stats.inserted + o.stats.revised > 0 { wake.yield() }
         }
         return o

@@ -93,11 +93,22 @@ public struct DryRun: Sendable {
         var disordered: Set<SeriesKey> = []
         var maxTime = Int64.min
         for path in files {
+            var rejections = RejectionReport(path: path)
+            defer {
+                result.rejected += rejections.count
+                let lines = rejections.closing(
+                    look: { PayloadLook.of(path: path) },
+                    advice: { look in
+                        guard let format = look.format, format != .readings else { return nil }
+                        return "it looks like \(look.description): load it with `klaxon ingest --format "
+                            + "\(format.rawValue)`, then replay it with `dry-run --db`"
+                    })
+                for line in lines { report(line) }
+            }
             try ReadingsFiles.streamPrefetching(path: path) { row in
                 switch row {
                 case .rejected(let line, let reason):
-                    result.rejected += 1
-                    report("\(path):\(line): \(reason)")
+                    if let message = rejections.add(line: line, reason: reason) { report(message) }
                 case .reading(let r, _):
                     guard inRange(r.time) else { return }
                     result.readings += 1
@@ -164,17 +175,17 @@ public struct DryRun: Sendable {
 
     /// Replays quake event versions (oldest `updated` first) through the quake rules, from a clean
     /// state, as `evaluate` would have seen them arrive: a revision is an update, never a second
-    /// new alert. `key` is the stored event key, or nil to merge by id and aliases here. The runner
+    /// new alert. `key` is the stored event key, or nil to merge here as the store would
+    /// (`QuakeIndex`: by the events' own ids, never by a shared third id alone). The runner
     /// is `evaluate`'s own; only where announcements are kept differs.
     public func replay(quakes versions: [(key: String?, event: QuakeEvent)]) -> [Transition] {
         let runner = QuakeRunner(rules: engine.rules, from: from, to: to)
         guard !runner.isEmpty else { return [] }
-        var aliases: [String: String] = [:]
+        var index = QuakeIndex()
         var announced: [String: [String: QuakeRule.Announced]] = [:]
         var out: [Transition] = []
         for (given, e) in versions.sorted(by: { ($0.event.updated, $0.event.id) < ($1.event.updated, $1.event.id) }) {
-            let key = given ?? (e.ids + [e.id]).lazy.compactMap { aliases[$0] }.first ?? e.id
-            for id in e.ids + [e.id] where aliases[id] == nil { aliases[id] = key }
+            let key = given ?? index.add(e).key ?? e.id
             runner.assess(key: key, event: e, announced: &announced[key, default: [:]], into: &out)
         }
         return out

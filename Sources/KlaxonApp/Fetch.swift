@@ -32,6 +32,10 @@ public enum Fetch {
             if gaps > 0 { parts.append("\(gaps) missing values skipped") }
             if stations > 0 { parts.append("\(stations) stations") }
             if gauges > 0 { parts.append("\(gauges) NWS gauges") }
+            if !stats.quakeConflicts.isEmpty {
+                let n = stats.quakeConflicts.count
+                parts.append("\(n) quake\(n == 1 ? "" : "s") sharing an id with another event kept apart")
+            }
             parts.append("\(requests) request\(requests == 1 ? "" : "s")")
             return "\(head): " + parts.joined(separator: ", ")
         }

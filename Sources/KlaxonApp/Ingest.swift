@@ -17,7 +17,9 @@ public enum Ingest {
         public var stations = 0
     }
 
-    /// Ingests files; bad rows are reported as `FILE:LINE: reason` through `report` and skipped.
+    /// Ingests files; bad rows are reported as `FILE:LINE: reason` through `report` and skipped: the
+    /// first `RejectionReport.limit` of each file, then one line counting the rest and, when the file
+    /// looks like a service response, the `--format` that reads it.
     ///
     /// A second thread reads and parses while this one writes. It hands over whole batches and, in
     /// file order, the rejections and file errors between them, so what is written and reported, and
@@ -62,6 +64,10 @@ public enum Ingest {
             case .fileError(let message):
                 summary.rejected += 1
                 report(message)
+            case .moreRejected(let count, let messages):
+                guard writeError == nil else { continue }
+                summary.rejected += count
+                for m in messages { report(m) }
             case .endOfFile:
                 if let writeError { throw writeError }
             }
@@ -78,6 +84,8 @@ public enum Ingest {
         case readings([Reading])
         /// A rejected line, worded for the report.
         case rejected(String)
+        /// Rejected lines past the per-file report limit, and the lines that close the file's report.
+        case moreRejected(count: Int, messages: [String])
         /// The file could not be read.
         case fileError(String)
         case endOfFile
@@ -89,6 +97,7 @@ public enum Ingest {
         batch.reserveCapacity(batchSize)
         for path in files {
             guard queue.put(.file) else { return }
+            var rejections = RejectionReport(path: path)
             do {
                 try ReadingsFiles.stream(path: path) { row in
                     guard !queue.isCancelled else { return }
@@ -100,7 +109,7 @@ public enum Ingest {
                             batch.removeAll(keepingCapacity: true)
                         }
                     case .rejected(let line, let reason):
-                        queue.put(.rejected("\(path):\(line): \(reason)"))
+                        if let message = rejections.add(line: line, reason: reason) { queue.put(.rejected(message)) }
                     }
                 }
             } catch let error as UserError {
@@ -109,6 +118,9 @@ public enum Ingest {
                 queue.finish(error: error)
                 return
             }
+            // At most `RejectionReport.limit` lines were reported; the rest are counted here.
+            let closing = rejections.closing { PayloadLook.of(path: path) }
+            if !closing.isEmpty { queue.put(.moreRejected(count: rejections.unlisted, messages: closing)) }
             guard queue.put(.endOfFile) else { return }
         }
         queue.put(.readings(batch))
@@ -210,7 +222,11 @@ public enum IngestFormat: String, CaseIterable, Sendable {
 
 extension Ingest {
     /// Ingests saved service responses, one transaction per file: a file that does not parse is
-    /// reported (`FILE: reason`) and nothing of it is stored.
+    /// reported (`FILE: reason`) and nothing of it is stored. A file that parses but yields nothing
+    /// (no reading, missing value, station or event) is an error too, naming the format it looks like,
+    /// unless it is an empty answer of the format given (a quake feed with no events). Quake events
+    /// kept apart from a stored event they share an id with, and a CWMS page that is not the last, are
+    /// reported as warnings.
     public static func run(
         store: any Store, files: [String], format: IngestFormat, now: Int64, owmUnits: String = "standard",
         report: (String) -> Void = printError
@@ -226,17 +242,57 @@ extension Ingest {
             }
             do {
                 let batch = try format.parse(data, now: now, owmUnits: owmUnits)
-                summary.stats += try await store.write(batch, at: now)
+                if batch.isEmpty {
+                    let look = PayloadLook.of(data)
+                    guard look.fits(format) else {
+                        summary.rejected += 1
+                        report(
+                            "\(path): nothing to store: read as \(format.rawValue) it yields no readings, stations or "
+                                + "events; " + (look.hint(given: format) ?? "it looks like \(look.description)"))
+                        continue
+                    }
+                    report("\(path): an empty answer, nothing to store (\(look.description))")
+                }
+                let stats = try await store.write(batch, at: now)
+                summary.stats += stats
                 summary.gaps += batch.gaps
                 summary.stations += batch.stations.count + batch.gauges.count
+                for line in warnings(path: path, format: format, data: data, batch: batch, stats: stats) {
+                    report(line)
+                }
             } catch let e as ParseError {
                 summary.rejected += 1
-                report("\(path): \(e)")
+                report("\(path): \(e)" + hint(data, format: format))
             } catch let e as UserError {
                 summary.rejected += 1
-                report("\(path): \(e.message)")
+                report("\(path): \(e.message)" + hint(data, format: format))
             }
         }
         return summary
+    }
+
+    /// `; it looks like …: try --format …` when a file that failed looks like another format.
+    static func hint(_ data: Data, format: IngestFormat) -> String {
+        PayloadLook.of(data).hint(given: format).map { "; " + $0 } ?? ""
+    }
+
+    /// Warnings about a file that was stored: quake events kept apart (the first
+    /// `RejectionReport.limit`), and more pages of a paged CWMS answer.
+    static func warnings(path: String, format: IngestFormat, data: Data, batch: SourceBatch, stats: IngestStats)
+        -> [String]
+    {
+        var out: [String] = []
+        let limit = RejectionReport.limit
+        for conflict in stats.quakeConflicts.prefix(limit) { out.append("\(path): warning: \(conflict)") }
+        if stats.quakeConflicts.count > limit {
+            out.append("\(path): warning: \(stats.quakeConflicts.count - limit) more quake id conflicts not listed")
+        }
+        if format == .cwmsJSON, let page = CWMSParser.pageInfo(data), page.nextPage != nil {
+            var line = "\(path): warning: one page of several: \(batch.readings.count + batch.gaps) values on this page"
+            if let total = page.total { line += " of \(total) in all" }
+            line += "; the rest are on the pages after it (ask again with page=<next-page>), not in this file"
+            out.append(line)
+        }
+        return out
     }
 }

@@ -151,6 +151,12 @@ public struct SourceBatch: Sendable {
         self.gaps = gaps
     }
 
+    /// Nothing at all: no reading, station, gauge, event or forecast, not even a missing value.
+    public var isEmpty: Bool {
+        readings.isEmpty && stations.isEmpty && gauges.isEmpty && quakes.isEmpty && weather.isEmpty
+            && weatherAlerts.isEmpty && gaps == 0
+    }
+
     public mutating func append(_ other: SourceBatch) {
         stations += other.stations
         gauges += other.gauges

@@ -12,6 +12,8 @@ public struct IngestStats: Sendable, Equatable {
     public var revised = 0
     /// Readings identical to what was stored: nothing written.
     public var unchanged = 0
+    /// Quake events kept apart from a stored event they share an associated id with (tell a person).
+    public var quakeConflicts: [QuakeIDConflict] = []
 
     public init() {}
 
@@ -19,6 +21,7 @@ public struct IngestStats: Sendable, Equatable {
         a.inserted += b.inserted
         a.revised += b.revised
         a.unchanged += b.unchanged
+        a.quakeConflicts += b.quakeConflicts
     }
 }
 

@@ -10,6 +10,9 @@ public struct QuakeWriteStats: Sendable, Equatable {
     public var revised = 0
     /// Copies no newer than what is stored (a feed polled again): nothing written.
     public var unchanged = 0
+    /// New events that share an associated id with a stored event although neither lists the
+    /// other's own id: stored as events of their own (see `QuakeIdentity`).
+    public var conflicts: [QuakeIDConflict] = []
 
     public init() {}
 }
@@ -26,9 +29,10 @@ public struct StoredQuake: Sendable, Equatable {
 extension SQLiteStore {
     static let quakeCursorKey = "evaluated_quake_seq"
 
-    /// Stores quake events, once each: an event seen again under its id or any alias is the same
-    /// event; a newer `updated` replaces it and keeps the old version in `quake_revisions`. One
-    /// transaction.
+    /// Stores quake events, once each: a version linked to a stored event by their own ids (see
+    /// `QuakeIdentity`) is that event; a newer `updated` replaces it and keeps the old version in
+    /// `quake_revisions`. An event that only shares a third associated id with a stored one is an
+    /// event of its own, reported in `conflicts`. One transaction.
     @discardableResult
     public func write(quakes: [QuakeEvent], at now: Int64) async throws -> QuakeWriteStats {
         try await requireWriter().write { db in try Self.write(quakes: quakes, at: now, db) }
@@ -42,15 +46,9 @@ extension SQLiteStore {
             // The event's own id first, then its aliases in feed order: the same key on every run.
             var seen: Set<String> = []
             let aliases = ([e.id] + e.ids).filter { seen.insert($0).inserted }
-            var key: String? = nil
-            for a in aliases {
-                if let k = try String.fetchOne(
-                    db, sql: "SELECT event_id FROM quake_aliases WHERE alias = ?", arguments: [a])
-                {
-                    key = k
-                    break
-                }
-            }
+            let match = QuakeIdentity.match(e, among: try candidates(sharing: aliases, db))
+            let key = match.key
+            stats.conflicts += match.conflicts
             let json = String(decoding: try JSONEncoder().encode(e), as: UTF8.self)
             if let key,
                 let stored = try Row.fetchOne(
@@ -100,6 +98,26 @@ extension SQLiteStore {
             }
         }
         return stats
+    }
+
+    /// The stored events known by any of `aliases`, each once, in the order of the aliases.
+    static func candidates(sharing aliases: [String], _ db: Database) throws -> [(key: String, event: QuakeEvent)] {
+        var out: [(key: String, event: QuakeEvent)] = []
+        var seen: Set<String> = []
+        for a in aliases {
+            guard
+                let k = try String.fetchOne(
+                    db, sql: "SELECT event_id FROM quake_aliases WHERE alias = ?", arguments: [a]),
+                seen.insert(k).inserted,
+                let json = try String.fetchOne(db, sql: "SELECT event FROM quake_events WHERE id = ?", arguments: [k])
+            else { continue }
+            // A row that no longer decodes still owns its key: it links to a version with that id.
+            let stored =
+                (try? JSONDecoder().decode(QuakeEvent.self, from: Data(json.utf8)))
+                ?? QuakeEvent(id: k, time: 0, updated: 0, latitude: 0, longitude: 0)
+            out.append((k, stored))
+        }
+        return out
     }
 
     static func addAliases(_ aliases: [String], key: String, _ db: Database) throws {

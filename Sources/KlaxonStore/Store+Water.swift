@@ -57,6 +57,7 @@ extension SQLiteStore {
                 stats.inserted += q.new
                 stats.revised += q.revised
                 stats.unchanged += q.unchanged
+                stats.quakeConflicts += q.conflicts
             }
             if let source {
                 try db.execute(

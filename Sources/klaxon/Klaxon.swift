@@ -202,7 +202,11 @@ struct IngestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ingest",
         abstract: "Store readings from CSV (station,metric,time,value[,unit,source]) or JSON Lines files.",
-        discussion: "A bad row is reported as FILE:LINE: reason and skipped; exit status 1 if any row was rejected.")
+        discussion: """
+            A bad row is reported as FILE:LINE: reason and skipped (the first 10 of a file, then a count); exit \
+            status 1 if any row was rejected, or if a file read with --format yields nothing and is not an empty \
+            answer of that format.
+            """)
 
     @OptionGroup var store: StoreOptions
 
@@ -236,6 +240,9 @@ struct IngestCommand: AsyncParsableCommand {
                 "ingest: \(s.stats.inserted) new, \(s.stats.revised) revised, \(s.stats.unchanged) unchanged, \(s.rejected) rejected"
             if s.gaps > 0 { line += ", \(s.gaps) missing values skipped" }
             if s.stations > 0 { line += ", \(s.stations) station records" }
+            if !s.stats.quakeConflicts.isEmpty {
+                line += ", \(s.stats.quakeConflicts.count) quake id conflicts (kept as separate events)"
+            }
             printError(line + " in \(String(format: "%.2f", seconds)) s")
             return s.rejected > 0 ? 1 : 0
         }

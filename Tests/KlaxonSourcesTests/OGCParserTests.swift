@@ -22,7 +22,13 @@ import Testing
             ])
         // A null value and a non-numeric one.
         #expect(batch.gaps == 2)
-        #expect(batch.stations.isEmpty)
+        // The observations' station, with the position of the features' point.
+        #expect(
+            batch.stations == [
+                StationInfo(
+                    id: "06904500", source: "usgs-ogc", latitude: 40.2343333333333, longitude: -92.6863888888889,
+                    usgsID: "06904500")
+            ])
         #expect(
             next
                 == URL(
@@ -142,8 +148,12 @@ import Testing
             ])
         for batch in [continuous.batch, latest.batch, daily.batch, latestDaily.batch] {
             #expect(batch.gaps == 0)
-            #expect(batch.stations.isEmpty)
+            // Each page's station, placed where its features' point says.
+            #expect(batch.stations.count == 1)
+            #expect(batch.stations.allSatisfy { $0.latitude != nil && $0.longitude != nil && $0.name == nil })
         }
+        #expect(continuous.batch.stations.first?.latitude == 40.2343333333333)
+        #expect(daily.batch.stations.first?.longitude == -89.35249999999999)
     }
 
     @Test(.enabled(if: ParserFixtures.hasReal)) func recordedMonitoringLocations() throws {

@@ -5,8 +5,8 @@ import KlaxonCore
 /// FeatureCollection.
 ///
 /// Observation collections (`continuous`, `latest-continuous`, `daily`, `latest-daily`) give
-/// readings; `monitoring-locations` gives stations; the features of any other collection are
-/// ignored. Observation times are UTC (`2025-01-01T00:15:00+00:00`) or, for daily values, calendar
+/// readings, and the station of each with the position its geometry gives; `monitoring-locations`
+/// gives stations in full; the features of any other collection are ignored. Observation times are UTC (`2025-01-01T00:15:00+00:00`) or, for daily values, calendar
 /// days (`2025-12-26`, stored at 00:00Z).
 public enum OGCParser {
     static let format = "usgs-ogc-json"
@@ -26,6 +26,7 @@ public enum OGCParser {
                 } else {
                     batch.gaps += 1
                 }
+                if let station = observedStation(properties, feature: feature) { stations.add(station) }
             } else if isMonitoringLocation(properties) {
                 if let station = station(properties, feature: feature) { stations.add(station) }
             }
@@ -104,19 +105,36 @@ public enum OGCParser {
         }
         return Reading(
             station: station, metric: metric, time: time, value: value,
-            unit: ParserSupport.normalizeUnit(p["unit_of_measure"]?.string), source: source,
+            unit: USGSParameters.unit(forCode: code, given: p["unit_of_measure"]?.string), source: source,
             quality: flags.isEmpty ? nil : flags.joined(separator: ":"))
+    }
+
+    /// The station an observation was made at, with the position the feature's geometry gives
+    /// (every observation carries its monitoring location's point).
+    static func observedStation(_ p: [String: JSONValue], feature: Feature) -> StationInfo? {
+        guard let rawID = p["monitoring_location_id"]?.string, !rawID.isEmpty else { return nil }
+        let id = siteID(rawID)
+        let point = position(feature)
+        return StationInfo(
+            id: id, source: source, latitude: point?.latitude, longitude: point?.longitude,
+            usgsID: rawID.hasPrefix("USGS-") ? id : nil)
+    }
+
+    /// A GeoJSON Point's `[longitude, latitude]`, nil when the feature has none or it is off the globe.
+    static func position(_ feature: Feature) -> (latitude: Double, longitude: Double)? {
+        guard case .array(let coordinates)? = feature.geometry?.coordinates, coordinates.count >= 2,
+            let longitude = coordinates[0].number, let latitude = coordinates[1].number,
+            (-90.0...90.0).contains(latitude), (-180.0...180.0).contains(longitude)
+        else { return nil }
+        return (latitude, longitude)
     }
 
     static func station(_ p: [String: JSONValue], feature: Feature) -> StationInfo? {
         guard let rawID = p["id"]?.string ?? feature.id?.value, !rawID.isEmpty else { return nil }
         let id = siteID(rawID)
-        var latitude: Double?
-        var longitude: Double?
-        if case .array(let coordinates)? = feature.geometry?.coordinates, coordinates.count >= 2 {
-            longitude = coordinates[0].number
-            latitude = coordinates[1].number
-        }
+        let point = position(feature)
+        let latitude = point?.latitude
+        let longitude = point?.longitude
         var timeZone: String?
         // The zone needs both: `MST` without its daylight-saving flag could be Denver or Phoenix.
         if let abbreviation = p["time_zone_abbreviation"]?.string {

@@ -7,6 +7,10 @@ import KlaxonCore
 /// data rows; a file covering several sites repeats the comment block and both rows for each site.
 /// Value columns are named `<TS_ID>_<pcode>` (instantaneous) or `<TS_ID>_<pcode>_<stat>` (daily),
 /// each followed by its `…_cd` qualifier column. An empty field is a missing value.
+///
+/// Daily values saved before 2005 have another layout: `agency_cd site_no dv_dt dv_va dv_cd`, one
+/// value column whose parameter only the comment header names, in words ("daily mean streamflow
+/// value, in cubic-feet per-second") or by code. Both are read.
 public enum RDBParser {
     static let format = "usgs-rdb"
     static let source = "usgs-rdb"
@@ -68,7 +72,9 @@ public enum RDBParser {
         var siteType: Int?
         var huc: Int?
 
-        init(columns: [Substring], line: Int) throws {
+        /// `header`: the comment lines above the column names (the pre-2005 layout names its
+        /// parameter there).
+        init(columns: [Substring], line: Int, header: [Substring] = []) throws {
             func index(_ name: String) -> Int? { columns.firstIndex { $0 == name } }
             guard let site = index("site_no") else {
                 throw ParseError(.missingField, format: format, line: line, "missing column 'site_no'")
@@ -76,7 +82,7 @@ public enum RDBParser {
             self.site = site
             width = columns.count
             agency = index("agency_cd")
-            datetime = index("datetime")
+            datetime = index("datetime") ?? index("dv_dt")
             timeZone = index("tz_cd")
             name = index("station_nm")
             latitude = index("dec_lat_va")
@@ -98,7 +104,65 @@ public enum RDBParser {
                         code: String(parts[1]),
                         statistic: parts.count == 3 ? String(parts[2]) : nil))
             }
+            if index("datetime") == nil, let dv = index("dv_va") {
+                guard let parameter = RDBParser.legacyParameter(header) else {
+                    throw ParseError(
+                        .missingField, format: format, line: line,
+                        "a daily-values file in the pre-2005 layout (dv_dt, dv_va) whose header names no parameter "
+                            + "(such as 'daily mean streamflow' or 'parameter 00060')")
+                }
+                values.append(
+                    ValueColumn(
+                        index: dv, qualifierIndex: index("dv_cd"), series: "dv", code: parameter.code,
+                        statistic: parameter.statistic))
+            }
         }
+    }
+
+    /// The parameter and statistic of the pre-2005 layout's `dv_va`, from the comment header: the
+    /// line describing `dv_va` first, then the rest. A code (`parameter 00060`) wins over words.
+    static func legacyParameter(_ header: [Substring]) -> (code: String, statistic: String)? {
+        let described = header.filter { $0.contains("dv_va") }
+        for lines in [described, header] {
+            let text = lines.joined(separator: " ").lowercased()
+            guard !text.isEmpty else { continue }
+            let words = text.split(whereSeparator: { !$0.isLetter && !$0.isNumber })
+            var code: String?
+            for (i, w) in words.enumerated() where USGSParameters.isCode(w) {
+                // `parameter 00060`, `parameter code 00060`, `parameter_cd 00060`, not `statistic code 00003`.
+                let before = words[max(0, i - 2)..<i]
+                if before.last?.hasPrefix("parameter") == true
+                    || ((before.last == "code" || before.last == "cd") && before.first?.hasPrefix("parameter") == true)
+                {
+                    code = String(w)
+                    break
+                }
+            }
+            if code == nil {
+                let names: [(words: [String], code: String)] = [
+                    (["streamflow"], "00060"), (["discharge"], "00060"), (["gage height"], "00065"),
+                    (["gage-height"], "00065"), (["stage"], "00065"), (["precipitation"], "00045"),
+                    (["water temperature"], "00010"), (["temperature, water"], "00010"),
+                    (["specific conductance"], "00095"),
+                ]
+                code = names.first { $0.words.allSatisfy(text.contains) }?.code
+            }
+            guard let code else { continue }
+            let statistic: String
+            if text.contains("mean") {
+                statistic = "00003"
+            } else if text.contains("maximum") {
+                statistic = "00001"
+            } else if text.contains("minimum") {
+                statistic = "00002"
+            } else if text.contains("sum") || text.contains("total") {
+                statistic = "00006"
+            } else {
+                statistic = "00003"  // a daily value is a daily mean unless it says otherwise
+            }
+            return (code, statistic)
+        }
+        return nil
     }
 
     struct State {
@@ -113,10 +177,16 @@ public enum RDBParser {
         var listedNames: [String: String] = [:]
         var listedOrder: [(site: String, agency: String)] = []
         var inSiteListing = false
+        /// The comment lines since the last table (at most `headerLimit`).
+        var header: [Substring] = []
+        static let headerLimit = 500
 
         mutating func comment(_ line: Substring) {
             let body = line.dropFirst()
-            if body.contains("Data for the following") && body.contains("site") {
+            if header.count < Self.headerLimit { header.append(body) }
+            if (body.contains("Data for the following") && body.contains("site"))
+                || body.contains("Sites in this file include")
+            {
                 inSiteListing = true
                 return
             }
@@ -137,7 +207,8 @@ public enum RDBParser {
         mutating func row(_ line: Substring, number: Int) throws {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
             if fields.first == "agency_cd" {
-                layout = try Layout(columns: fields, line: number)
+                layout = try Layout(columns: fields, line: number, header: header)
+                header = []
                 metrics = [:]
                 expectFormatRow = true
                 return

@@ -31,7 +31,7 @@ public enum USGSIVParser {
                 ?? statisticFromName(series.name)
             let isDaily = !(statistic == nil || statistic == "00000" || statistic == "00011")
             let base = USGSParameters.metric(forCode: code, statistic: statistic)
-            let unit = ParserSupport.normalizeUnit(series.variable.unit?.unitCode)
+            let unit = USGSParameters.unit(forCode: code, given: series.variable.unit?.unitCode)
             let noData = series.variable.noDataValue ?? -999_999
             if !stations.contains(site) {
                 stations.add(station(series.sourceInfo, site: site, agency: siteCode.agencyCode))

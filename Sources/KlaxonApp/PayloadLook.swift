@@ -1,0 +1,224 @@
+import Foundation
+
+/// What a saved file looks like, judged from its shape: which `klaxon ingest --format` reads it.
+/// Used to word messages when a file yields nothing, does not parse as the format given, or
+/// floods the readings parser with rejected lines. A guess for people, never a reason to parse
+/// something as another format than the one asked for.
+public struct PayloadLook: Sendable, Equatable {
+    /// The format the file looks like; nil when it looks like none that `ingest` reads.
+    public var format: IngestFormat?
+    /// For people: `a USGS earthquake GeoJSON feed (features with mag and ids)`.
+    public var description: String
+    /// The payload holds no items at all (no features, no time series, no values): an empty answer
+    /// is a valid answer of any format it is the container of.
+    public var empty = false
+
+    public init(format: IngestFormat?, description: String, empty: Bool = false) {
+        self.format = format
+        self.description = description
+        self.empty = empty
+    }
+
+    /// The most of a file the sniffer reads.
+    public static let headBytes = 4 << 20
+
+    /// How a file looks (its first `headBytes`); nil when it cannot be read.
+    public static func of(path: String) -> PayloadLook? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: headBytes) else { return nil }
+        return of(head, complete: head.count < headBytes)
+    }
+
+    /// How a payload looks. `complete`: `data` is the whole file, not its head.
+    public static func of(_ data: Data, complete: Bool = true) -> PayloadLook {
+        var body = data[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        guard let first = body.first(where: { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }) else {
+            return PayloadLook(format: nil, description: "an empty file", empty: true)
+        }
+        switch first {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            if complete, let object = try? JSONSerialization.jsonObject(with: Data(body)) {
+                return json(object)
+            }
+            return jsonText(String(decoding: body.prefix(1 << 20), as: UTF8.self))
+        case UInt8(ascii: "<"):
+            return PayloadLook(format: nil, description: "an HTML or XML page")
+        default:
+            return text(String(decoding: body.prefix(1 << 20), as: UTF8.self))
+        }
+    }
+
+    /// For a message about a file read as `given`: what it looks like and what to try instead; nil
+    /// when it looks like `given` or like nothing in particular.
+    public func hint(given: IngestFormat) -> String? {
+        guard let format, format != given else { return nil }
+        if format == .readings { return "it looks like \(description): try it without --format" }
+        return "it looks like \(description): try --format \(format.rawValue)"
+    }
+
+    /// Whether an empty result of `format` is a valid answer for this payload (an empty feed).
+    public func fits(_ format: IngestFormat) -> Bool {
+        self.format == format || (self.format == nil && empty)
+    }
+
+    // MARK: - Parsed JSON
+
+    static func json(_ object: Any) -> PayloadLook {
+        guard let o = object as? [String: Any] else {
+            if let array = object as? [Any] {
+                return PayloadLook(format: nil, description: "a JSON array", empty: array.isEmpty)
+            }
+            return PayloadLook(format: nil, description: "a JSON value that is not an object")
+        }
+        if o["type"] as? String == "FeatureCollection" || o["features"] is [Any] {
+            return featureCollection(o)
+        }
+        if o["type"] as? String == "Feature", let p = o["properties"] as? [String: Any] {
+            if isQuake(p) { return PayloadLook(format: .usgsQuakes, description: "a USGS earthquake GeoJSON event") }
+            if isOGC(p) {
+                return PayloadLook(format: .usgsOGCJSON, description: "a USGS Water Data OGC API feature")
+            }
+        }
+        if let value = o["value"] as? [String: Any], let series = value["timeSeries"] as? [Any] {
+            return PayloadLook(
+                format: .usgsIVJSON, description: "an NWIS WaterServices JSON response (value.timeSeries)",
+                empty: series.isEmpty)
+        }
+        if o["name"] is String, o["values"] is [Any] || o["value-columns"] != nil {
+            return PayloadLook(
+                format: .cwmsJSON, description: "a CWMS Data API time series (name, values)",
+                empty: (o["values"] as? [Any])?.isEmpty ?? true)
+        }
+        if o["lid"] != nil, o["flood"] != nil {
+            return PayloadLook(format: .nwpsJSON, description: "an NWPS gauge (lid, flood)")
+        }
+        if (o["list"] != nil && o["city"] != nil) || (o["daily"] != nil && o["timezone_offset"] != nil) {
+            return PayloadLook(format: .owmJSON, description: "an OpenWeatherMap response (list and city, or daily)")
+        }
+        if o["latitude"] != nil, o["daily"] != nil || o["hourly"] != nil {
+            return PayloadLook(format: .openMeteoJSON, description: "an Open-Meteo response (latitude, daily/hourly)")
+        }
+        if o["station"] != nil, o["metric"] != nil {
+            return PayloadLook(format: .readings, description: "a Klaxon readings file (JSON Lines)")
+        }
+        return PayloadLook(format: nil, description: "a JSON object none of the ingest formats describes")
+    }
+
+    static func featureCollection(_ o: [String: Any]) -> PayloadLook {
+        let features = (o["features"] as? [Any]) ?? []
+        let properties = features.prefix(50).compactMap { ($0 as? [String: Any])?["properties"] as? [String: Any] }
+        if properties.contains(where: isQuake) {
+            return PayloadLook(
+                format: .usgsQuakes, description: "a USGS earthquake GeoJSON feed (features with mag and ids)")
+        }
+        if properties.contains(where: isOGC) {
+            return PayloadLook(
+                format: .usgsOGCJSON,
+                description: "a USGS Water Data OGC API page (features with monitoring_location_id)")
+        }
+        guard features.isEmpty else {
+            return PayloadLook(
+                format: nil, description: "a GeoJSON FeatureCollection of neither earthquakes nor USGS water data")
+        }
+        // No feature to judge by: the collection's own fields tell the two services apart.
+        let metadata = o["metadata"] as? [String: Any]
+        if metadata?["api"] != nil || (metadata?["title"] as? String)?.contains("Earthquake") == true {
+            return PayloadLook(
+                format: .usgsQuakes, description: "a USGS earthquake GeoJSON feed with no events", empty: true)
+        }
+        if o["numberReturned"] != nil || o["links"] != nil {
+            return PayloadLook(
+                format: .usgsOGCJSON, description: "a USGS Water Data OGC API page with no features", empty: true)
+        }
+        return PayloadLook(format: nil, description: "an empty GeoJSON FeatureCollection", empty: true)
+    }
+
+    static func isQuake(_ p: [String: Any]) -> Bool {
+        p["mag"] != nil && (p["ids"] != nil || p["magType"] != nil)
+    }
+
+    static func isOGC(_ p: [String: Any]) -> Bool {
+        p["monitoring_location_id"] != nil || p["time_series_id"] != nil || p["monitoring_location_number"] != nil
+    }
+
+    // MARK: - JSON that did not parse whole (a file's head, JSON Lines)
+
+    static func jsonText(_ head: String) -> PayloadLook {
+        // JSON Lines: the first line is an object of its own.
+        if let line = head.split(separator: "\n", maxSplits: 1).first,
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)),
+            let o = object as? [String: Any], o["station"] != nil, o["metric"] != nil
+        {
+            return PayloadLook(format: .readings, description: "a Klaxon readings file (JSON Lines)")
+        }
+        func has(_ keys: String...) -> Bool { keys.allSatisfy { head.contains("\"\($0)\"") } }
+        if has("FeatureCollection", "mag", "ids") {
+            return PayloadLook(
+                format: .usgsQuakes, description: "a USGS earthquake GeoJSON feed (features with mag and ids)")
+        }
+        if has("monitoring_location_id") || has("time_series_id") {
+            return PayloadLook(
+                format: .usgsOGCJSON,
+                description: "a USGS Water Data OGC API page (features with monitoring_location_id)")
+        }
+        if has("timeSeries", "sourceInfo") {
+            return PayloadLook(
+                format: .usgsIVJSON, description: "an NWIS WaterServices JSON response (value.timeSeries)")
+        }
+        if has("name", "value-columns") {
+            return PayloadLook(format: .cwmsJSON, description: "a CWMS Data API time series (name, values)")
+        }
+        if has("lid", "flood") { return PayloadLook(format: .nwpsJSON, description: "an NWPS gauge (lid, flood)") }
+        if has("list", "city") || has("daily", "timezone_offset") {
+            return PayloadLook(format: .owmJSON, description: "an OpenWeatherMap response (list and city, or daily)")
+        }
+        if has("latitude", "daily") || has("latitude", "hourly") {
+            return PayloadLook(format: .openMeteoJSON, description: "an Open-Meteo response (latitude, daily/hourly)")
+        }
+        return PayloadLook(format: nil, description: "JSON none of the ingest formats describes")
+    }
+
+    // MARK: - Text
+
+    static func text(_ head: String) -> PayloadLook {
+        var sawComment = false
+        for raw in head.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+            .prefix(2000)
+        {
+            let line = raw.hasSuffix("\r") ? raw.dropLast() : raw
+            if line.hasPrefix("#") {
+                sawComment = true
+                continue
+            }
+            if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
+            let tabbed = line.split(separator: "\t", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            if tabbed.first == "agency_cd" {
+                if tabbed.contains("dv_dt") && tabbed.contains("dv_va") {
+                    return PayloadLook(
+                        format: .usgsRDB,
+                        description: "an NWIS RDB daily-values file in the pre-2005 layout (dv_dt, dv_va)")
+                }
+                if tabbed.contains("station_nm") && !tabbed.contains("datetime") {
+                    return PayloadLook(format: .usgsRDB, description: "an NWIS RDB site file (agency_cd, station_nm)")
+                }
+                return PayloadLook(
+                    format: .usgsRDB, description: "an NWIS RDB file ('#' comment header, tab-separated agency_cd …)")
+            }
+            let names = line.split(separator: ",", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: CharacterSet(charactersIn: " \t\"")).lowercased()
+            }
+            if ["station", "metric", "time", "value"].allSatisfy(names.contains) {
+                return PayloadLook(format: .readings, description: "a Klaxon readings file (CSV)")
+            }
+            if sawComment && tabbed.count > 1 {
+                return PayloadLook(format: nil, description: "a tab-separated file with a '#' comment header")
+            }
+            break
+        }
+        return PayloadLook(format: nil, description: "text none of the ingest formats describes")
+    }
+}

@@ -136,7 +136,8 @@ func jsonNumber(_ value: Any?) -> Double? {
 }
 
 /// `klaxon ingest --format …`: saved responses of the services, for back-testing rules on past
-/// events (a year of a river's data, then `dry-run --db`).
+/// events (a year of a river's data, then `dry-run --db`). Each lands as the source of its kind
+/// would store it: the same stations, metrics, units and times.
 public enum IngestFormat: String, CaseIterable, Sendable {
     /// Klaxon's own CSV / JSON Lines (by file extension).
     case readings
@@ -152,35 +153,51 @@ public enum IngestFormat: String, CaseIterable, Sendable {
     case nwpsJSON = "nwps-json"
     /// USGS earthquake GeoJSON (summary feeds, FDSN queries, single events): stored as events.
     case usgsQuakes = "usgs-quakes"
-    /// An Open-Meteo forecast response: daily weather for the point it names.
+    /// An Open-Meteo forecast response: daily weather for the point it names, and its other daily
+    /// variables (the flood API's `river_discharge`) as readings of that point.
     case openMeteoJSON = "open-meteo-json"
     /// An OpenWeatherMap 5-day/3-hour or One Call response: daily weather for the point it names.
     case owmJSON = "owm-json"
+    /// AirNow current observations (`/aq/observation/…/current`, legacy or 2026 format).
+    case airnowJSON = "airnow-json"
+    /// OpenAQ v3 bodies: `/v3/locations…` (stations and their sensors), `/v3/locations/{id}/latest`
+    /// and `/v3/sensors/{id}/measurements…` (readings).
+    case openaqJSON = "openaq-json"
+    /// A WAQI `/feed/…/` body.
+    case waqiJSON = "waqi-json"
+    /// Frames of the city AQI WebSocket feed as received, one `{"received": …, "frame": […]}` per
+    /// line (see `AQIFrameParser.recording`).
+    case aqiFrames = "aqi-frames"
 
     /// Parses a whole saved response. `owmUnits` is the `units=` the OpenWeatherMap response was
-    /// asked with (the response does not say): standard (Kelvin), metric or imperial.
+    /// asked with (the response does not say): standard (Kelvin), metric or imperial. A file that
+    /// needs others of its load (OpenAQ readings need their location's body) is read alone.
     public func parse(_ data: Data, now: Int64 = 0, owmUnits: String = "standard") throws -> SourceBatch {
-        let batch = try parsed(data, now: now, owmUnits: owmUnits)
-        if let problem = batch.problem() { throw UserError("\(rawValue): \(problem)") }
-        return batch
+        var context = IngestContext(config: nil)
+        let parsed = try parse(data, now: now, owmUnits: owmUnits, context: &context)
+        if let first = parsed.lineErrors.first { throw first }
+        return parsed.batch
     }
 
-    func parsed(_ data: Data, now: Int64, owmUnits: String) throws -> SourceBatch {
+    /// What one file gave.
+    struct Parsed {
+        var batch = SourceBatch()
+        /// Lines to tell the user that are not errors (variables stored as readings or left out).
+        var notes: [String] = []
+        /// Bad lines of a line-oriented file (recorded frames): the other lines are stored.
+        var lineErrors: [ParseError] = []
+    }
+
+    func parse(_ data: Data, now: Int64, owmUnits: String, context: inout IngestContext) throws -> Parsed {
+        let parsed = try parseFormat(data, now: now, owmUnits: owmUnits, context: &context)
+        if let problem = parsed.batch.problem() { throw UserError("\(rawValue): \(problem)") }
+        return parsed
+    }
+
+    func parseFormat(_ data: Data, now: Int64, owmUnits: String, context: inout IngestContext) throws -> Parsed {
         switch self {
         case .openMeteoJSON:
-            let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-            guard let lat = jsonNumber(object?["latitude"]), let lon = jsonNumber(object?["longitude"]),
-                abs(lat) <= 90, abs(lon) <= 180
-            else {
-                // Let the parser word the error (HTML page, truncated, error body).
-                _ = try OpenMeteoParser.forecast(data, place: "0.00,0.00", issued: now)
-                throw UserError("open-meteo-json: the response names no latitude/longitude")
-            }
-            var batch = SourceBatch()
-            batch.weather = try OpenMeteoParser.forecast(
-                data, place: PlacePoint(latitude: lat, longitude: lon).key, issued: now
-            ).days
-            return batch
+            return try Self.openMeteo(data, now: now)
         case .owmJSON:
             let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
             let coord = (object?["city"] as? [String: Any])?["coord"] as? [String: Any]
@@ -198,40 +215,198 @@ public enum IngestFormat: String, CaseIterable, Sendable {
             guard let lat, let lon, abs(lat) <= 90, abs(lon) <= 180 else {
                 throw UserError("owm-json: the response names no coordinates (or impossible ones)")
             }
-            return batch
-        case .readings: return SourceBatch()
-        case .usgsIVJSON: return try USGSIVParser.parse(data)
-        case .usgsRDB: return try RDBParser.parse(String(decoding: data, as: UTF8.self))
-        case .usgsOGCJSON: return try OGCParser.parse(data).batch
-        case .cwmsJSON: return try CWMSParser.parse(data).batch
+            return Parsed(batch: batch)
+        case .readings: return Parsed()
+        case .usgsIVJSON: return Parsed(batch: try USGSIVParser.parse(data))
+        case .usgsRDB: return Parsed(batch: try RDBParser.parse(String(decoding: data, as: UTF8.self)))
+        case .usgsOGCJSON: return Parsed(batch: try OGCParser.parse(data).batch)
+        case .cwmsJSON:
+            let metric = (try? CWMSParser.seriesID(data)).flatMap { context.cwmsMetrics[$0.lowercased()] }
+            return Parsed(batch: try CWMSParser.parse(data, metric: metric).batch)
         case .usgsQuakes:
             var batch = SourceBatch()
             batch.quakes = try QuakeParser.parse(data)
-            return batch
+            return Parsed(batch: batch)
         case .nwpsJSON:
             let g = try NWPSParser.gauge(data)
-            return SourceBatch(
-                stations: [
-                    StationInfo(
-                        id: g.stationID, source: "nwps", name: g.description ?? g.name, latitude: g.latitude,
-                        longitude: g.longitude, timeZone: g.timeZone, usgsID: g.usgsID, nwsLID: g.lid)
-                ], gauges: [g])
+            return Parsed(
+                batch: SourceBatch(
+                    stations: [
+                        StationInfo(
+                            id: g.stationID, source: "nwps", name: g.description ?? g.name, latitude: g.latitude,
+                            longitude: g.longitude, timeZone: g.timeZone, usgsID: g.usgsID, nwsLID: g.lid)
+                    ], gauges: [g]))
+        case .airnowJSON: return Parsed(batch: try AirNowParser.parse(data))
+        case .waqiJSON: return Parsed(batch: try WAQIParser.parse(data))
+        case .openaqJSON: return try Self.openAQ(data, context: context)
+        case .aqiFrames: return Self.frames(data, context: &context)
+        }
+    }
+
+    /// Forecast days for the point, and the other daily variables as readings of it.
+    static func openMeteo(_ data: Data, now: Int64) throws -> Parsed {
+        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        guard let lat = jsonNumber(object?["latitude"]), let lon = jsonNumber(object?["longitude"]),
+            abs(lat) <= 90, abs(lon) <= 180
+        else {
+            // Let the parser word the error (HTML page, truncated, error body).
+            _ = try OpenMeteoParser.contents(data, place: "0.00,0.00", issued: now)
+            throw UserError("open-meteo-json: the response names no latitude/longitude")
+        }
+        let place = PlacePoint(latitude: lat, longitude: lon).key
+        let contents = try OpenMeteoParser.contents(data, place: place, issued: now)
+        var parsed = Parsed()
+        parsed.batch.weather = contents.days
+        parsed.batch.readings = contents.readings
+        parsed.batch.gaps = contents.gaps
+        if !contents.readings.isEmpty {
+            parsed.batch.stations = [
+                StationInfo(
+                    id: place, source: "open-meteo", latitude: lat, longitude: lon, timeZone: contents.timeZone)
+            ]
+            var units: [String: String?] = [:]
+            for r in contents.readings where units[r.metric] == nil { units[r.metric] = r.unit }
+            let variables = units.keys.sorted().map { v in units[v].flatMap { $0 }.map { "\(v) (\($0))" } ?? v }
+            var note = "open-meteo-json: stored as readings of station \(place): "
+            note += variables.prefix(10).joined(separator: ", ")
+            if variables.count > 10 { note += " and \(variables.count - 10) more" }
+            parsed.notes.append(note)
+        }
+        if !contents.ignored.isEmpty {
+            var note =
+                "open-meteo-json: not stored: "
+                + contents.ignored.prefix(10).map { "\($0.variable) (\($0.reason))" }.joined(separator: ", ")
+            if contents.ignored.count > 10 { note += " and \(contents.ignored.count - 10) more" }
+            parsed.notes.append(note)
+        }
+        return parsed
+    }
+
+    /// Stations from a locations body; readings from a measurements body, each under its location
+    /// and named by that location's sensors (from the locations bodies of the same load).
+    static func openAQ(_ data: Data, context: IngestContext) throws -> Parsed {
+        switch try OpenAQParser.bodyKind(data) {
+        case .locations:
+            return Parsed(batch: SourceBatch(stations: try OpenAQParser.locations(data)))
+        case .sensors:
+            throw UserError(
+                "openaq-json: a /v3/locations/{id}/sensors body does not say whose sensors they are: "
+                    + "give the /v3/locations/{id} body instead")
+        case .measurements:
+            let only = context.openAQSensors.count == 1 ? context.openAQSensors.keys.first : nil
+            return Parsed(
+                batch: try OpenAQParser.measurements(data, sensorsByLocation: context.openAQSensors, location: only))
+        }
+    }
+
+    /// The recorded frames, thinned per city as the `aqi-websocket` source thins what it receives.
+    static func frames(_ data: Data, context: inout IngestContext) -> Parsed {
+        var parsed = Parsed()
+        var thinned = 0
+        for line in AQIFrameParser.recording(data, maxFrame: context.aqiMaxFrame) {
+            switch line {
+            case .failure(let error):
+                parsed.lineErrors.append(error)
+            case .success(let frame):
+                parsed.batch.gaps += frame.skipped
+                for var r in frame.readings {
+                    guard context.aqiSampler.keep(r.station, at: r.time) else {
+                        thinned += 1
+                        continue
+                    }
+                    if let name = context.aqiSourceName { r.source = name }
+                    parsed.batch.readings.append(r)
+                }
+            }
+        }
+        if thinned > 0 {
+            parsed.notes.append(
+                "aqi-frames: \(thinned) samples thinned out (sample_every \(context.aqiSampler.every) s, "
+                    + "as the source keeps them)")
+        }
+        return parsed
+    }
+}
+
+/// What parsing one file of an ingest needs from the configuration and from the other files.
+struct IngestContext {
+    /// Lowercased CWMS time-series id → metric: the configured sources' names, then the names the
+    /// files' other series get together.
+    var cwmsMetrics: [String: String] = [:]
+    /// OpenAQ location id → sensor id → parameter and unit, from the locations bodies loaded.
+    var openAQSensors: [Int: [Int: (parameter: String, unit: String)]] = [:]
+    /// The configured `aqi-websocket` source's name, its thinning and its largest frame.
+    var aqiSourceName: String?
+    var aqiSampler: Sampler
+    var aqiMaxFrame: Int
+
+    /// With the one `aqi-websocket` source of the config, if it has exactly one, else its defaults.
+    init(config: Config?) {
+        let sockets = config?.sources.compactMap { $0.source as? AQIWebSocketSource } ?? []
+        let socket = sockets.count == 1 ? sockets[0] : nil
+        aqiSourceName = socket?.name
+        aqiSampler = Sampler(every: socket?.sampleEvery ?? AQIWebSocketSource(name: "", url: "").sampleEvery)
+        aqiMaxFrame = socket?.maxFrame ?? AQIWebSocketSource(name: "", url: "").maxFrame
+    }
+
+    /// Reads what the files of a load need from each other: the CWMS series loaded together, the
+    /// OpenAQ locations' sensors. A file that cannot be read is left to the load to report.
+    mutating func prepare(format: IngestFormat, files: [String], config: Config?) async throws {
+        switch format {
+        case .cwmsJSON:
+            // Each configured source's series keep the names that source gives them.
+            for source in config?.sources.compactMap({ $0.source as? CWMSSource }) ?? [] {
+                let names = source.metrics
+                for ts in source.timeseries {
+                    if let name = names[ts.name] { cwmsMetrics[ts.name.lowercased()] = name }
+                }
+            }
+            var others: [String] = []
+            var seen: Set<String> = []
+            for path in files {
+                guard let data = try await readFile(path), let id = try? CWMSParser.seriesID(data) else { continue }
+                let key = id.lowercased()
+                guard cwmsMetrics[key] == nil, seen.insert(key).inserted else { continue }
+                others.append(id)
+            }
+            guard !others.isEmpty else { return }
+            let names = CWMSParser.MetricNames(
+                cwmsMetrics.map { (id: $0.key, metric: Optional($0.value)) } + others.map { ($0, nil) })
+            for id in others {
+                if let name = names[id] { cwmsMetrics[id.lowercased()] = name }
+            }
+        case .openaqJSON:
+            for path in files {
+                guard let data = try await readFile(path), (try? OpenAQParser.bodyKind(data)) == .locations,
+                    let sensors = try? OpenAQParser.sensorsByLocation(data)
+                else { continue }
+                openAQSensors.merge(sensors) { _, new in new }
+            }
+        default:
+            break
         }
     }
 }
 
 extension Ingest {
+    /// Bad lines of one file shown before the rest are only counted.
+    static let shownLineErrors = 10
+
     /// Ingests saved service responses, one transaction per file: a file that does not parse is
     /// reported (`FILE: reason`) and nothing of it is stored. A file that parses but yields nothing
     /// (no reading, missing value, station or event) is an error too, naming the format it looks like,
     /// unless it is an empty answer of the format given (a quake feed with no events). Quake events
     /// kept apart from a stored event they share an id with, and a CWMS page that is not the last, are
-    /// reported as warnings.
+    /// reported as warnings. Recorded frames are read line by line: a bad line is reported (`FILE:LINE: reason`) and the others are stored. `config`, when
+    /// given, supplies what its sources would use: the `metric:` of CWMS time series, the name and
+    /// `sample_every` of its `aqi-websocket` source.
     public static func run(
         store: any Store, files: [String], format: IngestFormat, now: Int64, owmUnits: String = "standard",
-        report: (String) -> Void = printError
+        config: Config? = nil, report: (String) -> Void = printError
     ) async throws -> Summary {
         guard format != .readings else { return try await run(store: store, files: files, report: report) }
+        var context = IngestContext(config: config)
+        try await context.prepare(format: format, files: files, config: config)
         var summary = Summary()
         for path in files {
             summary.files += 1
@@ -241,8 +416,17 @@ extension Ingest {
                 continue
             }
             do {
-                let batch = try format.parse(data, now: now, owmUnits: owmUnits)
-                if batch.isEmpty {
+                let parsed = try format.parse(data, now: now, owmUnits: owmUnits, context: &context)
+                for error in parsed.lineErrors.prefix(shownLineErrors) {
+                    report("\(path):\(error.line ?? 0): \(error.message)")
+                }
+                if parsed.lineErrors.count > shownLineErrors {
+                    report("\(path): \(parsed.lineErrors.count - shownLineErrors) more bad lines not shown")
+                }
+                summary.rejected += parsed.lineErrors.count
+                for note in parsed.notes { report("\(path): \(note)") }
+                let batch = parsed.batch
+                if batch.isEmpty, parsed.lineErrors.isEmpty {
                     let look = PayloadLook.of(data)
                     guard look.fits(format) else {
                         summary.rejected += 1

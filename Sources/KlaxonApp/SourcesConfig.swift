@@ -187,7 +187,11 @@ extension ConfigReader {
                                 let ts = tm.required("name", what: "the time series").flatMap {
                                     file.string($0, what: "name")
                                 }
-                                let metric = tm.value("metric").flatMap { file.string($0, what: "metric") }
+                                let metricNode = tm.value("metric")
+                                let metric = metricNode.flatMap { file.string($0, what: "metric") }
+                                if let metric, metric.isEmpty || metric.utf8.count > 128 {
+                                    file.error(metricNode, "metric must be 1 to 128 bytes")
+                                }
                                 tm.rejectUnknown(known: ["name", "metric"], what: "a time series")
                                 if let ts { series.append(.init(name: ts, metric: metric)) }
                             }
@@ -196,6 +200,21 @@ extension ConfigReader {
                             file.error(
                                 items[min(i, items.count - 1)],
                                 "time series \"\(s.name)\" must be Location.Parameter.Type.Interval.Duration.Version")
+                        }
+                        // Two series given one metric at one location would overwrite each other.
+                        var named: [SeriesKey: String] = [:]
+                        for (i, s) in series.enumerated() {
+                            guard let metric = s.metric, let location = s.name.split(separator: ".").first else {
+                                continue
+                            }
+                            let key = SeriesKey(station: String(location), metric: metric)
+                            if let other = named[key], other.lowercased() != s.name.lowercased() {
+                                file.error(
+                                    items[min(i, items.count - 1)],
+                                    "time series \"\(s.name)\" and \"\(other)\" are both given metric \"\(metric)\": "
+                                        + "each series of a location needs a metric of its own")
+                            }
+                            named[key] = named[key] ?? s.name
                         }
                     }
                     if let office {

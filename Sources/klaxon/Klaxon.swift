@@ -212,8 +212,11 @@ struct IngestCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "File format: readings (CSV/JSON Lines), usgs-iv-json, usgs-rdb, usgs-ogc-json, cwms-json, nwps-json, usgs-quakes, open-meteo-json or owm-json.",
-            discussion: "Saved service responses load station metadata and NWS flood categories too."))
+            "File format: readings (CSV/JSON Lines), usgs-iv-json, usgs-rdb, usgs-ogc-json, cwms-json, nwps-json, "
+                + "usgs-quakes, open-meteo-json, owm-json, airnow-json, openaq-json, waqi-json or aqi-frames.",
+            discussion: "Saved service responses load station metadata and NWS flood categories too. "
+                + "With --config, they land as its sources would store them (cwms metric:, aqi-websocket name and "
+                + "sample_every)."))
     var format: IngestFormat = .readings
 
     @Option(
@@ -230,9 +233,11 @@ struct IngestCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await guarded {
-            let db = try store.openStore()
+            let config = try store.loadConfig()
+            let db = try store.openStore(config: config)
             let clock = ContinuousClock.now
-            let s = try await Ingest.run(store: db, files: files, format: format, now: nowSeconds(), owmUnits: owmUnits)
+            let s = try await Ingest.run(
+                store: db, files: files, format: format, now: nowSeconds(), owmUnits: owmUnits, config: config)
             let seconds =
                 Double(clock.duration(to: .now).components.attoseconds) / 1e18
                 + Double(clock.duration(to: .now).components.seconds)

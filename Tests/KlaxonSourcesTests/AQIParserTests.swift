@@ -287,6 +287,93 @@ private let hasRealAQI = ["airnow", "openaq", "waqi"].allSatisfy {
         #expect(empty.readings.isEmpty && empty.skipped == 0)
     }
 
+    @Test func recordedFramesLineByLine() throws {
+        let recording = """
+            {"received": "2025-11-03T10:00:05Z", "frame": [{"city": "Delhi", "aqi": 303.2883134665}, {"city": "Pune"}]}
+
+            {"received": 1762164010.75, "frame": "[{\\"city\\": \\"Delhi\\", \\"aqi\\": 305.1}]"}\r
+            {"received": "2025-11-03T10:00:01Z", "frame": []}
+            {"received": "2025-11-03T15:30:20+05:30", "frame": {"city": "Delhi", "aqi": 1}}
+            [{"city": "Delhi", "aqi": 300}]
+            {"frame": []}
+            {"received": "soon", "frame": []}
+            {"received": "2025-11-03T10:00:30Z", "frame": "not json"}
+            {"received": "2025-11-03T10:00:40Z", "frame": [{"city": "Mumbai", "aqi": 181.4}]}
+            """
+        let lines = AQIFrameParser.recording(Data(recording.utf8))
+        let frames = lines.compactMap { try? $0.get() }
+        #expect(frames.map(\.line) == [1, 3, 10])
+        #expect(frames.map(\.receivedAt) == [1_762_164_005, 1_762_164_010, 1_762_164_040])
+        #expect(
+            frames.flatMap(\.readings) == [
+                Reading(
+                    station: "Delhi", metric: "aqi", time: 1_762_164_005, value: 303.2883134665,
+                    source: "aqi-websocket"),
+                Reading(station: "Delhi", metric: "aqi", time: 1_762_164_010, value: 305.1, source: "aqi-websocket"),
+                Reading(station: "Mumbai", metric: "aqi", time: 1_762_164_040, value: 181.4, source: "aqi-websocket"),
+            ])
+        #expect(frames.map(\.skipped) == [1, 0, 0])
+        let errors = lines.compactMap { line -> String? in
+            guard case .failure(let error) = line else { return nil }
+            return error.description
+        }
+        #expect(
+            errors == [
+                "aqi-frames:4: received 2025-11-03T10:00:01Z, before the line above (2025-11-03T10:00:10Z): "
+                    + "a recording is in the order received",
+                "aqi-frames:5: aqi-websocket: the frame is not a JSON array of objects",
+                #"aqi-frames:6: the line is not a recorded frame ({"received": …, "frame": […]})"#,
+                "aqi-frames:7: missing field 'received'",
+                "aqi-frames:8: bad time 'soon' in 'received'",
+                "aqi-frames:9: aqi-websocket: truncated or malformed JSON",
+            ])
+        let long = #"{"received": "2025-11-03T10:00:05Z", "frame": "\#(String(repeating: " ", count: 200))[]"}"#
+        let tooLong = AQIFrameParser.recording(Data(long.utf8), maxFrame: 100)
+        #expect(tooLong.count == 1)
+        #expect((try? tooLong[0].get()) == nil)
+    }
+
+    @Test func openAQBodiesToldApartAndReadingsByLocation() throws {
+        let location = try ParserFixtures.data("aqi_openaq_location.json")
+        let latest = try ParserFixtures.data("aqi_openaq_latest.json")
+        let hours = try ParserFixtures.data("aqi_openaq_hours.json")
+        #expect(try OpenAQParser.bodyKind(location) == .locations)
+        #expect(try OpenAQParser.bodyKind(latest) == .measurements)
+        #expect(try OpenAQParser.bodyKind(hours) == .measurements)
+        let sensorList = """
+            {"meta": {}, "results": [{"id": 3916, "name": "no2 ppm",
+                                      "parameter": {"id": 7, "name": "no2", "units": "ppm"},
+                                      "latest": {"value": 0.0007}}]}
+            """
+        #expect(try OpenAQParser.bodyKind(Data(sensorList.utf8)) == .sensors)
+
+        let byLocation = try OpenAQParser.sensorsByLocation(location)
+        #expect(byLocation.keys.sorted() == [8118])
+        // `/latest` results name their location: the same readings as the source's own reading.
+        let sensors = try OpenAQParser.sensors(location)
+        let live = try OpenAQParser.measurements(latest, station: "openaq:8118", sensors: sensors)
+        let saved = try OpenAQParser.measurements(latest, sensorsByLocation: byLocation, location: nil)
+        #expect(saved.readings == live.readings)
+        #expect(saved.gaps == live.gaps)
+        // Hourly results name no location: the one given stands in.
+        let hourly = try OpenAQParser.measurements(hours, sensorsByLocation: byLocation, location: 8118)
+        #expect(
+            hourly.readings == (try OpenAQParser.measurements(hours, station: "openaq:8118", sensors: [:])).readings)
+        let noLocation = caughtParseError {
+            _ = try OpenAQParser.measurements(hours, sensorsByLocation: [:], location: nil)
+        }
+        #expect(
+            noLocation?.description
+                == "openaq-json: results[0] names no location ('locationsId'), so its station is unknown")
+        let unknownSensor = caughtParseError {
+            _ = try OpenAQParser.measurements(latest, sensorsByLocation: [:], location: nil)
+        }
+        #expect(
+            unknownSensor?.description
+                == "openaq-json: results[0]: sensor 23534 of location 8118 names no parameter; the location's "
+                + "/v3/locations/8118 body says which")
+    }
+
     // MARK: - Recorded payloads
 
     @Test(.enabled(if: hasRealAQI)) func recordedFileLists() throws {

@@ -164,6 +164,98 @@ private func day(
         #expect(undefined.timeZone == nil && undefined.utcOffsetSeconds == nil)
     }
 
+    @Test func floodAPIVariablesBecomeReadingsWithTheirUnit() throws {
+        // The flood API (`flood-api.open-meteo.com/v1/flood`): only variables a forecast day has not.
+        let body = """
+            {"latitude":59.9,"longitude":10.75,"generationtime_ms":0.41,"utc_offset_seconds":0,"timezone":"GMT",
+             "timezone_abbreviation":"GMT",
+             "daily_units":{"time":"iso8601","river_discharge":"m³/s","river_discharge_mean":"m³/s",
+                            "river_discharge_max":"m³/s"},
+             "daily":{"time":["2025-05-01","2025-05-02","2025-05-03"],"river_discharge":[412.5,398.06,null],
+                      "river_discharge_mean":[405.1,401.7,399.2],"river_discharge_max":[430.0,421.9,418.33]}}
+            """
+        let contents = try OpenMeteoParser.contents(Data(body.utf8), place: "59.90,10.75", issued: 5)
+        #expect(contents.days.isEmpty)
+        func r(_ metric: String, _ date: String, _ value: Double) -> Reading {
+            Reading(
+                station: "59.90,10.75", metric: metric, time: utcTime(date + "T00:00:00Z"), value: value,
+                unit: "m³/s", source: "open-meteo")
+        }
+        #expect(
+            contents.readings == [
+                r("river_discharge", "2025-05-01", 412.5), r("river_discharge", "2025-05-02", 398.06),
+                r("river_discharge_max", "2025-05-01", 430), r("river_discharge_max", "2025-05-02", 421.9),
+                r("river_discharge_max", "2025-05-03", 418.33), r("river_discharge_mean", "2025-05-01", 405.1),
+                r("river_discharge_mean", "2025-05-02", 401.7), r("river_discharge_mean", "2025-05-03", 399.2),
+            ])
+        #expect(contents.gaps == 1)
+        #expect(contents.stored == ["river_discharge", "river_discharge_max", "river_discharge_mean"])
+        #expect(contents.ignored.isEmpty)
+        #expect(contents.timeZone == "GMT")
+    }
+
+    @Test func aForecastWithAVariableOfItsOwnKeepsBoth() throws {
+        let body = """
+            {"latitude":39.74,"longitude":-104.99,"utc_offset_seconds":-21600,"timezone":"America/Denver",
+             "daily_units":{"time":"iso8601","temperature_2m_max":"°C","temperature_2m_min":"°C","uv_index_max":"",
+                            "sunrise":"iso8601"},
+             "daily":{"time":["2026-03-14","2026-03-15"],"temperature_2m_max":[10.2,1.0],
+                      "temperature_2m_min":[-2.0,-6.5],
+                      "uv_index_max":[5.35,2.1],"sunrise":["2026-03-14T07:10","2026-03-15T07:08"]}}
+            """
+        let contents = try OpenMeteoParser.contents(Data(body.utf8), place: "39.74,-104.99", issued: 9)
+        #expect(
+            contents.days == [
+                day(
+                    "39.74,-104.99", "2026-03-14", max: 10.2, min: -2, precipitation: nil, probability: nil, snow: nil,
+                    wind: nil, code: nil, source: "open-meteo", issued: 9),
+                day(
+                    "39.74,-104.99", "2026-03-15", max: 1, min: -6.5, precipitation: nil, probability: nil, snow: nil,
+                    wind: nil, code: nil, source: "open-meteo", issued: 9),
+            ])
+        #expect(
+            contents.readings == [
+                Reading(
+                    station: "39.74,-104.99", metric: "uv_index_max", time: utcTime("2026-03-14T00:00:00Z"),
+                    value: 5.35,
+                    source: "open-meteo"),
+                Reading(
+                    station: "39.74,-104.99", metric: "uv_index_max", time: utcTime("2026-03-15T00:00:00Z"), value: 2.1,
+                    source: "open-meteo"),
+            ])
+        #expect(contents.stored == ["temperature_2m_max", "temperature_2m_min", "uv_index_max"])
+        #expect(contents.ignored == [.init(variable: "sunrise", reason: "times, not values")])
+        // `forecast`, which the source reads, gives the same days.
+        #expect(try OpenMeteoParser.forecast(Data(body.utf8), place: "39.74,-104.99", issued: 9).days == contents.days)
+    }
+
+    @Test func aResponseWithNothingToStoreSaysWhy() throws {
+        let body = """
+            {"latitude":39.74,"longitude":-104.99,"timezone":"GMT",
+             "daily_units":{"time":"iso8601","sunrise":"iso8601","temperature_2m_max_icon_d2":"°C",
+                            "wind_direction_10m_dominant":"undefined","river_discharge":"m³/s"},
+             "daily":{"time":["2026-03-14"],"sunrise":["2026-03-14T07:10"],"temperature_2m_max_icon_d2":[12.5],
+                      "wind_direction_10m_dominant":[null],"river_discharge":[null]}}
+            """
+        let error = caughtParseError { _ = try OpenMeteoParser.contents(Data(body.utf8), place: "X", issued: 0) }
+        #expect(
+            error?.description
+                == "open-meteo-json: nothing to store: no daily variable with values; left out: "
+                + "river_discharge (no values, only nulls), sunrise (times, not values), temperature_2m_max_icon_d2 "
+                + "(a model's copy of temperature_2m_max: only the plain variable is read), "
+                + "wind_direction_10m_dominant (no data: unit 'undefined')")
+        let noDays = caughtParseError {
+            _ = try OpenMeteoParser.contents(
+                Data(#"{"daily":{"time":[],"river_discharge":[]}}"#.utf8), place: "X", issued: 0)
+        }
+        #expect(noDays?.description.hasPrefix("open-meteo-json: nothing to store: 'daily.time' holds no days") == true)
+        let mismatch = caughtParseError {
+            _ = try OpenMeteoParser.contents(
+                Data(#"{"daily":{"time":["2026-01-01"],"river_discharge":[1,2]}}"#.utf8), place: "X", issued: 0)
+        }
+        #expect(mismatch?.description == "open-meteo-json: 'daily.river_discharge' has 2 values for 1 days")
+    }
+
     @Test func htmlAndTruncatedBodies() throws {
         let html = try ParserFixtures.data("error_page.html")
         let title = "got an HTML page, not JSON (title '503 Service Temporarily Unavailable')"

@@ -10,7 +10,8 @@ public struct CWMSSource: Source {
     public struct Series: Sendable, Hashable {
         /// `ARBU.Elev.Inst.1Hour.0.Ccp-Rev`.
         public var name: String
-        /// The metric to store it as (nil: derived from the parameter, `Elev` → `elevation`).
+        /// The metric to store it as (nil: derived from the parameter and sub-parameter, `Elev` →
+        /// `elevation`, `Flow-Res Out` → `discharge.res_out`; see `CWMSParser.MetricNames`).
         public var metric: String?
 
         public init(name: String, metric: String? = nil) {
@@ -47,12 +48,17 @@ public struct CWMSSource: Source {
 
     public var covers: [String] { timeseries.map { String($0.name.split(separator: ".").first ?? "") } }
 
+    /// The metric each configured time series is stored as: its own `metric`, else the name derived
+    /// from its id, lengthened where two series of one location would share it.
+    public var metrics: CWMSParser.MetricNames { CWMSParser.MetricNames(timeseries.map { ($0.name, $0.metric) }) }
+
     public func fetch(cursor: String?, now: Int64, http: HTTPFetcher) async throws -> FetchResult {
         var batch = SourceBatch()
         var requests = 0
         let begin = Timestamp.format(startTime(cursor: cursor, now: now, period: period))
         let end = Timestamp.format(now)
         let headers = [("Accept", "application/json;version=2")]
+        let metrics = self.metrics
         for ts in timeseries {
             var page: String? = nil
             var pages = 0
@@ -70,7 +76,7 @@ public struct CWMSSource: Source {
                 if let page { items.append(("page", page)) }
                 let url = join(baseURL, "timeseries") + "?" + query(items)
                 let parsed = try await http.get(url, headers: headers, source: name) {
-                    try CWMSParser.parse($0, metric: ts.metric)
+                    try CWMSParser.parse($0, metric: metrics[ts.name])
                 }
                 requests += 1
                 batch.append(parsed.batch)

@@ -16,7 +16,11 @@ public enum AQIFrameParser {
     /// The frame's readings and how many entries were skipped. `receivedAt` is the receive time in
     /// UTC seconds. A frame that is not a JSON array of objects is a `ParseError`.
     public static func parse(_ data: Data, receivedAt: Int64) throws -> (readings: [Reading], skipped: Int) {
-        let root = try JSONInput.decode(JSONValue.self, from: data, format: format)
+        try parse(JSONInput.decode(JSONValue.self, from: data, format: format), receivedAt: receivedAt)
+    }
+
+    /// The same for a frame already decoded.
+    static func parse(_ root: JSONValue, receivedAt: Int64) throws -> (readings: [Reading], skipped: Int) {
         guard case .array(let entries) = root else {
             throw ParseError(.malformed, format: format, "the frame is not a JSON array of objects")
         }

@@ -5,22 +5,27 @@ import KlaxonCore
 ///
 /// `values` rows are `[epoch_ms_UTC, value, quality-code]` (the order `value-columns` gives); a
 /// `null` value is missing. The station is the location, the text of the time-series name before
-/// its first `.` (`ARBU.Elev.Inst.1Hour.0.Ccp-Rev` → `ARBU`).
+/// its first `.` (`ARBU.Elev.Inst.1Hour.0.Ccp-Rev` → `ARBU`); the metric comes from the parameter,
+/// sub-parameter included (see `metricName(seriesID:)` and `MetricNames`).
 public enum CWMSParser {
     static let format = "cwms-json"
     static let source = "cwms"
+    /// CWMS allows 191 characters; a longer name is not a time-series id.
+    static let maxSeriesIDBytes = 256
 
     /// The page's readings and its location, and the cursor of the next page (`next-page`), nil on
-    /// the last. `metric` overrides the metric derived from the name's parameter (`Elev` → `elevation`).
+    /// the last. `metric` overrides the metric derived from the name (`metricName(seriesID:)`:
+    /// `Elev` → `elevation`, `Flow-Res Out` → `discharge.res_out`); a caller loading several series
+    /// of one location passes the name `MetricNames` gives, which keeps them apart.
     public static func parse(_ data: Data, metric: String? = nil) throws -> (batch: SourceBatch, nextPage: String?) {
         let page = try JSONInput.decode(Page.self, from: data, format: format)
-        let segments = page.name.split(separator: ".", omittingEmptySubsequences: false)
-        guard segments.count >= 2, !segments[0].isEmpty, !segments[1].isEmpty else {
+        guard page.name.utf8.count <= maxSeriesIDBytes, let location = Self.location(seriesID: page.name),
+            let derived = metricName(seriesID: page.name)
+        else {
             throw ParseError(
                 .badValue, format: format, "bad time-series name '\(ParseError.excerpt(page.name))'")
         }
-        let location = String(segments[0])
-        let metric = metric ?? metricName(parameter: String(segments[1]))
+        let metric = metric ?? derived
         let unit = ParserSupport.normalizeUnit(page.units)
         let columns = Columns(page.valueColumns ?? [])
         var batch = SourceBatch()
@@ -57,18 +62,9 @@ public enum CWMSParser {
         return (batch, page.nextPage.flatMap { $0.isEmpty ? nil : $0 })
     }
 
-    /// `Elev` → `elevation`, `Stage` → `gage_height`, `Flow-Out` → `discharge`, `Temp-Water` →
-    /// `water_temperature`; any other parameter lowercased with `-` → `_` (`Stor-Flood` → `stor_flood`).
-    static func metricName(parameter: String) -> String {
-        if parameter.lowercased().hasPrefix("temp-water") { return "water_temperature" }
-        let base = parameter.split(separator: "-", maxSplits: 1).first.map(String.init) ?? parameter
-        switch base.lowercased() {
-        case "elev": return "elevation"
-        case "stage": return "gage_height"
-        case "flow": return "discharge"
-        case "precip": return "precipitation"
-        default: return parameter.lowercased().replacingOccurrences(of: "-", with: "_")
-        }
+    /// The time-series id a page is of (its `name`), read without its values.
+    public static func seriesID(_ data: Data) throws -> String {
+        try JSONInput.decode(Named.self, from: data, format: format).name
     }
 
     /// Positions (0-based) of the row fields, from `value-columns` ordinals, else 0, 1, 2.
@@ -105,6 +101,10 @@ public enum CWMSParser {
                 fields.append(try c.decodeNil() ? nil : c.decode(Double.self))
             }
         }
+    }
+
+    struct Named: Decodable {
+        var name: String
     }
 
     struct Page: Decodable {

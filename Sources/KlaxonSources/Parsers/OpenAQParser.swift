@@ -67,11 +67,90 @@ public enum OpenAQParser {
         _ data: Data, station: String, sensors: [Int: (parameter: String, unit: String)]
     ) throws -> SourceBatch {
         let body = try JSONInput.decode(Body<Measurement>.self, from: data, format: format)
-        // Parameters measured by more than one sensor: those sensors' ids, ascending.
-        var byParameter: [String: [Int]] = [:]
-        for (id, sensor) in sensors { byParameter[sensor.parameter, default: []].append(id) }
+        return try readings(body.results) { _, _ in (station, sensors) }
+    }
+
+    /// What a saved body holds, told by its results: `locations` (`/v3/locations…`: results with
+    /// `sensors`), `sensors` (`/v3/locations/{id}/sensors`: results with a `parameter` and no
+    /// `value`) or `measurements` (`/latest`, `/v3/sensors/{id}/measurements…`: results with a
+    /// `value`; a body without results counts as one).
+    public enum BodyKind: Sendable, Equatable {
+        case locations, sensors, measurements
+    }
+
+    public static func bodyKind(_ data: Data) throws -> BodyKind {
+        let body = try JSONInput.decode(Body<Shape>.self, from: data, format: format)
+        if body.results.contains(where: \.hasSensors) { return .locations }
+        if body.results.contains(where: { $0.hasParameter && !$0.hasValue }) { return .sensors }
+        return .measurements
+    }
+
+    /// The sensors of each location of a `/v3/locations…` body: location id → sensor id → parameter
+    /// and unit (what `sensors(_:)` gives for a body of that one location).
+    public static func sensorsByLocation(_ data: Data) throws -> [Int: [Int: (parameter: String, unit: String)]] {
+        let body = try JSONInput.decode(Body<LocationSensors>.self, from: data, format: format)
+        var out: [Int: [Int: (parameter: String, unit: String)]] = [:]
+        for location in body.results {
+            var sensors = out[location.id] ?? [:]
+            for sensor in location.sensors ?? [] {
+                guard let parameter = sensor.parameter?.name?.trimmingSpaces().lowercased(), !parameter.isEmpty
+                else { continue }
+                sensors[sensor.id] = (parameter, sensor.parameter?.units?.trimmingSpaces() ?? "")
+            }
+            out[location.id] = sensors
+        }
+        return out
+    }
+
+    /// Readings of a saved measurements body, each result stored as the `openaq` source stores the
+    /// `/latest` of its location: under `openaq:<locationsId>` (or `location` for results that name
+    /// none, as `/v3/sensors/{id}/measurements` results do), its metric named by the result's
+    /// parameter or else by that location's sensor in `sensorsByLocation`, as
+    /// `measurements(_:station:sensors:)` names it. A result without a location, and a result of a
+    /// location `sensorsByLocation` does not hold that names no parameter, are errors: their series
+    /// cannot be told.
+    public static func measurements(
+        _ data: Data, sensorsByLocation: [Int: [Int: (parameter: String, unit: String)]], location fallback: Int?
+    ) throws -> SourceBatch {
+        let body = try JSONInput.decode(Body<Measurement>.self, from: data, format: format)
+        return try readings(body.results) { index, m in
+            guard let location = m.locationsId ?? fallback else {
+                throw ParseError(
+                    .missingField, format: format,
+                    "results[\(index)] names no location ('locationsId'), so its station is unknown")
+            }
+            guard let sensors = sensorsByLocation[location] else {
+                if m.parameter?.name.flatMap(nonEmpty) == nil, let sensor = m.sensorsId {
+                    throw ParseError(
+                        .missingField, format: format,
+                        "results[\(index)]: sensor \(sensor) of location \(location) names no parameter; the "
+                            + "location's /v3/locations/\(location) body says which")
+                }
+                return (stationID(location), [:])
+            }
+            return (stationID(location), sensors)
+        }
+    }
+
+    /// Readings of measurement results; `place` gives each result's station and its location's sensors.
+    static func readings(
+        _ results: [Measurement],
+        place: (Int, Measurement) throws -> (station: String, sensors: [Int: (parameter: String, unit: String)])
+    ) throws -> SourceBatch {
+        // Per station, the parameters measured by more than one sensor: those sensors' ids.
+        var byParameterOf: [String: [String: [Int]]] = [:]
         var batch = SourceBatch()
-        for (index, m) in body.results.enumerated() {
+        for (index, m) in results.enumerated() {
+            let (station, sensors) = try place(index, m)
+            let byParameter: [String: [Int]]
+            if let known = byParameterOf[station] {
+                byParameter = known
+            } else {
+                var grouped: [String: [Int]] = [:]
+                for (id, sensor) in sensors { grouped[sensor.parameter, default: []].append(id) }
+                byParameterOf[station] = grouped
+                byParameter = grouped
+            }
             let parameter: String
             var unit: String?
             if let named = nonEmpty(m.parameter?.name)?.lowercased() {
@@ -171,5 +250,29 @@ public enum OpenAQParser {
         var period: Period?
         var parameter: Parameter?
         var sensorsId: Int?
+        var locationsId: Int?
+    }
+
+    struct LocationSensors: Decodable {
+        var id: Int
+        var sensors: [Sensor]?
+    }
+
+    /// Which fields a result has, to tell the kinds of body apart.
+    struct Shape: Decodable {
+        var hasSensors: Bool
+        var hasParameter: Bool
+        var hasValue: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case sensors, parameter, value
+        }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            hasSensors = c.contains(.sensors)
+            hasParameter = c.contains(.parameter)
+            hasValue = c.contains(.value)
+        }
     }
 }

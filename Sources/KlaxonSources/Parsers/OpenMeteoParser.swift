@@ -63,6 +63,10 @@ public enum OpenMeteoParser {
     ) throws -> (days: [DayWeather], timeZone: String?, utcOffsetSeconds: Int?) {
         let response = try decodeForecast(data)
         let table = try DailyTable(response)
+        return (days(table, place: place, issued: issued), response.timezone, response.utcOffsetSeconds)
+    }
+
+    private static func days(_ table: DailyTable, place: String, issued: Int64) -> [DayWeather] {
         var days: [DayWeather] = []
         days.reserveCapacity(table.dates.count)
         for (i, date) in table.dates.enumerated() {
@@ -75,7 +79,113 @@ public enum OpenMeteoParser {
                     weatherCode: table.value(.weatherCode, i).flatMap { $0 >= 0 && $0 < 1000 ? Int($0) : nil },
                     source: "open-meteo", issued: issued))
         }
-        return (days, response.timezone, response.utcOffsetSeconds)
+        return days
+    }
+
+    /// Everything the `daily` block of a forecast, archive or flood API response holds, for storing
+    /// a saved response whole (`klaxon ingest --format open-meteo-json`).
+    public struct DailyContents: Sendable {
+        /// A daily variable that was not stored, and why.
+        public struct Ignored: Sendable, Hashable {
+            public var variable: String
+            public var reason: String
+
+            public init(variable: String, reason: String) {
+                self.variable = variable
+                self.reason = reason
+            }
+        }
+
+        /// One per date, as `forecast` gives them; none when the response holds none of the
+        /// variables a `DayWeather` has.
+        public var days: [DayWeather]
+        /// Every other numeric daily variable (the flood API's `river_discharge`, `uv_index_max`):
+        /// a reading per day with a value, at station `place`, metric the variable's name, time
+        /// 00:00Z of the day, the unit from `daily_units` as written (`m³/s`), source `open-meteo`.
+        public var readings: [Reading]
+        /// Variable names in the order read (those read into `days`, then those of `readings`).
+        public var stored: [String]
+        public var ignored: [Ignored]
+        /// Nulls among the readings' variables.
+        public var gaps: Int
+        public var timeZone: String?
+        public var utcOffsetSeconds: Int?
+    }
+
+    /// The days and readings of a response (see `DailyContents`). Besides the variables `DayWeather`
+    /// has, the other numeric daily variables become readings; a variable that is a model's copy of
+    /// one of those (`temperature_2m_max_icon_d2`), holds times (`sunrise`), holds no data (unit
+    /// `undefined`) or is not numbers is left out and named in `ignored`. A response from which
+    /// nothing can be stored is an error that says why.
+    public static func contents(_ data: Data, place: String, issued: Int64) throws -> DailyContents {
+        let response = try decodeForecast(data)
+        let table = try DailyTable(response)
+        var contents = DailyContents(
+            days: [], readings: [], stored: table.read, ignored: [], gaps: 0, timeZone: response.timezone,
+            utcOffsetSeconds: response.utcOffsetSeconds)
+        if !table.read.isEmpty { contents.days = days(table, place: place, issued: issued) }
+        for key in table.undefined {
+            contents.ignored.append(.init(variable: key, reason: "no data: unit 'undefined'"))
+        }
+        let units = response.dailyUnits ?? [:]
+        let daily = response.daily
+        let others = ((daily.map { Array($0.others.keys) }) ?? []) + (daily?.notNumbers ?? [])
+        let starts = table.dates.map { ParserSupport.calendarDay($0) ?? 0 }
+        let plainKeys = Variable.allKeys.sorted()
+        for key in others.sorted() {
+            func ignore(_ reason: String) {
+                contents.ignored.append(.init(variable: ParseError.excerpt(key), reason: reason))
+            }
+            let unit = units[key]?.trimmingSpaces()
+            if let plain = plainKeys.first(where: { key.hasPrefix($0 + "_") }) {
+                ignore("a model's copy of \(plain): only the plain variable is read")
+            } else if key.utf8.count > 128 || !key.utf8.allSatisfy({ isVariableByte($0) }) {
+                ignore("not a variable name")
+            } else if unit == "undefined" {
+                ignore("no data: unit 'undefined'")
+            } else if unit == "iso8601" || unit == "unixtime" {
+                ignore("times, not values")
+            } else if let values = daily?.others[key] {
+                guard values.count == table.dates.count else {
+                    throw ParseError(
+                        .badValue, format: format,
+                        "'daily.\(key)' has \(values.count) values for \(table.dates.count) days")
+                }
+                let before = contents.readings.count
+                for (i, value) in values.enumerated() {
+                    guard let value, value.isFinite else {
+                        contents.gaps += 1
+                        continue
+                    }
+                    contents.readings.append(
+                        Reading(
+                            station: place, metric: key, time: starts[i], value: value,
+                            unit: ParserSupport.normalizeUnit(unit), source: "open-meteo"))
+                }
+                if contents.readings.count > before {
+                    contents.stored.append(key)
+                } else {
+                    ignore("no values, only nulls")
+                }
+            } else {
+                ignore("not numbers")
+            }
+        }
+        guard contents.days.isEmpty && contents.readings.isEmpty else { return contents }
+        var why = table.dates.isEmpty ? "'daily.time' holds no days" : "no daily variable with values"
+        if !contents.ignored.isEmpty {
+            why +=
+                "; left out: "
+                + contents.ignored.prefix(10).map { "\($0.variable) (\($0.reason))" }
+                .joined(separator: ", ")
+            if contents.ignored.count > 10 { why += " and \(contents.ignored.count - 10) more" }
+        }
+        throw ParseError(.missingField, format: format, "nothing to store: \(why)")
+    }
+
+    /// Letters, digits and `_`, as Open-Meteo names its variables.
+    private static func isVariableByte(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F
     }
 
     /// Climatology from an archive response (the same `daily` shape, years of days). For each wanted
@@ -205,6 +315,10 @@ public enum OpenMeteoParser {
         var isoTimes: [String]?
         var unixTimes: [Int64]?
         var columns: [String: [Double?]] = [:]
+        /// Numeric daily variables `DayWeather` does not have, by name.
+        var others: [String: [Double?]] = [:]
+        /// Daily variables that are not arrays of numbers (`sunrise` as ISO times).
+        var notNumbers: [String] = []
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: AnyKey.self)
@@ -214,8 +328,14 @@ public enum OpenMeteoParser {
             } else {
                 isoTimes = try c.decode([String].self, forKey: time)
             }
-            for key in c.allKeys where Variable.allKeys.contains(key.stringValue) {
-                columns[key.stringValue] = try c.decode([Double?].self, forKey: key)
+            for key in c.allKeys where key.stringValue != "time" {
+                if Variable.allKeys.contains(key.stringValue) {
+                    columns[key.stringValue] = try c.decode([Double?].self, forKey: key)
+                } else if let values = try? c.decode([Double?].self, forKey: key) {
+                    others[key.stringValue] = values
+                } else {
+                    notNumbers.append(key.stringValue)
+                }
             }
         }
     }
@@ -231,6 +351,9 @@ public enum OpenMeteoParser {
     /// The dates and the metric values of a `daily` block.
     struct DailyTable {
         var dates: [String]
+        /// The keys read, in `Variable` order, and those skipped for a unit of `undefined`.
+        var read: [String] = []
+        var undefined: [String] = []
         private var columns: [Variable: [Double?]] = [:]
 
         init(_ response: ForecastResponse) throws {
@@ -267,13 +390,17 @@ public enum OpenMeteoParser {
                 }
                 let unit = units[key]
                 // Open-Meteo writes `undefined` for a variable it has no data for.
-                if unit == "undefined" { continue }
+                if unit == "undefined" {
+                    undefined.append(key)
+                    continue
+                }
                 guard let convert = WeatherUnits.converter(variable.quantity, unit: unit) else {
                     throw ParseError(
                         .badValue, format: format,
                         "unknown unit '\(ParseError.excerpt(unit ?? ""))' for 'daily.\(key)'")
                 }
                 columns[variable] = raw.map { $0.map(convert) }
+                read.append(key)
             }
         }
 

@@ -68,14 +68,17 @@ import Testing
     }
 
     @Test func idsAndOddValues() throws {
-        // No feature id: net + code; ids repeated and spaced; tsunami as a boolean; no depth.
+        // No feature id: net + code; ids repeated and spaced; tsunami as a boolean; a null depth.
         let body = """
             {"type":"FeatureCollection","features":[{"type":"Feature","properties":{"mag":5.0999999999999996,
              "time":1700000000000,"updated":1700000001000,"tsunami":true,"status":" Automatic ","type":"explosion",
              "net":"us","code":"7000abcd","ids":",us7000abcd, at00abcd,us7000abcd,,","alert":""},
-             "geometry":{"type":"Point","coordinates":[-179.5,-12.25]}}]}
+             "geometry":{"type":"Point","coordinates":[-179.5,-12.25,null]}}]}
             """
         let events = try QuakeParser.parse(Data(body.utf8))
+        // Two numbers could be [lon, lat] or a shifted [lat, depth]: USGS always gives three.
+        let two = body.replacingOccurrences(of: "[-179.5,-12.25,null]", with: "[-179.5,-12.25]")
+        #expect(throws: ParseError.self) { try QuakeParser.parse(Data(two.utf8)) }
         #expect(events.count == 1)
         let e = try #require(events.first)
         #expect(e.id == "us7000abcd")

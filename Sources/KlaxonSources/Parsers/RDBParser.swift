@@ -63,6 +63,8 @@ public enum RDBParser {
         var datetime: Int?
         /// How many fields the header names.
         var width = 0
+        /// The pre-2005 daily layout, whose rows may stop before an empty last field (`dv_cd`).
+        var legacy = false
         var timeZone: Int?
         var values: [ValueColumn] = []
         /// Site-service columns.
@@ -83,6 +85,7 @@ public enum RDBParser {
             width = columns.count
             agency = index("agency_cd")
             datetime = index("datetime") ?? index("dv_dt")
+            legacy = index("datetime") == nil && index("dv_dt") != nil
             timeZone = index("tz_cd")
             name = index("station_nm")
             latitude = index("dec_lat_va")
@@ -229,7 +232,7 @@ public enum RDBParser {
             }
             // A row with more or fewer fields than the header names would put its values under
             // the wrong columns (a qualifier read as a value): it is an error, not a guess.
-            guard fields.count == layout.width else {
+            guard fields.count == layout.width || (layout.legacy && fields.count < layout.width) else {
                 throw ParseError(
                     .malformed, format: format, line: number,
                     "\(fields.count) fields where the header names \(layout.width)")

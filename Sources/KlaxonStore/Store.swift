@@ -362,6 +362,17 @@ public final class SQLiteStore: Store {
             // seeded once here from what the tables hold.
             try db.execute(sql: metricCountsSchema)
         }
+        m.registerMigration("v12-reading-quality") { db in
+            try db.execute(
+                sql: """
+                    -- A reading out of its metric's physical range, or flagged bad by its source's quality
+                    -- code (KlaxonCore's Plausibility): kept and shown, but evaluation and statistics skip it.
+                    ALTER TABLE readings ADD COLUMN suspect INTEGER NOT NULL DEFAULT 0 CHECK (suspect IN (0, 1));
+                    -- How many of an entry's readings are suspect: evaluation steps count - suspect of them.
+                    ALTER TABLE ingest_log ADD COLUMN suspect INTEGER NOT NULL DEFAULT 0;
+                    """)
+            try markSuspectReadings(db)
+        }
         return m
     }()
 }

@@ -60,9 +60,20 @@ public final class SQLiteStore: Store {
         } catch {
             throw StoreError.cannotOpen(path: path, reason: "\(error)")
         }
-        let applied = try queue.read { try migrator.appliedIdentifiers($0) }
+        let (applied, complete) = try queue.read { db in
+            (try migrator.appliedIdentifiers(db), try migrator.hasCompletedMigrations(db))
+        }
         guard applied.contains("v1-readings") else {
             throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (run `klaxon ingest` first)")
+        }
+        // Queries read columns the newer migrations added (`readings.suspect`): an older schema cannot
+        // be read here, and read-only it cannot be upgraded.
+        guard complete else {
+            throw StoreError.cannotOpen(
+                path: path,
+                reason:
+                    "written by an older klaxon; run a command that writes to it once (`klaxon ingest`, `evaluate`) to upgrade it"
+            )
         }
         return SQLiteStore(path: path, reader: queue, writer: nil)
     }

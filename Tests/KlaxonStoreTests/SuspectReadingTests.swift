@@ -121,7 +121,14 @@ func flow(_ time: String, _ value: Double, quality: String? = "3") -> Reading {
                     """)
         }
         try queue.close()
+        // Read-only, an older schema is refused with what to do, not read with a column missing.
+        #expect {
+            try SQLiteStore.openReadOnly(path: tmp.path)
+        } throws: { error in
+            "\(error)".contains("written by an older klaxon; run a command that writes to it once")
+        }
         let store = try SQLiteStore.open(path: tmp.path)
+        #expect(throws: Never.self) { try SQLiteStore.openReadOnly(path: tmp.path) }
         let keys = try await store.readings(station: "KEYS", metric: "discharge")
         #expect(keys.map(\.suspect) == [false, true, true])
         // `17` from USGS is not a CWMS code.

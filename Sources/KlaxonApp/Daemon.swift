@@ -77,12 +77,12 @@ public final class Daemon: Sendable {
         // A large evaluation's working memory (readings stepped, transitions and messages) goes back to
         // the system instead of staying with glibc.
         if result.transitions.count + result.newReadings > 10_000 { releaseFreeMemory() }
-        if !result.transitions.isEmpty || result.newReadings > 0 {
+        if !result.transitions.isEmpty || result.newReadings > 0 || result.suspectReadings > 0 {
             logger.info(
                 "evaluated",
                 metadata: [
                     "readings": "\(result.newReadings)", "transitions": "\(result.transitions.count)",
-                    "late": "\(result.lateReadings)",
+                    "late": "\(result.lateReadings)", "suspect": "\(result.suspectReadings)",
                 ])
         }
         return result
@@ -107,7 +107,7 @@ public final class Daemon: Sendable {
                 "fetched",
                 metadata: [
                     "source": "\(o.source)", "new": "\(o.stats.inserted)", "revised": "\(o.stats.revised)",
-                    "requests": "\(o.requests)",
+                    "suspect": "\(o.stats.suspect)", "requests": "\(o.requests)",
                 ])
             for conflict in o.stats.quakeConflicts.prefix(10) {
                 logger.warning(

@@ -4,7 +4,8 @@ import KlaxonDelivery
 import KlaxonStore
 
 /// `klaxon dry-run`: replays readings in time order through the same engine `evaluate` uses, from a
-/// clean state, and returns the transitions it would produce. Never writes, never delivers.
+/// clean state, and returns the transitions it would produce. Never writes, never delivers. Suspect
+/// readings (`Plausibility`) are skipped, as `evaluate` skips them.
 ///
 /// Readings files are streamed: memory holds one session per watched series and the transitions,
 /// not the readings. A series whose readings are out of order in the files is replayed again, sorted,
@@ -14,6 +15,8 @@ public struct DryRun: Sendable {
         public var transitions: [Transition] = []
         public var readings = 0
         public var rejected = 0
+        /// Readings of the files skipped as suspect (counted in `readings` too).
+        public var suspect = 0
     }
 
     public let engine: RuleEngine
@@ -92,6 +95,7 @@ public struct DryRun: Sendable {
         }
         var disordered: Set<SeriesKey> = []
         var maxTime = Int64.min
+        var check = Plausibility.SuspectCheck()
         for path in files {
             var rejections = RejectionReport(path: path)
             defer {
@@ -115,6 +119,10 @@ public struct DryRun: Sendable {
                     maxTime = max(maxTime, r.time)
                     let i = sessions.lookup(r.series, unit: r.unit, engine: engine)
                     guard i >= 0, !sessions.sessions[i].disordered else { return }
+                    if check.isSuspect(r) {
+                        result.suspect += 1
+                        return
+                    }
                     if let last = sessions.sessions[i].lastTime, r.time <= last {
                         sessions.sessions[i].disordered = true
                         disordered.insert(r.series)
@@ -135,7 +143,9 @@ public struct DryRun: Sendable {
             var order = 0
             for path in files {
                 try ReadingsFiles.stream(path: path) { row in
-                    guard case .reading(let r, _) = row, inRange(r.time), disordered.contains(r.series) else { return }
+                    guard case .reading(let r, _) = row, inRange(r.time), disordered.contains(r.series),
+                        !check.isSuspect(r)
+                    else { return }
                     order += 1
                     held[r.series, default: []].append((r.time, order, r.value, r.unit))
                 }

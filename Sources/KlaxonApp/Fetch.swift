@@ -30,6 +30,7 @@ public enum Fetch {
             if let error { return "\(head): FAILED: \(error); nothing stored, the next fetch asks again" }
             var parts = ["\(stats.inserted) new", "\(stats.revised) revised", "\(stats.unchanged) unchanged"]
             if gaps > 0 { parts.append("\(gaps) missing values skipped") }
+            if stats.suspect > 0 { parts.append("\(stats.suspect) marked suspect") }
             if stations > 0 { parts.append("\(stations) stations") }
             if gauges > 0 { parts.append("\(gauges) NWS gauges") }
             if !stats.quakeConflicts.isEmpty {

@@ -4,8 +4,11 @@ import KlaxonStore
 
 /// `klaxon gauge ID`: what a gauge reads now, its flood categories, and its data over a range —
 /// the two questions river people ask most. Works from the store.
+///
+/// Suspect readings (`Plausibility`) are listed as such and kept out of everything else: the latest
+/// value, the flood category, the statistics and the sparkline.
 public enum GaugeReport {
-    /// Latest value of a series.
+    /// Latest value of a series (or a suspect reading, in `Series.suspect`).
     public struct Latest: Codable, Sendable, Equatable {
         public var value: Double
         public var unit: String?
@@ -23,6 +26,14 @@ public enum GaugeReport {
         public var max: Double
         /// The total (for precipitation, which USGS reports per interval).
         public var total: Double
+        /// Suspect readings in the range, left out of the figures above.
+        public var suspect: Int
+    }
+
+    /// Suspect readings of a series over the widest range: how many, and the newest few.
+    public struct Suspect: Codable, Sendable, Equatable {
+        public var count: Int
+        public var newest: [Latest]
     }
 
     public struct Series: Codable, Sendable, Equatable {
@@ -33,7 +44,12 @@ public enum GaugeReport {
         public var ranges: [Stats]
         /// ▁…█ over the last 24 h (or the asked range), highest value per bucket.
         public var sparkline: String
+        /// Nil when the ranges hold no suspect reading.
+        public var suspect: Suspect?
     }
+
+    /// Suspect readings listed per series, newest first.
+    public static let suspectShown = 5
 
     public struct Flood: Codable, Sendable, Equatable {
         public var stageUnit: String
@@ -104,7 +120,11 @@ public enum GaugeReport {
         let series = try await store.series(station: station)
         var newest: Int64? = nil
         for s in series {
-            if let t = try await store.latest(station: station, metric: s.metric)?.time { newest = max(newest ?? t, t) }
+            if let t = try await store.latest(station: station, metric: s.metric, at: .max, includingSuspect: true)?
+                .time
+            {
+                newest = max(newest ?? t, t)
+            }
         }
         var end = newest ?? 0
         // Each range: its start as shown, and the query's exclusive lower bound.
@@ -130,13 +150,21 @@ public enum GaugeReport {
                     stats.append(
                         Stats(
                             from: Timestamp.format(shown), to: Timestamp.format(to), count: s.count, min: s.min,
-                            mean: s.mean, max: s.max, total: s.sum))
+                            mean: s.mean, max: s.max, total: s.sum, suspect: s.suspect))
                 }
             }
+            let widest = ranges.map(\.after).min() ?? end
+            let marked = try await store.suspectReadings(
+                station: station, metric: metric, from: widest, to: end, limit: suspectShown)
+            let newest = marked.newest.map {
+                Latest(value: $0.value, unit: $0.unit ?? unit, time: Timestamp.format($0.time), quality: $0.quality)
+            }
+            let suspect = marked.count == 0 ? nil : Suspect(count: marked.count, newest: newest)
             let spark = await RecentReadings.sparkline(
                 of: try store.values(station: station, metric: metric, from: sparkFrom, to: end), from: sparkFrom,
                 to: end)
-            return Series(metric: metric, unit: unit, latest: latest, ranges: stats, sparkline: spark)
+            return Series(
+                metric: metric, unit: unit, latest: latest, ranges: stats, sparkline: spark, suspect: suspect)
         }
 
         var report = Report(
@@ -203,6 +231,18 @@ public enum GaugeReport {
             let q = l.quality.map { " (\($0))" } ?? ""
             return "\(show(l.value, l.unit)) at \(l.time)\(q)"
         }
+        func counted(_ s: Stats) -> String {
+            s.suspect == 0
+                ? "(\(s.count) readings)" : "(\(s.count) readings; \(s.suspect) suspect left out)"
+        }
+        func suspect(_ s: Series) {
+            guard let x = s.suspect else { return }
+            let list = x.newest.map { l in
+                "\(show(l.value, l.unit)) at \(l.time)" + (l.quality.map { " (\($0))" } ?? "")
+            }
+            let more = x.count > x.newest.count ? " and \(x.count - x.newest.count) more" : ""
+            lines.append("                 suspect, left out: " + list.joined(separator: " · ") + more)
+        }
         func label(_ from: String, _ to: String) -> String {
             guard let f = Timestamp.parse(from), let t = Timestamp.parse(to) else { return "\(from)…\(to)" }
             let d = t - f
@@ -222,10 +262,11 @@ public enum GaugeReport {
             lines.append(line)
             for s in h.ranges {
                 lines.append(
-                    "                 \(label(s.from, s.to)): min \(show(s.min, nil)) · mean \(show(s.mean, nil)) · max \(show(s.max, h.unit)) (\(s.count) readings)"
+                    "                 \(label(s.from, s.to)): min \(show(s.min, nil)) · mean \(show(s.mean, nil)) · max \(show(s.max, h.unit)) \(counted(s))"
                 )
             }
             if !h.sparkline.isEmpty { lines.append("                 \(h.sparkline)") }
+            suspect(h)
         }
         if let f = r.flood {
             if f.stage.isEmpty && f.flow.isEmpty {
@@ -249,18 +290,21 @@ public enum GaugeReport {
             lines.append("  discharge      \(latest(d))")
             for s in d.ranges {
                 lines.append(
-                    "                 \(label(s.from, s.to)): min \(show(s.min, nil)) · mean \(show(s.mean, nil)) · max \(show(s.max, d.unit)) (\(s.count) readings)"
+                    "                 \(label(s.from, s.to)): min \(show(s.min, nil)) · mean \(show(s.mean, nil)) · max \(show(s.max, d.unit)) \(counted(s))"
                 )
             }
             if !d.sparkline.isEmpty { lines.append("                 \(d.sparkline)") }
+            suspect(d)
         }
         if let p = r.precipitation {
             let totals = p.ranges.map { "\(label($0.from, $0.to)) \(show($0.total, p.unit))" }
             lines.append("  precipitation  " + (totals.isEmpty ? latest(p) : totals.joined(separator: " · ")))
+            suspect(p)
         }
         for o in r.other {
             lines.append(
                 "  \(o.metric.padding(toLength: max(13, o.metric.count), withPad: " ", startingAt: 0))  \(latest(o))")
+            suspect(o)
         }
         if r.asOf == nil { lines.append("  no readings stored") }
         return lines.joined(separator: "\n")

@@ -88,6 +88,7 @@ public enum KlaxonHTTP {
                 "rejected": push.rejected,
             ]
             if push.rejectedCount > push.rejected.count { out["rejected_count"] = push.rejectedCount }
+            if push.stats.suspect > 0 { out["suspect"] = push.stats.suspect }
             return json(out, status: push.rejectedCount == 0 ? .ok : .badRequest)
         }
         router.get("/api/v1/alerts") { request, _ -> Response in

@@ -14,6 +14,9 @@ public struct IngestStats: Sendable, Equatable {
     public var unchanged = 0
     /// Quake events kept apart from a stored event they share an associated id with (tell a person).
     public var quakeConflicts: [QuakeIDConflict] = []
+    /// Of the new and revised readings, those marked suspect (`Plausibility`): stored, but left out of
+    /// evaluation and statistics.
+    public var suspect = 0
 
     public init() {}
 
@@ -22,11 +25,13 @@ public struct IngestStats: Sendable, Equatable {
         a.revised += b.revised
         a.unchanged += b.unchanged
         a.quakeConflicts += b.quakeConflicts
+        a.suspect += b.suspect
     }
 }
 
 /// Writes readings in batches, one transaction per batch. Idempotent: the same reading twice is one
 /// row; a changed value for the same (station, metric, time) updates the row and marks it revised.
+/// Each row is marked suspect or not as it is written (`Plausibility`).
 /// The hot loop binds a prepared statement through the raw SQLite API (about twice GRDB's row speed).
 public final class ReadingIngester: ReadingWriter {
     private let writer: any DatabaseWriter
@@ -61,25 +66,27 @@ public final class ReadingIngester: ReadingWriter {
     ) throws -> IngestStats {
         do {
             var stats = IngestStats()
-            // Per series: the earliest time and the number of readings this batch inserted or revised.
-            var changed: [Int64: (minTime: Int64, count: Int)] = [:]
+            // Per series: the earliest time and the number of readings this batch inserted or revised,
+            // and how many of those are suspect.
+            var changed: [Int64: (minTime: Int64, count: Int, suspect: Int)] = [:]
             // Insert, and only on a conflict try the update: cheaper than an upsert with RETURNING
             // (which costs several microseconds a row) while still telling new from revised from unchanged.
             let insert = try db.makeStatement(
                 sql: """
-                    INSERT INTO readings (series_id, time, value, quality, revised) VALUES (?1, ?2, ?3, ?4, 0)
+                    INSERT INTO readings (series_id, time, value, quality, suspect, revised)
+                    VALUES (?1, ?2, ?3, ?4, ?5, 0)
                     ON CONFLICT (series_id, time) DO NOTHING
                     """)
             let update = try db.makeStatement(
                 sql: """
-                    UPDATE readings SET value = ?3, quality = ?4, revised = 1
-                    WHERE series_id = ?1 AND time = ?2 AND (value IS NOT ?3 OR quality IS NOT ?4)
+                    UPDATE readings SET value = ?3, quality = ?4, suspect = ?5, revised = 1
+                    WHERE series_id = ?1 AND time = ?2 AND (value IS NOT ?3 OR quality IS NOT ?4 OR suspect IS NOT ?5)
                     """)
             let connection = db.sqliteConnection
             let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
             var lastKey: SeriesKey? = nil
             var lastID: Int64 = 0
-            func run(_ handle: OpaquePointer?, _ id: Int64, _ r: Reading) throws -> Int32 {
+            func run(_ handle: OpaquePointer?, _ id: Int64, _ r: Reading, suspect: Bool) throws -> Int32 {
                 sqlite3_reset(handle)
                 sqlite3_bind_int64(handle, 1, id)
                 sqlite3_bind_int64(handle, 2, r.time)
@@ -89,6 +96,7 @@ public final class ReadingIngester: ReadingWriter {
                 } else {
                     sqlite3_bind_null(handle, 4)
                 }
+                sqlite3_bind_int(handle, 5, suspect ? 1 : 0)
                 let rc = sqlite3_step(handle)
                 guard rc == SQLITE_DONE else {
                     throw DatabaseError(
@@ -96,9 +104,13 @@ public final class ReadingIngester: ReadingWriter {
                 }
                 return sqlite3_changes(connection)
             }
-            // Series ids in file order (series are found or created in the order they first appear).
+            // Series ids in file order (series are found or created in the order they first appear),
+            // and which readings are suspect.
             var ids = [Int64](repeating: 0, count: batch.count)
+            var suspect = [Bool](repeating: false, count: batch.count)
+            var check = Plausibility.SuspectCheck()
             for (i, r) in batch.enumerated() {
+                suspect[i] = check.isSuspect(r)
                 let id: Int64
                 if let lastKey, lastKey.station == r.station, lastKey.metric == r.metric {
                     id = lastID
@@ -122,14 +134,16 @@ public final class ReadingIngester: ReadingWriter {
             var runID: Int64 = 0
             var runMin: Int64 = 0
             var runCount = 0
+            var runSuspect = 0
             func flush() {
                 guard runCount > 0 else { return }
                 if let c = changed[runID] {
-                    changed[runID] = (min(c.minTime, runMin), c.count + runCount)
+                    changed[runID] = (min(c.minTime, runMin), c.count + runCount, c.suspect + runSuspect)
                 } else {
-                    changed[runID] = (runMin, runCount)
+                    changed[runID] = (runMin, runCount, runSuspect)
                 }
                 runCount = 0
+                runSuspect = 0
             }
             // A reading later than every stored time of its series (and than the batch's earlier
             // readings of it) is surely new: such readings go in by multi-row INSERTs, `chunk` at a
@@ -141,7 +155,7 @@ public final class ReadingIngester: ReadingWriter {
             pending.reserveCapacity(Self.chunk)
             var latestID: Int64? = nil
             var latestTime: Int64? = nil
-            func note(_ id: Int64, _ time: Int64) {
+            func note(_ id: Int64, _ time: Int64, suspect: Bool) {
                 if runCount > 0 && runID == id {
                     runMin = min(runMin, time)
                     runCount += 1
@@ -150,6 +164,10 @@ public final class ReadingIngester: ReadingWriter {
                     runID = id
                     runMin = time
                     runCount = 1
+                }
+                if suspect {
+                    runSuspect += 1
+                    stats.suspect += 1
                 }
             }
             func insertPending() throws {
@@ -161,8 +179,8 @@ public final class ReadingIngester: ReadingWriter {
                         statement = s
                     } else {
                         statement = try db.makeStatement(
-                            sql: "INSERT INTO readings (series_id, time, value, quality, revised) VALUES "
-                                + Array(repeating: "(?, ?, ?, ?, 0)", count: n).joined(separator: ", "))
+                            sql: "INSERT INTO readings (series_id, time, value, quality, suspect, revised) VALUES "
+                                + Array(repeating: "(?, ?, ?, ?, ?, 0)", count: n).joined(separator: ", "))
                         multiRow[n] = statement
                     }
                     let handle = statement.sqliteStatement
@@ -170,7 +188,7 @@ public final class ReadingIngester: ReadingWriter {
                     for j in 0..<n {
                         let i = Int(pending[k + j])
                         let r = batch[i]
-                        let p = Int32(4 * j)
+                        let p = Int32(5 * j)
                         sqlite3_bind_int64(handle, p + 1, ids[i])
                         sqlite3_bind_int64(handle, p + 2, r.time)
                         sqlite3_bind_double(handle, p + 3, r.value)
@@ -179,6 +197,7 @@ public final class ReadingIngester: ReadingWriter {
                         } else {
                             sqlite3_bind_null(handle, p + 4)
                         }
+                        sqlite3_bind_int(handle, p + 5, suspect[i] ? 1 : 0)
                     }
                     let rc = sqlite3_step(handle)
                     guard rc == SQLITE_DONE else {
@@ -191,7 +210,7 @@ public final class ReadingIngester: ReadingWriter {
                     }
                     for j in 0..<n {
                         let i = Int(pending[k + j])
-                        note(ids[i], batch[i].time)
+                        note(ids[i], batch[i].time, suspect: suspect[i])
                     }
                     k += n
                 }
@@ -223,24 +242,25 @@ public final class ReadingIngester: ReadingWriter {
                     continue
                 }
                 try insertPending()
-                if try run(insert.sqliteStatement, id, r) == 1 {
+                let marked = suspect[Int(i)]
+                if try run(insert.sqliteStatement, id, r, suspect: marked) == 1 {
                     stats.inserted += 1
-                } else if try run(update.sqliteStatement, id, r) == 1 {
+                } else if try run(update.sqliteStatement, id, r, suspect: marked) == 1 {
                     stats.revised += 1
                 } else {
                     stats.unchanged += 1
                     continue
                 }
-                note(id, r.time)
+                note(id, r.time, suspect: marked)
             }
             try insertPending()
             flush()
             sqlite3_reset(insert.sqliteStatement)
             sqlite3_reset(update.sqliteStatement)
             let log = try db.cachedStatement(
-                sql: "INSERT INTO ingest_log (series_id, min_time, count, source) VALUES (?, ?, ?, ?)")
+                sql: "INSERT INTO ingest_log (series_id, min_time, count, suspect, source) VALUES (?, ?, ?, ?, ?)")
             for (id, c) in changed.sorted(by: { $0.key < $1.key }) {
-                log.setUncheckedArguments([id, c.minTime, c.count, source])
+                log.setUncheckedArguments([id, c.minTime, c.count, c.suspect, source])
                 try log.execute()
             }
             return stats

@@ -53,6 +53,8 @@ public struct StoredReading: Sendable, Equatable, FetchableRecord {
     public var unit: String?
     public var quality: String?
     public var revised: Bool
+    /// Out of its metric's physical range or flagged bad by its source (`Plausibility`).
+    public var suspect: Bool
 
     public init(row: Row) throws {
         station = row["station"]
@@ -62,6 +64,7 @@ public struct StoredReading: Sendable, Equatable, FetchableRecord {
         unit = row["unit"]
         quality = row["quality"]
         revised = row["revised"]
+        suspect = row["suspect"]
     }
 }
 

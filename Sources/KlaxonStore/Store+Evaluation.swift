@@ -7,7 +7,8 @@ extension SQLiteStore {
     static let cursorKey = "evaluated_log_seq"
 
     /// Evaluates what arrived since the last evaluation (readings, quake versions, trips' weather),
-    /// then lets time pass to `now` (stale checks).
+    /// then lets time pass to `now` (stale checks). Suspect readings (`Plausibility`) are skipped: they
+    /// neither fire nor resolve an alert, nor count as data for a stale check.
     ///
     /// The work runs in slices of at most `sliceReadings` readings (or `sliceSeries` quiet series),
     /// each one transaction holding the alert states it moved, the transitions it logged, their
@@ -25,25 +26,31 @@ extension SQLiteStore {
         }
         var touched: Set<Int64> = []
         if top > cursor {
-            // What arrived since the last evaluation, per series: how many readings (new or revised).
-            // Only readings newer than what the series' alerts have seen are stepped; the rest were late.
-            var queue = try await reader.read { db in
+            // What arrived since the last evaluation, per series: how many readings (new or revised),
+            // not counting suspect ones. Only readings newer than what the series' alerts have seen
+            // are stepped; the rest were late.
+            let rows = try await reader.read { db in
                 try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT l.series_id, s.station, s.metric, s.unit, sum(l.count) AS n
+                        SELECT l.series_id, s.station, s.metric, s.unit, sum(l.count) AS n, sum(l.suspect) AS x
                         FROM ingest_log l JOIN series s ON s.id = l.series_id
                         WHERE l.seq > ? AND l.seq <= ?
                         GROUP BY l.series_id ORDER BY l.series_id
                         """, arguments: [cursor, top]
-                ).map { row in
-                    ChangedSeries(
+                ).map { row -> (ChangedSeries, suspect: Int) in
+                    let n: Int = row["n"]
+                    let x: Int = row["x"]
+                    let changed = ChangedSeries(
                         id: row["series_id"], key: SeriesKey(station: row["station"], metric: row["metric"]),
-                        unit: row["unit"], count: row["n"], stepped: 0)
+                        unit: row["unit"], count: max(0, n - x), stepped: 0)
+                    return (changed, x)
                 }
             }
+            var queue = rows.map(\.0)
             touched = Set(queue.map(\.id))
             result.newReadings = queue.reduce(0) { $0 + $1.count }
+            result.suspectReadings = rows.reduce(0) { $0 + $1.suspect }
             var index = 0
             repeat {
                 let part = Array(queue[index..<min(queue.count, index + e.sliceSeries)])
@@ -107,7 +114,7 @@ extension SQLiteStore {
         var id: Int64
         var key: SeriesKey
         var unit: String?
-        /// Readings that arrived for it (new or revised).
+        /// Readings that arrived for it (new or revised), suspect ones not counted.
         var count: Int
         /// Readings earlier slices stepped of it.
         var stepped: Int
@@ -146,14 +153,20 @@ extension SQLiteStore {
                 let older = try Row.fetchCursor(
                     db.cachedStatement(
                         sql:
-                            "SELECT time, value FROM readings WHERE series_id = ? AND time > ? AND time <= ? ORDER BY time"
+                            """
+                            SELECT time, value FROM readings
+                            WHERE series_id = ? AND time > ? AND time <= ? AND suspect = 0 ORDER BY time
+                            """
                     ),
                     arguments: [changed.id, last - e.engine.historySpan(of: session), last])
                 while let r = try older.next() { session.seedHistory(time: r[0], value: r[1]) }
             }
             let readings = try Row.fetchCursor(
                 db.cachedStatement(
-                    sql: "SELECT time, value FROM readings WHERE series_id = ? AND time > ? ORDER BY time LIMIT ?"),
+                    sql: """
+                        SELECT time, value FROM readings
+                        WHERE series_id = ? AND time > ? AND suspect = 0 ORDER BY time LIMIT ?
+                        """),
                 arguments: [changed.id, session.lastTime ?? Int64.min, budget + 1])
             var stepped = 0
             var more = false
@@ -193,7 +206,11 @@ extension SQLiteStore {
             // A series never evaluated yet: seed the time-driven rules from its newest reading.
             for rule in timeRules where stored[rule.name]?.lastTime == nil && rule.kind.watches(quiet.key) {
                 if let last = try Row.fetchOne(
-                    db, sql: "SELECT time, value FROM readings WHERE series_id = ? ORDER BY time DESC LIMIT 1",
+                    db,
+                    sql: """
+                        SELECT time, value FROM readings WHERE series_id = ? AND suspect = 0
+                        ORDER BY time DESC LIMIT 1
+                        """,
                     arguments: [quiet.id])
                 {
                     var st = stored[rule.name] ?? AlertState()

@@ -18,7 +18,7 @@ extension SQLiteStore {
             try StoredReading.fetchAll(
                 db,
                 sql: """
-                    SELECT s.station, s.metric, s.unit, r.time, r.value, r.quality, r.revised
+                    SELECT s.station, s.metric, s.unit, r.time, r.value, r.quality, r.revised, r.suspect
                     FROM readings r JOIN series s ON s.id = r.series_id
                     WHERE s.station = ? AND s.metric = ? ORDER BY r.time
                     """, arguments: [station, metric])
@@ -35,7 +35,7 @@ extension SQLiteStore {
 
     /// Hands readings to `body` series by series, each in time order, a page of at most `page` at a
     /// time, so memory holds one page and no read is held long. `from`/`to` bound the reading time
-    /// (inclusive).
+    /// (inclusive). Suspect readings are left out, as evaluation leaves them out.
     public func forEachReading(
         from: Int64?, to: Int64?, page: Int,
         _ body: (_ series: SeriesKey, _ unit: String?, _ readings: [(time: Int64, value: Double)]) throws -> Void
@@ -57,7 +57,8 @@ extension SQLiteStore {
                         db,
                         sql: """
                             SELECT time, value FROM readings
-                            WHERE series_id = ? AND (time > ? OR (? AND time = ?)) AND time <= ? ORDER BY time LIMIT ?
+                            WHERE series_id = ? AND (time > ? OR (? AND time = ?)) AND time <= ? AND suspect = 0
+                            ORDER BY time LIMIT ?
                             """, arguments: [s.id, low, incl, low, to ?? Int64.max, page]
                     ).map { row -> (time: Int64, value: Double) in (row[0], row[1]) }
                 }

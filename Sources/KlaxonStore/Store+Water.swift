@@ -23,7 +23,7 @@ public struct SourceStateRecord: Codable, Sendable, Equatable, FetchableRecord, 
     }
 }
 
-/// Summary statistics of one series over a time range.
+/// Summary statistics of one series over a time range: of its readings not suspect.
 public struct SeriesSummary: Sendable, Equatable {
     public var count: Int
     public var min: Double
@@ -32,6 +32,8 @@ public struct SeriesSummary: Sendable, Equatable {
     public var sum: Double
     public var first: Int64
     public var last: Int64
+    /// Suspect readings in the range, left out of the figures.
+    public var suspect = 0
 }
 
 extension SQLiteStore {
@@ -213,20 +215,24 @@ extension SQLiteStore {
         }
     }
 
-    /// The newest reading of a series at or before `at`.
-    public func latest(station: String, metric: String, at: Int64) async throws -> StoredReading? {
+    /// The newest reading of a series at or before `at`: of those not suspect, unless `includingSuspect`.
+    public func latest(station: String, metric: String, at: Int64, includingSuspect: Bool) async throws
+        -> StoredReading?
+    {
         try await reader.read { db in
             try StoredReading.fetchOne(
                 db,
                 sql: """
-                    SELECT s.station, s.metric, s.unit, r.time, r.value, r.quality, r.revised
+                    SELECT s.station, s.metric, s.unit, r.time, r.value, r.quality, r.revised, r.suspect
                     FROM readings r JOIN series s ON s.id = r.series_id
-                    WHERE s.station = ? AND s.metric = ? AND r.time <= ? ORDER BY r.time DESC LIMIT 1
-                    """, arguments: [station, metric, at])
+                    WHERE s.station = ? AND s.metric = ? AND r.time <= ? AND (? OR r.suspect = 0)
+                    ORDER BY r.time DESC LIMIT 1
+                    """, arguments: [station, metric, at, includingSuspect])
         }
     }
 
-    /// Count, min, mean, max and sum of a series for `from < time <= to`; nil with no reading there.
+    /// Count, min, mean, max and sum of a series for `from < time <= to`, and how many suspect readings
+    /// were left out; nil with no reading there that is not suspect.
     public func summary(station: String, metric: String, from: Int64, to: Int64) async throws -> SeriesSummary? {
         try await reader.read { db in
             guard
@@ -234,19 +240,22 @@ extension SQLiteStore {
                     db,
                     sql: """
                         SELECT count(*) AS n, min(r.value) AS lo, avg(r.value) AS mean, max(r.value) AS hi,
-                            sum(r.value) AS total, min(r.time) AS first, max(r.time) AS last
+                            sum(r.value) AS total, min(r.time) AS first, max(r.time) AS last,
+                            (SELECT count(*) FROM readings x JOIN series y ON y.id = x.series_id
+                             WHERE y.station = ?1 AND y.metric = ?2 AND x.time > ?3 AND x.time <= ?4 AND x.suspect = 1)
+                            AS suspect
                         FROM readings r JOIN series s ON s.id = r.series_id
-                        WHERE s.station = ? AND s.metric = ? AND r.time > ? AND r.time <= ?
+                        WHERE s.station = ?1 AND s.metric = ?2 AND r.time > ?3 AND r.time <= ?4 AND r.suspect = 0
                         """, arguments: [station, metric, from, to]),
                 let n: Int = row["n"], n > 0
             else { return nil }
             return SeriesSummary(
                 count: n, min: row["lo"], mean: row["mean"], max: row["hi"], sum: row["total"], first: row["first"],
-                last: row["last"])
+                last: row["last"], suspect: row["suspect"])
         }
     }
 
-    /// A series' readings for `from < time <= to`, oldest first.
+    /// A series' readings for `from < time <= to` that are not suspect, oldest first.
     public func values(station: String, metric: String, from: Int64, to: Int64) async throws -> [(
         time: Int64, value: Double
     )] {
@@ -255,7 +264,8 @@ extension SQLiteStore {
                 db,
                 sql: """
                     SELECT r.time, r.value FROM readings r JOIN series s ON s.id = r.series_id
-                    WHERE s.station = ? AND s.metric = ? AND r.time > ? AND r.time <= ? ORDER BY r.time
+                    WHERE s.station = ? AND s.metric = ? AND r.time > ? AND r.time <= ? AND r.suspect = 0
+                    ORDER BY r.time
                     """, arguments: [station, metric, from, to]
             ).map { ($0[0], $0[1]) }
         }

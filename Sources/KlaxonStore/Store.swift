@@ -60,9 +60,20 @@ public final class SQLiteStore: Store {
         } catch {
             throw StoreError.cannotOpen(path: path, reason: "\(error)")
         }
-        let applied = try queue.read { try migrator.appliedIdentifiers($0) }
+        let (applied, complete) = try queue.read { db in
+            (try migrator.appliedIdentifiers(db), try migrator.hasCompletedMigrations(db))
+        }
         guard applied.contains("v1-readings") else {
             throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (run `klaxon ingest` first)")
+        }
+        // Queries read columns the newer migrations added (`readings.suspect`): an older schema cannot
+        // be read here, and read-only it cannot be upgraded.
+        guard complete else {
+            throw StoreError.cannotOpen(
+                path: path,
+                reason:
+                    "written by an older klaxon; run a command that writes to it once (`klaxon ingest`, `evaluate`) to upgrade it"
+            )
         }
         return SQLiteStore(path: path, reader: queue, writer: nil)
     }
@@ -361,6 +372,17 @@ public final class SQLiteStore: Store {
             // keep them in the same transaction as the event, whichever process writes it; they are
             // seeded once here from what the tables hold.
             try db.execute(sql: metricCountsSchema)
+        }
+        m.registerMigration("v12-reading-quality") { db in
+            try db.execute(
+                sql: """
+                    -- A reading out of its metric's physical range, or flagged bad by its source's quality
+                    -- code (KlaxonCore's Plausibility): kept and shown, but evaluation and statistics skip it.
+                    ALTER TABLE readings ADD COLUMN suspect INTEGER NOT NULL DEFAULT 0 CHECK (suspect IN (0, 1));
+                    -- How many of an entry's readings are suspect: evaluation steps count - suspect of them.
+                    ALTER TABLE ingest_log ADD COLUMN suspect INTEGER NOT NULL DEFAULT 0;
+                    """)
+            try markSuspectReadings(db)
         }
         return m
     }()

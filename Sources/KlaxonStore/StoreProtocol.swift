@@ -33,8 +33,10 @@ public protocol Store: Sendable {
     func floodCategories() async throws -> [String: FloodCategories]
     func resolveStation(_ typed: String) async throws -> String?
     func series(station: String) async throws -> [(metric: String, unit: String?)]
-    func latest(station: String, metric: String, at: Int64) async throws -> StoredReading?
+    func latest(station: String, metric: String, at: Int64, includingSuspect: Bool) async throws -> StoredReading?
     func summary(station: String, metric: String, from: Int64, to: Int64) async throws -> SeriesSummary?
+    func suspectReadings(station: String, metric: String, from: Int64, to: Int64, limit: Int) async throws
+        -> (count: Int, newest: [StoredReading])
     func values(station: String, metric: String, from: Int64, to: Int64) async throws -> [(time: Int64, value: Double)]
     func latestTimes(metric: String?) async throws -> [SeriesKey: Int64]
 
@@ -127,8 +129,13 @@ extension Store {
     ) async throws {
         try await forEachReading(from: from, to: to, page: 50_000, body)
     }
+    /// The newest reading of a series that is not suspect.
     public func latest(station: String, metric: String) async throws -> StoredReading? {
-        try await latest(station: station, metric: metric, at: .max)
+        try await latest(station: station, metric: metric, at: .max, includingSuspect: false)
+    }
+    /// The newest reading of a series at or before `at` that is not suspect.
+    public func latest(station: String, metric: String, at: Int64) async throws -> StoredReading? {
+        try await latest(station: station, metric: metric, at: at, includingSuspect: false)
     }
     public func latestTimes() async throws -> [SeriesKey: Int64] { try await latestTimes(metric: nil) }
     public func quakes() async throws -> [StoredQuake] { try await quakes(from: .min, to: .max) }
@@ -205,6 +212,8 @@ public struct EvaluationResult: Sendable {
     public var transitions: [(transition: Transition, message: String)] = []
     /// Readings that arrived since the previous evaluation.
     public var newReadings = 0
+    /// Readings that arrived marked suspect (`Plausibility`): not evaluated.
+    public var suspectReadings = 0
     /// New readings not newer than what their alerts had already seen (late or revised history): ignored.
     public var lateReadings = 0
     /// Transitions not resolved that no receiver was queued for (when routing was given).

@@ -244,6 +244,7 @@ struct IngestCommand: AsyncParsableCommand {
             var line =
                 "ingest: \(s.stats.inserted) new, \(s.stats.revised) revised, \(s.stats.unchanged) unchanged, \(s.rejected) rejected"
             if s.gaps > 0 { line += ", \(s.gaps) missing values skipped" }
+            if s.stats.suspect > 0 { line += ", \(s.stats.suspect) marked suspect" }
             if s.stations > 0 { line += ", \(s.stations) station records" }
             if !s.stats.quakeConflicts.isEmpty {
                 line += ", \(s.stats.quakeConflicts.count) quake id conflicts (kept as separate events)"
@@ -297,6 +298,7 @@ struct EvaluateCommand: AsyncParsableCommand {
             var line = "evaluate: \(result.newReadings) new readings, \(result.transitions.count) transitions"
             if routing != nil { line += " queued in the outbox" }
             if result.lateReadings > 0 { line += ", \(result.lateReadings) late readings ignored" }
+            if result.suspectReadings > 0 { line += ", \(result.suspectReadings) suspect readings skipped" }
             printError(line)
             return 0
         }
@@ -452,6 +454,7 @@ struct DryRunCommand: AsyncParsableCommand {
             var summary =
                 "dry-run: \(result.readings) readings replayed, \(printed) transitions, \(String(format: "%.2f", seconds)) s"
             if result.rejected > 0 { summary += ", \(result.rejected) rows rejected" }
+            if result.suspect > 0 { summary += ", \(result.suspect) suspect readings skipped" }
             printError(summary)
             return result.rejected > 0 ? 1 : 0
         }

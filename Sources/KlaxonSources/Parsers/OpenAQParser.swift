@@ -63,6 +63,9 @@ public enum OpenAQParser {
     /// Time: `datetime.utc` for `latest`; the end of the period (`period.datetimeTo.utc`) for
     /// measurements, the time OpenAQ stamps the raw value with (an hour 12:00–13:00 is stored at 13:00,
     /// where `latest` puts it too).
+    ///
+    /// A measurement whose `flagInfo.hasFlags` is true keeps quality `flagged` (OpenAQ lists the flags
+    /// themselves at `/flags`; the flag alone does not make a reading suspect).
     public static func measurements(
         _ data: Data, station: String, sensors: [Int: (parameter: String, unit: String)]
     ) throws -> SourceBatch {
@@ -185,7 +188,9 @@ public enum OpenAQParser {
                     "bad time '\(ParseError.excerpt(timeText, limit: 40))' in results[\(index)]")
             }
             batch.readings.append(
-                Reading(station: station, metric: metric, time: time, value: value, unit: unit, source: source))
+                Reading(
+                    station: station, metric: metric, time: time, value: value, unit: unit, source: source,
+                    quality: m.flagInfo?.hasFlags == true ? "flagged" : nil))
         }
         return batch
     }
@@ -251,6 +256,11 @@ public enum OpenAQParser {
         var parameter: Parameter?
         var sensorsId: Int?
         var locationsId: Int?
+        var flagInfo: FlagInfo?
+    }
+
+    struct FlagInfo: Decodable {
+        var hasFlags: Bool?
     }
 
     struct LocationSensors: Decodable {

@@ -64,7 +64,7 @@ public struct StoredReading: Sendable, Equatable, FetchableRecord {
         unit = row["unit"]
         quality = row["quality"]
         revised = row["revised"]
-        suspect = row["suspect"]
+        suspect = (row["suspect"] as Bool?) ?? false
     }
 }
 

@@ -378,7 +378,9 @@ public final class SQLiteStore: Store {
                 sql: """
                     -- A reading out of its metric's physical range, or flagged bad by its source's quality
                     -- code (KlaxonCore's Plausibility): kept and shown, but evaluation and statistics skip it.
-                    ALTER TABLE readings ADD COLUMN suspect INTEGER NOT NULL DEFAULT 0 CHECK (suspect IN (0, 1));
+                    -- 0 or 1. No NOT NULL or CHECK: SQLite tests those on every inserted row, a tenth more
+                    -- CPU for bulk ingest; the ingester binds 0 or 1 itself, and older rows read the default.
+                    ALTER TABLE readings ADD COLUMN suspect INTEGER DEFAULT 0;
                     -- How many of an entry's readings are suspect: evaluation steps count - suspect of them.
                     ALTER TABLE ingest_log ADD COLUMN suspect INTEGER NOT NULL DEFAULT 0;
                     """)

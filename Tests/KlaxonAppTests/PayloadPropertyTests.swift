@@ -28,6 +28,8 @@ struct PayloadPropertyTests {
         (.openMeteoJSON, "wx_open_meteo_forecast_denver_fahrenheit.json"),
         (.owmJSON, "wx_owm_forecast_5day_denver_standard.json"),
         (.owmJSON, "wx_owm_onecall_chicago_imperial_alerts.json"),
+        (.airnowJSON, "aqi_airnow_2026.json"), (.airnowJSON, "aqi_airnow_legacy.json"),
+        (.openaqJSON, "aqi_openaq_location.json"), (.waqiJSON, "aqi_waqi_ok.json"),
     ]
 
     static func fixture(_ name: String) throws -> Data {
@@ -461,16 +463,23 @@ struct Records {
         if changed.isEmpty { return true }
         // A benign token the mutation wrote is what the payload now says (`abc` as a qualifier).
         if let token = mutation.token, ReadingsParser.textProblem("", token, limit: 128) == nil {
-            changed.removeAll { _, _, now in now.map { $0 == token || $0.contains(":\(token)") } ?? false }
+            changed.removeAll { key, _, now in
+                now.map {
+                    $0 == token || $0.contains(":\(token)") || (key.hasSuffix("attributes") && $0.contains(token))
+                }
+                    ?? false
+            }
         }
+        // A station's descriptive attributes merge what its records say (WAQI attributions, AirNow
+        // site details): losing or changing one record changes them.
+        if kind == "station", mutation.kind != .huge { changed.removeAll { key, _, _ in key == ".attributes" } }
         // A quake's `updated` falls back to its `time`.
         changed.removeAll { key, _, now in key == ".updated" && now == row[".time"] }
-        // A day's weather is an aggregate of the payload's slots: losing or changing one moves it.
-        if kind == "weather" {
+        // A day's weather is an aggregate of the payload's slots, and an AirNow AQI falls back from
+        // NowCast to the hour's AQI: losing or changing one moves it.
+        if kind == "weather" || (kind == "reading" && row[".metric"]?.hasPrefix("aqi") == true) {
             changed.removeAll { key, _, now in
-                key.hasSuffix("C") || key.hasSuffix("Mm") || key.hasSuffix("Probability") || key.hasSuffix("Cm")
-                    || key.hasSuffix("Kmh") || key.hasSuffix("weatherCode")
-                    ? now.flatMap(Double.init).map(\.isFinite) ?? true : false
+                key != ".time" && key != ".issued" && (now.map { Double($0)?.isFinite ?? false } ?? true)
             }
         }
         if changed.isEmpty { return true }

@@ -171,7 +171,10 @@ public enum AirNowParser {
         let station = StationInfo(
             id: area, source: source, name: area, latitude: o[keys.latitude]?.number,
             longitude: o[keys.longitude]?.number,
-            timeZone: TimeZones.iana(abbreviation: zone, usesDST: state?.uppercased() != "AZ"),
+            // `MST` is Denver or Phoenix by the state: without one it is not guessed.
+            timeZone: state.map { TimeZones.iana(abbreviation: zone, usesDST: $0.uppercased() != "AZ") }
+                ?? (zone.trimmingSpaces().uppercased() == "MST"
+                    ? nil : TimeZones.iana(abbreviation: zone, usesDST: true)),
             attributes: attributes)
         return Observation(
             station: station, metric: "aqi." + pollutant(parameter), time: day + Int64(hour * 3600 - offset), aqi: aqi)

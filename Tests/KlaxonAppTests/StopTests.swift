@@ -17,9 +17,18 @@ import Testing
 final class RawConnection: Sendable {
     let fd: Int32
 
-    init(port: Int, send text: String = "") throws {
+    /// `connectTimeout`: how long a connect may wait (a stopping server's full backlog would hold it
+    /// for a SYN retry, a second); the system's own when nil.
+    init(port: Int, send text: String = "", connectTimeout: Duration? = nil) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SinkError(message: "socket() failed") }
+        if let connectTimeout {
+            let micros =
+                connectTimeout.components.seconds * 1_000_000 + connectTimeout.components.attoseconds
+                / 1_000_000_000_000
+            var limit = timeval(tv_sec: Int(micros / 1_000_000), tv_usec: Int(micros % 1_000_000))
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = UInt16(port).bigEndian
@@ -391,34 +400,16 @@ final class ConnectionStorm: Sendable {
                 while running.load(ordering: .relaxed) {
                     i += 1
                     let send = i % 3 == 0 ? "" : "GET /x HTTP/1.1\r\nHost: x\r\n\r\n"
-                    if Self.connect(port: ports[i % ports.count], send: send) { count.add(1, ordering: .relaxed) }
+                    let port = ports[i % ports.count]
+                    if let c = try? RawConnection(port: port, send: send, connectTimeout: .milliseconds(20)) {
+                        count.add(1, ordering: .relaxed)
+                        c.close()
+                    }
                 }
                 alive.subtract(1, ordering: .releasing)
             }
             thread.start()
         }
-    }
-
-    /// Connects, sends `text`, hangs up. A connect waits at most 20 ms: a stopping server's full
-    /// backlog would otherwise hold it for a SYN retry (a second).
-    static func connect(port: Int, send text: String) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var limit = timeval(tv_sec: 0, tv_usec: 20_000)
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = UInt16(port).bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Foundation.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { return false }
-        if !text.isEmpty { _ = text.withCString { write(fd, $0, strlen($0)) } }
-        return true
     }
 
     /// Tells the threads to stop.

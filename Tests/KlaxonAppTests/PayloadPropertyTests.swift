@@ -289,12 +289,10 @@ struct Mutation {
 
     /// Where an ISO 8601 time with a zone keeps its zone (`Z` or `±hh:mm`).
     static func zoneRange(in text: String) -> Range<String.Index>? {
-        guard text.count >= 17, text.count <= 40,
-            let match = text.range(
-                of: #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$"#, options: .regularExpression
-            )
-        else { return nil }
-        _ = match
+        let iso = #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$"#
+        guard text.count >= 17, text.count <= 40, text.range(of: iso, options: .regularExpression) != nil else {
+            return nil
+        }
         if text.hasSuffix("Z") { return text.index(before: text.endIndex)..<text.endIndex }
         return text.index(text.endIndex, offsetBy: -6)..<text.endIndex
     }

@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/JohnSundell/Plot", from: "0.14.0"),
     ],
     targets: [
         // Pure domain: rule kinds, alert state machine, readings parsing. Foundation + Logging only.
@@ -88,7 +89,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The daemon's HTTP server: health, readiness, metrics, the push and alerts API.
+        // The daemon's HTTP server: health, readiness, metrics, the push and alerts API, the status site.
         .target(
             name: "KlaxonServer",
             dependencies: [
@@ -100,6 +101,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                // The status site's typed HTML.
+                .product(name: "Plot", package: "Plot"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -19,10 +19,13 @@ public enum KlaxonHTTP {
         public var ownerTokens: [String: String]
         /// The largest body `POST /api/v1/readings` takes (bytes); a larger one gets 413.
         public var maxPushBytes: Int
+        /// The status site (its tokens default to `apiToken` and `ownerTokens`).
+        public var site: StatusSite.Settings
 
         public init(
             host: String = "127.0.0.1", port: Int = 9464, apiToken: String? = nil, sources: [String] = [],
-            ownerTokens: [String: String] = [:], maxPushBytes: Int = defaultMaxPushBytes
+            ownerTokens: [String: String] = [:], maxPushBytes: Int = defaultMaxPushBytes,
+            site: StatusSite.Settings? = nil
         ) {
             self.host = host
             self.port = port
@@ -30,6 +33,7 @@ public enum KlaxonHTTP {
             self.sources = sources
             self.ownerTokens = ownerTokens
             self.maxPushBytes = maxPushBytes
+            self.site = site ?? StatusSite.Settings(teamToken: apiToken, ownerTokens: ownerTokens)
         }
 
         /// 4 MiB: some 80,000 CSV readings. Larger loads belong to `klaxon ingest`.
@@ -48,6 +52,7 @@ public enum KlaxonHTTP {
         router.middlewares.add(StoreBusyMiddleware())
         ChatEndpoints.add(to: router, settings: chat, now: { Int64(Date().timeIntervalSince1970) }, answer: answer)
         APIRoutes.add(to: router, store: store, settings: settings)
+        StatusSite.add(to: router, store: store, settings: settings.site)
         router.get("/healthz") { _, _ in "ok\n" }
         router.get("/readyz") { _, _ -> Response in
             let (ok, body) = await readiness(store: store, sources: settings.sources, health: health)

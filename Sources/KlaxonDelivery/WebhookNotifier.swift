@@ -28,6 +28,10 @@ public struct WebhookNotifier: Notifier {
     let template: MustacheTemplate?
     /// Seconds since the epoch, for signatures (injected for tests).
     let clock: @Sendable () -> Int64
+    /// The URL, parsed once (nil if it does not parse: every send then fails as a connection error).
+    let url: URL?
+    /// A plain `http://` URL's keep-alive connections, request target and `Host` header.
+    let plain: (connections: WebhookConnections, target: String, hostHeader: String)?
 
     public init(
         config: Receiver.Webhook, groupBy: [String] = ["rule", "station", "metric"], client: HTTPClient = .webhooks,
@@ -37,6 +41,8 @@ public struct WebhookNotifier: Notifier {
         self.groupBy = groupBy
         self.client = client
         self.clock = clock
+        url = URL(string: config.url.value)
+        plain = Self.plainHTTP(config.url.value, connections: config.connections)
         template = try config.template.map {
             try MessageRenderer.compile($0, origin: "receiver \(config.name) template")
         }
@@ -88,30 +94,76 @@ public struct WebhookNotifier: Notifier {
 
     public func send(_ n: AlertNotification) async throws {
         let payload = body(n)
-        var request = HTTPClientRequest(url: config.url.value)
-        request.method = .POST
-        for (k, v) in headers(for: n, body: payload) { request.headers.add(name: k, value: v) }
-        request.body = .bytes(ByteBuffer(bytes: payload))
-        let response: HTTPClientResponse
+        var headers = HTTPHeaders()
+        for (k, v) in self.headers(for: n, body: payload) { headers.add(name: k, value: v) }
+        let head: HTTPResponseHead
+        let deadline = NIODeadline.now() + .milliseconds(Int64(config.timeout * 1000))
         do {
-            response = try await client.execute(request, timeout: .milliseconds(Int64(config.timeout * 1000)))
-            // Drain (bounded) so the connection can be reused.
-            _ = try? await response.body.collect(upTo: 64 * 1024)
+            if let plain {
+                headers.replaceOrAdd(name: "Host", value: plain.hostHeader)
+                headers.replaceOrAdd(name: "Content-Length", value: String(payload.count))
+                head = try await plain.connections.exchange(
+                    HTTPRequestHead(version: .http1_1, method: .POST, uri: plain.target, headers: headers),
+                    body: ByteBuffer(bytes: payload), deadline: deadline)
+            } else {
+                head = try await sendThroughClient(headers: headers, payload: payload, deadline: deadline)
+            }
         } catch {
             throw classify(error)
         }
-        let status = Int(response.status.code)
+        let status = Int(head.status.code)
         guard (200...299).contains(status) else {
-            let retryAfter = response.headers.first(name: "retry-after").flatMap {
+            let retryAfter = head.headers.first(name: "retry-after").flatMap {
                 Backoff().retryAfter($0, now: Int64(Date().timeIntervalSince1970))
             }
             throw DeliveryError.http(status, retryAfter: retryAfter, receiver: config.name)
         }
     }
 
+    /// `https://` goes through AsyncHTTPClient: the event-loop API, with a delegate that keeps the
+    /// response head and drops the body as it comes (no body is buffered, however large).
+    func sendThroughClient(headers: HTTPHeaders, payload: Data, deadline: NIODeadline) async throws
+        -> HTTPResponseHead
+    {
+        guard let url else { throw HTTPClientError.invalidURL }
+        let request = try HTTPClient.Request(
+            url: url, method: .POST, headers: headers, body: .byteBuffer(ByteBuffer(bytes: payload)))
+        let task = client.execute(request: request, delegate: ResponseHead(), deadline: deadline)
+        // Cancelled (the dispatcher stopping): the request is cancelled and its connection closed.
+        return try await withTaskCancellationHandler {
+            try await task.futureResult.get()
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// For an `http://` URL with a host: its connections, the request target (path and query as
+    /// written) and the `Host` header. Nil for anything else.
+    static func plainHTTP(_ text: String, connections: Int) -> (
+        connections: WebhookConnections, target: String, hostHeader: String
+    )? {
+        guard let c = URLComponents(string: text), c.scheme?.lowercased() == "http", let host = c.host, !host.isEmpty,
+            c.user == nil, c.password == nil
+        else { return nil }
+        let port = c.port ?? 80
+        guard (1...65535).contains(port) else { return nil }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        let shown = bare.contains(":") ? "[\(bare)]" : bare
+        var target = c.percentEncodedPath.isEmpty ? "/" : c.percentEncodedPath
+        if let q = c.percentEncodedQuery { target += "?" + q }
+        return (
+            WebhookConnections(host: bare, port: port, maxIdle: connections), target,
+            port == 80 ? shown : "\(shown):\(port)"
+        )
+    }
+
     /// Turns a transport error into a classified, secret-free `DeliveryError`.
     func classify(_ error: any Error) -> DeliveryError {
         let where_ = "receiver \(config.name) (\(redactURL(config.url.value)))"
+        if let e = error as? WebhookConnections.Failure, e == .timedOut {
+            return DeliveryError(
+                kind: .timeout, retryable: true, message: "\(where_): timed out after \(formatValue(config.timeout)) s")
+        }
         if let e = error as? HTTPClientError {
             switch e {
             case .connectTimeout, .readTimeout, .deadlineExceeded, .writeTimeout:
@@ -131,5 +183,26 @@ public struct WebhookNotifier: Notifier {
             text = text.replacingOccurrences(of: path, with: "/…")
         }
         return DeliveryError(kind: .connection, retryable: true, message: "\(where_): connection failed: \(text)")
+    }
+}
+
+/// Keeps a response's head; its body is read and dropped as it arrives (only the status matters,
+/// and a receiver's body is not buffered, whatever its size). Used on one event loop at a time.
+final class ResponseHead: HTTPClientResponseDelegate, @unchecked Sendable {
+    typealias Response = HTTPResponseHead
+    private var head: HTTPResponseHead?
+
+    func didReceiveHead(task: HTTPClient.Task<HTTPResponseHead>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        self.head = head
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<HTTPResponseHead>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<HTTPResponseHead>) throws -> HTTPResponseHead {
+        guard let head else { throw HTTPClientError.remoteConnectionClosed }
+        return head
     }
 }

@@ -24,7 +24,7 @@
 # Without nginx nothing is measured; without Alertmanager, klaxon alone is.
 #
 # Settings (environment): KLAXON, N=5000, BATCHES=10, RUNS=3, SLOW=1 (0 skips the slow sink),
-# SLOW_MS=20, CONNECTIONS=32 (klaxon's connections in flight per receiver, set in its config),
+# SLOW_MS=20, CONNECTIONS (klaxon's connections in flight per receiver; default: klaxon's own),
 # TIMEOUT=120 (s: the longest a delivery may take before the run counts as failed), KEEP=1 (keep
 # the work directory).
 # Exit status: 0 klaxon was at least as fast as Alertmanager end to end (or Alertmanager is absent)
@@ -144,7 +144,7 @@ above: 100
 severity: warning
 notify: [hook]
 YAML
-connections=", connections: ${CONNECTIONS:-32}"
+connections=${CONNECTIONS:+, connections: $CONNECTIONS}
 klaxon_config() { # $1 dir, $2 path on the sink, $3 port
     mkdir -p "$1"
     cat >"$1/klaxon.yaml" <<YAML

@@ -45,7 +45,7 @@ public enum Receiver: Sendable, Hashable {
 
         /// Requests in flight to one webhook unless its `connections:` says otherwise: enough to keep
         /// a fast receiver busy from one process, few enough not to flood a slow one.
-        public static let defaultConnections = 8
+        public static let defaultConnections = 32
 
         public init(
             name: String, url: Secret, preset: Preset = .generic, template: String? = nil,

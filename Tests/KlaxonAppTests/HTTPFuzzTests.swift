@@ -190,7 +190,7 @@ struct HTTPFuzzTests {
             if showAll { print("HTTP fuzz: sending\n\(r.summary)") }
             return (await sender.send(r), r)
         }
-        var indices = only.map { AnyIterator($0.makeIterator()) } ?? AnyIterator((0...).makeIterator())
+        let indices = only.map { AnyIterator($0.makeIterator()) } ?? AnyIterator((0...).makeIterator())
 
         await withTaskGroup(of: (FuzzOutcome, FuzzRequest)?.self) { group in
             var inFlight = 0

@@ -144,3 +144,17 @@ struct TrackedService: Service, CustomStringConvertible {
         try await base.run()
     }
 }
+
+/// Runs `operation` until the service group's graceful shutdown reaches this service, then returns.
+///
+/// `cancelWhenGracefulShutdown` ends the operation by cancelling it, and the `CancellationError`
+/// that comes out is the planned end, not a failure: thrown on, the group took it as a failure and
+/// cancelled every other service (the HTTP server logged "Waiting on child channel:
+/// CancellationError()" at every stop, cut off instead of closing its connections).
+func untilGracefulShutdown(_ operation: @escaping @Sendable () async throws -> Void) async throws {
+    do {
+        try await cancelWhenGracefulShutdown(operation)
+    } catch is CancellationError where Task.isShuttingDownGracefully {
+        // The shutdown asked for it.
+    }
+}

@@ -202,7 +202,7 @@ struct PollerService: Service {
     let daemon: Daemon
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
+        try await untilGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 for source in daemon.config.sources {
                     group.addTask { await loop(source) }
@@ -255,7 +255,7 @@ struct EvaluatorService: Service {
     let daemon: Daemon
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
+        try await untilGracefulShutdown {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     while !Task.isCancelled {

@@ -150,7 +150,7 @@ struct PrunerService: Service {
     var every: Double = 600
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
+        try await untilGracefulShutdown {
             try await Task.sleep(for: .seconds(max(0.1, firstAfter)))
             while !Task.isCancelled {
                 try await daemon.health.persist("pruner", logger: daemon.logger) {

@@ -10,19 +10,27 @@ public struct DaemonClock: Sendable {
     public let wallOrigin: Double
     /// Scenario seconds per wall second.
     public let factor: Double
+    /// Where the compressed stretch ends (scenario seconds): from there on the clock runs at the wall
+    /// clock's pace. Nil: compressed for ever.
+    public let realTimeFrom: Double?
 
     /// The wall clock.
     public static let wall = DaemonClock(origin: 0, wallOrigin: 0, factor: 1)
 
-    /// A clock that reads `start` now and runs `factor` times faster than the wall clock.
-    public static func compressed(start: Int64, factor: Double) -> DaemonClock {
-        DaemonClock(origin: Double(start), wallOrigin: Date().timeIntervalSince1970, factor: factor)
+    /// A clock that reads `start` now and runs `factor` times faster than the wall clock; from
+    /// `realTimeFrom` on (if given) it runs at the wall clock's pace (`klaxon demo --serve` after the
+    /// story: the story ends at the real now, and the daemon goes on in real time).
+    public static func compressed(start: Int64, factor: Double, realTimeFrom: Int64? = nil) -> DaemonClock {
+        DaemonClock(
+            origin: Double(start), wallOrigin: Date().timeIntervalSince1970, factor: factor,
+            realTimeFrom: realTimeFrom.map(Double.init))
     }
 
-    init(origin: Double, wallOrigin: Double, factor: Double) {
+    public init(origin: Double, wallOrigin: Double, factor: Double, realTimeFrom: Double? = nil) {
         self.origin = origin
         self.wallOrigin = wallOrigin
         self.factor = factor
+        self.realTimeFrom = realTimeFrom
     }
 
     /// Now, in seconds since the epoch.
@@ -30,11 +38,21 @@ public struct DaemonClock: Sendable {
 
     /// Now, with the fraction.
     public func seconds() -> Double {
-        origin + (Date().timeIntervalSince1970 - wallOrigin) * factor  // the wall clock: 0 + (t - 0) × 1
+        let elapsed = Date().timeIntervalSince1970 - wallOrigin
+        let compressed = origin + elapsed * factor  // the wall clock: 0 + (t - 0) × 1
+        guard let end = realTimeFrom, compressed > end, factor > 0 else { return compressed }
+        // Past the compressed stretch: the wall seconds since it ended, at their own pace.
+        return end + (elapsed - (end - origin) / factor)
     }
 
-    /// Wall-clock seconds that `seconds` of this clock take.
-    public func wallSeconds(_ seconds: Double) -> Double { seconds / factor }
+    /// The pace now: `factor` during the compressed stretch, 1 after it.
+    var pace: Double {
+        guard let end = realTimeFrom, seconds() >= end else { return factor }
+        return 1
+    }
+
+    /// Wall-clock seconds that `seconds` of this clock take (at the present pace).
+    public func wallSeconds(_ seconds: Double) -> Double { seconds / pace }
 
     /// Sleeps for `seconds` of this clock.
     public func sleep(_ seconds: Double) async throws {

@@ -125,7 +125,7 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Run the daemon offline against local stand-ins for its upstreams, with time compressed.",
         discussion:
-            "A river rises through its flood stages and recedes, Delhi's air worsens, an M6.8 earthquake near Tokyo is revised to M7.0, and a saved trip's forecast turns snowy. Alerts go to stdout and to a local chat sink that writes an HTML page; a summary of what went where ends the run. Ctrl-C ends it early, with the summary; a second Ctrl-C exits at once."
+            "A river rises through its flood stages and recedes, Delhi's air worsens, an M6.8 earthquake near Tokyo is revised to M7.0, and a saved trip's forecast turns snowy. Alerts go to stdout and to a local chat sink that writes an HTML page; the daemon's status site is served on 127.0.0.1 while it runs, and snapshots of its overview and the river's page are written beside the chat page. A summary of what went where ends the run (with --serve, the daemon and the site stay up until Ctrl-C). Ctrl-C ends it early, with the summary; a second Ctrl-C exits at once."
     )
 
     @Option(help: "Output format of the stdout receiver: text or json.")
@@ -140,8 +140,17 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Keep the temporary config, rules and database (their folder is printed).")
     var keep = false
 
+    @Flag(
+        help:
+            "After the story, keep the daemon and its status site up, in real time, until Ctrl-C (the URL is printed).")
+    var serve = false
+
+    @Option(help: "The daemon's HTTP port on 127.0.0.1, for the status site (default: any free port).")
+    var port: Int = 0
+
     func validate() throws {
         guard speed >= 0.1 && speed <= 10 else { throw ValidationError("--speed must be between 0.1 and 10") }
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
     }
 
     func run() async throws {
@@ -150,6 +159,8 @@ struct DemoCommand: AsyncParsableCommand {
             options.stdout = format
             options.speed = speed * 3_600
             options.keep = keep
+            options.serve = serve
+            options.port = port
             if let page { options.page = page }
             let report = try await Demo.run(options)
             printError(Demo.summary(report))

@@ -211,3 +211,24 @@ struct DemoTests {
         #expect(metric(m, "klaxon_delivery_latency_seconds_count") == 3 * total)
     }
 }
+
+@Suite("the daemon's clock")
+struct DaemonClockTests {
+    @Test("compressed until realTimeFrom, then at the wall clock's pace (demo --serve after the story)")
+    func realTimeAfterTheStory() {
+        let wall = Date().timeIntervalSince1970
+        // Started 10 wall seconds ago at 3,600×: the compressed stretch (2 h) ended 8 wall seconds ago.
+        let clock = DaemonClock(origin: 1_000_000, wallOrigin: wall - 10, factor: 3_600, realTimeFrom: 1_007_200)
+        let now = clock.seconds()
+        #expect(now >= 1_007_208 && now < 1_007_209)
+        #expect(clock.wallSeconds(60) == 60)
+        // The same clock without the end runs on compressed.
+        let story = DaemonClock(origin: 1_000_000, wallOrigin: wall - 10, factor: 3_600)
+        #expect(story.seconds() >= 1_036_000)
+        #expect(story.wallSeconds(3_600) == 1)
+        // Before the end, compressed.
+        let early = DaemonClock(origin: 1_000_000, wallOrigin: wall - 1, factor: 3_600, realTimeFrom: 1_007_200)
+        #expect(early.wallSeconds(3_600) == 1)
+        #expect(early.seconds() >= 1_003_600 && early.seconds() < 1_007_200)
+    }
+}

@@ -32,6 +32,10 @@ public enum Demo {
         public var logLevel: Logger.Level = .warning
         /// Story lines on stderr as the scenario hours pass.
         public var narrate = true
+        /// After the story, keep the daemon and its status site up (in real time) until cancelled.
+        public var serve = false
+        /// The daemon's HTTP port (0: any free port).
+        public var port = 0
 
         public init() {}
     }
@@ -61,6 +65,10 @@ public enum Demo {
         public var webSocketConnections: Int
         public var chatPosts: [ChatPage.Post]
         public var page: String?
+        /// The status site's address while the daemon ran.
+        public var site: String?
+        /// Snapshots of the status site written beside the chat page (overview, the river's gauge).
+        public var snapshots: [String] = []
 
         /// Transitions per rule (all states).
         public var alerts: [String: Int] { metrics.transitions.mapValues { $0.values.reduce(0, +) } }
@@ -111,7 +119,7 @@ public enum Demo {
         return """
             database: klaxon.sqlite
             rules: [rules.yaml]
-            listen: 127.0.0.1:0
+            listen: 127.0.0.1:\(options.port)
             sources:
               - {name: river, kind: usgs-iv, base_url: "\(u)/nwis/iv/", sites: ["\(DemoScenario.site)"], parameters: [gage_height], period: 1d, every: 15m}
               - {name: flood-stages, kind: nwps, base_url: "\(u)/nwps/v1/", gauges: [\(DemoScenario.lid)], every: 6h}
@@ -134,9 +142,15 @@ public enum Demo {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { if !options.keep { try? FileManager.default.removeItem(at: dir) } }
 
-        // The story ends now: the last `length` seconds, replayed `speed` times faster.
-        let scenario = DemoScenario(start: Int64(Date().timeIntervalSince1970) - options.length, length: options.length)
-        let clock = DaemonClock.compressed(start: scenario.start, factor: options.speed)
+        // The story ends now: the last `length` seconds, replayed `speed` times faster. Serving, it
+        // ends half an hour earlier, and the clock runs in real time from the end of the settling
+        // half hour (now) on.
+        let settling: Int64 = options.serve ? 1_800 : 0
+        let scenario = DemoScenario(
+            start: Int64(Date().timeIntervalSince1970) - options.length - settling, length: options.length)
+        let clock = DaemonClock.compressed(
+            start: scenario.start, factor: options.speed,
+            realTimeFrom: options.serve ? scenario.end + settling : nil)
         let upstreams = try await DemoUpstreams.start(scenario: scenario, clock: clock, page: options.page)
         do {
             let report = try await run(options, dir: dir, scenario: scenario, clock: clock, upstreams: upstreams)
@@ -175,20 +189,31 @@ public enum Demo {
         let port = Box(0)
         let metricsText = Box("")
         let readyText = Box("")
+        let snapshots = Box<[String]>([])
         try await daemon.run(
-            onListening: { port.set($0) },
+            onListening: { listening in
+                port.set(listening)
+                if options.narrate || options.serve {
+                    printError("demo: the status site is at http://127.0.0.1:\(listening)/")
+                }
+            },
             until: {
                 await narrate(scenario: scenario, clock: clock, enabled: options.narrate)
                 await settle(daemon: daemon, clock: clock)
                 metricsText.set(await get("/metrics", port: port.value))
                 readyText.set(await get("/readyz", port: port.value))
+                if let page = options.page {
+                    snapshots.set(await snapshot(beside: page, port: port.value))
+                }
+                if options.serve { await serve(port: port.value) }
             })
         let served = await upstreams.served()
         let report = await Report(
             folder: dir.path, elapsed: ContinuousClock.now - started, metrics: try store.metrics(),
             metricsText: metricsText.value, readyText: readyText.value, requests: served.requests,
             webSocketConnections: served.connections,
-            chatPosts: served.posts, page: options.page)
+            chatPosts: served.posts, page: options.page,
+            site: port.value > 0 ? "http://127.0.0.1:\(port.value)/" : nil, snapshots: snapshots.value)
         return report
     }
 
@@ -244,6 +269,34 @@ public enum Demo {
         return text ?? ""
     }
 
+    /// The status site's pages written beside the chat page `page` (`…-chat.html` →
+    /// `…-overview.html`, `…-gauge.html`), as the daemon served them, without their refresh.
+    /// Returns the files written.
+    static func snapshot(beside page: String, port: Int) async -> [String] {
+        let url = URL(fileURLWithPath: page)
+        let folder = url.deletingLastPathComponent()
+        var stem = url.deletingPathExtension().lastPathComponent
+        if stem.hasSuffix("-chat") { stem.removeLast(5) }
+        var written: [String] = []
+        for (name, path) in [("overview", "/?refresh=off"), ("gauge", "/gauges/\(DemoScenario.lid)?refresh=off")] {
+            let html = await get(path, port: port)
+            guard !html.isEmpty else { continue }
+            let file = folder.appendingPathComponent("\(stem)-\(name).html").path
+            if (try? html.write(toFile: file, atomically: true, encoding: .utf8)) != nil { written.append(file) }
+        }
+        return written
+    }
+
+    /// `--serve`: after the story, the daemon and its site stay up until Ctrl-C.
+    static func serve(port: Int) async {
+        printError(
+            "demo: the story has ended; the daemon goes on in real time and the status site stays up at http://127.0.0.1:\(port)/ until Ctrl-C"
+        )
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: .seconds(3_600)) } catch { return }
+        }
+    }
+
     /// The closing summary, for people.
     public static func summary(_ r: Report) -> String {
         func list(_ d: [String: Int]) -> String {
@@ -265,6 +318,9 @@ public enum Demo {
         }
         if let page = r.page {
             lines.append("  chat page:         \(page) (\(r.chatPosts.count) messages; open it in a browser)")
+        }
+        for file in r.snapshots {
+            lines.append("  status page:       \(file) (a snapshot of the site the daemon served)")
         }
         return lines.joined(separator: "\n")
     }

@@ -257,14 +257,15 @@ public enum Demo {
         }
     }
 
-    /// A GET from the daemon's own HTTP server ("" when it fails or takes more than 5 s: the
+    /// A GET from the daemon's own HTTP server ("" when it fails, or is not 200 with `onlyOK`, or takes more than 5 s: the
     /// client's timeout ends at the response head, so the body is bounded here).
-    static func get(_ path: String, port: Int) async -> String {
+    static func get(_ path: String, port: Int, onlyOK: Bool = false) async -> String {
         guard port > 0 else { return "" }
         let text = await Bounded.value(within: .seconds(5)) {
             let response = try await HTTPClient.shared.execute(
                 HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)"), timeout: .seconds(5))
-            return String(buffer: try await response.body.collect(upTo: 1 << 22))
+            let body = String(buffer: try await response.body.collect(upTo: 1 << 22))
+            return onlyOK && response.status != .ok ? "" : body
         }
         return text ?? ""
     }
@@ -279,7 +280,7 @@ public enum Demo {
         if stem.hasSuffix("-chat") { stem.removeLast(5) }
         var written: [String] = []
         for (name, path) in [("overview", "/?refresh=off"), ("gauge", "/gauges/\(DemoScenario.lid)?refresh=off")] {
-            let html = await get(path, port: port)
+            let html = await get(path, port: port, onlyOK: true)
             guard !html.isEmpty else { continue }
             let file = folder.appendingPathComponent("\(stem)-\(name).html").path
             if (try? html.write(toFile: file, atomically: true, encoding: .utf8)) != nil { written.append(file) }

@@ -36,6 +36,8 @@ public struct Config: Sendable {
     public var chatUsers: [String: String] = [:]
     /// How long each kind of history is kept (`retention:`); the daemon and `klaxon prune` prune the rest.
     public var retention = Retention()
+    /// The status site (`site:`): on or off, its refresh, its time zone, the key that signs its cookies.
+    public var site = SiteConfig()
     /// Every receiver name declared, even those whose other keys have errors (so one mistake does not
     /// cascade into "undefined receiver" errors elsewhere).
     var declaredReceivers: Set<String> = []
@@ -47,9 +49,23 @@ public struct Config: Sendable {
         self.rules = rules
     }
 
+    /// `site:` in `klaxon.yaml`.
+    public struct SiteConfig: Sendable {
+        public var enabled = true
+        /// Seconds between the pages' refreshes (0: off).
+        public var refresh = 60
+        /// Where times are shown when a station has no zone of its own (default: the machine's).
+        public var timeZone: TimeZone = .current
+        /// Signs sign-in cookies and CSRF tokens; without it, a random key per start (a restart signs
+        /// everybody out).
+        public var secret: Secret?
+
+        public init() {}
+    }
+
     public static let keys = [
         "database", "rules", "sources", "receivers", "routes", "default_receiver", "fallback_receiver",
-        "give_up_after", "admins", "listen", "api", "chat", "retention",
+        "give_up_after", "admins", "listen", "api", "chat", "retention", "site",
     ]
 
     public func receiver(named name: String) -> Receiver? { receivers.first { $0.name == name } }
@@ -121,6 +137,33 @@ public struct Config: Sendable {
                 am.rejectUnknown(known: ["token", "token_file", "owners", "max_push_bytes"], what: "api")
             }
             if let n = m.value("retention") { config.retention = reader.retention(n) }
+            if let n = m.value("site"), var sm = file.map(n, what: "site") {
+                if let en = sm.value("enabled"), let v = file.bool(en, what: "site.enabled") { config.site.enabled = v }
+                if let rn = sm.value("refresh"), let d = file.duration(rn, what: "site.refresh") {
+                    if (0...86_400).contains(d) && (d == 0 || d >= 5) {
+                        config.site.refresh = Int(d)
+                    } else {
+                        file.error(rn, "site.refresh must be 0 (off) or between 5s and 24h")
+                    }
+                }
+                if let zn = sm.value("time_zone"), let name = file.string(zn, what: "site.time_zone") {
+                    if let zone = TimeZone(identifier: name) {
+                        config.site.timeZone = zone
+                    } else {
+                        file.error(
+                            zn, "site.time_zone: unknown time zone \"\(name)\" (an IANA name such as America/Chicago)")
+                    }
+                }
+                let secretNode = sm.value("secret") ?? sm.value("secret_file") ?? sm.node
+                if let secret = reader.secret(&sm, "secret", required: false, what: "site") {
+                    if secret.value.utf8.count >= 32 {
+                        config.site.secret = secret
+                    } else {
+                        file.error(secretNode, "site.secret must be at least 32 characters (it signs sign-in cookies)")
+                    }
+                }
+                sm.rejectUnknown(known: ["enabled", "refresh", "time_zone", "secret", "secret_file"], what: "site")
+            }
             if let n = m.value("give_up_after"), let d = file.duration(n, what: "give_up_after") {
                 config.giveUpAfter = d
             }

@@ -153,7 +153,8 @@ public final class Daemon: Sendable {
                 settings: .init(
                     host: config.listen.host, port: config.listen.port, apiToken: config.apiToken?.value,
                     sources: config.sources.map(\.source.name),
-                    ownerTokens: config.ownerTokens.mapValues(\.value), maxPushBytes: config.maxPushBytes),
+                    ownerTokens: config.ownerTokens.mapValues(\.value), maxPushBytes: config.maxPushBytes,
+                    site: siteSettings()),
                 metrics: metrics, logger: logger, health: health,
                 chat: .init(
                     slackSigningSecret: config.slackSigningSecret?.value, mattermostToken: config.mattermostToken?.value
@@ -168,6 +169,14 @@ public final class Daemon: Sendable {
             services.append(DispatcherService(dispatcher: dispatcher))
         }
         return services
+    }
+
+    /// The status site's settings from `site:` and `api:`.
+    func siteSettings() -> StatusSite.Settings {
+        StatusSite.Settings(
+            enabled: config.site.enabled, teamToken: config.apiToken?.value,
+            ownerTokens: config.ownerTokens.mapValues(\.value), secret: config.site.secret.map { Array($0.value.utf8) },
+            timeZone: config.site.timeZone, refreshSeconds: config.site.refresh)
     }
 
     /// Runs until SIGTERM or SIGINT, or until `until` returns. Once a stop has been asked for (a

@@ -122,6 +122,33 @@ extension OutboxRecord {
         sentAt = row["sent_at"]
         lastError = row["last_error"]
     }
+
+    /// The columns `init(row:at:)` reads, in its order.
+    static let columns = [
+        "id", "seq", "transition_id", "receiver", "route", "alert", "group_key", "purpose", "state", "batch",
+        "attempts", "due_at", "lease_until", "created_at", "sent_at", "last_error",
+    ]
+
+    /// From `columns`, selected in that order from column `i` on (by index: see
+    /// `TransitionRecord.init(row:at:)`).
+    init(row: Row, at i: Int) {
+        id = row[i]
+        seq = row[i + 1]
+        transitionID = row[i + 2]
+        receiver = row[i + 3]
+        route = row[i + 4]
+        alert = row[i + 5]
+        groupKey = row[i + 6]
+        purpose = row[i + 7]
+        state = State(rawValue: row[i + 8]) ?? .pending
+        batch = row[i + 9]
+        attempts = row[i + 10]
+        dueAt = row[i + 11]
+        leaseUntil = row[i + 12]
+        createdAt = row[i + 13]
+        sentAt = row[i + 14]
+        lastError = row[i + 15]
+    }
 }
 
 /// A claimed notification: the rows sent together as one message, with their transitions.
@@ -254,11 +281,7 @@ extension SQLiteStore {
             let found = try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
-                        SELECT o.*, t.id AS t_id, t.rule AS t_rule, t.kind AS t_kind, t.station AS t_station,
-                          t.metric AS t_metric, t.state AS t_state, t.level AS t_level, t.from_level AS t_from_level,
-                          t.at AS t_at, t.value AS t_value, t.unit AS t_unit, t.severity AS t_severity,
-                          t.labels AS t_labels, t.summary AS t_summary, t.explanation AS t_explanation,
-                          t.message AS t_message, t.recorded_at AS t_recorded_at
+                        SELECT \(Self.claimColumns)
                         FROM outbox o LEFT JOIN transitions t ON t.id = o.transition_id
                         WHERE ((o.state = 'pending' AND o.due_at <= :now) OR (o.state = 'sending' AND o.lease_until <= :now))
                           AND NOT EXISTS (
@@ -269,9 +292,10 @@ extension SQLiteStore {
                         """), arguments: ["now": now, "limit": limit])
             var batches: [OutboxBatch] = []
             var index: [String: Int] = [:]
+            let t = OutboxRecord.columns.count
             for found in found {
-                var row = OutboxRecord(row: found)
-                let transition = (found["t_id"] as Int64?).map { _ in TransitionRecord(row: found, prefix: "t_") }
+                var row = OutboxRecord(row: found, at: 0)
+                let transition = (found[t] as Int64?).map { _ in TransitionRecord(row: found, at: t) }
                 // A row that was already in a batch keeps it (same idempotency key after a crash).
                 let key = row.batch ?? "\(row.receiver)\u{1F}\(row.route.map(String.init) ?? "-")\u{1F}\(row.groupKey)"
                 row.state = .sending
@@ -324,6 +348,10 @@ extension SQLiteStore {
             return batches
         }
     }
+
+    /// The claim's columns: the outbox row's, then its transition's, read by index.
+    static let claimColumns =
+        (OutboxRecord.columns.map { "o.\($0)" } + TransitionRecord.columns.map { "t.\($0)" }).joined(separator: ", ")
 
     /// Outbox rows, newest first, optionally only those in one state.
     public func outbox(state: OutboxRecord.State?, limit: Int) async throws -> [OutboxRecord] {

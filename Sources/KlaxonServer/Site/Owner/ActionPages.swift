@@ -23,16 +23,13 @@ enum ActionPages {
                         .id("alerts"),
                         .thead(
                             .tr(
-                                .th(.text("Alert")), .th(.text("Severity")), .th(.text("Rule")), .th(.text("Station")),
-                                .th(.text("Since")), .th(.text("Summary")), .th(.text("Ack")))),
+                                .th(.text("Alert")), .th(.text("Ack")), .th(.text("Severity")), .th(.text("Rule")),
+                                .th(.text("Station")), .th(.text("Since")), .th(.text("Summary")))),
                         .tbody(
                             .forEach(firing) { a in
                                 .tr(
                                     .attribute(named: "data-alert", value: String(a.transitionID)),
-                                    .td(.text("#\(a.transitionID)")), .td(.text(a.transition.severity.rawValue)),
-                                    .td(.text(a.key.rule)), .td(.text(a.key.station)),
-                                    .td(.text(SiteReplies.time(a.transition.at, site: site))),
-                                    .td(.text(a.transition.summary)),
+                                    .td(.text("#\(a.transitionID)")),
                                     .td(
                                         .if(
                                             acks[a.key] != nil,
@@ -43,7 +40,11 @@ enum ActionPages {
                                                 )),
                                             else: StatusSite.ackForm(
                                                 transitionID: a.transitionID, request: request, site: site)
-                                        )))
+                                        )),
+                                    .td(.text(a.transition.severity.rawValue)),
+                                    .td(.text(a.key.rule)), .td(.text(a.key.station)),
+                                    .td(.text(SiteReplies.time(a.transition.at, site: site))),
+                                    .td(.text(a.transition.summary)))
                             })
                     ))
             }
@@ -67,17 +68,14 @@ enum ActionPages {
                         .id("silences"),
                         .thead(
                             .tr(
-                                .th(.text("Id")), .th(.text("Matchers")), .th(.text("From")), .th(.text("Until")),
-                                .th(.text("By")), .th(.text("Comment")), .th(.text("Expire")))),
+                                .th(.text("Matchers")), .th(.text("Until")), .th(.text("Expire")), .th(.text("Id")),
+                                .th(.text("From")), .th(.text("By")), .th(.text("Comment")))),
                         .tbody(
                             .forEach(silences) { s in
                                 .tr(
                                     .attribute(named: "data-silence", value: s.id),
-                                    .td(.code(.text(String(s.id.prefix(8))))),
                                     .td(.text(s.matchers.map(\.description).joined(separator: " "))),
-                                    .td(.text(SiteReplies.time(s.starts, site: site))),
                                     .td(.text(SiteReplies.time(s.ends, site: site))),
-                                    .td(.text(s.createdBy)), .td(.text(s.comment)),
                                     .td(
                                         .form(
                                             .class("inline expire"), .action("/silences/\(s.id)/expire"),
@@ -88,7 +86,10 @@ enum ActionPages {
                                                 .type(.submit),
                                                 .attribute(
                                                     named: "aria-label", value: "Expire silence \(s.id.prefix(8))"),
-                                                .text("Expire")))))
+                                                .text("Expire")))),
+                                    .td(.code(.text(String(s.id.prefix(8))))),
+                                    .td(.text(SiteReplies.time(s.starts, site: site))),
+                                    .td(.text(s.createdBy)), .td(.text(s.comment)))
                             })
                     ))
             }

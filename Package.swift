@@ -76,13 +76,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Test servers for the adapters' tests: a scriptable HTTP sink on Hummingbird, SMTP via aiosmtpd.
+        // Test servers for the adapters' tests: a scriptable HTTP sink on Hummingbird, SMTP via aiosmtpd;
+        // a headless Chromium driven over the DevTools protocol for the status site's tests.
         .target(
             name: "KlaxonTesting",
             dependencies: [
                 "KlaxonServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                // The headless browser's DevTools connection.
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

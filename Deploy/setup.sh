@@ -3,7 +3,8 @@
 # Idempotent: when every package is present it does nothing (no apt-get update, no sudo).
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev python3-aiosmtpd openssl)
+# chromium: the headless browser the status site's tests drive (KlaxonTesting/HeadlessBrowser.swift).
+packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev python3-aiosmtpd openssl chromium)
 
 missing=()
 for pkg in "${packages[@]}"; do

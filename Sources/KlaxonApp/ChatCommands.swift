@@ -133,10 +133,8 @@ public struct ChatCommands: Sendable {
         guard args.count == 2 || args.count == 3, let duration = DurationText.parse(args.last!), duration > 0 else {
             return "usage: `silence RULE [STATION] DURATION` (like `silence flood-stage 14211720 2h`)"
         }
-        var matchers = [try Matcher(name: "rule", op: .equal, value: args[0])]
-        if args.count == 3 { matchers.append(try Matcher(name: "station", op: .equal, value: args[1])) }
-        let s = Silence(
-            id: UUID().uuidString.lowercased(), matchers: matchers, starts: now, ends: now + duration,
+        let s = try Silence.forAlert(
+            rule: args[0], station: args.count == 3 ? args[1] : nil, duration: duration, now: now,
             comment: "from chat", createdBy: user)
         try await store.addSilence(s, now: now)
         return

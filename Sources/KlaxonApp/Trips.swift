@@ -95,11 +95,6 @@ public enum Trips {
         return (Packer.pack(trip, weather: weather), weather)
     }
 
-    static func temp(_ c: Double?, _ units: PackingPreferences.Units) -> String {
-        guard let c else { return "—" }
-        return units == .imperial ? "\(formatValue((c * 9 / 5 + 32).rounded())) °F" : "\(formatValue(c.rounded())) °C"
-    }
-
     /// The packing table and the weather per day, for people.
     public static func text(_ trip: Trip, list: PackingList, weather: [DayWeather]) -> String {
         var lines = ["\(trip.name) (\(trip.owner)) — \(trip.purpose.rawValue)"]
@@ -109,27 +104,14 @@ public enum Trips {
         lines.append("")
         lines.append("Weather")
         let units = trip.preferences.units
-        for day in Packer.days(of: trip) {
-            let place = trip.stops[day.stopIndex].place
-            guard let w = weather.first(where: { $0.date == day.date && $0.place == place }) else {
-                lines.append("  \(day.date) \(place): no forecast yet")
+        for day in TripView.days(trip, weather: weather) {
+            guard let w = day.weather else {
+                lines.append("  \(day.date) \(day.place): no forecast yet")
                 continue
             }
-            var parts = ["high \(temp(w.tempMaxC, units))", "low \(temp(w.tempMinC, units))"]
-            if let p = w.precipitationProbability { parts.append("rain \(formatValue(p.rounded())) %") }
-            if let s = w.snowfallCm, s > 0 {
-                parts.append(
-                    units == .imperial
-                        ? "snow \(formatValue((s / 2.54 * 10).rounded() / 10)) in" : "snow \(formatValue(s)) cm")
-            }
-            if let wind = w.windMaxKmh {
-                parts.append(
-                    units == .imperial
-                        ? "wind \(formatValue((wind / 1.609).rounded())) mph"
-                        : "wind \(formatValue(wind.rounded())) km/h")
-            }
             let tag = w.climatology ? " (climatology)" : ""
-            lines.append("  \(day.date) \(place): \(parts.joined(separator: ", "))\(tag)")
+            lines.append(
+                "  \(day.date) \(day.place): \(TripView.conditions(w, units: units).joined(separator: ", "))\(tag)")
         }
         lines.append("")
         lines.append("Packing list")

@@ -96,6 +96,21 @@ public struct Silence: Sendable, Hashable {
     }
 }
 
+extension Silence {
+    /// The silence for one rule, or one rule at one station, from `now` for `duration` seconds: what
+    /// the chat's `silence RULE [STATION] DURATION` and the status site's silence form add
+    /// (matchers `rule=RULE` and, when given, `station=STATION`), with a fresh id.
+    public static func forAlert(
+        rule: String, station: String?, duration: Int64, now: Int64, comment: String, createdBy: String
+    ) throws -> Silence {
+        var matchers = [try Matcher(name: "rule", op: .equal, value: rule)]
+        if let station { matchers.append(try Matcher(name: "station", op: .equal, value: station)) }
+        return Silence(
+            id: UUID().uuidString.lowercased(), matchers: matchers, starts: now, ends: now + duration,
+            comment: comment, createdBy: createdBy)
+    }
+}
+
 extension Transition {
     /// The labels routes and silences match on: the rule's labels plus `alertname` (= rule), `rule`,
     /// `station`, `metric`, `severity` and, for levels, `level`.

@@ -49,6 +49,22 @@ extension SQLiteStore {
         ).compactMap { try? JSONDecoder().decode(Trip.self, from: Data($0.utf8)) }
     }
 
+    /// A trip's packing-list history, newest first. The rules come from the trip's announcements, so
+    /// the search uses the transitions' (rule, station, metric, id) index, not the whole log.
+    public func tripHistory(owner: String, name: String, limit: Int) async throws -> [TransitionRecord] {
+        let station = TripPackingRule.key(Trip(name: name, owner: owner, stops: []))
+        return try await reader.read { db in
+            try TransitionRecord.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM transitions
+                    WHERE rule IN (SELECT rule FROM trip_announcements WHERE owner = ?1 AND name = ?2)
+                        AND station = ?3 AND metric = 'packing'
+                    ORDER BY id DESC LIMIT ?4
+                    """, arguments: [owner, name, station, max(0, limit)])
+        }
+    }
+
     /// Removes a trip (and what rules announced for it); false when there was none.
     @discardableResult
     public func removeTrip(owner: String, name: String) async throws -> Bool {

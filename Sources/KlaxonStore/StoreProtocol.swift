@@ -57,6 +57,9 @@ public protocol Store: Sendable {
     func alerts(for trip: Trip, radiusKm: Double) async throws -> [(stop: Int, alert: WeatherAlert)]
     func forecasts(place: String) async throws -> [DayWeather]
     func tripAnnouncement(rule: String, owner: String, name: String) async throws -> String?
+    /// A trip's packing-list history: the `packing` transitions its trip-packing rules logged
+    /// (list ready, list changed), newest first, at most `limit`.
+    func tripHistory(owner: String, name: String, limit: Int) async throws -> [TransitionRecord]
 
     // MARK: Evaluation and alerts
     /// Records an evaluation: alert states, the transition log, outbox rows and cursors, in bounded

@@ -28,5 +28,24 @@ enum SiteStyle {
             table { font-size: 0.9rem; }
             th, td { padding: 0.25rem; }
         }
+        """ + ownerCSS
+
+    /// Sign-in, trips and actions (`Site+Owner.swift`, `Site+Actions.swift`).
+    static let ownerCSS = """
+        .session { display: flex; flex-wrap: wrap; align-items: center; gap: 0.25rem 1rem; margin: 0 0 1rem; padding: 0.4rem 0.6rem; background: #f2f4f7; border-radius: 4px; }
+        form.inline { display: inline; margin: 0; }
+        form.stack { display: grid; gap: 0.3rem; max-width: 28rem; }
+        form.stack label { font-weight: 600; margin-top: 0.4rem; }
+        input { font: inherit; padding: 0.35rem 0.5rem; border: 1px solid #6b7480; border-radius: 4px; max-width: 100%; }
+        button { font: inherit; padding: 0.3rem 0.8rem; color: #ffffff; background: #0b4f8a; border: 0; border-radius: 4px; cursor: pointer; }
+        button:hover, button:focus { background: #12355b; }
+        form.stack button { justify-self: start; margin-top: 0.6rem; }
+        .problem { color: #8a1111; font-weight: 600; }
+        tr.category th { background: #e3e8ef; text-transform: capitalize; }
+        td.num, th.num { text-align: right; }
+        mark { background: #fff1b8; color: #1a1a1a; padding: 0 0.2rem; }
+        .acked { color: #4a5360; }
+        div.scroll { overflow-x: auto; margin: 0.5rem 0 1rem; }
+        div.scroll table { margin: 0; }
         """
 }

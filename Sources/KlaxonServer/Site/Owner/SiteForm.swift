@@ -1,0 +1,95 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// A form the site's pages post (`application/x-www-form-urlencoded`), read strictly: a bounded
+/// body, only the fields the action takes, each at most once, percent-encoding that decodes to
+/// UTF-8 without control characters. Anything else is a clear 4xx, never a trap.
+struct SiteForm: Sendable {
+    var fields: [String: String]
+
+    subscript(_ name: String) -> String? { fields[name] }
+
+    /// The largest body a site form may have (its fields are short).
+    static let maxBytes = 8 << 10
+    /// The longest field value.
+    static let maxValue = 1024
+
+    /// Why a form was refused: the status and a message for people.
+    struct Problem: Error, Sendable {
+        var status: HTTPResponse.Status
+        var message: String
+    }
+
+    /// Reads the request's form, taking only the `allowed` fields.
+    static func read(_ request: Request, allowed: Set<String>) async -> Result<SiteForm, Problem> {
+        let type = (request.headers[.contentType] ?? "").lowercased()
+        guard
+            type.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+                == "application/x-www-form-urlencoded"
+        else {
+            return .failure(
+                Problem(
+                    status: .unsupportedMediaType,
+                    message: "The form must be sent as application/x-www-form-urlencoded."))
+        }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBytes {
+            return .failure(tooLarge)
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: maxBytes)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            return .failure(tooLarge)
+        } catch {
+            return .failure(Problem(status: .badRequest, message: "The form could not be read."))
+        }
+        return parse(Array(body.readableBytesView), allowed: allowed)
+    }
+
+    static let tooLarge = Problem(status: .contentTooLarge, message: "The form is larger than \(maxBytes) bytes.")
+
+    /// Parses a form body (exposed for tests).
+    static func parse(_ bytes: [UInt8], allowed: Set<String>) -> Result<SiteForm, Problem> {
+        guard bytes.count <= maxBytes else { return .failure(tooLarge) }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            return .failure(bad("The form is not UTF-8."))
+        }
+        var fields: [String: String] = [:]
+        if text.isEmpty { return .success(SiteForm(fields: fields)) }
+        for pair in text.split(separator: "&", omittingEmptySubsequences: false) {
+            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard kv.count == 2, let name = decode(kv[0]), let value = decode(kv[1]) else {
+                return .failure(bad("The form is malformed (expected NAME=VALUE pairs joined by &)."))
+            }
+            guard allowed.contains(name) else {
+                return .failure(bad("The form has an unexpected field \"\(String(name.prefix(40)))\"."))
+            }
+            guard fields[name] == nil else { return .failure(bad("The form repeats the field \"\(name)\".")) }
+            guard value.count <= maxValue else {
+                return .failure(bad("The field \"\(name)\" is longer than \(maxValue) characters."))
+            }
+            guard !value.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
+                return .failure(bad("The field \"\(name)\" has control characters."))
+            }
+            fields[name] = value
+        }
+        return .success(SiteForm(fields: fields))
+    }
+
+    static func decode(_ s: Substring) -> String? {
+        String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+
+    static func bad(_ message: String) -> Problem { Problem(status: .badRequest, message: message) }
+
+    /// A local path to go back to after a form (`back`, `next`): it must start with one `/` (no
+    /// `//` or `/\`, which browsers read as another host), be short and printable ASCII.
+    static func localPath(_ text: String?) -> String? {
+        guard let t = text, t.hasPrefix("/"), !t.hasPrefix("//"), !t.hasPrefix("/\\"), t.utf8.count <= 512,
+            t.utf8.allSatisfy({ $0 > 32 && $0 < 127 })
+        else { return nil }
+        return t
+    }
+}

@@ -327,7 +327,7 @@ struct StationSourceTests {
 
 @Suite("weather stations back-tested: ingest --format nws-observations, then rules", .serialized)
 struct StationCLITests {
-    @Test("wind above 50 mph for 10 minutes and humidity above 90 % fire on ingested observations")
+    @Test("threshold, rate and stale rules on ingested observations: wind above 50 mph for 10m, humidity above 90 %")
     func backTest() async throws {
         let s = try Scratch()
         let db = s.path("wx.sqlite")
@@ -358,6 +358,17 @@ struct StationCLITests {
                 metric: humidity
                 above: 90
                 severity: info
+              - name: fog-rolling-in
+                kind: rate
+                metric: visibility
+                falling: 10
+                window: 20m
+                severity: info
+              - name: summit-silent
+                kind: stale
+                metric: temperature
+                after: 30m
+                severity: info
 
             """)
         let run = try await klaxonAsync([
@@ -379,6 +390,21 @@ struct StationCLITests {
         #expect(humid["at"] as? String == "2024-01-15T11:40:00Z")
         #expect(humid["value"] as? Double == 91)
         #expect(out.filter { $0["rule"] as? String == "summit-humid" }.count == 1)
+        // Visibility 10 mi at 11:30, a quarter mile at 11:40: falling far faster than 10 mi/h.
+        let fog = try #require(first("fog-rolling-in"), "\(run.stdout)")
+        #expect(fog["state"] as? String == "firing")
+        #expect(fog["station"] as? String == "KMWN")
+
+        // A station that stops reporting: evaluated an hour after its last observation (12:00).
+        let eval = try await klaxonAsync([
+            "evaluate", "--db", db, "--rules", rules, "--now", "2024-01-15T13:00:00Z", "--format", "json",
+        ])
+        #expect(eval.status == 0, "\(eval.stderr)")
+        let evaluated = try jsonObjects(eval.lines)
+        let silent = try #require(evaluated.first { $0["rule"] as? String == "summit-silent" }, "\(eval.stdout)")
+        #expect(silent["state"] as? String == "firing")
+        #expect(silent["station"] as? String == "KMWN")
+        #expect(evaluated.contains { $0["rule"] as? String == "summit-wind" && $0["state"] as? String == "firing" })
     }
 
     @Test("a saved observations file with a typo'd format says which format it looks like")

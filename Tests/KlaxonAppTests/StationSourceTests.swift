@@ -63,14 +63,14 @@ struct StationSourceTests {
         let wind = try await store.readings(station: "KMWN", metric: "wind_speed")
         #expect(wind.map(\.value) == [40, 45, 55, 50])
         #expect(wind.map(\.unit) == ["mph", "mph", "mph", "mph"])
-        await #expect(try store.sourceState("summit")?.cursor == "2024-01-15T12:00:00Z")
+        await #expect(try store.sourceState("summit")?.cursor == "2024-01-15T12:00:00Z KMWN")
 
         let second = await Fetch.run(sources: [nws(sink)], store: store, now: now + 600)
         #expect(second[0].error == nil)
         #expect(second[0].stats.inserted == 1)
         #expect(second[0].stats.unchanged == 1)
         #expect(second[0].requests == 1)
-        await #expect(try store.sourceState("summit")?.cursor == "2024-01-15T12:10:00Z")
+        await #expect(try store.sourceState("summit")?.cursor == "2024-01-15T12:10:00Z KMWN")
         #expect(try await store.readings(station: "KMWN", metric: "wind_speed").last?.value == 60)
 
         let requests = await sink.requests()
@@ -80,6 +80,46 @@ struct StationSourceTests {
         // The backfill reaches back two days; the next fetch asks from the cursor less an hour.
         #expect(requests[1].query == "start=2024-01-13T12:05:00Z&limit=500")
         #expect(requests[2].query == "start=2024-01-15T11:00:00Z&limit=500")
+    }
+
+    @Test("nws-observations: a station added to the config is described and backfilled; the others go on")
+    func nwsStationAdded() async throws {
+        try await HTTPSink.with { sink in
+            let store = try tempStore()
+            await sink.script([
+                .respond(status: 200, body: try stationFixture("wx_nws_station_kmwn.json")),
+                .respond(status: 200, body: try stationFixture("wx_nws_observations_kmwn.json")),
+                .respond(status: 200, body: kmwnObservations([("2024-01-15T12:10:00+00:00", 96.56064)])),
+                .respond(
+                    status: 200,
+                    body: try stationFixture("wx_nws_station_kmwn.json").replacingOccurrences(of: "KMWN", with: "KBTV")
+                        .replacingOccurrences(of: "Mount Washington", with: "Burlington International Airport")),
+                .respond(status: 200, body: kmwnObservations([("2024-01-15T12:05:00+00:00", 20)])),
+            ])
+            _ = await Fetch.run(sources: [nws(sink)], store: store, now: now)
+            var both = NWSObservationsSource(
+                name: "summit", baseURL: sink.url + "/", stations: ["KMWN", "KBTV"], units: .us)
+            let second = await Fetch.run(sources: [ConfiguredSource(source: both)], store: store, now: now + 600)
+            #expect(second[0].error == nil)
+            let requests = await sink.requests().dropFirst(2)
+            #expect(
+                requests.map(\.path) == [
+                    "/stations/KMWN/observations", "/stations/KBTV", "/stations/KBTV/observations",
+                ])
+            #expect(
+                requests.map(\.query) == [
+                    "start=2024-01-15T11:00:00Z&limit=500", "", "start=2024-01-13T12:15:00Z&limit=500",
+                ])
+            #expect(try await store.stationInfos()["KBTV"]?.name == "Burlington International Airport")
+            #expect(try await store.readings(station: "KBTV", metric: "wind_speed").map(\.value) == [12.4274])
+            // The station that lags most sets the time.
+            await #expect(try store.sourceState("summit")?.cursor == "2024-01-15T12:05:00Z KBTV,KMWN")
+            // Dropping a station from the config drops it from the cursor.
+            both.stations = ["KMWN"]
+            await sink.script([.respond(status: 200, body: kmwnObservations([]))])
+            _ = await Fetch.run(sources: [ConfiguredSource(source: both)], store: store, now: now + 1200)
+            await #expect(try store.sourceState("summit")?.cursor == "2024-01-15T12:05:00Z KMWN")
+        }
     }
 
     @Test("nws-observations with latest: after the backfill, only /observations/latest")
@@ -100,7 +140,7 @@ struct StationSourceTests {
             #expect(second[0].error == nil)
             #expect(second[0].stats.inserted == 1)
             #expect(await sink.requests().last?.path == "/stations/KMWN/observations/latest")
-            await #expect(try store.sourceState("summit")?.cursor == "2024-01-15T12:10:00Z")
+            await #expect(try store.sourceState("summit")?.cursor == "2024-01-15T12:10:00Z KMWN")
         }
     }
 
@@ -127,7 +167,7 @@ struct StationSourceTests {
             #expect(error.contains(expected), "\(error)")
             await #expect(try store.readingCount() == before)
             let state = try #require(try await store.sourceState("summit"))
-            #expect(state.cursor == "2024-01-15T12:00:00Z")
+            #expect(state.cursor == "2024-01-15T12:00:00Z KMWN")
             #expect(state.failures == 1)
         }
     }

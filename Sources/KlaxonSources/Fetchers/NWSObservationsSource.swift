@@ -4,10 +4,12 @@ import KlaxonCore
 /// `kind: nws-observations` — NWS station observations (`api.weather.gov`): temperature, dew point,
 /// humidity, wind speed, gust and direction, pressure, visibility, precipitation, in `units`.
 ///
-/// The first fetch reads each station's document (`/stations/{id}`: name, position, zone,
-/// elevation) and backfills `period` of observations (`/stations/{id}/observations?start=…`).
-/// Later fetches ask from the cursor (the newest observation of the station that lags most) less
-/// an hour of overlap, or, with `latest`, only `/stations/{id}/observations/latest`.
+/// The first fetch for a station (the source's first, or the first after the station was added to
+/// the config) reads its document (`/stations/{id}`: name, position, zone, elevation) and backfills
+/// `period` of observations (`/stations/{id}/observations?start=…`). Later fetches ask from the
+/// cursor (the newest observation of the station that lags most) less an hour of overlap, or, with
+/// `latest`, only `/stations/{id}/observations/latest`. The cursor also lists the stations whose
+/// documents were read.
 public struct NWSObservationsSource: Source {
     public static let kindName = "nws-observations"
     public static let defaultBaseURL = "https://api.weather.gov/"
@@ -50,18 +52,23 @@ public struct NWSObservationsSource: Source {
     public func fetch(cursor: String?, now: Int64, http: HTTPFetcher) async throws -> FetchResult {
         var batch = SourceBatch()
         var requests = 0
-        let start = startTime(cursor: cursor, now: now, period: period)
+        let previous = Cursor(cursor)
         let units = self.units
+        var described = previous.described
         for station in stations {
             let base = join(baseURL, "stations/\(station)")
-            if cursor == nil {
+            // A station new to the source (the first fetch, or one added to the config since) is
+            // described and backfilled; the others go on from the cursor.
+            let isNew = !previous.described.contains(station) || previous.time == nil
+            if isNew {
                 let info = try await http.getOffPool(base, headers: Self.headers, source: name) {
                     try NWSObservationsParser.station($0)
                 }
                 requests += 1
                 if let info { batch.stations.append(info) }
+                described.insert(station)
             }
-            if latest && cursor != nil {
+            if latest && !isNew {
                 batch.append(
                     try await http.get(base + "/observations/latest", headers: Self.headers, source: name) {
                         try NWSObservationsParser.parse($0, units: units, station: station)
@@ -69,6 +76,7 @@ public struct NWSObservationsSource: Source {
                 requests += 1
                 continue
             }
+            let start = startTime(cursor: isNew ? nil : previous.time, now: now, period: period)
             var next: String? =
                 base + "/observations?"
                 + query([("start", Timestamp.format(start)), ("limit", String(limit))])
@@ -93,13 +101,37 @@ public struct NWSObservationsSource: Source {
                 next = count > 0 && page.1 != url ? page.1 : nil
             }
         }
-        return FetchResult(
-            batch: batch, cursor: Self.cursor(batch.readings, stations: stations, previous: cursor), requests: requests)
+        let time = Self.cursorTime(batch.readings, previous: previous.time)
+        let next = Cursor(time: time, described: described.intersection(stations))
+        return FetchResult(batch: batch, cursor: next.text, requests: requests)
+    }
+
+    /// Where the next fetch starts, and the stations whose documents were read: `2024-01-15T12:00:00Z
+    /// KMWN,KBTV`.
+    struct Cursor: Equatable {
+        var time: String?
+        var described: Set<String>
+
+        init(time: String?, described: Set<String>) {
+            self.time = time
+            self.described = described
+        }
+
+        init(_ text: String?) {
+            let parts = (text ?? "").split(separator: " ", maxSplits: 1)
+            time = parts.first.map(String.init).flatMap { Timestamp.parse($0) != nil ? $0 : nil }
+            described = Set(parts.dropFirst().first?.split(separator: ",").map(String.init) ?? [])
+        }
+
+        var text: String? {
+            guard let time else { return nil }
+            return described.isEmpty ? time : time + " " + described.sorted().joined(separator: ",")
+        }
     }
 
     /// The newest observation of the station that lags most (a metric a station reports only now and
-    /// then, like gusts, does not hold the cursor back), or the previous cursor when nothing came.
-    static func cursor(_ readings: [Reading], stations: [String], previous: String?) -> String? {
+    /// then, like gusts, does not hold the cursor back), or the previous time when nothing came.
+    static func cursorTime(_ readings: [Reading], previous: String?) -> String? {
         var newest: [String: Int64] = [:]
         for r in readings { newest[r.station] = max(newest[r.station] ?? .min, r.time) }
         guard let t = newest.values.min() else { return previous }

@@ -122,6 +122,26 @@ struct StationSourceTests {
         }
     }
 
+    @Test("nws-observations: pages are followed through pagination.next, and all of them stored together")
+    func nwsPages() async throws {
+        try await HTTPSink.with { sink in
+            let store = try tempStore()
+            let first =
+                kmwnObservations([("2024-01-15T12:00:00+00:00", 80.4672)]).dropLast()
+                + #","pagination":{"next":"\#(sink.url)/stations/KMWN/observations?cursor=p2"}}"#
+            await sink.script([
+                .respond(status: 200, body: try stationFixture("wx_nws_station_kmwn.json")),
+                .respond(status: 200, body: String(first)),
+                .respond(status: 200, body: kmwnObservations([("2024-01-15T11:50:00+00:00", 88.51392)])),
+            ])
+            let out = await Fetch.run(sources: [nws(sink)], store: store, now: now)
+            #expect(out[0].error == nil)
+            #expect(out[0].requests == 3)
+            #expect(await sink.requests().last?.query == "cursor=p2")
+            #expect(try await store.readings(station: "KMWN", metric: "wind_speed").map(\.value) == [55, 50])
+        }
+    }
+
     @Test("nws-observations with latest: after the backfill, only /observations/latest")
     func nwsLatest() async throws {
         try await HTTPSink.with { sink in

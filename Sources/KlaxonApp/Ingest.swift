@@ -165,6 +165,10 @@ public enum IngestFormat: String, CaseIterable, Sendable {
     case openaqJSON = "openaq-json"
     /// A WAQI `/feed/…/` body.
     case waqiJSON = "waqi-json"
+    /// NWS station observations (`api.weather.gov` `/stations/{id}/observations`, `…/latest`) and
+    /// station documents (`/stations/{id}`), in the units of the config's `nws-observations` source
+    /// or of `--units` (metric by default).
+    case nwsObservations = "nws-observations"
     /// Frames of the city AQI WebSocket feed as received, one `{"received": …, "frame": […]}` per
     /// line (see `AQIFrameParser.recording`).
     case aqiFrames = "aqi-frames"
@@ -236,6 +240,8 @@ public enum IngestFormat: String, CaseIterable, Sendable {
                             id: g.stationID, source: "nwps", name: g.description ?? g.name, latitude: g.latitude,
                             longitude: g.longitude, timeZone: g.timeZone, usgsID: g.usgsID, nwsLID: g.lid)
                     ], gauges: [g]))
+        case .nwsObservations:
+            return Parsed(batch: try NWSObservationsParser.parse(data, units: context.stationUnits))
         case .airnowJSON: return Parsed(batch: try AirNowParser.parse(data))
         case .waqiJSON: return Parsed(batch: try WAQIParser.parse(data))
         case .openaqJSON: return try Self.openAQ(data, context: context)
@@ -339,9 +345,14 @@ struct IngestContext {
     var aqiSourceName: String?
     var aqiSampler: Sampler
     var aqiMaxFrame: Int
+    /// The units of NWS observations: `--units`, else those of the config's `nws-observations`
+    /// sources (when they agree), else metric.
+    var stationUnits: StationUnits
 
     /// With the one `aqi-websocket` source of the config, if it has exactly one, else its defaults.
-    init(config: Config?) {
+    init(config: Config?, stationUnits: StationUnits? = nil) {
+        let configured = Set(config?.sources.compactMap { ($0.source as? NWSObservationsSource)?.units } ?? [])
+        self.stationUnits = stationUnits ?? (configured.count == 1 ? configured.first! : .metric)
         let sockets = config?.sources.compactMap { $0.source as? AQIWebSocketSource } ?? []
         let socket = sockets.count == 1 ? sockets[0] : nil
         aqiSourceName = socket?.name
@@ -402,10 +413,10 @@ extension Ingest {
     /// `sample_every` of its `aqi-websocket` source.
     public static func run(
         store: any Store, files: [String], format: IngestFormat, now: Int64, owmUnits: String = "standard",
-        config: Config? = nil, report: (String) -> Void = printError
+        config: Config? = nil, stationUnits: StationUnits? = nil, report: (String) -> Void = printError
     ) async throws -> Summary {
         guard format != .readings else { return try await run(store: store, files: files, report: report) }
-        var context = IngestContext(config: config)
+        var context = IngestContext(config: config, stationUnits: stationUnits)
         try await context.prepare(format: format, files: files, config: config)
         var summary = Summary()
         for path in files {

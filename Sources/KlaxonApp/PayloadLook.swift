@@ -80,6 +80,14 @@ public struct PayloadLook: Sendable, Equatable {
             if isOGC(p) {
                 return PayloadLook(format: .usgsOGCJSON, description: "a USGS Water Data OGC API feature")
             }
+            if isNWSObservation(p) {
+                return PayloadLook(
+                    format: .nwsObservations, description: "an NWS station observation (timestamp, station)")
+            }
+            if p["stationIdentifier"] != nil {
+                return PayloadLook(
+                    format: .nwsObservations, description: "an NWS observation station (stationIdentifier)")
+            }
         }
         if let value = o["value"] as? [String: Any], let series = value["timeSeries"] as? [Any] {
             return PayloadLook(
@@ -118,9 +126,18 @@ public struct PayloadLook: Sendable, Equatable {
                 format: .usgsOGCJSON,
                 description: "a USGS Water Data OGC API page (features with monitoring_location_id)")
         }
+        if properties.contains(where: isNWSObservation) {
+            return PayloadLook(
+                format: .nwsObservations, description: "NWS station observations (features with timestamp and station)")
+        }
+        if properties.contains(where: { $0["stationIdentifier"] != nil }) {
+            return PayloadLook(
+                format: .nwsObservations, description: "NWS observation stations (features with stationIdentifier)")
+        }
         guard features.isEmpty else {
             return PayloadLook(
-                format: nil, description: "a GeoJSON FeatureCollection of neither earthquakes nor USGS water data")
+                format: nil,
+                description: "a GeoJSON FeatureCollection of neither earthquakes, USGS water data nor NWS observations")
         }
         // No feature to judge by: the collection's own fields tell the two services apart.
         let metadata = o["metadata"] as? [String: Any]
@@ -137,6 +154,11 @@ public struct PayloadLook: Sendable, Equatable {
 
     static func isQuake(_ p: [String: Any]) -> Bool {
         p["mag"] != nil && (p["ids"] != nil || p["magType"] != nil)
+    }
+
+    static func isNWSObservation(_ p: [String: Any]) -> Bool {
+        p["timestamp"] != nil && (p["station"] != nil || p["stationId"] != nil)
+            && (p["temperature"] != nil || p["windSpeed"] != nil || p["textDescription"] != nil)
     }
 
     static func isOGC(_ p: [String: Any]) -> Bool {
@@ -162,6 +184,10 @@ public struct PayloadLook: Sendable, Equatable {
             return PayloadLook(
                 format: .usgsOGCJSON,
                 description: "a USGS Water Data OGC API page (features with monitoring_location_id)")
+        }
+        if has("timestamp", "windSpeed", "barometricPressure") {
+            return PayloadLook(
+                format: .nwsObservations, description: "NWS station observations (features with timestamp and station)")
         }
         if has("timeSeries", "sourceInfo") {
             return PayloadLook(

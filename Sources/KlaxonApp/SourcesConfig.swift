@@ -36,6 +36,8 @@ extension ConfigReader {
         OpenMeteoSource.kindName: ["archive_url", "geocoding_url", "forecast_days"],
         OWMSource.kindName: ["api_key", "api_key_file", "endpoint"],
         NWSAlertsSource.kindName: [],
+        NWSObservationsSource.kindName: ["stations", "units", "period", "latest"],
+        HTTPJSONSource.kindName: ["url", "url_file", "records", "time", "station", "metrics", "headers"],
     ]
 
     func source(_ node: Node) -> ConfiguredSource? {
@@ -155,6 +157,10 @@ extension ConfigReader {
                             name: name, baseURL: baseURL ?? OWMSource.defaultBaseURL, every: every ?? 3 * 3_600,
                             apiKey: key.value, endpoint: endpoint)
                     }
+                case NWSObservationsSource.kindName:
+                    built = nwsObservations(&m, name: name, baseURL: baseURL, every: every, what: what)
+                case HTTPJSONSource.kindName:
+                    built = httpJSON(&m, name: name, every: every, what: what)
                 case NWSAlertsSource.kindName:
                     built = NWSAlertsSource(
                         name: name, baseURL: baseURL ?? NWSAlertsSource.defaultBaseURL, every: every ?? 900)
@@ -331,10 +337,10 @@ extension ConfigReader {
     }
 
     /// `period: 7d` or ISO 8601 `P7D`/`PT12H`; default 7 days.
-    func period(_ m: inout YAMLMap) -> Int64 {
-        guard let n = m.value("period"), let s = n.scalar?.string else { return 7 * 86_400 }
+    func period(_ m: inout YAMLMap, default d: Int64 = 7 * 86_400) -> Int64 {
+        guard let n = m.value("period"), let s = n.scalar?.string else { return d }
         if let iso = Self.isoDuration(s) { return iso }
-        return file.duration(n, what: "period") ?? 7 * 86_400
+        return file.duration(n, what: "period") ?? d
     }
 
     static func isoDuration(_ s: String) -> Int64? {

@@ -28,6 +28,19 @@ public enum Plausibility {
         func meters(_ r: ClosedRange<Double>) -> ClosedRange<Double> {
             (r.lowerBound * 0.3048)...(r.upperBound * 0.3048)
         }
+        // Weather stations: the records are −89.2 °C (Vostok), 56.7 °C (Death Valley), a 408 km/h
+        // gust (Barrow Island), 870 and 1084 hPa at sea level; station pressure is lower up a mountain.
+        let air: [(String, ClosedRange<Double>)] = [("c", -100...70), ("f", -148...158), ("k", 173.15...343.15)]
+        let airNote = "−100 to 70 °C (the records are −89.2 and 56.7 °C)"
+        let wind: [(String, ClosedRange<Double>)] = [
+            ("km/h", 0...500), ("mph", 0...311), ("m/s", 0...139), ("kn", 0...270), ("kt", 0...270),
+        ]
+        let windNote = "0 to 500 km/h (the record gust is 408 km/h)"
+        let pressure: [(String, ClosedRange<Double>)] = [
+            ("hpa", 300...1_100), ("mb", 300...1_100), ("pa", 30_000...110_000), ("kpa", 30...110),
+            ("inhg", 8.86...32.49),
+        ]
+        let pressureNote = "300 to 1,100 hPa: sea level's records are 870 and 1,084; a summit station reads lower"
         let flow: [(String, ClosedRange<Double>)] = [
             ("ft3/s", cfs), ("cfs", cfs), ("m3/s", cms(cfs)), ("cms", cms(cfs)),
         ]
@@ -50,6 +63,21 @@ public enum Plausibility {
             PhysicalRange(
                 metric: "precipitation", units: [("in", 0...1_000), ("mm", 0...25_400)],
                 note: "0 to 1,000 in (cumulative series included)"),
+            PhysicalRange(metric: "temperature", units: air, note: airNote),
+            PhysicalRange(metric: "dewpoint", units: air, note: airNote),
+            PhysicalRange(metric: "wind_chill", units: air, note: airNote),
+            PhysicalRange(metric: "heat_index", units: air, note: airNote),
+            PhysicalRange(
+                metric: "humidity", units: [("%", 0...100), ("percent", 0...100)], note: "0 to 100 % relative humidity"),
+            PhysicalRange(metric: "wind_speed", units: wind, note: windNote),
+            PhysicalRange(metric: "wind_gust", units: wind, note: windNote),
+            PhysicalRange(
+                metric: "wind_direction", units: [("", 0...360)], note: "0 to 360 degrees from true north"),
+            PhysicalRange(metric: "pressure", units: pressure, note: pressureNote),
+            PhysicalRange(metric: "sea_level_pressure", units: pressure, note: pressureNote),
+            PhysicalRange(
+                metric: "visibility", units: [("m", 0...200_000), ("km", 0...200), ("mi", 0...125)],
+                note: "0 to 200 km"),
             PhysicalRange(metric: "aqi", units: [("", 0...1_000), ("aqi", 0...1_000)], note: "0 to 1,000"),
             PhysicalRange(metric: "pm25", units: [("ug/m3", 0...2_000)], note: "0 to 2,000 µg/m³"),
             PhysicalRange(metric: "pm10", units: [("ug/m3", 0...10_000)], note: "0 to 10,000 µg/m³ (dust storms)"),
@@ -66,6 +94,11 @@ public enum Plausibility {
     /// NWIS qualifiers that say the instrument was not measuring the river normally. (NWIS sends
     /// most of them without a value, which is a gap; with a value, the value is suspect.)
     public static let suspectQualifiers: Set<String> = ["Eqp", "Ice", "Mnt", "Tst", "Fld", "***"]
+
+    /// NWS (MADIS) quality-control letters of `api.weather.gov` observations that say a value is not
+    /// to be believed: `X` rejected, `Q` questioned, `B` subjectively bad. (`Z` no QC yet, `C` coarse
+    /// pass, `S` screened, `V` verified, `G` subjectively good are fine.)
+    public static let nwsSuspectCodes: Set<String> = ["X", "Q", "B"]
 
     /// CWMS quality bits (HEC's convention): 1 screened, 2 okay, 4 missing, 8 questionable, 16 rejected.
     /// Unless the screened bit is set no other bit means anything: 0 is "not screened", not "bad".
@@ -100,9 +133,15 @@ public enum Plausibility {
     }
 
     /// Whether a source's quality code says the value is not to be believed: a CWMS code (from source
-    /// `cwms`, or written `cwms:CODE`) that is screened and missing, questionable or rejected; any
+    /// `cwms`, or written `cwms:CODE`) that is screened and missing, questionable or rejected; an NWS
+    /// observation's quality-control letter (source `nws-observations`, or written `nws:X`) of
+    /// `nwsSuspectCodes`; any
     /// other source's qualifiers (`:` or `,` between them) holding one of `suspectQualifiers`.
     public static func qualityIsSuspect(_ quality: String, source: String?) -> Bool {
+        if source == "nws-observations" || quality.hasPrefix("nws:") {
+            let code = quality.hasPrefix("nws:") ? String(quality.dropFirst(4)) : quality
+            return nwsSuspectCodes.contains(code)
+        }
         if source == "cwms" || quality.hasPrefix("cwms:") {
             let digits = quality.hasPrefix("cwms:") ? quality.dropFirst(5) : Substring(quality)
             guard let code = Int64(digits) else { return false }

@@ -172,6 +172,7 @@ struct DemoCommand: AsyncParsableCommand {
 
 extension StdoutNotifier.Format: ExpressibleByArgument {}
 extension IngestFormat: ExpressibleByArgument {}
+extension StationUnits: ExpressibleByArgument {}
 
 struct CheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -224,7 +225,8 @@ struct IngestCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "File format: readings (CSV/JSON Lines), usgs-iv-json, usgs-rdb, usgs-ogc-json, cwms-json, nwps-json, "
-                + "usgs-quakes, open-meteo-json, owm-json, airnow-json, openaq-json, waqi-json or aqi-frames.",
+                + "usgs-quakes, open-meteo-json, owm-json, airnow-json, openaq-json, waqi-json, nws-observations "
+                + "or aqi-frames.",
             discussion: "Saved service responses load station metadata and NWS flood categories too. "
                 + "With --config, they land as its sources would store them (cwms metric:, aqi-websocket name and "
                 + "sample_every)."))
@@ -234,6 +236,12 @@ struct IngestCommand: AsyncParsableCommand {
         name: .customLong("owm-units"),
         help: "With --format owm-json: the units= it was fetched with (standard, metric, imperial).")
     var owmUnits: String = "standard"
+
+    @Option(
+        help: ArgumentHelp(
+            "With --format nws-observations: the units to store (metric: °C, km/h, hPa; us: °F, mph, inHg).",
+            discussion: "Default: those of the config's nws-observations source, else metric."))
+    var units: StationUnits?
 
     @Argument(help: "Files to load.")
     var files: [String]
@@ -248,7 +256,8 @@ struct IngestCommand: AsyncParsableCommand {
             let db = try store.openStore(config: config)
             let clock = ContinuousClock.now
             let s = try await Ingest.run(
-                store: db, files: files, format: format, now: nowSeconds(), owmUnits: owmUnits, config: config)
+                store: db, files: files, format: format, now: nowSeconds(), owmUnits: owmUnits, config: config,
+                stationUnits: units)
             let seconds =
                 Double(clock.duration(to: .now).components.attoseconds) / 1e18
                 + Double(clock.duration(to: .now).components.seconds)

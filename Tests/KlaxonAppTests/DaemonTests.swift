@@ -207,7 +207,7 @@ struct DeployTests {
         var text = try String(contentsOf: packageRoot.appendingPathComponent("Deploy/klaxon.yaml"), encoding: .utf8)
         for kind in [
             "usgs-iv", "usgs-ogc", "nwps", "cwms", "usgs-quakes", "aqi-websocket", "airnow", "openaq", "waqi",
-            "open-meteo", "owm", "nws-alerts",
+            "open-meteo", "owm", "nws-alerts", "nws-observations", "http-json",
         ] {
             #expect(text.contains("kind: \(kind)\n"), "Deploy/klaxon.yaml lacks a \(kind) source")
         }

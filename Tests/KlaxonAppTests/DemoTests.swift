@@ -36,6 +36,33 @@ struct DemoScenarioTests {
         #expect(gauge.usgsID == DemoScenario.site)
     }
 
+    @Test("the summit station: 48 hours of observations every 10 minutes; the wind passes 50 mph once")
+    func summit() throws {
+        let station = try #require(try NWSObservationsParser.station(Data(scenario.nwsStation().utf8)))
+        #expect(station.id == DemoScenario.summitStation)
+        #expect(station.name == DemoScenario.summitName)
+        #expect(station.timeZone == "America/New_York")
+        let all = try NWSObservationsParser.parse(
+            Data(scenario.nwsObservations(from: scenario.end - 7 * 86_400, to: scenario.end).utf8), units: .us)
+        let wind = all.readings.filter { $0.metric == "wind_speed" }.sorted { $0.time < $1.time }
+        #expect(wind.count == 48 * 6 + 1)
+        #expect(wind.first?.time == scenario.end - 48 * 3_600)
+        #expect(wind.allSatisfy { $0.unit == "mph" && $0.station == DemoScenario.summitStation })
+        // Once above 50, once back below 40 (the rule's clear), in that order, both within the story.
+        let above = wind.filter { $0.value >= 50 }
+        let first = try #require(above.first)
+        #expect(first.time > scenario.start + 9 * 3_600 && first.time < scenario.start + 10 * 3_600)
+        #expect(above.last!.time - first.time == Int64(above.count - 1) * 600)  // one run
+        #expect(try #require(wind.map(\.value).max()) < 70)
+        let calm = try #require(wind.first { $0.time > first.time && $0.value < 40 })
+        #expect(calm.time < scenario.start + 14 * 3_600)
+        #expect(wind.filter { $0.time > calm.time }.allSatisfy { $0.value < 50 })
+        // Nothing newer than asked for.
+        let early = try NWSObservationsParser.parse(
+            Data(scenario.nwsObservations(from: scenario.start, to: scenario.start + 3_600).utf8))
+        #expect(early.readings.map(\.time).max() == scenario.start + 3_600)
+    }
+
     @Test("the quake feed is empty, then lists an automatic M6.8, then the reviewed M7.0 under the same id")
     func quake() throws {
         func events(_ hours: Double) throws -> [QuakeEvent] {
@@ -86,7 +113,7 @@ struct DemoTests {
             "reached action stage", "rose from action stage to minor flood stage",
             "rose from minor flood stage to moderate flood stage", "fell from moderate flood stage",
             "is back below action stage", "Delhi air quality", "Very Poor", "M6.8 earthquake",
-            "Update: M6.8 → M7.0", "packing list ready", "+ waterproof boots",
+            "Update: M6.8 → M7.0", "packing list ready", "+ waterproof boots", "wind_speed",
         ] {
             #expect(out.contains(text), "stdout lacks \(text)")
         }
@@ -144,7 +171,7 @@ struct DemoTests {
         let mails = smtp.messages()
 
         // Readings in: every source was asked, and the river and the air were stored.
-        for service in ["usgs-iv", "nwps", "usgs-quakes", "open-meteo"] {
+        for service in ["usgs-iv", "nwps", "usgs-quakes", "open-meteo", "nws-observations"] {
             #expect((report.requests[service] ?? 0) > 0, "\(service) was never asked")
         }
         #expect(report.webSocketConnections >= 1)
@@ -152,6 +179,7 @@ struct DemoTests {
         // By the configured source that fetched them, whichever source described the station last.
         #expect((metric(m, "klaxon_readings_total", #"source="river""#) ?? 0) >= 73)
         #expect((metric(m, "klaxon_readings_total", #"source="city-air""#) ?? 0) > 10)
+        #expect((metric(m, "klaxon_readings_total", #"source="summit""#) ?? 0) >= 48 * 6 * 8)
 
         // The failing sources degraded only themselves, and /readyz says which.
         let ready = try #require(
@@ -162,7 +190,7 @@ struct DemoTests {
             })
         #expect(health["refused"] == false)
         #expect(health["garbled"] == false)
-        for name in ["river", "flood-stages", "quakes", "city-air", "forecast"] {
+        for name in ["river", "flood-stages", "quakes", "city-air", "forecast", "summit"] {
             #expect(health[name] == true, "\(name) should be healthy: \(report.readyText)")
         }
         #expect((metric(m, "klaxon_source_errors_total", #"source="refused""#) ?? 0) >= 1, "\(m)")
@@ -174,6 +202,7 @@ struct DemoTests {
             ("delhi-air", "firing", 1), ("delhi-air", "changed", 2),
             ("quake-near-tokyo", "firing", 1), ("quake-near-tokyo", "changed", 1),
             ("trip-packing", "firing", 1), ("trip-packing", "changed", 1),
+            ("summit-wind", "firing", 1), ("summit-wind", "resolved", 1),
         ]
         for (rule, state, n) in expected {
             #expect(

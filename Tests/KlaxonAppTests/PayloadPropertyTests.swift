@@ -30,6 +30,7 @@ struct PayloadPropertyTests {
         (.owmJSON, "wx_owm_onecall_chicago_imperial_alerts.json"),
         (.airnowJSON, "aqi_airnow_2026.json"), (.airnowJSON, "aqi_airnow_legacy.json"),
         (.openaqJSON, "aqi_openaq_location.json"), (.waqiJSON, "aqi_waqi_ok.json"),
+        (.nwsObservations, "wx_nws_observations_kmwn.json"), (.nwsObservations, "wx_nws_station_kmwn.json"),
     ]
 
     static func fixture(_ name: String) throws -> Data {

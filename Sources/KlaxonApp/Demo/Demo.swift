@@ -8,9 +8,10 @@ import NIOCore
 
 /// `klaxon demo`: the real daemon against local stand-ins for its upstreams, offline, with time
 /// compressed (by default one scenario hour per second). A river rises through its flood stages
-/// and recedes, Delhi's air worsens, a strong earthquake near Tokyo is revised upwards, and a saved
-/// trip's forecast turns snowy. Alerts go to stdout and to a local chat sink that writes an HTML
-/// page; a summary of what went where ends the run.
+/// and recedes, Delhi's air worsens, a strong earthquake near Tokyo is revised upwards, a saved
+/// trip's forecast turns snowy, and a windstorm crosses a summit weather station. Alerts go to
+/// stdout and to a local chat sink that writes an HTML page; a summary of what went where ends
+/// the run.
 public enum Demo {
     public struct Options: Sendable {
         /// Scenario seconds per wall second.
@@ -102,6 +103,14 @@ public enum Demo {
           - name: trip-packing
             kind: trip-packing
             severity: info
+          - name: summit-wind
+            kind: threshold
+            metric: wind_speed
+            stations: [\(DemoScenario.summitStation)]
+            above: 50
+            clear: 40
+            for: 10m
+            severity: warning
 
         """
     }
@@ -126,6 +135,7 @@ public enum Demo {
               - {name: quakes, kind: usgs-quakes, base_url: "\(u)/earthquakes/feed/v1.0/summary/", feed: significant_day, every: 5m}
               - {name: city-air, kind: aqi-websocket, url: "ws://127.0.0.1:\(upstreams.port)/aqi", sample_every: 20m}
               - {name: forecast, kind: open-meteo, base_url: "\(u)/v1/", every: 1h}
+              - {name: summit, kind: nws-observations, base_url: "\(u)/", stations: [\(DemoScenario.summitStation)], units: us, period: 2d, every: 10m}
             \(options.sources.joined(separator: "\n"))
             receivers:
             \(receivers.joined(separator: "\n"))
@@ -183,7 +193,7 @@ public enum Demo {
         let daemon = Daemon(config: config, store: store, rules: rules, logger: logger, clock: clock)
         if options.narrate {
             printError(
-                "demo: replaying \(options.length / 3_600) hours of a river, a city's air, an earthquake feed and a trip forecast at \(Int(options.speed))× real time, through the real daemon and local stand-ins for its upstreams"
+                "demo: replaying \(options.length / 3_600) hours of a river, a city's air, an earthquake feed, a trip forecast and a summit's wind at \(Int(options.speed))× real time, through the real daemon and local stand-ins for its upstreams"
             )
         }
         let port = Box(0)
@@ -224,7 +234,7 @@ public enum Demo {
             if enabled && clock.now() >= next {
                 let t = next
                 printError(
-                    "demo: \(Timestamp.format(t).dropFirst(11).prefix(5)) UTC  river \(String(format: "%.1f", scenario.stage(at: t))) ft · Delhi AQI \(Int(scenario.aqi(city: "Delhi", at: t)))"
+                    "demo: \(Timestamp.format(t).dropFirst(11).prefix(5)) UTC  river \(String(format: "%.1f", scenario.stage(at: t))) ft · Delhi AQI \(Int(scenario.aqi(city: "Delhi", at: t))) · summit wind \(Int(scenario.wind(at: t))) mph"
                 )
                 next += 3 * 3_600
             }

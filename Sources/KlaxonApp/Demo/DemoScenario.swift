@@ -11,6 +11,9 @@ import KlaxonCore
 /// - An M6.8 earthquake off the Boso peninsula, about 130 km from Tokyo, appears in the feed six
 ///   hours in and is revised to M7.0 (reviewed, PAGER yellow) two hours later.
 /// - A ski trip to Denver saved by `demo`: the forecast for it turns snowy nine hours in.
+/// - A summit weather station (NWS KRSM) reports every 10 minutes: a windstorm crosses it, the wind
+///   rising from the low 20s past 50 mph about nine and a half hours in, peaking near 67 mph and
+///   dropping back below 40 mph about thirteen hours in.
 public struct DemoScenario: Sendable {
     /// Scenario seconds since the epoch when the story begins (a quarter-hour boundary).
     public let start: Int64
@@ -134,6 +137,61 @@ public struct DemoScenario: Sendable {
         let generated = min(t, end) * 1000
         return
             #"{"type":"FeatureCollection","metadata":{"generated":\#(generated),"url":"https://earthquake.usgs.gov/earthquakes/feed/v1.0/summary/significant_day.geojson","title":"USGS Significant Earthquakes, Past Day","status":200,"api":"1.14.1","count":\#(features.count)},"features":[\#(features.joined(separator: ","))]}"#
+    }
+
+    // MARK: The summit station
+
+    public static let summitStation = "KRSM"
+    public static let summitName = "Mount Riverton Summit"
+
+    /// The sustained wind (mph) at `t`: a storm that peaks 11 hours in.
+    public func wind(at t: Int64) -> Double {
+        let h = hours(t)
+        let storm = 45 * exp(-pow((h - 11) / 2.2, 2))
+        return ((22 + storm + 2 * sin(h * 1.7)) * 100).rounded() / 100
+    }
+
+    /// Observation times every 10 minutes from `from` to `to`, clamped to the story and the 48 hours
+    /// of observations before its end (what NWS keeps and the source backfills).
+    public func summitTimes(from: Int64, to: Int64) -> [Int64] {
+        let first = max(from, end - 48 * 3_600)
+        let last = min(to, end)
+        guard first <= last else { return [] }
+        let aligned = first % 600 == 0 ? first : first + (600 - first % 600)
+        return Array(stride(from: aligned, through: last, by: 600))
+    }
+
+    /// The NWS station document (`/stations/KRSM`).
+    public func nwsStation() -> String {
+        let id = Self.summitStation
+        return #"""
+            {"@context":["https://geojson.org/geojson-ld/geojson-context.jsonld"],"id":"https://api.weather.gov/stations/\#(id)","type":"Feature","geometry":{"type":"Point","coordinates":[-73.0512,41.9935]},"properties":{"@id":"https://api.weather.gov/stations/\#(id)","@type":"wx:ObservationStation","elevation":{"unitCode":"wmoUnit:m","value":1917},"stationIdentifier":"\#(id)","name":"\#(Self.summitName)","timeZone":"America/New_York","forecast":"https://api.weather.gov/zones/forecast/CTZ001","county":"https://api.weather.gov/zones/county/CTC005","fireWeatherZone":"https://api.weather.gov/zones/fire/CTZ001"}}
+            """#
+    }
+
+    /// The station's observations between `from` and `to` (`/stations/KRSM/observations?start=…`),
+    /// newest first as NWS sends them, in NWS units (km/h, °C, Pa, m).
+    public func nwsObservations(from: Int64, to: Int64) -> String {
+        let id = Self.summitStation
+        func q(_ code: String, _ value: Double?, _ qc: String = "V") -> String {
+            let v = value.map { String(format: "%.2f", $0) } ?? "null"
+            return #"{"unitCode":"wmoUnit:\#(code)","value":\#(v),"qualityControl":"\#(qc)"}"#
+        }
+        let features = summitTimes(from: from, to: to).reversed().map { t -> String in
+            let mph = wind(at: t)
+            let kmh = mph * 1.609_344
+            let h = hours(t)
+            let gust = mph > 35 ? kmh * 1.35 : nil
+            let temperature = -6 - 3 * sin(h / 24 * 2 * .pi)
+            let humidity = min(100, 78 + 20 * exp(-pow((h - 11) / 3, 2)))
+            let stamp = Timestamp.format(t).replacingOccurrences(of: "Z", with: "+00:00")
+            return #"""
+                {"id":"https://api.weather.gov/stations/\#(id)/observations/\#(stamp)","type":"Feature","geometry":{"type":"Point","coordinates":[-73.0512,41.9935]},"properties":{"@id":"https://api.weather.gov/stations/\#(id)/observations/\#(stamp)","@type":"wx:ObservationStation","elevation":{"unitCode":"wmoUnit:m","value":1917},"station":"https://api.weather.gov/stations/\#(id)","stationId":"\#(id)","stationName":"\#(Self.summitName)","timestamp":"\#(stamp)","rawMessage":"","textDescription":"\#(mph > 45 ? "Windy" : "Cloudy")","presentWeather":[],"temperature":\#(q("degC", temperature)),"dewpoint":\#(q("degC", temperature - 1.5)),"windDirection":\#(q("degree_(angle)", 290)),"windSpeed":\#(q("km_h-1", kmh)),"windGust":\#(q("km_h-1", gust, "S")),"barometricPressure":\#(q("Pa", 80_500 - 400 * exp(-pow((h - 11) / 4, 2)))),"seaLevelPressure":\#(q("Pa", nil, "Z")),"visibility":\#(q("m", mph > 45 ? 400 : 16_090)),"maxTemperatureLast24Hours":\#(q("degC", nil)),"minTemperatureLast24Hours":\#(q("degC", nil)),"precipitationLastHour":\#(q("mm", nil, "Z")),"relativeHumidity":\#(q("percent", humidity)),"windChill":\#(q("degC", temperature - 12)),"heatIndex":\#(q("degC", nil)),"cloudLayers":[{"base":{"unitCode":"wmoUnit:m","value":120},"amount":"OVC"}]}}
+                """#
+        }
+        return #"{"@context":{"@version":"1.1"},"type":"FeatureCollection","features":["#
+            + features.joined(separator: ",")
+            + "]}"
     }
 
     // MARK: The trip

@@ -20,6 +20,7 @@ import Synchronization
 /// | `GET /nwps/v1/gauges/{lid}` | NOAA NWPS gauge metadata and flood categories |
 /// | `GET /earthquakes/feed/v1.0/summary/significant_day.geojson` | the USGS significant-quakes feed |
 /// | `GET /v1/forecast` | Open-Meteo daily forecast |
+/// | `GET /stations/{id}`, `GET /stations/{id}/observations` | NWS station and its observations (`start`) |
 /// | `ws /aqi` | the city AQI WebSocket feed (a frame every 10 scenario minutes) |
 /// | `POST /hooks/{receiver}` | a team chat's incoming webhook |
 public struct DemoUpstreams: Sendable {
@@ -223,6 +224,11 @@ extension DemoUpstreams.World {
             return await json(scenario.nwpsGauge(), service: "nwps")
         case (.get, "/earthquakes/feed/v1.0/summary/significant_day.geojson"):
             return await json(scenario.quakeFeed(at: now), service: "usgs-quakes")
+        case (.get, "/stations/\(DemoScenario.summitStation)"):
+            return await json(scenario.nwsStation(), service: "nws-observations")
+        case (.get, "/stations/\(DemoScenario.summitStation)/observations"):
+            let from = query["start"].flatMap { Timestamp.parse(String($0)) } ?? now - 7 * 86_400
+            return await json(scenario.nwsObservations(from: from, to: now), service: "nws-observations")
         case (.get, "/v1/forecast"):
             return await json(scenario.openMeteo(at: now), service: "open-meteo")
         case (.post, _) where path.hasPrefix("/hooks/"):

@@ -153,7 +153,10 @@ public final class Daemon: Sendable {
                 settings: .init(
                     host: config.listen.host, port: config.listen.port, apiToken: config.apiToken?.value,
                     sources: config.sources.map(\.source.name),
-                    ownerTokens: config.ownerTokens.mapValues(\.value), maxPushBytes: config.maxPushBytes),
+                    ownerTokens: config.ownerTokens.mapValues(\.value), maxPushBytes: config.maxPushBytes,
+                    site: SiteSettings.make(
+                        apiToken: config.apiToken?.value, ownerTokens: config.ownerTokens.mapValues(\.value),
+                        rules: rules)),
                 metrics: metrics, logger: logger, health: health,
                 chat: .init(
                     slackSigningSecret: config.slackSigningSecret?.value, mattermostToken: config.mattermostToken?.value

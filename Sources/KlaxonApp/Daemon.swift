@@ -173,10 +173,7 @@ public final class Daemon: Sendable {
 
     /// The status site's settings from `site:` and `api:`.
     func siteSettings() -> StatusSite.Settings {
-        StatusSite.Settings(
-            enabled: config.site.enabled, teamToken: config.apiToken?.value,
-            ownerTokens: config.ownerTokens.mapValues(\.value), secret: config.site.secret.map { Array($0.value.utf8) },
-            timeZone: config.site.timeZone, refreshSeconds: config.site.refresh)
+        SiteSettings.make(config: config, rules: rules)
     }
 
     /// Runs until SIGTERM or SIGINT, or until `until` returns. Once a stop has been asked for (a

@@ -39,6 +39,10 @@ public protocol Store: Sendable {
         -> (count: Int, newest: [StoredReading])
     func values(station: String, metric: String, from: Int64, to: Int64) async throws -> [(time: Int64, value: Double)]
     func latestTimes(metric: String?) async throws -> [SeriesKey: Int64]
+    /// The newest reading (not suspect) of each series, newest first, at most `limit` (the status site).
+    func newestReadings(limit: Int) async throws -> [StoredReading]
+    /// The newest `limit` readings (not suspect) of a series, oldest first.
+    func lastValues(station: String, metric: String, limit: Int) async throws -> [(time: Int64, value: Double)]
 
     // MARK: Quakes, trips, weather
     @discardableResult
@@ -70,6 +74,8 @@ public protocol Store: Sendable {
         async throws
     func alertStates() async throws -> [AlertKey: AlertState]
     func transitions() async throws -> [TransitionRecord]
+    /// The newest `limit` transitions, newest first (the status site; `transitions()` reads the whole log).
+    func recentTransitions(limit: Int) async throws -> [TransitionRecord]
     func firingAlerts() async throws -> [(key: AlertKey, transitionID: Int64, transition: Transition)]
     @discardableResult
     func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (key: AlertKey, transition: Transition)?

@@ -12,7 +12,7 @@ import Testing
 /// The daemon's HTTP app (with the status site) in-process on 127.0.0.1, over a real SQLite store:
 /// trips for two owners (alice: `denver-work` with forecasts, a climatology day, a day without
 /// weather and a list history; `lisbon`; bob: `oslo`), one firing alert and one silence.
-final class SiteServer: Sendable {
+final class OwnerSiteServer: Sendable {
     static let team = "team-token"
     static let owners = ["alice": "alice-token", "bob": "bob-token"]
 
@@ -36,7 +36,7 @@ final class SiteServer: Sendable {
 
     func url(_ path: String) -> String { base + path }
 
-    static func start() async throws -> SiteServer {
+    static func start() async throws -> OwnerSiteServer {
         let store = try tempStore()
         let evaluated = Timestamp.parse("2026-11-25T00:00:00Z")!
         let denver = PlacePoint(latitude: 39.74, longitude: -104.99).key
@@ -102,11 +102,11 @@ final class SiteServer: Sendable {
         }
         var port = 0
         for await p in stream { port = p }
-        return SiteServer(store: store, port: port, task: task, alertID: alert.transitionID, silenceID: silence.id)
+        return OwnerSiteServer(store: store, port: port, task: task, alertID: alert.transitionID, silenceID: silence.id)
     }
 
     /// Starts a server, runs `body` with it, and stops it (awaited) before returning, also on failure.
-    static func with(_ body: (SiteServer) async throws -> Void) async throws {
+    static func with(_ body: (OwnerSiteServer) async throws -> Void) async throws {
         let server = try await start()
         let outcome = await Result { try await body(server) }
         server.task.cancel()
@@ -159,7 +159,7 @@ extension BrowserPage {
     }
 
     /// Signs in on `/signin` with a token (and a name) and returns the page it lands on.
-    func signIn(_ server: SiteServer, token: String, name: String? = nil, next: String) async throws
+    func signIn(_ server: OwnerSiteServer, token: String, name: String? = nil, next: String) async throws
         -> BrowserPage.Loaded
     {
         let form = try await open(
@@ -183,7 +183,7 @@ struct SiteBrowserTests {
         "an owner signs in and sees their trips: the packing table by category, the weather, the history; another owner's trip is 404"
     )
     func ownerTrips() async throws {
-        try await SiteServer.with { server in
+        try await OwnerSiteServer.with { server in
             try await HeadlessBrowser.with { browser in
                 let page = try await browser.newPage()
                 // Not signed in: the trips page sends the browser to sign in, and back afterwards.
@@ -252,11 +252,11 @@ struct SiteBrowserTests {
 
     @Test("the team acks an alert, adds and expires silences from the pages; the store records who")
     func teamActions() async throws {
-        try await SiteServer.with { server in
+        try await OwnerSiteServer.with { server in
             try await HeadlessBrowser.with { browser in
                 let page = try await browser.newPage()
                 let alerts = try await page.signIn(
-                    server, token: SiteServer.team, name: "Dana", next: "/alerts?refresh=off")
+                    server, token: OwnerSiteServer.team, name: "Dana", next: "/alerts?refresh=off")
                 #expect(alerts.status == 200)
                 #expect(alerts.url == server.url("/alerts?refresh=off"))
                 let row = "tr[data-alert='\(server.alertID)']"
@@ -358,13 +358,13 @@ struct SiteActionHTTPTests {
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
         let outcome = await Result {
-            try await SiteServer.with { server in try await Self.csrf(server, client) }
+            try await OwnerSiteServer.with { server in try await Self.csrf(server, client) }
         }
         try await client.shutdown()
         try outcome.get()
     }
 
-    static func csrf(_ server: SiteServer, _ client: HTTPClient) async throws {
+    static func csrf(_ server: OwnerSiteServer, _ client: HTTPClient) async throws {
         let origin = ("Origin", server.base)
         // Sign in with the team token: a 303 with the signed cookie's attributes.
         let signIn = try await request(

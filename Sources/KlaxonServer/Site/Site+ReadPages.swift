@@ -3,5 +3,30 @@ import Hummingbird
 extension StatusSite {
     /// `/`, `/gauges`, `/gauges/ID`, `/air`, `/air/CITY`, `/quakes`, `/stations/ID`.
     static func addReadPages(to router: Router<BasicRequestContext>, site: Context) {
+        router.get("/") { request, _ in
+            try await site.respond(request) { try await OverviewPage.page(request: request, site: site) }
+        }
+        router.get("/gauges") { request, _ in
+            try await site.respond(request) { try await GaugePages.list(request: request, site: site) }
+        }
+        router.get("/gauges/:id") { request, context in
+            try await site.respond(request) {
+                try await GaugePages.page(request: request, context: context, site: site)
+            }
+        }
+        router.get("/air") { request, _ in
+            try await site.respond(request) { try await AirPages.list(request: request, site: site) }
+        }
+        router.get("/air/:city") { request, context in
+            try await site.respond(request) { try await AirPages.page(request: request, context: context, site: site) }
+        }
+        router.get("/quakes") { request, _ in
+            try await site.respond(request) { try await QuakesPage.page(request: request, site: site) }
+        }
+        router.get("/stations/:id") { request, context in
+            try await site.respond(request) {
+                try await StationPage.page(request: request, context: context, site: site)
+            }
+        }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import KlaxonCore
 import NIOCore
 import Plot
 
@@ -32,7 +33,8 @@ struct SitePage {
             .head(
                 .meta(.charset(.utf8)),
                 .meta(.name("viewport"), .content("width=device-width, initial-scale=1")),
-                .title(title),
+                // Escaped in full (Plot's text escaping leaves entities such as `&amp;` as written).
+                .element(named: "title", nodes: [.raw(HTMLText.escape(title))]),
                 .element(named: "style", nodes: [.raw(SiteStyle.css)])
             ),
             .body(

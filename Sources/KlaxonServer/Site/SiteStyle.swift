@@ -23,10 +23,29 @@ enum SiteStyle {
         th { background: #f2f4f7; }
         .muted { color: #4a5360; }
         svg { max-width: 100%; height: auto; }
+        figure { margin: 0.5rem 0 1rem; }
+        figure.chart svg { display: block; width: 100%; }
+        .badge { display: inline-block; padding: 0.05rem 0.45rem; border-radius: 0.25rem; font-weight: 600; border: 1px solid #4a5360; white-space: nowrap; }
+        nav.ranges { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; margin: 0.5rem 0; }
+        nav.ranges a.range { padding: 0.15rem 0.5rem; border: 1px solid #0b4f8a; border-radius: 0.25rem; text-decoration: none; }
+        nav.ranges a.current { background: #0b4f8a; color: #ffffff; }
+        nav.ranges form { display: flex; flex-wrap: wrap; gap: 0.25rem 0.5rem; align-items: center; }
+        .multiples { display: grid; grid-template-columns: repeat(auto-fill, minmax(18rem, 1fr)); gap: 0.5rem 1rem; }
+        figure.metric { margin: 0; border: 1px solid #d0d4da; border-radius: 0.25rem; padding: 0.25rem 0.5rem; }
+        figure.metric svg { display: block; width: 100%; }
+        figcaption { font-size: 0.95rem; }
+        td.spark svg { width: 15rem; max-width: 40vw; }
+        tr.alert.severity-critical td:first-child { border-left: 4px solid #B00020; }
+        tr.alert.severity-warning td:first-child { border-left: 4px solid #8a5a00; }
+        tr.alert.severity-info td:first-child { border-left: 4px solid #0b4f8a; }
+        .error { color: #8b0000; font-weight: 600; }
+        .advice { max-width: 48rem; }
+        .table-scroll { overflow-x: auto; }
         @media (max-width: 40rem) {
             main { padding: 0.5rem; }
             table { font-size: 0.9rem; }
             th, td { padding: 0.25rem; }
+            td.spark svg { width: 8rem; }
         }
         """ + ownerCSS
 

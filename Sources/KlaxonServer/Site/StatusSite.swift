@@ -32,11 +32,21 @@ public enum StatusSite {
         public var timeZone: TimeZone
         /// Seconds between refreshes (the `Refresh` header); `?refresh=off` turns it off.
         public var refreshSeconds: Int
+        /// The places quake rules watch (`near:`): `/quakes` gives each event's distance to the nearest.
+        public var places: [Place]
+        /// The AQI scale of `/air` (the one the rules use; US EPA unless a rule names another).
+        public var aqiScale: AQIScale
+        /// A station's own scale where a rule names one for it.
+        public var aqiScales: [String: AQIScale]
 
         public init(
             enabled: Bool = true, teamToken: String? = nil, ownerTokens: [String: String] = [:],
-            secret: [UInt8]? = nil, timeZone: TimeZone = .current, refreshSeconds: Int = 60
+            secret: [UInt8]? = nil, timeZone: TimeZone = .current, refreshSeconds: Int = 60,
+            places: [Place] = [], aqiScale: AQIScale = .usEPA, aqiScales: [String: AQIScale] = [:]
         ) {
+            self.places = places
+            self.aqiScale = aqiScale
+            self.aqiScales = aqiScales
             self.enabled = enabled
             self.teamToken = teamToken
             self.ownerTokens = ownerTokens
@@ -48,6 +58,19 @@ public enum StatusSite {
         static func randomSecret() -> [UInt8] {
             var g = SystemRandomNumberGenerator()
             return (0..<32).map { _ in UInt8.random(in: 0...255, using: &g) }
+        }
+    }
+
+    /// A watched place (a quake rule's `near:` entry).
+    public struct Place: Sendable, Hashable {
+        public var name: String
+        public var latitude: Double
+        public var longitude: Double
+
+        public init(name: String, latitude: Double, longitude: Double) {
+            self.name = name
+            self.latitude = latitude
+            self.longitude = longitude
         }
     }
 

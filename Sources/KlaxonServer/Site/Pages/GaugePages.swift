@@ -1,0 +1,371 @@
+import Foundation
+import Hummingbird
+import KlaxonCore
+import KlaxonStore
+import Plot
+
+/// `/gauges` and `/gauges/ID`: river gauges with their NWS flood categories.
+enum GaugePages {
+    /// Metrics for each part of a gauge, preferred first (as `klaxon gauge` picks them).
+    static let heightMetrics = ["gage_height", "stage", "gage_height.mean"]
+    static let dischargeMetrics = ["discharge", "flow", "discharge.mean"]
+    static let precipitationMetrics = ["precipitation", "precipitation.sum"]
+
+    /// The ranges `?range=` offers.
+    static let ranges: [(key: String, label: String, seconds: Int64)] = [
+        ("48h", "48 h", 48 * 3600), ("7d", "7 d", 7 * 86_400), ("30d", "30 d", 30 * 86_400),
+    ]
+    /// The longest range `since` may ask for.
+    static let longest: Int64 = 731 * 86_400
+
+    /// The chosen range: `range=48h|7d|30d` (default 48 h) or `since=DATE` (and `until=DATE`).
+    static func range(_ request: Request, now: Int64, zone: TimeZone) throws -> (
+        from: Int64, to: Int64, key: String?
+    ) {
+        let since = SiteHTML.query(request, "since")
+        let until = SiteHTML.query(request, "until")
+        let key = SiteHTML.query(request, "range")
+        if since != nil, key != nil { throw SiteError.badRequest("give range or since, not both") }
+        if until != nil, since == nil { throw SiteError.badRequest("until needs since") }
+        if let since {
+            let from = try SiteHTML.time(since, parameter: "since", zone: zone)
+            var to = now
+            if let until {
+                to = try SiteHTML.time(until, parameter: "until", zone: zone)
+                // A date alone means the whole of that day.
+                if until.utf8.count == 10 { to += 86_400 }
+            }
+            guard from < to else { throw SiteError.badRequest("since must be before until (or now)") }
+            guard to - from <= longest else { throw SiteError.badRequest("since … until may span at most 731 days") }
+            return (from, to, nil)
+        }
+        let chosen = key ?? "48h"
+        guard let r = ranges.first(where: { $0.key == chosen }) else {
+            throw SiteError.badRequest("range=\(chosen.prefix(20)) is not one of 48h, 7d, 30d")
+        }
+        return (now - r.seconds, now, r.key)
+    }
+
+    static func pick(_ preferred: [String], _ names: [String]) -> String? { preferred.first { names.contains($0) } }
+
+    /// The bands of a flood ladder, each up to the next category.
+    static func bands(_ ladder: [LevelsRule.Level], unit: String) -> [LineChart.Band] {
+        ladder.enumerated().map { i, level in
+            LineChart.Band(
+                name: level.name,
+                label: "\(LevelsRule.floodTitle(level.name).capitalizedFirst) \(SiteHTML.value(level.at, unit))",
+                low: level.at, high: i + 1 < ladder.count ? ladder[i + 1].at : nil,
+                colour: SiteHTML.floodColour(level.name))
+        }
+    }
+
+    /// The category a value is in (nil: below the lowest).
+    static func category(_ value: Double, _ ladder: [LevelsRule.Level]) -> LevelsRule.Level? {
+        ladder.last { value >= $0.at }
+    }
+
+    /// `rising 0.12 ft/h` over the last 3 h of readings before the latest.
+    static func trend(_ points: [(time: Int64, value: Double)], unit: String?) -> String? {
+        guard let last = points.last,
+            let first = points.last(where: { $0.time <= last.time - 3 * 3600 })
+                ?? points.first, last.time > first.time
+        else { return nil }
+        let perHour = (last.value - first.value) / (Double(last.time - first.time) / 3600)
+        let steady = abs(perHour) < max(0.01, 0.002 * abs(last.value))
+        if steady { return "steady" }
+        let per = SiteHTML.value(abs(perHour), unit.map { "\($0)/h" } ?? "/h")
+        return perHour > 0 ? "rising \(per)" : "falling \(per)"
+    }
+
+    // MARK: /gauges/ID
+
+    static func page(request: Request, context: BasicRequestContext, site: StatusSite.Context) async throws -> SitePage
+    {
+        let typed = try SiteHTML.pathID(context, "id", what: "gauge")
+        let store = site.store
+        guard let station = try await store.resolveStation(typed) else {
+            throw SiteError.notFound("No gauge \"\(typed)\" is known (a USGS site number or an NWS id).")
+        }
+        let (infos, floods) = try await store.stationsAndFloods()
+        let info = infos[station]
+        let zone = SiteHTML.zone(info, site)
+        let now = site.now()
+        let range = try Self.range(request, now: now, zone: zone)
+        let series = try await store.series(station: station)
+        let names = series.map(\.metric)
+        let unitOf = Dictionary(series.map { ($0.metric, $0.unit) }, uniquingKeysWith: { a, _ in a })
+        let height = pick(heightMetrics, names)
+        let discharge = pick(dischargeMetrics, names)
+        let precipitation = pick(precipitationMetrics, names)
+        let flood = floods[station]
+        let gauge = try await store.gauges().first { $0.stationID == station }
+        let name = SiteHTML.name(info, id: station)
+
+        // Each chart's readings, read in the range; the charts are drawn off the pool.
+        struct Part: Sendable {
+            var metric: String
+            var unit: String?
+            var points: [(time: Int64, value: Double)]
+            var latest: StoredReading?
+            var ladder: [LevelsRule.Level]
+        }
+        var parts: [Part] = []
+        for metric in [height, discharge].compactMap({ $0 }) {
+            let points = try await store.values(station: station, metric: metric, from: range.from, to: range.to)
+            let latest = try await store.latest(station: station, metric: metric)
+            let unit = unitOf[metric] ?? nil
+            let ladder = flood?.ladder(forMetric: metric) ?? []
+            parts.append(
+                Part(metric: metric, unit: unit ?? latest?.unit, points: points, latest: latest, ladder: ladder))
+        }
+        var rain: [(time: Int64, value: Double)] = []
+        var totals: [(label: String, total: Double)] = []
+        let rainUnit = precipitation.flatMap { unitOf[$0] ?? nil }
+        if let precipitation {
+            rain = try await store.values(station: station, metric: precipitation, from: range.from, to: range.to)
+            for (label, seconds) in [("24 h", Int64(86_400)), ("7 d", Int64(7 * 86_400))] {
+                let s = try await store.summary(station: station, metric: precipitation, from: now - seconds, to: now)
+                totals.append((label, s?.sum ?? 0))
+            }
+        }
+        // The trend needs the 3 h before the latest reading, which the range may not hold.
+        var recent: [String: [(time: Int64, value: Double)]] = [:]
+        for p in parts {
+            guard let l = p.latest else { continue }
+            recent[p.metric] = try await store.values(
+                station: station, metric: p.metric, from: l.time - 3 * 3600 - 1, to: l.time)
+        }
+        let (from, to) = (range.from, range.to)
+        let drawn = parts
+        let rainfall = rain
+        let charts: [String] = try await offPool {
+            var out: [String] = []
+            for p in drawn {
+                let isHeight = p.metric == height
+                out.append(
+                    LineChart(
+                        title:
+                            "\(isHeight ? "Stage" : "Discharge") at \(name), \(SiteTime.short(from, zone: zone)) to \(SiteTime.short(to, zone: zone))\(p.ladder.isEmpty ? "" : ", with NWS flood categories")",
+                        unit: p.unit, points: p.points, from: from, to: to, zone: zone,
+                        bands: bands(
+                            p.ladder, unit: isHeight ? (flood?.stageUnit ?? "ft") : (flood?.flowUnit ?? "cfs")),
+                        classes: isHeight ? "stage" : "discharge"
+                    ).svg())
+            }
+            if precipitation != nil {
+                out.append(
+                    BarChart(
+                        title:
+                            "Precipitation at \(name), \(SiteTime.short(from, zone: zone)) to \(SiteTime.short(to, zone: zone))",
+                        unit: rainUnit, points: rainfall, from: from, to: to, zone: zone
+                    ).svg())
+            }
+            return out
+        }
+
+        let refreshOff = SitePage.refreshOff(request)
+        let path = "/gauges/" + SiteHTML.segment(typed)
+        var ids: [String] = []
+        if let u = info?.usgsID ?? gauge?.usgsID { ids.append("USGS \(u)") }
+        if let l = info?.nwsLID ?? gauge?.lid { ids.append("NWS \(l)") }
+        if ids.isEmpty { ids.append("station \(station)") }
+        var place: [String] = []
+        if let d = gauge?.description, d != name { place.append(d) }
+        if let st = gauge?.state { place.append(st) }
+        if let la = info?.latitude, let lo = info?.longitude {
+            place.append("\(formatValue((la * 1e4).rounded() / 1e4)), \(formatValue((lo * 1e4).rounded() / 1e4))")
+        }
+        place.append("times in \(zone.identifier)")
+
+        return SitePage(title: "\(name) — gauge") {
+            Node<HTML.BodyContext>.h1(SiteHTML.text(name))
+            Node<HTML.BodyContext>.p(.class("ids"), SiteHTML.text(ids.joined(separator: " · ")))
+            Node<HTML.BodyContext>.p(.class("place muted"), SiteHTML.text(place.joined(separator: " · ")))
+            Node<HTML.BodyContext>.nav(
+                .class("ranges"), .attribute(named: "aria-label", value: "Range"),
+                .group(
+                    ranges.map { r in
+                        let here = range.key == r.key
+                        return .a(
+                            .href(SiteHTML.attr(SitePage.link(path + "?range=" + r.key, refreshOff: refreshOff))),
+                            .class(here ? "range current" : "range"),
+                            .attribute(named: "aria-current", value: here ? "page" : nil), .text(r.label))
+                    }),
+                .form(
+                    .class("since"), .action(SiteHTML.attr(path)), .method(.get),
+                    .label(.text("since "), .input(.type(.date), .name("since"))),
+                    .if(refreshOff, .input(.type(.hidden), .name("refresh"), .value("off"))),
+                    .button(.type(.submit), .text("Show")))
+            )
+            Node<HTML.BodyContext>.section(
+                .class("current"),
+                .table(
+                    .tr(.th("Series"), .th("Now"), .th("Category"), .th("Trend (3 h)"), .th("At")),
+                    .group(
+                        parts.map { p in
+                            let isHeight = p.metric == height
+                            let cat = p.latest.flatMap { l in p.ladder.isEmpty ? nil : category(l.value, p.ladder) }
+                            let categoryCell: Node<HTML.BodyContext> =
+                                p.ladder.isEmpty
+                                ? SiteHTML.text("no NWS categories")
+                                : p.latest == nil
+                                    ? SiteHTML.text("–")
+                                    : SiteHTML.badge(
+                                        cat.map { LevelsRule.floodTitle($0.name).capitalizedFirst }
+                                            ?? "Below flood categories",
+                                        background: SiteHTML.floodColour(cat?.name),
+                                        classes: "category-\(cat?.name ?? "none")")
+                            return .tr(
+                                .class("series-\(isHeight ? "stage" : "discharge")"),
+                                .td(SiteHTML.text(isHeight ? "Stage (\(p.metric))" : "Discharge (\(p.metric))")),
+                                .td(
+                                    .class("value"),
+                                    SiteHTML.text(p.latest.map { SiteHTML.value($0.value, p.unit) } ?? "no reading")),
+                                .td(categoryCell),
+                                .td(SiteHTML.text(trend(recent[p.metric] ?? [], unit: p.unit) ?? "–")),
+                                .td(SiteHTML.text(p.latest.map { SiteTime.full($0.time, zone: zone) } ?? "–")))
+                        })
+                ))
+            if parts.isEmpty {
+                Node<HTML.BodyContext>.p(SiteHTML.text("No stage or discharge readings are stored for this gauge."))
+            }
+            for (i, p) in parts.enumerated() {
+                Node<HTML.BodyContext>.h2(SiteHTML.text(p.metric == height ? "Stage" : "Discharge"))
+                Node<HTML.BodyContext>.element(named: "figure", nodes: [.class("chart"), SiteHTML.svg(charts[i])])
+                if !p.ladder.isEmpty {
+                    Node<HTML.BodyContext>.p(
+                        .class("categories muted"),
+                        SiteHTML.text(
+                            "NWS flood categories: "
+                                + p.ladder.map { "\($0.name) \(SiteHTML.value($0.at, nil))" }.joined(separator: " · ")
+                                + " " + (p.metric == height ? flood?.stageUnit ?? "ft" : flood?.flowUnit ?? "cfs")))
+                }
+            }
+            if precipitation != nil, let bars = charts.last {
+                Node<HTML.BodyContext>.h2("Precipitation")
+                Node<HTML.BodyContext>.p(
+                    .class("totals"),
+                    SiteHTML.text(
+                        totals.map { "\($0.label): \(SiteHTML.value($0.total, rainUnit))" }.joined(separator: " · ")))
+                Node<HTML.BodyContext>.element(named: "figure", nodes: [.class("chart"), SiteHTML.svg(bars)])
+            }
+        }
+    }
+
+    // MARK: /gauges
+
+    /// At most this many gauges are listed.
+    static let listLimit = 200
+
+    static func list(request: Request, site: StatusSite.Context) async throws -> SitePage {
+        let store = site.store
+        let (infos, floods) = try await store.stationsAndFloods()
+        let gauges = try await store.gauges()
+        var stations = Set(gauges.map(\.stationID))
+        var heightOf: [String: String] = [:]
+        for metric in heightMetrics.reversed() {
+            for key in try await store.latestTimes(metric: metric).keys {
+                stations.insert(key.station)
+                heightOf[key.station] = metric
+            }
+        }
+        for metric in dischargeMetrics {
+            for key in try await store.latestTimes(metric: metric).keys { stations.insert(key.station) }
+        }
+        let sorted = stations.sorted {
+            SiteHTML.name(infos[$0], id: $0).lowercased() < SiteHTML.name(infos[$1], id: $1).lowercased()
+        }
+        let shown = Array(sorted.prefix(listLimit))
+        let now = site.now()
+        let from = now - 48 * 3600
+        struct Row: Sendable {
+            var station: String
+            var name: String
+            var latest: StoredReading?
+            var category: String?
+            var hasLadder: Bool
+            var points: [(time: Int64, value: Double)]
+            var zone: TimeZone
+            var unit: String?
+        }
+        var rows: [Row] = []
+        for station in shown {
+            let info = infos[station]
+            let metric = heightOf[station]
+            let latest = try await metric.asyncMap { try await store.latest(station: station, metric: $0) }
+            let ladder = floods[station]?.ladder(forMetric: "gage_height") ?? []
+            let points =
+                try await metric.asyncMap {
+                    try await store.values(station: station, metric: $0, from: from, to: now)
+                } ?? []
+            rows.append(
+                Row(
+                    station: station, name: SiteHTML.name(info, id: station), latest: latest ?? nil,
+                    category: (latest ?? nil).flatMap { category($0.value, ladder)?.name }, hasLadder: !ladder.isEmpty,
+                    points: points, zone: SiteHTML.zone(info, site), unit: (latest ?? nil)?.unit))
+        }
+        let listed = rows
+        let charts: [String] = try await offPool {
+            listed.map { r in
+                LineChart(
+                    title: "Stage at \(r.name), last 48 h", unit: r.unit, points: r.points, from: from, to: now,
+                    zone: r.zone, width: 240, height: 64, compact: true, classes: "spark"
+                ).svg()
+            }
+        }
+        return SitePage(title: "Gauges") {
+            Node<HTML.BodyContext>.h1("Gauges")
+            if rows.isEmpty {
+                Node<HTML.BodyContext>.p(SiteHTML.text("No gauges yet: add a usgs-iv or nwps source."))
+            } else {
+                Node<HTML.BodyContext>.table(
+                    .class("gauges"),
+                    .tr(.th("Gauge"), .th("Stage"), .th("Category"), .th("Last 48 h")),
+                    .group(
+                        rows.enumerated().map { i, r in
+                            let badge: Node<HTML.BodyContext> =
+                                r.latest == nil
+                                ? SiteHTML.badge("No reading", background: "#EEEEEE", classes: "category-unknown")
+                                : !r.hasLadder
+                                    ? SiteHTML.badge(
+                                        "No NWS categories", background: "#EEEEEE", classes: "category-unknown")
+                                    : SiteHTML.badge(
+                                        r.category.map { LevelsRule.floodTitle($0).capitalizedFirst }
+                                            ?? "Below flood categories",
+                                        background: SiteHTML.floodColour(r.category),
+                                        classes: "category-\(r.category ?? "none")")
+                            return .tr(
+                                .class("gauge"),
+                                .td(
+                                    SiteHTML.link("/gauges/" + SiteHTML.segment(r.station), r.name, request: request),
+                                    .br(), .small(.class("muted"), SiteHTML.text(r.station))),
+                                .td(
+                                    SiteHTML.text(r.latest.map { SiteHTML.value($0.value, $0.unit) } ?? "–"),
+                                    .br(),
+                                    .small(
+                                        .class("muted"),
+                                        SiteHTML.text(r.latest.map { SiteTime.ago($0.time, now: now) } ?? ""))),
+                                .td(badge),
+                                .td(.class("spark"), SiteHTML.svg(charts[i])))
+                        })
+                )
+                if sorted.count > shown.count {
+                    Node<HTML.BodyContext>.p(
+                        .class("muted"), SiteHTML.text("\(sorted.count - shown.count) more gauges not listed."))
+                }
+            }
+        }
+    }
+}
+
+extension Optional {
+    func asyncMap<U>(_ body: (Wrapped) async throws -> U) async rethrows -> U? {
+        guard let v = self else { return nil }
+        return try await body(v)
+    }
+}
+
+extension String {
+    /// `action stage` → `Action stage`.
+    var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
+}

@@ -160,7 +160,7 @@ public final class Daemon: Sendable {
                     slackSigningSecret: config.slackSigningSecret?.value, mattermostToken: config.mattermostToken?.value
                 ),
                 answer: { [chat] user, text in await chat.answer(user, text: text) },
-                onReadings: { [wake] in wake.yield() }, onRunning: onListening),
+                onReadings: { [wake] in wake.yield() }, onRunning: onListening, now: { [clock] in clock.now() }),
         ]
         if config.retention.prunesAnything { services.append(PrunerService(daemon: self)) }
         if routing != nil {

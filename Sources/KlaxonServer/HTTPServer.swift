@@ -46,13 +46,15 @@ public enum KlaxonHTTP {
         store: any Store, settings: Settings, metrics: KlaxonMetrics, logger: Logger,
         health: StoreHealth = StoreHealth(),
         chat: ChatEndpoints.Settings = .init(), answer: @escaping ChatEndpoints.Answer = { _, _ in "" },
-        onReadings: @escaping @Sendable () -> Void = {}, onRunning: @escaping @Sendable (Int) -> Void = { _ in }
+        onReadings: @escaping @Sendable () -> Void = {}, onRunning: @escaping @Sendable (Int) -> Void = { _ in },
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
     ) -> some ApplicationProtocol {
         let router = Router()
         router.middlewares.add(StoreBusyMiddleware())
         ChatEndpoints.add(to: router, settings: chat, now: { Int64(Date().timeIntervalSince1970) }, answer: answer)
         APIRoutes.add(to: router, store: store, settings: settings)
-        StatusSite.add(to: router, store: store, settings: settings.site)
+        // The site's "now" is the daemon's (a demo's compressed clock), so "5 min ago" matches the readings.
+        StatusSite.add(to: router, store: store, settings: settings.site, now: now)
         router.get("/healthz") { _, _ in "ok\n" }
         router.get("/readyz") { _, _ -> Response in
             let (ok, body) = await readiness(store: store, sources: settings.sources, health: health)

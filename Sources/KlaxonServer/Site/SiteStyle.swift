@@ -46,6 +46,9 @@ enum SiteStyle {
             table { font-size: 0.9rem; }
             th, td { padding: 0.25rem; }
             td.spark svg { width: 8rem; }
+            /* A wide table scrolls inside itself; the page never scrolls sideways. */
+            table { display: block; overflow-x: auto; }
+            .badge { white-space: normal; }
         }
         """ + ownerCSS
 

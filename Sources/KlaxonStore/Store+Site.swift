@@ -13,14 +13,15 @@ extension SQLiteStore {
     }
 
     /// The newest reading (not suspect) of each series, newest first, at most `limit` of them: one
-    /// primary-key probe per series.
+    /// primary-key probe per series (`CROSS JOIN` keeps the series as the outer loop; SQLite would
+    /// otherwise scan every reading).
     public func newestReadings(limit: Int) async throws -> [StoredReading] {
         try await reader.read { db in
             try StoredReading.fetchAll(
                 db,
                 sql: """
                     SELECT s.station, s.metric, s.unit, r.time, r.value, r.quality, r.revised, r.suspect
-                    FROM series s JOIN readings r ON r.series_id = s.id AND r.time = (
+                    FROM series s CROSS JOIN readings r ON r.series_id = s.id AND r.time = (
                         SELECT time FROM readings WHERE series_id = s.id AND suspect = 0
                         ORDER BY time DESC LIMIT 1)
                     ORDER BY r.time DESC, s.station, s.metric LIMIT ?
@@ -31,14 +32,16 @@ extension SQLiteStore {
     /// The newest `limit` readings (not suspect) of a series, oldest first.
     public func lastValues(station: String, metric: String, limit: Int) async throws -> [(time: Int64, value: Double)] {
         try await reader.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT r.time, r.value FROM readings r JOIN series s ON s.id = r.series_id
-                    WHERE s.station = ? AND s.metric = ? AND r.suspect = 0
-                    ORDER BY r.time DESC LIMIT ?
-                    """, arguments: [station, metric, max(0, limit)]
-            ).map { ($0[0], $0[1]) }.reversed()
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(
+                    sql: """
+                        SELECT r.time, r.value FROM readings r JOIN series s ON s.id = r.series_id
+                        WHERE s.station = ? AND s.metric = ? AND r.suspect = 0
+                        ORDER BY r.time DESC LIMIT ?
+                        """), arguments: [station, metric, max(0, limit)])
+            var out: [(time: Int64, value: Double)] = []
+            while let r = try rows.next() { out.append((r[0], r[1])) }
+            return out.reversed()
         }
     }
 }

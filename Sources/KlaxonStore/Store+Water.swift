@@ -260,14 +260,18 @@ extension SQLiteStore {
         time: Int64, value: Double
     )] {
         try await reader.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT r.time, r.value FROM readings r JOIN series s ON s.id = r.series_id
-                    WHERE s.station = ? AND s.metric = ? AND r.time > ? AND r.time <= ? AND r.suspect = 0
-                    ORDER BY r.time
-                    """, arguments: [station, metric, from, to]
-            ).map { ($0[0], $0[1]) }
+            // A cursor, not `fetchAll`: copying each row cost more than the query (the status site
+            // reads a year of 15-minute readings, 35,040, per chart).
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(
+                    sql: """
+                        SELECT r.time, r.value FROM readings r JOIN series s ON s.id = r.series_id
+                        WHERE s.station = ? AND s.metric = ? AND r.time > ? AND r.time <= ? AND r.suspect = 0
+                        ORDER BY r.time
+                        """), arguments: [station, metric, from, to])
+            var out: [(time: Int64, value: Double)] = []
+            while let r = try rows.next() { out.append((r[0], r[1])) }
+            return out
         }
     }
 

@@ -34,7 +34,7 @@ struct LineChart {
     var classes: String? = nil
 
     var margin: (left: Int, right: Int, top: Int, bottom: Int) {
-        compact ? (44, 8, 16, 20) : (56, 12, 20, 24)
+        compact ? (44, 8, 22, 20) : (56, 12, 20, 24)
     }
 
     func svg() -> String {

@@ -109,9 +109,20 @@ enum GaugePages {
             var latest: StoredReading?
             var ladder: [LevelsRule.Level]
         }
+        // The three series are read at once (the pool has several readers): a year of 15-minute
+        // readings is 35,040 rows each.
+        let (from, to) = (range.from, range.to)
+        @Sendable func read(_ metric: String?) async throws -> [(time: Int64, value: Double)] {
+            guard let metric else { return [] }
+            return try await store.values(station: station, metric: metric, from: from, to: to)
+        }
+        async let heightValues = read(height)
+        async let dischargeValues = read(discharge)
+        async let rainValues = read(precipitation)
+        let read = try await (height: heightValues, discharge: dischargeValues, rain: rainValues)
         var parts: [Part] = []
         for metric in [height, discharge].compactMap({ $0 }) {
-            let points = try await store.values(station: station, metric: metric, from: range.from, to: range.to)
+            let points = metric == height ? read.height : read.discharge
             let latest = try await store.latest(station: station, metric: metric)
             let unit = unitOf[metric] ?? nil
             let ladder = flood?.ladder(forMetric: metric) ?? []
@@ -122,7 +133,7 @@ enum GaugePages {
         var totals: [(label: String, total: Double)] = []
         let rainUnit = precipitation.flatMap { unitOf[$0] ?? nil }
         if let precipitation {
-            rain = try await store.values(station: station, metric: precipitation, from: range.from, to: range.to)
+            rain = read.rain
             for (label, seconds) in [("24 h", Int64(86_400)), ("7 d", Int64(7 * 86_400))] {
                 let s = try await store.summary(station: station, metric: precipitation, from: now - seconds, to: now)
                 totals.append((label, s?.sum ?? 0))
@@ -135,7 +146,6 @@ enum GaugePages {
             recent[p.metric] = try await store.values(
                 station: station, metric: p.metric, from: l.time - 3 * 3600 - 1, to: l.time)
         }
-        let (from, to) = (range.from, range.to)
         let drawn = parts
         let rainfall = rain
         let charts: [String] = try await offPool {

@@ -3,7 +3,8 @@
 /// Text colours meet WCAG AA (4.5:1) on the backgrounds they are used on.
 enum SiteStyle {
     static let sections: [(path: String, label: String)] = [
-        ("/", "Overview"), ("/gauges", "Gauges"), ("/air", "Air"), ("/quakes", "Quakes"), ("/trips", "Trips"),
+        ("/", "Overview"), ("/gauges", "Gauges"), ("/air", "Air"), ("/quakes", "Quakes"), ("/alerts", "Alerts"),
+        ("/silences", "Silences"), ("/trips", "Trips"), ("/signin", "Sign in"),
     ]
 
     static let css = """

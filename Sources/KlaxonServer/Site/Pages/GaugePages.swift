@@ -238,6 +238,15 @@ enum GaugePages {
                 ))
             if parts.isEmpty {
                 Node<HTML.BodyContext>.p(SiteHTML.text("No stage or discharge readings are stored for this gauge."))
+                // Its flood categories may be known before its first reading (NWPS before USGS).
+                if let ladder = flood?.ladder(forMetric: height ?? "gage_height"), !ladder.isEmpty {
+                    Node<HTML.BodyContext>.p(
+                        .class("categories muted"),
+                        SiteHTML.text(
+                            "NWS flood categories: "
+                                + ladder.map { "\($0.name) \(SiteHTML.value($0.at, nil))" }.joined(separator: " · ")
+                                + " " + (flood?.stageUnit ?? "ft")))
+                }
             }
             for (i, p) in parts.enumerated() {
                 Node<HTML.BodyContext>.h2(SiteHTML.text(p.metric == height ? "Stage" : "Discharge"))

@@ -86,22 +86,8 @@ final class OwnerSiteServer: Sendable {
             createdBy: "cli:ops")
         try await store.addSilence(silence, now: now)
 
-        let (stream, continuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "test.site")
-        logger.logLevel = .critical
-        let app = KlaxonHTTP.application(
-            store: store, settings: .init(port: 0, apiToken: team, ownerTokens: owners), metrics: .init(),
-            logger: logger,
-            onRunning: { port in
-                continuation.yield(port)
-                continuation.finish()
-            })
-        let task = Task {
-            defer { continuation.finish() }
-            try await app.run()
-        }
-        var port = 0
-        for await p in stream { port = p }
+        let (port, task) = await startHTTP(
+            store: store, settings: .init(port: 0, apiToken: team, ownerTokens: owners))
         return OwnerSiteServer(store: store, port: port, task: task, alertID: alert.transitionID, silenceID: silence.id)
     }
 

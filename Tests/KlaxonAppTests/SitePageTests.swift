@@ -27,24 +27,10 @@ final class SiteServer: Sendable {
     static func with(
         _ store: any Store, places: [StatusSite.Place] = [], _ body: (SiteServer) async throws -> Void
     ) async throws {
-        let (stream, continuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "test.site")
-        logger.logLevel = .critical
         let site = StatusSite.Settings(
             timeZone: TimeZone(identifier: "UTC")!, refreshSeconds: 60, places: places)
-        let app = KlaxonHTTP.application(
-            store: store, settings: .init(port: 0, apiToken: "team-token", site: site), metrics: .init(),
-            logger: logger,
-            onRunning: { port in
-                continuation.yield(port)
-                continuation.finish()
-            })
-        let task = Task {
-            defer { continuation.finish() }
-            try await app.run()
-        }
-        var port = 0
-        for await p in stream { port = p }
+        let (port, task) = await startHTTP(
+            store: store, settings: .init(port: 0, apiToken: "team-token", site: site))
         let server = SiteServer(store: store, port: port, task: task, now: Int64(Date().timeIntervalSince1970))
         let outcome = await Result { try await body(server) }
         task.cancel()

@@ -168,19 +168,7 @@ struct StopTests {
         var logger = Logger(label: "klaxon.test")
         logger.logLevel = .critical
         for _ in 0..<40 {
-            let (stream, continuation) = AsyncStream<Int>.makeStream()
-            let app = KlaxonHTTP.application(
-                store: store, settings: .init(port: 0), metrics: .init(), logger: logger,
-                onRunning: { port in
-                    continuation.yield(port)
-                    continuation.finish()
-                })
-            let task = Task {
-                defer { continuation.finish() }
-                try await app.run()
-            }
-            var port = 0
-            for await p in stream { port = p }
+            let (port, task) = await startHTTP(store: store, settings: .init(port: 0), logger: logger)
             try #require(port > 0)
             let storm = ConnectionStorm(ports: [port], threads: 3)
             try await poll(until: "connections arrive") { storm.connected >= 20 }

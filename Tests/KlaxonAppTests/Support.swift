@@ -1,5 +1,8 @@
 import Foundation
+import KlaxonServer
+import KlaxonStore
 import KlaxonTesting
+import Logging
 import Testing
 
 /// The package root (this file is Tests/KlaxonAppTests/Support.swift).
@@ -181,3 +184,31 @@ struct DaemonProcess {
         _ = await exit.wait(within: .seconds(60))
     }
 }
+
+/// Starts the daemon's HTTP application over `store` on a free loopback port; returns the port and
+/// the task running it (cancel it to stop the server).
+func startHTTP(
+    store: any Store, settings: KlaxonHTTP.Settings, logger: Logger = quietLogger
+) async -> (port: Int, task: Task<Void, any Error>) {
+    let (stream, continuation) = AsyncStream<Int>.makeStream()
+    let app = KlaxonHTTP.application(
+        store: store, settings: settings, metrics: .init(), logger: logger,
+        onRunning: { port in
+            continuation.yield(port)
+            continuation.finish()
+        })
+    let task = Task {
+        defer { continuation.finish() }
+        try await app.run()
+    }
+    var port = 0
+    for await p in stream { port = p }
+    return (port, task)
+}
+
+/// A logger that says nothing below critical.
+let quietLogger: Logger = {
+    var logger = Logger(label: "klaxon.test")
+    logger.logLevel = .critical
+    return logger
+}()

@@ -193,3 +193,24 @@ struct FlexibleString: Decodable, Sendable, Hashable {
         }
     }
 }
+
+extension JSONValue {
+    /// The members of a JSON object with these names (the others are skipped without being
+    /// decoded: a feature's `properties` may carry large members Klaxon never reads).
+    static func members(_ names: [String], of decoder: any Decoder) throws -> [String: JSONValue] {
+        let c = try decoder.container(keyedBy: MemberKey.self)
+        var out: [String: JSONValue] = [:]
+        for name in names {
+            let key = MemberKey(stringValue: name)
+            if c.contains(key) { out[name] = try c.decode(JSONValue.self, forKey: key) }
+        }
+        return out
+    }
+
+    private struct MemberKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}

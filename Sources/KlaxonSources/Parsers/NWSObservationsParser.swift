@@ -274,21 +274,8 @@ public enum NWSObservationsParser {
             ["timestamp", "station", "stationId", "stationName", "stationIdentifier", "name", "timeZone", "elevation"]
             + NWSObservationsParser.metrics.map(\.property)
 
-        struct Key: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
-
         var fields: [String: JSONValue] = [:]
 
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: Key.self)
-            for name in Self.names {
-                let key = Key(stringValue: name)
-                if c.contains(key) { fields[name] = try c.decode(JSONValue.self, forKey: key) }
-            }
-        }
+        init(from decoder: any Decoder) throws { fields = try JSONValue.members(Self.names, of: decoder) }
     }
 }

@@ -185,22 +185,9 @@ public enum OGCParser {
             "site_type_code", "agency_code",
         ]
 
-        struct Key: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
-
         var fields: [String: JSONValue] = [:]
 
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: Key.self)
-            for name in Self.names {
-                let key = Key(stringValue: name)
-                if c.contains(key) { fields[name] = try c.decode(JSONValue.self, forKey: key) }
-            }
-        }
+        init(from decoder: any Decoder) throws { fields = try JSONValue.members(Self.names, of: decoder) }
 
         subscript(name: String) -> JSONValue? { fields[name] }
     }

@@ -75,6 +75,9 @@ public enum Fetch {
                 o.stations = Set(result.batch.stations.map(\.id)).count
                 o.gauges = result.batch.gauges.count
                 o.requests = result.requests
+            } catch  where Task.isCancelled {
+                // Cut short by a stop: not the source's failure, and nothing to record against it.
+                o.skipped = "cancelled: stopping"
             } catch {
                 o.error = "\(error)"
                 let wait = (error as? SourceError)?.retryAfter.map { now + Int64($0.rounded(.up)) }

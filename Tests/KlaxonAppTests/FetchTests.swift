@@ -380,3 +380,20 @@ struct AirFetchTests {
         await #expect(try store.stationInfos()["openaq:8118"]?.name == "New Delhi - DPCC")
     }
 }
+
+@Suite("a fetch cut short by a stop")
+struct CancelledFetchTests {
+    @Test("is no failure of the source: nothing recorded, nothing logged as failing")
+    func cancelled() async throws {
+        let store = try tempStore()
+        // Port 9 (discard) is closed here: the fetch fails at once, inside a cancelled task.
+        let source = USGSIVSource(name: "river", baseURL: "http://127.0.0.1:9/nwis/iv/", sites: ["01100500"])
+        let outcome = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await Fetch.run(sources: [ConfiguredSource(source: source)], store: store, now: 1_700_000_000)[0]
+        }.value
+        #expect(outcome.error == nil)
+        #expect(outcome.skipped == "cancelled: stopping")
+        #expect(try await store.sourceState("river")?.failures ?? 0 == 0)
+    }
+}

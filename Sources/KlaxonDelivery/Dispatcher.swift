@@ -30,6 +30,10 @@ public final class Dispatcher: Sendable {
         /// Rows claimed per pass. Each receiver sends its share with at most its notifier's
         /// `connections` in flight; receivers send side by side.
         public var claimLimit = 2048
+        /// `run`: the most rows one claim takes, and the most batches waiting in one receiver's lane
+        /// before its rows are left unclaimed, so a receiver that hangs holds at most about twice
+        /// this and the others keep going.
+        public var laneLimit = 256
 
         public init() {}
     }
@@ -87,10 +91,7 @@ public final class Dispatcher: Sendable {
     public func dispatchOnce() async throws -> Pass {
         let now = clock()
         guard let due = try await store.nextDue(), due <= now else { return Pass() }
-        if !registered.withLock({ $0 }) {
-            try await store.register(instance)
-            registered.withLock { $0 = true }
-        }
+        try await registerOnce()
         let batches = try await store.claim(
             now: now, lease: settings.lease, limit: settings.claimLimit, instance: instance.id)
         guard !batches.isEmpty else { return Pass() }
@@ -230,30 +231,98 @@ public final class Dispatcher: Sendable {
         return total
     }
 
-    /// Dispatches forever (the daemon), sleeping until the next due row or `poll` ms. A poll of a few
-    /// tens of milliseconds is one indexed read: cheap, and it bounds the latency from a transition
-    /// written by another process to its delivery. A store error waits and retries (`health`); only
-    /// cancellation or `stop` ends it.
+    /// Dispatches forever (the daemon). Claiming and sending overlap: rows are claimed as they fall
+    /// due and as room frees up, while earlier sends are still in flight, so a receiver that answers
+    /// slowly (or never, until its timeout) holds up only its own queue, never another alert's
+    /// delivery or another receiver. Each receiver sends at most its `connections` at once, in claim
+    /// order; a receiver with `laneLimit` batches waiting is claimed for no more until its queue
+    /// drains. At most `claimLimit` rows are in flight in all.
+    ///
+    /// When nothing is due it sleeps until the next due row or `poll` ms; a poll is one indexed read,
+    /// and it bounds the latency from a transition written by another process to its delivery. A
+    /// nudge (this process queued something) or a finished send that makes room ends the wait. A
+    /// store error waits and retries (`health`). Once `stop` says so it claims nothing new and
+    /// returns when the sends in flight have ended; cancellation cuts them off. Either way, what was
+    /// sent is recorded and what was claimed but not sent is given back.
     public func run(poll: Int64 = 50, stop: @escaping @Sendable () -> Bool = { false }) async throws {
-        var lastReclaim = Int64.min
-        while !Task.isCancelled && !stop() {
-            let now = clock()
-            let reclaim = lastReclaim == .min || now - lastReclaim >= settings.reclaimEvery
-            if reclaim { lastReclaim = now }
-            let (p, next) = try await health.persist("dispatcher", logger: logger, stop: stop) {
-                if reclaim { try await self.reclaimFromDeadInstances() }
-                let p = try await self.dispatchOnce()
-                return (p, p.batches > 0 ? nil : try await self.store.nextDue())
+        let flight = InFlight()
+        let outcomes = Outcomes()
+        defer { flight.close() }
+        do {
+            try await withLeaseRenewal(recording: outcomes) {
+                try await self.claimAndSend(flight: flight, outcomes: outcomes, poll: poll, stop: stop)
             }
-            // A large pass's working memory (claimed rows, bodies, buffers) goes back to the system.
-            if p.batches >= 1_000 { releaseFreeMemory() }
-            if p.batches > 0 { continue }
-            // Due but not claimable (held behind an earlier row another dispatcher is sending): poll.
-            // A nudge (this process queued something) ends the wait at once.
-            let wait = next.map { $0 - clock() }.map { $0 <= 0 ? poll : $0 } ?? poll
-            await nudges.wait(milliseconds: min(max(wait, 5), poll))
-            try Task.checkCancellation()
+            try await record(outcomes)
+        } catch {
+            // Cut off (shutdown): keep what was done, give the rest back. A row whose send was cut off
+            // goes out again after the restart, under the same idempotency key. These writes run
+            // outside the cancelled task, so the cancellation cannot cut them short.
+            let store = self.store
+            let done = outcomes.drain()
+            let unsent = flight.unfinished()
+            await Task.detached {
+                try? await store.apply(done)
+                try? await store.release(unsent)
+            }.value
+            throw error
         }
+    }
+
+    /// `run`'s claimer: claims while there is room, hands each batch to its receiver's lane, and
+    /// starts a lane's senders (up to its `connections`) as work arrives. Returns after `stop`, once
+    /// every send has ended.
+    func claimAndSend(
+        flight: InFlight, outcomes: Outcomes, poll: Int64, stop: @escaping @Sendable () -> Bool
+    ) async throws {
+        try await withThrowingDiscardingTaskGroup { senders in
+            var lastReclaim = Int64.min
+            while !Task.isCancelled && !stop() {
+                let now = clock()
+                let reclaim = lastReclaim == .min || now - lastReclaim >= settings.reclaimEvery
+                if reclaim { lastReclaim = now }
+                let room = min(settings.claimLimit - flight.rows, settings.laneLimit)
+                let skip = flight.fullLanes(limit: max(1, settings.laneLimit))
+                let (batches, silences, next) = try await health.persist("dispatcher", logger: logger, stop: stop) {
+                    if reclaim { try await self.reclaimFromDeadInstances() }
+                    guard room > 0, let due = try await self.store.nextDue() else {
+                        return ([OutboxBatch](), [Silence](), Int64?.none)
+                    }
+                    guard due <= now else { return ([], [], due) }
+                    try await self.registerOnce()
+                    let batches = try await self.store.claim(
+                        now: now, lease: self.settings.lease, limit: room, instance: self.instance.id,
+                        excluding: skip)
+                    let silences = batches.isEmpty ? [] : try await self.store.activeSilences(now: now / 1000)
+                    return (batches, silences, batches.isEmpty ? now + poll : nil)
+                }
+                for batch in batches {
+                    let connections = max(1, notifiers[batch.receiver]?.connections ?? 1)
+                    guard flight.add(batch, silences: silences, connections: connections) else { continue }
+                    senders.addTask {
+                        // One of the lane's senders: takes its batches in order until none is left.
+                        while !Task.isCancelled, let (id, batch, silences) = flight.next(receiver: batch.receiver) {
+                            _ = try? await self.handle(batch, silences: silences, into: outcomes)
+                            if flight.finish(id) { self.nudges.signal() }
+                        }
+                    }
+                }
+                // A full claim: more may be due at once. Otherwise what arrives from now on comes
+                // with a nudge (this process) or is found by the poll (another process).
+                if batches.reduce(0, { $0 + $1.rows.count }) >= room { continue }
+                if flight.trimDue() { releaseFreeMemory() }
+                // Nothing to claim now (or no room): wait for the next due row, a nudge, a send that
+                // makes room, or the poll.
+                flight.wantRoom(room <= 0 || !skip.isEmpty)
+                let wait = next.map { $0 - clock() }.map { $0 <= 0 ? poll : $0 } ?? poll
+                await nudges.wait(milliseconds: min(max(wait, 5), poll))
+            }
+        }
+    }
+
+    func registerOnce() async throws {
+        guard !registered.withLock({ $0 }) else { return }
+        try await store.register(instance)
+        registered.withLock { $0 = true }
     }
 
     func handle(_ batch: OutboxBatch, silences: [Silence], into outcomes: Outcomes) async throws -> Pass {
@@ -396,6 +465,115 @@ final class Outcomes: @unchecked Sendable {
     }
     /// Puts outcomes that could not be recorded back in front.
     func restore(_ earlier: [OutboxOutcome]) { lock.withLock { items = earlier + items } }
+}
+
+/// What `Dispatcher.run` has claimed and not yet finished: each receiver's lane (batches waiting,
+/// senders running), the rows in flight in all, and what to give back if the run is cut off.
+final class InFlight: Sendable {
+    private struct Lane {
+        var waiting: [(id: Int, batch: OutboxBatch, silences: [Silence])] = []
+        var head = 0
+        var senders = 0
+        var count: Int { waiting.count - head }
+
+        /// The first batch waiting (the lane has one); taken items' slots are reclaimed now and then.
+        mutating func take() -> (id: Int, batch: OutboxBatch, silences: [Silence]) {
+            let item = waiting[head]
+            head += 1
+            if head == waiting.count {
+                waiting.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 256 && head * 2 >= waiting.count {
+                waiting.removeFirst(head)
+                head = 0
+            }
+            return item
+        }
+    }
+    private struct State {
+        var lanes: [String: Lane] = [:]
+        var unfinished: [Int: OutboxBatch] = [:]
+        var rows = 0
+        var nextID = 0
+        var wantsRoom = false
+        var finishedSinceTrim = 0
+        var closed = false
+    }
+    private let state = Mutex(State())
+
+    /// Rows claimed and not yet finished.
+    var rows: Int { state.withLock { $0.rows } }
+
+    /// Queues a claimed batch in its receiver's lane; true when the lane needs another sender (it has
+    /// fewer than `connections` and more batches waiting than senders).
+    func add(_ batch: OutboxBatch, silences: [Silence], connections: Int) -> Bool {
+        state.withLock { s in
+            let id = s.nextID
+            s.nextID += 1
+            s.unfinished[id] = batch
+            s.rows += batch.rows.count
+            // Mutated in place: a copy of the lane would copy its queue on every append.
+            s.lanes[batch.receiver, default: Lane()].waiting.append((id, batch, silences))
+            // Every sender is busy with a batch (an idle one leaves the lane): start one more while
+            // the lane has fewer than its connections.
+            let start = s.lanes[batch.receiver]!.senders < connections
+            if start { s.lanes[batch.receiver]!.senders += 1 }
+            return start
+        }
+    }
+
+    /// The lane's next batch in claim order, or nil (and one sender fewer) when none waits.
+    func next(receiver: String) -> (Int, OutboxBatch, [Silence])? {
+        state.withLock { s in
+            guard let lane = s.lanes[receiver] else { return nil }
+            guard lane.count > 0, !s.closed else {
+                if lane.senders <= 1 && lane.count == 0 {
+                    s.lanes[receiver] = nil
+                } else {
+                    s.lanes[receiver]!.senders -= 1
+                }
+                return nil
+            }
+            return s.lanes[receiver]!.take()
+        }
+    }
+
+    /// A batch handled (its outcome is with the recorder). True when the claimer waits for room and
+    /// now has some.
+    func finish(_ id: Int) -> Bool {
+        state.withLock { s in
+            guard let batch = s.unfinished.removeValue(forKey: id) else { return false }
+            s.rows -= batch.rows.count
+            s.finishedSinceTrim += 1
+            if s.wantsRoom {
+                s.wantsRoom = false
+                return true
+            }
+            return false
+        }
+    }
+
+    /// Receivers whose lane has `limit` or more batches waiting.
+    func fullLanes(limit: Int) -> [String] {
+        state.withLock { s in s.lanes.filter { $0.value.count >= limit }.map(\.key).sorted() }
+    }
+
+    func wantRoom(_ wants: Bool) { state.withLock { $0.wantsRoom = wants } }
+
+    /// Whether a large amount of work has just drained (its memory can go back to the system).
+    func trimDue() -> Bool {
+        state.withLock { s in
+            guard s.rows == 0, s.finishedSinceTrim >= 1_000 else { return false }
+            s.finishedSinceTrim = 0
+            return true
+        }
+    }
+
+    /// Batches claimed and not finished (to give back when the run is cut off).
+    func unfinished() -> [OutboxBatch] { state.withLock { Array($0.unfinished.values) } }
+
+    /// Senders take nothing more.
+    func close() { state.withLock { $0.closed = true } }
 }
 
 /// Spaces sends to one receiver to at most `rate` per second, smoothing bursts instead of provoking 429s.

@@ -273,23 +273,29 @@ extension SQLiteStore {
     ///
     /// `instance` (an `InstanceRecord` id) is written on each claimed row, so a restarted process can
     /// tell that the claim's holder is dead and take it back at once instead of waiting out the lease.
-    public func claim(now: Int64, lease: Int64, limit: Int, instance: String?) async throws
+    ///
+    /// Rows for the receivers in `excluding` are left for a later claim.
+    public func claim(now: Int64, lease: Int64, limit: Int, instance: String?, excluding: [String]) async throws
         -> [OutboxBatch]
     {
-        try await requireWriter().write { db in
-            // Each row with its transition, in one query.
+        let skip = "[" + excluding.map(JSONText.string).joined(separator: ",") + "]"
+        return try await requireWriter().write { db in
+            // Each row with its transition, in one query, walking the unsent rows in queue order
+            // (`outbox_open_by_seq`) so a claim reads about `limit` rows however long the queue.
             let found = try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
                         SELECT \(Self.claimColumns)
-                        FROM outbox o LEFT JOIN transitions t ON t.id = o.transition_id
-                        WHERE ((o.state = 'pending' AND o.due_at <= :now) OR (o.state = 'sending' AND o.lease_until <= :now))
+                        FROM outbox o INDEXED BY outbox_open_by_seq LEFT JOIN transitions t ON t.id = o.transition_id
+                        WHERE o.state IN ('pending', 'sending')
+                          AND ((o.state = 'pending' AND o.due_at <= :now) OR (o.state = 'sending' AND o.lease_until <= :now))
                           AND NOT EXISTS (
                             SELECT 1 FROM outbox p
                             WHERE p.alert = o.alert AND p.receiver = o.receiver AND p.seq < o.seq
                               AND p.state IN ('pending', 'sending'))
+                          AND o.receiver NOT IN (SELECT value FROM json_each(:skip))
                         ORDER BY o.seq LIMIT :limit
-                        """), arguments: ["now": now, "limit": limit])
+                        """), arguments: ["now": now, "limit": limit, "skip": skip])
             var batches: [OutboxBatch] = []
             var index: [String: Int] = [:]
             let t = OutboxRecord.columns.count

@@ -86,7 +86,11 @@ public protocol Store: Sendable {
     func activeSilences(now: Int64) async throws -> [Silence]
 
     // MARK: Outbox and delivery
-    func claim(now: Int64, lease: Int64, limit: Int, instance: String?) async throws -> [OutboxBatch]
+    /// Claims due rows (see `SQLiteStore.claim`), none of the receivers in `excluding` (a dispatcher
+    /// whose queue for a receiver is full takes no more of its rows, so a receiver that hangs cannot
+    /// fill the dispatcher and hold up the others).
+    func claim(now: Int64, lease: Int64, limit: Int, instance: String?, excluding: [String]) async throws
+        -> [OutboxBatch]
     func release(_ batches: [OutboxBatch]) async throws
     func apply(_ outcomes: [OutboxOutcome]) async throws
     func nextDue() async throws -> Int64?
@@ -157,7 +161,10 @@ extension Store {
     }
     public func silences(now: Int64) async throws -> [Silence] { try await silences(now: now, includeExpired: false) }
     public func claim(now: Int64, lease: Int64, limit: Int = 100) async throws -> [OutboxBatch] {
-        try await claim(now: now, lease: lease, limit: limit, instance: nil)
+        try await claim(now: now, lease: lease, limit: limit, instance: nil, excluding: [])
+    }
+    public func claim(now: Int64, lease: Int64, limit: Int, instance: String?) async throws -> [OutboxBatch] {
+        try await claim(now: now, lease: lease, limit: limit, instance: instance, excluding: [])
     }
     public func outbox(state: OutboxRecord.State? = nil) async throws -> [OutboxRecord] {
         try await outbox(state: state, limit: 200)

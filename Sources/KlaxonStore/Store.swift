@@ -386,6 +386,18 @@ public final class SQLiteStore: Store {
                     """)
             try markSuspectReadings(db)
         }
+        m.registerMigration("v13-outbox-open") { db in
+            try db.execute(
+                sql: """
+                    -- The rows a dispatcher may still send, in queue order: a claim walks this from the
+                    -- oldest and stops at its limit, instead of reading every due row and sorting them.
+                    CREATE INDEX outbox_open_by_seq ON outbox(seq) WHERE state IN ('pending', 'sending');
+                    -- "Is an earlier row of this alert still unsent?" (claims keep a firing before its
+                    -- resolve) without walking the alert's delivered history.
+                    CREATE INDEX outbox_open_by_alert ON outbox(alert, receiver, seq)
+                        WHERE state IN ('pending', 'sending');
+                    """)
+        }
         return m
     }()
 }

@@ -52,12 +52,16 @@ extension SQLiteStore {
             result.newReadings = queue.reduce(0) { $0 + $1.count }
             result.suspectReadings = rows.reduce(0) { $0 + $1.suspect }
             var index = 0
+            // The first slice is short, so the first notifications go out while the rest is evaluated.
+            var sliced = e
+            sliced.sliceTransitions = max(1, e.sliceTransitions / 4)
             repeat {
                 let part = Array(queue[index..<min(queue.count, index + e.sliceSeries)])
                 let tail = index + part.count == queue.count
-                let slice = try await requireWriter().write { db in
-                    try Self.evaluateReadings(part, e, db, cursor: tail ? top : nil)
+                let slice = try await requireWriter().write { [sliced] db in
+                    try Self.evaluateReadings(part, sliced, db, cursor: tail ? top : nil)
                 }
+                sliced.sliceTransitions = e.sliceTransitions
                 result.lateReadings += slice.late
                 if slice.done < part.count { queue[index + slice.done].stepped += slice.partial }
                 result.add(slice.logged, route: e.route)

@@ -17,15 +17,17 @@ public enum Evaluate {
     public static func run(
         store: any Store, rules: [Rule], now: Int64, routing: Routing? = nil,
         queuedAt: Int64 = Int64(Date().timeIntervalSince1970 * 1000), renderer: MessageRenderer? = nil,
-        sliceReadings: Int = 50_000, sliceTransitions: Int = 1_000, committed: (@Sendable (Int) -> Void)? = nil
+        sliceReadings: Int = 50_000, sliceTransitions: Int = 1_000, committed: (@Sendable (Int) -> Void)? = nil,
+        keepTransitions: Bool = true
     ) async throws -> EvaluationResult {
         let engine = try await WaterContext.engine(rules: rules, store: store)
         let renderer = try renderer ?? MessageRenderer(rules: rules)
-        return try await store.evaluate(
-            Evaluation(
-                engine: engine, quakes: QuakeRunner(rules: rules), trips: TripRunner(rules: rules), now: now,
-                queuedAt: queuedAt, render: renderer.render, route: routing.map { plan(rules: rules, routing: $0) },
-                sliceReadings: sliceReadings, sliceTransitions: sliceTransitions, committed: committed))
+        var evaluation = Evaluation(
+            engine: engine, quakes: QuakeRunner(rules: rules), trips: TripRunner(rules: rules), now: now,
+            queuedAt: queuedAt, render: renderer.render, route: routing.map { plan(rules: rules, routing: $0) },
+            sliceReadings: sliceReadings, sliceTransitions: sliceTransitions, committed: committed)
+        evaluation.keepTransitions = keepTransitions
+        return try await store.evaluate(evaluation)
     }
 
     /// The routing decision for a rule set: pure, made before the store is touched.

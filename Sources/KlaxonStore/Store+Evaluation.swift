@@ -64,7 +64,7 @@ extension SQLiteStore {
                 sliced.sliceTransitions = e.sliceTransitions
                 result.lateReadings += slice.late
                 if slice.done < part.count { queue[index + slice.done].stepped += slice.partial }
-                result.add(slice.logged, route: e.route)
+                result.add(slice.logged, route: e.route, keep: e.keepTransitions)
                 if !slice.logged.isEmpty { e.committed?(slice.logged.count) }
                 index += slice.done
                 await Task.yield()
@@ -88,7 +88,7 @@ extension SQLiteStore {
             while index < quiet.count {
                 let part = Array(quiet[index..<min(quiet.count, index + e.sliceSeries)])
                 let logged = try await requireWriter().write { db in try Self.advanceQuiet(part, e, db) }
-                result.add(logged, route: e.route)
+                result.add(logged, route: e.route, keep: e.keepTransitions)
                 if !logged.isEmpty { e.committed?(logged.count) }
                 index += part.count
                 await Task.yield()
@@ -98,7 +98,7 @@ extension SQLiteStore {
         if !e.quakes.isEmpty {
             while true {
                 let (logged, more) = try await requireWriter().write { db in try Self.evaluateQuakes(e, db) }
-                result.add(logged, route: e.route)
+                result.add(logged, route: e.route, keep: e.keepTransitions)
                 if !logged.isEmpty { e.committed?(logged.count) }
                 guard more else { break }
                 await Task.yield()
@@ -106,7 +106,7 @@ extension SQLiteStore {
         }
         if !e.trips.isEmpty {
             let logged = try await requireWriter().write { db in try Self.evaluateTrips(e, db) }
-            result.add(logged, route: e.route)
+            result.add(logged, route: e.route, keep: e.keepTransitions)
             if !logged.isEmpty { e.committed?(logged.count) }
         }
         result.transitions.sort { Transition.outputOrder($0.transition, $1.transition) }
@@ -377,9 +377,12 @@ extension SQLiteStore {
 }
 
 extension EvaluationResult {
-    mutating func add(_ logged: [SQLiteStore.Logged], route: (@Sendable (Transition) -> [PlannedDelivery])?) {
+    mutating func add(
+        _ logged: [SQLiteStore.Logged], route: (@Sendable (Transition) -> [PlannedDelivery])?, keep: Bool
+    ) {
+        transitionCount += logged.count
         for l in logged {
-            transitions.append((l.transition, l.message))
+            if keep { transitions.append((l.transition, l.message)) }
             if route != nil, !l.routed, l.transition.state != .resolved { unrouted.append(l.transition) }
         }
     }

@@ -20,7 +20,8 @@ public final class SQLiteStore: Store {
     /// Opens (creating if needed) a database file for reading and writing, and migrates it.
     /// `writerCacheMiB` is the writing connection's page cache: 32 MiB suits bulk ingest; the daemon,
     /// which writes a little at a time and stays up, takes less.
-    public static func open(path: String, writerCacheMiB: Int = 32) throws -> SQLiteStore {
+    /// `readerCacheMiB` is each reader's (the daemon keeps them small: its reads are narrow).
+    public static func open(path: String, writerCacheMiB: Int = 32, readerCacheMiB: Int = 4) throws -> SQLiteStore {
         var config = Configuration()
         config.busyMode = .timeout(10)
         // Readers serve the API, chat and pages: a few of them, with small caches. The writer's cache
@@ -30,7 +31,7 @@ public final class SQLiteStore: Store {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             // A large page cache for the writer (bulk ingest touches many index pages), 4 MiB for each
             // reader.
-            let kib = db.configuration.readonly ? 4096 : max(1, writerCacheMiB) * 1024
+            let kib = (db.configuration.readonly ? max(1, readerCacheMiB) : max(1, writerCacheMiB)) * 1024
             try db.execute(sql: "PRAGMA cache_size = -\(kib)")
             // Statement journals (an insert checked against a foreign key keeps one) in memory, not
             // in a temporary file opened per statement: a fifth of an evaluation's time went there.

@@ -201,6 +201,9 @@ public struct Evaluation: Sendable {
     /// Called after each transaction that logged transitions commits, with how many it logged (the
     /// daemon wakes its dispatcher).
     public var committed: (@Sendable (Int) -> Void)?
+    /// Whether the result lists the transitions with their messages. The daemon, which delivers them
+    /// through the outbox, only counts them: its memory does not grow with a backlog's output.
+    public var keepTransitions = true
 
     public init(
         engine: RuleEngine, quakes: QuakeRunner, trips: TripRunner, now: Int64, queuedAt: Int64,
@@ -224,8 +227,11 @@ public struct Evaluation: Sendable {
 
 /// What one incremental evaluation did.
 public struct EvaluationResult: Sendable {
-    /// Transitions recorded, in output order, each with its rendered message.
+    /// Transitions recorded, in output order, each with its rendered message (empty when the
+    /// evaluation did not keep them: `Evaluation.keepTransitions`).
     public var transitions: [(transition: Transition, message: String)] = []
+    /// How many transitions were recorded, kept or not.
+    public var transitionCount = 0
     /// Readings that arrived since the previous evaluation.
     public var newReadings = 0
     /// Readings that arrived marked suspect (`Plausibility`): not evaluated.

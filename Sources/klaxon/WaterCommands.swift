@@ -245,7 +245,8 @@ struct RunCommand: AsyncParsableCommand {
             logger.logLevel = level
             limitMallocArenas(2)
             // A long-running writer of small batches: a modest page cache keeps the daemon small.
-            let store = try SQLiteStore.open(path: cfg.database ?? "klaxon.sqlite", writerCacheMiB: 8)
+            let store = try SQLiteStore.open(
+                path: cfg.database ?? "klaxon.sqlite", writerCacheMiB: 4, readerCacheMiB: 1)
             for line in try await WaterContext.missingCategories(rules: ruleList, store: store) {
                 logger.warning("\(line)")
             }
@@ -257,7 +258,7 @@ struct RunCommand: AsyncParsableCommand {
                 let r = try await daemon.once(deadline: d)
                 for o in r.outcomes { printError(o.line) }
                 var line =
-                    "run --once: \(r.evaluation.newReadings) new readings, \(r.evaluation.transitions.count) transitions"
+                    "run --once: \(r.evaluation.newReadings) new readings, \(r.evaluation.transitionCount) transitions"
                 if let p = r.delivery { line += ", \(p.sent) sent, \(p.dead) dead, \(p.retried) retried" }
                 printError(line)
                 return r.outcomes.contains { $0.error != nil } ? 1 : 0

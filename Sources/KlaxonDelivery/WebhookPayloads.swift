@@ -101,68 +101,127 @@ public enum WebhookPayloads {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// `encode(generic(n, groupBy:))`, byte for byte, written straight from the typed values: no
-    /// dictionaries of `Any` to build and cast back. Every webhook of the generic preset is one of
-    /// these, so it is on the delivery hot path.
+    /// `encode(generic(n, groupBy:))`, byte for byte, written straight from the typed values into
+    /// bytes: no dictionaries to build, hash and sort (labels and annotations are short lists of
+    /// pairs, sorted once). Every webhook of the generic preset is one of these, so it is on the
+    /// delivery hot path.
     public static func genericText(_ n: AlertNotification, groupBy: [String]) -> String {
-        var out = ""
-        out.reserveCapacity(600 * n.alerts.count + 300)
-        func object(_ d: [String: String]) {
-            out += "{"
-            for (i, key) in d.keys.sorted().enumerated() {
-                if i > 0 { out += "," }
-                out += JSONText.string(key)
-                out += ":"
-                out += JSONText.string(d[key]!)
-            }
-            out += "}"
+        var out: [UInt8] = []
+        out.reserveCapacity(700 * n.alerts.count + 300)
+        func raw(_ s: StaticString) {
+            s.withUTF8Buffer { out.append(contentsOf: $0) }
         }
-        var labelSets: [[String: String]] = []
-        var annotationSets: [[String: String]] = []
+        func string(_ s: String) {
+            let utf8 = s.utf8
+            if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                out.append(UInt8(ascii: "\""))
+                out.append(contentsOf: utf8)
+                out.append(UInt8(ascii: "\""))
+            } else {
+                out.append(contentsOf: JSONText.string(s).utf8)
+            }
+        }
+        func object(_ pairs: [(key: String, value: String)]) {
+            out.append(UInt8(ascii: "{"))
+            for (i, p) in pairs.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                string(p.key)
+                out.append(UInt8(ascii: ":"))
+                string(p.value)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        var labelSets: [[(key: String, value: String)]] = []
+        var annotationSets: [[(key: String, value: String)]] = []
         labelSets.reserveCapacity(n.alerts.count)
         annotationSets.reserveCapacity(n.alerts.count)
-        out += "{\"alerts\":["
+        raw("{\"alerts\":[")
         for (i, a) in n.alerts.enumerated() {
             let t = a.transition
-            let (labels, annotations) = genericParts(a)
-            let resolved = t.state == .resolved
+            let labels = labelPairs(t)
             let at = Timestamp.format(t.at)
-            if i > 0 { out += "," }
-            out += "{\"annotations\":"
+            let annotations = annotationPairs(a, dataTime: at)
+            let resolved = t.state == .resolved
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            raw("{\"annotations\":")
             object(annotations)
-            out += ",\"endsAt\":"
-            out += JSONText.string(resolved ? at : zeroTime)
-            out += ",\"fingerprint\":"
-            out += JSONText.string(fingerprint(t))
-            out += ",\"generatorURL\":\"\",\"labels\":"
+            raw(",\"endsAt\":")
+            string(resolved ? at : zeroTime)
+            raw(",\"fingerprint\":")
+            string(fingerprint(t))
+            raw(",\"generatorURL\":\"\",\"labels\":")
             object(labels)
-            out += ",\"startsAt\":"
-            out += JSONText.string(at)
-            out += ",\"status\":"
-            out += resolved ? "\"resolved\"" : "\"firing\""
-            out += "}"
+            raw(",\"startsAt\":")
+            string(at)
+            raw(resolved ? ",\"status\":\"resolved\"}" : ",\"status\":\"firing\"}")
             labelSets.append(labels)
             annotationSets.append(annotations)
         }
-        let first = n.alerts.first.map { $0.transition.matchLabels } ?? [:]
-        var groupLabels: [String: String] = [:]
-        for key in groupBy { if let v = first[key] { groupLabels[key] = v } }
-        out += "],\"commonAnnotations\":"
-        object(common(annotationSets))
-        out += ",\"commonLabels\":"
-        object(common(labelSets))
-        out += ",\"externalURL\":\"\",\"groupKey\":"
-        out += JSONText.string(
-            "\(n.receiver):\(groupLabels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))"
-        )
-        out += ",\"groupLabels\":"
+        // The group's labels come from the first alert's match labels (`rule` included).
+        var groupLabels: [(key: String, value: String)] = []
+        if let first = n.alerts.first {
+            for key in Set(groupBy) {
+                let value = key == "rule" ? first.transition.rule : labelSets[0].first { $0.key == key }?.value
+                if let value { groupLabels.append((key, value)) }
+            }
+            groupLabels.sort { $0.key < $1.key }
+        }
+        raw("],\"commonAnnotations\":")
+        object(commonPairs(annotationSets))
+        raw(",\"commonLabels\":")
+        object(commonPairs(labelSets))
+        raw(",\"externalURL\":\"\",\"groupKey\":")
+        string("\(n.receiver):\(groupLabels.map { "\($0.key)=\($0.value)" }.joined(separator: ","))")
+        raw(",\"groupLabels\":")
         object(groupLabels)
-        out += ",\"receiver\":"
-        out += JSONText.string(n.receiver)
-        out += ",\"status\":"
-        out += JSONText.string(n.status)
-        out += ",\"truncatedAlerts\":0,\"version\":\"4\"}"
-        return out
+        raw(",\"receiver\":")
+        string(n.receiver)
+        raw(",\"status\":")
+        string(n.status)
+        raw(",\"truncatedAlerts\":0,\"version\":\"4\"}")
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `genericParts(a).labels` as pairs sorted by key: the transition's match labels but `rule`.
+    static func labelPairs(_ t: Transition) -> [(key: String, value: String)] {
+        var pairs: [(key: String, value: String)] = []
+        pairs.reserveCapacity(t.labels.count + 5)
+        for (k, v) in t.labels {
+            switch k {
+            case "alertname", "rule", "station", "metric", "severity": continue
+            case "level" where t.level != nil: continue
+            default: pairs.append((k, v))
+            }
+        }
+        pairs.append(("alertname", t.rule))
+        pairs.append(("station", t.station))
+        pairs.append(("metric", t.metric))
+        pairs.append(("severity", t.severity.rawValue))
+        if let level = t.level { pairs.append(("level", level)) }
+        pairs.sort { $0.key < $1.key }
+        return pairs
+    }
+
+    /// `genericParts(a).annotations` as pairs sorted by key (the keys are fixed, so is their order).
+    static func annotationPairs(_ a: NotifiedAlert, dataTime: String) -> [(key: String, value: String)] {
+        let t = a.transition
+        var pairs: [(key: String, value: String)] = []
+        pairs.reserveCapacity(6)
+        if a.id > 0 { pairs.append(("alert_id", String(a.id))) }
+        pairs.append(("data_time", dataTime))
+        pairs.append(("description", t.explanation))
+        if let f = t.fromLevel { pairs.append(("previous_level", f)) }
+        pairs.append(("summary", a.message))
+        if let v = t.value { pairs.append(("value", formatValue(v))) }
+        return pairs
+    }
+
+    /// The pairs every set holds with the same value (`common` on sorted pairs).
+    static func commonPairs(_ sets: [[(key: String, value: String)]]) -> [(key: String, value: String)] {
+        guard let first = sets.first else { return [] }
+        guard sets.count > 1 else { return first }
+        let others = sets.dropFirst().map { Dictionary($0.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a }) }
+        return first.filter { p in others.allSatisfy { $0[p.key] == p.value } }
     }
 
     static func common(_ sets: [[String: String]]) -> [String: String] {

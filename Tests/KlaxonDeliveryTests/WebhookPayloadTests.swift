@@ -55,8 +55,15 @@ import Testing
         var odd = transition(state: .firing, level: "major \"flood\"", from: "a\\b", value: -0.000125, severity: .info)
         odd.labels = ["team": "wa\nter", "ünï": "🌊\u{1}", "empty": ""]
         odd.summary = "tab\there, quote \" and slash \\ and \u{2028}"
-        for groupBy in [[], ["rule"], ["station", "rule", "missing"], ["team"]] {
-            for alerts in [[firing], [resolved], [changed, resolved], [firing, changed, resolved, odd], [odd]] {
+        // Labels that clash with the match labels: the transition's own values win, and a `level` label
+        // stays when the transition has no level.
+        var clash = transition(station: "S9", level: nil)
+        clash.labels = ["station": "x", "rule": "y", "level": "z", "alertname": "q", "metric": "m", "severity": "s"]
+        for groupBy in [[], ["rule"], ["station", "rule", "missing"], ["team"], ["level", "level"]] {
+            for alerts in [
+                [firing], [resolved], [changed, resolved], [firing, changed, resolved, odd], [odd], [clash],
+                [clash, firing],
+            ] {
                 let n = notification(alerts, receiver: "ops \"x\"")
                 let object = String(
                     decoding: WebhookPayloads.encode(WebhookPayloads.generic(n, groupBy: groupBy)), as: UTF8.self)

@@ -52,8 +52,72 @@ public final class DryRunOutput: @unchecked Sendable {
 
     deinit { removeRuns() }
 
+    /// What the replaying thread hands the rendering thread, in order.
+    enum Message: Sendable {
+        case add([Transition])
+        case discard(Set<SeriesKey>)
+    }
+
+    /// The rendering thread while one runs (`beginBackground`): its inbox, its end, and the
+    /// transitions not yet handed over. Touched only by the thread that adds.
+    private var background: (inbox: BatchQueue<Message>, ended: BatchQueue<Bool>, pending: [Transition])?
+    /// What stopped the rendering thread, if anything; read after it has ended.
+    private var backgroundError: (any Error)?
+
+    /// From now until `endBackground()`, transitions are rendered and spilled on a thread of their own
+    /// while the caller goes on replaying: on two cores a large replay's evaluation and its output
+    /// overlap. Call both, and `add` and `discard` in between, from one thread that may block (not
+    /// the cooperative pool): a full inbox waits for the renderer.
+    public func beginBackground() {
+        guard background == nil else { return }
+        let inbox = BatchQueue<Message>(depth: 8)
+        let ended = BatchQueue<Bool>(depth: 1)
+        let thread = Thread { [self] in
+            do {
+                while let message = inbox.take() {
+                    switch message {
+                    case .add(let transitions): for t in transitions { try render(t) }
+                    case .discard(let series): forget(series)
+                    }
+                }
+            } catch {
+                backgroundError = error
+                inbox.cancel()
+            }
+            ended.put(true)
+            ended.finish(error: nil)
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+        background = (inbox, ended, [])
+    }
+
+    /// Hands over what is pending, waits until the rendering thread has taken everything, and ends
+    /// it; rethrows what stopped it. Later calls of `add` render at once, on the caller's thread.
+    public func endBackground() throws {
+        guard let b = background else { return }
+        if !b.pending.isEmpty { b.inbox.put(.add(b.pending)) }
+        b.inbox.finish(error: nil)
+        _ = b.ended.take()
+        background = nil
+        if let error = backgroundError { throw error }
+    }
+
     /// Takes one transition, in any order.
     public func add(_ t: Transition) throws {
+        guard background != nil else { return try render(t) }
+        background!.pending.append(t)
+        guard background!.pending.count >= 1024 else { return }
+        let batch = background!.pending
+        background!.pending.removeAll(keepingCapacity: true)
+        if !background!.inbox.put(.add(batch)) {
+            // The renderer stopped (a spill could not be written): end it and say why.
+            try endBackground()
+        }
+    }
+
+    /// Renders one transition into a row, spilling a full run.
+    private func render(_ t: Transition) throws {
         let fields: [String]
         if format == .json {
             fields = [StdoutNotifier.jsonLine(t, message: renderer.render(t), explain: explain, details: false)]
@@ -72,6 +136,15 @@ public final class DryRunOutput: @unchecked Sendable {
     /// Forgets what was taken so far for these series (`DryRun` replays them again, sorted).
     public func discard(_ series: Set<SeriesKey>) {
         guard !series.isEmpty else { return }
+        guard background != nil else { return forget(series) }
+        if !background!.pending.isEmpty {
+            background!.inbox.put(.add(background!.pending))
+            background!.pending.removeAll(keepingCapacity: true)
+        }
+        background!.inbox.put(.discard(series))
+    }
+
+    private func forget(_ series: Set<SeriesKey>) {
         if runs.isEmpty {
             // All still in memory: drop them, and size the columns as if they had never come.
             rows.removeAll { series.contains(SeriesKey(station: $0.station, metric: $0.metric)) }
@@ -90,6 +163,7 @@ public final class DryRunOutput: @unchecked Sendable {
     /// Writes every line in order, then forgets them. Returns how many transitions it printed.
     @discardableResult
     public func finish(_ write: (String) -> Void) throws -> Int {
+        try endBackground()
         defer {
             rows = []
             removeRuns()

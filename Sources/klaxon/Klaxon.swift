@@ -415,8 +415,14 @@ struct DryRunCommand: AsyncParsableCommand {
             } else if previewer == nil {
                 // Files of any size are read and replayed on a thread of their own, not on the pool.
                 let files = readings
+                // The output renders and spills on a third thread meanwhile (parse, evaluate, render).
                 result = try await offPool {
-                    try dry.run(files: files, emit: { try output.add($0) }, discard: { output.discard($0) })
+                    output.beginBackground()
+                    let replay = Swift.Result {
+                        try dry.run(files: files, emit: { try output.add($0) }, discard: { output.discard($0) })
+                    }
+                    try output.endBackground()
+                    return try replay.get()
                 }
             } else {
                 let files = readings

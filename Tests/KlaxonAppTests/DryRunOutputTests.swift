@@ -56,6 +56,28 @@ struct DryRunOutputTests {
         }
     }
 
+    @Test("a series replayed again, sorted, is printed once, also when the output renders on its own thread")
+    func disorderedSeriesWithBackgroundOutput() throws {
+        let s = try Scratch()
+        let ruleList = try RuleLoader.load(paths: [try s.write("rules/r.yaml", Self.rules)])
+        let renderer = try MessageRenderer(rules: ruleList)
+        let dry = DryRun(rules: ruleList)
+        var rows = Self.readings(series: 3, steps: 120)
+        // One series out of order half way: it is replayed again, sorted, and what it gave is discarded.
+        let i = rows.firstIndex { $0.station == "G2" && $0.time > 1_767_225_600 + 60 * 900 }!
+        rows.swapAt(i, i + 3 * 3)
+        let file = try s.write("mixed.csv", Self.csv(rows))
+        let expected = try dry.run(files: [file]).transitions
+        for background in [false, true] {
+            let output = DryRunOutput(format: .json, explain: false, renderer: renderer, runSize: 50)
+            if background { output.beginBackground() }
+            _ = try dry.run(files: [file], emit: { try output.add($0) }, discard: { output.discard($0) })
+            var lines: [String] = []
+            #expect(try output.finish { lines.append($0) } == expected.count)
+            #expect(lines == DryRunPrinter.json(expected, renderer: renderer, explain: false))
+        }
+    }
+
     @Test("many transitions spilled in runs come out merged, in order, as if held in memory")
     func spilledRunsMergeInOrder() throws {
         let s = try Scratch()
@@ -68,10 +90,13 @@ struct DryRunOutputTests {
         let expected = try dry.run(files: [grouped]).transitions
         #expect(expected.count > 500)
         for format in [StdoutNotifier.Format.json, .text] {
-            for explain in [false, true] {
-                // Runs of 37: many temporary files, merged.
+            for (explain, background) in [(false, false), (true, false), (false, true), (true, true)] {
+                // Runs of 37: many temporary files, merged; rendered on the caller's thread or on one of
+                // the output's own (as `klaxon dry-run` does).
                 let output = DryRunOutput(format: format, explain: explain, renderer: renderer, runSize: 37)
+                if background { output.beginBackground() }
                 _ = try dry.run(files: [grouped], emit: { try output.add($0) }, discard: { output.discard($0) })
+                try output.endBackground()
                 var lines: [String] = []
                 let printed = try output.finish { lines.append($0) }
                 #expect(printed == expected.count)

@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/JohnSundell/Plot", from: "0.14.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Pure domain: rule kinds, alert state machine, readings parsing. Foundation + Logging only.
@@ -89,6 +90,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // The throw-away PostgreSQL server's readiness probe and per-test databases.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

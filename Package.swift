@@ -48,6 +48,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // PostgreSQL through postgres-nio: the same `Store` on a server (issue 17). Nothing imports it upward.
+        .target(
+            name: "KlaxonPostgres",
+            dependencies: [
+                "KlaxonCore", "KlaxonStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // libcurl's easy API, for SMTP (typed wrappers over its variadic setopt in shim.h).
         .systemLibrary(
             name: "CCurl",
@@ -155,6 +165,18 @@ let package = Package(
         .testTarget(
             name: "KlaxonStoreTests",
             dependencies: ["KlaxonCore", "KlaxonStore"],
+            swiftSettings: swiftSettings
+        ),
+        // One store conformance suite, run against SQLite and a throw-away PostgreSQL.
+        .testTarget(
+            name: "KlaxonStoreConformanceTests",
+            dependencies: [
+                "KlaxonCore", "KlaxonStore", "KlaxonPostgres", "KlaxonTesting",
+                .product(name: "Logging", package: "swift-log"),
+                // Each backend's SQL behind the store's back, to make a write fail.
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

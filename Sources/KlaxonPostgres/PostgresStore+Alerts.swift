@@ -142,3 +142,101 @@ extension PostgresStore {
         return (Int(count), newest)
     }
 }
+
+extension PostgresStore {
+    /// Acknowledges the firing alert whose current transition has this id; nil when none has it.
+    @discardableResult
+    public func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (
+        key: AlertKey, transition: Transition
+    )? {
+        guard let alert = try await firingAlerts().first(where: { $0.transitionID == transitionID }) else { return nil }
+        try await execute(
+            """
+            INSERT INTO acks (rule, station, metric, transition_id, acked_by, acked_at)
+            VALUES (\(alert.key.rule), \(alert.key.station), \(alert.key.metric), \(transitionID), \(by), \(now))
+            ON CONFLICT (rule, station, metric) DO UPDATE SET transition_id = excluded.transition_id,
+                acked_by = excluded.acked_by, acked_at = excluded.acked_at
+            """)
+        return (alert.key, alert.transition)
+    }
+
+    /// Acks that still hold: the alert is firing with the transition that was acknowledged.
+    public func acks() async throws -> [AlertKey: Ack] {
+        let firing = Dictionary(
+            try await firingAlerts().map { ($0.key, $0.transitionID) }, uniquingKeysWith: { a, _ in a })
+        var out: [AlertKey: Ack] = [:]
+        for row in try await rows("SELECT rule, station, metric, transition_id, acked_by, acked_at FROM acks") {
+            let key = AlertKey(
+                rule: try row[0].decode(String.self), station: try row[1].decode(String.self),
+                metric: try row[2].decode(String.self))
+            let id = try row[3].decode(Int64.self)
+            guard firing[key] == id else { continue }
+            out[key] = Ack(transitionID: id, by: try row[4].decode(String.self), at: try row[5].decode(Int64.self))
+        }
+        return out
+    }
+
+    /// Count, min, mean, max and sum of a series for `from < time <= to` (not suspect), and how many
+    /// suspect readings were left out; nil with no reading there that is not suspect.
+    public func summary(station: String, metric: String, from: Int64, to: Int64) async throws -> SeriesSummary? {
+        guard
+            let row = try await rows(
+                """
+                SELECT count(*) FILTER (WHERE NOT r.suspect), min(r.value) FILTER (WHERE NOT r.suspect),
+                  avg(r.value) FILTER (WHERE NOT r.suspect), max(r.value) FILTER (WHERE NOT r.suspect),
+                  sum(r.value) FILTER (WHERE NOT r.suspect), min(r.time) FILTER (WHERE NOT r.suspect),
+                  max(r.time) FILTER (WHERE NOT r.suspect), count(*) FILTER (WHERE r.suspect)
+                FROM readings r JOIN series s ON s.id = r.series_id
+                WHERE s.station = \(station) AND s.metric = \(metric) AND r.time > \(from) AND r.time <= \(to)
+                """
+            ).first
+        else { return nil }
+        let n = try row[0].decode(Int64.self)
+        guard n > 0 else { return nil }
+        return SeriesSummary(
+            count: Int(n), min: try row[1].decode(Double.self), mean: try row[2].decode(Double.self),
+            max: try row[3].decode(Double.self), sum: try row[4].decode(Double.self),
+            first: try row[5].decode(Int64.self), last: try row[6].decode(Int64.self),
+            suspect: Int(try row[7].decode(Int64.self)))
+    }
+
+    /// The counts behind `/metrics`, from `metric_counts` and the live waiting rows, as
+    /// `SQLiteStore.metrics()` reads them.
+    public func metrics() async throws -> StoreMetrics {
+        var m = StoreMetrics()
+        let bounds = StoreMetrics.latencyBounds
+        m.latencyByBucket = Array(repeating: (0, 0), count: bounds.count + 1)
+        for row in try await rows("SELECT family, a, b, n, total FROM metric_counts") {
+            let family = try row[0].decode(String.self)
+            let a = try row[1].decode(String.self)
+            let b = try row[2].decode(String.self)
+            let n = Int(try row[3].decode(Int64.self))
+            switch family {
+            case "readings": m.readingsBySource[a] = n
+            case "transitions": m.transitions[a, default: [:]][b] = n
+            case "outbox": if a != "pending" && a != "sending" { m.outbox[a] = n }
+            case "deliveries": m.deliveries[a, default: [:]][b] = n
+            case "latency":
+                let total = try row[4].decode(Double.self)
+                if let i = Int(a), m.latencyByBucket.indices.contains(i) { m.latencyByBucket[i] = (n, total) }
+            default: break
+            }
+        }
+        var cumulative = 0
+        m.latencyBuckets = bounds.enumerated().map { i, b in
+            cumulative += m.latencyByBucket[i].count
+            return (b, cumulative)
+        }
+        m.latencyCount = m.latencyByBucket.reduce(0) { $0 + $1.count }
+        m.latencySum = m.latencyByBucket.reduce(0) { $0 + $1.sum }
+        m.outbox["pending"] = 0
+        m.outbox["sending"] = 0
+        for row in try await rows(
+            "SELECT state, count(*) FROM outbox WHERE state IN ('pending', 'sending') GROUP BY state")
+        {
+            m.outbox[try row[0].decode(String.self)] = Int(try row[1].decode(Int64.self))
+        }
+        m.sources = try await sourceStates()
+        return m
+    }
+}

@@ -8,11 +8,6 @@ extension PostgresStore {
         throw PostgresStoreError.notImplemented(requirement)
     }
 
-    // MARK: Readings
-    public func summary(station: String, metric: String, from: Int64, to: Int64) async throws -> SeriesSummary? {
-        try notYet()
-    }
-
     // MARK: Quakes, trips, weather
     @discardableResult
     public func write(quakes: [QuakeEvent], at now: Int64) async throws -> QuakeWriteStats { try notYet() }
@@ -36,17 +31,9 @@ extension PostgresStore {
         try notYet()
     }
 
-    // MARK: Alerts
-    @discardableResult
-    public func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (
-        key: AlertKey, transition: Transition
-    )? { try notYet() }
-    public func acks() async throws -> [AlertKey: Ack] { try notYet() }
-
-    // MARK: Retention and health
+    // MARK: Retention
     public func prunable(_ plan: RetentionPlan) async throws -> PruneCounts { try notYet() }
     public func prune(_ plan: RetentionPlan, from cursor: PruneCursor) async throws -> (
         removed: PruneCounts, next: PruneCursor
     ) { try notYet() }
-    public func metrics() async throws -> StoreMetrics { try notYet() }
 }

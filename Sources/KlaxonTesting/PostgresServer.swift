@@ -19,6 +19,10 @@ public final class PostgresServer: @unchecked Sendable {
     public static let limit = Duration.seconds(90)
 
     public let port: Int
+    /// The server's process id.
+    public var pid: Int32 { process.processIdentifier }
+    /// The folder holding the cluster (removed by `stop()`).
+    public var folder: String { dir.path }
     /// How long the start took (initdb, the server, the first connection).
     public let startup: Duration
     let dir: URL

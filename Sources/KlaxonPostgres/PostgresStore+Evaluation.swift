@@ -12,10 +12,9 @@ extension PostgresStore {
     /// `sliceSeries` series), each one transaction holding the alert states it moved, the
     /// transitions it logged, their outbox rows and — in the last slice — the cursor.
     ///
-    /// Quake and trip-packing rules are not evaluated on PostgreSQL yet: an evaluation with any throws.
+    /// Then quake versions stored since the last evaluation (1,000 per transaction) and trips that
+    /// have not ended.
     public func evaluate(_ e: Evaluation) async throws -> EvaluationResult {
-        if !e.quakes.isEmpty { throw PostgresStoreError.notImplemented("evaluate(_:) with quake rules") }
-        if !e.trips.isEmpty { throw PostgresStoreError.notImplemented("evaluate(_:) with trip-packing rules") }
         var result = EvaluationResult()
         let cursor = try await meta(Self.cursorKey)
         let top = try await ingestMark()
@@ -76,8 +75,78 @@ extension PostgresStore {
                 index += part.count
             }
         }
+        if !e.quakes.isEmpty {
+            while true {
+                let (logged, more) = try await transaction { c in try await self.evaluateQuakes(e, on: c) }
+                Self.add(logged, to: &result, route: e.route)
+                if !logged.isEmpty { e.committed?(logged.count) }
+                guard more else { break }
+            }
+        }
+        if !e.trips.isEmpty {
+            let logged = try await transaction { c in try await self.evaluateTrips(e, on: c) }
+            Self.add(logged, to: &result, route: e.route)
+            if !logged.isEmpty { e.committed?(logged.count) }
+        }
         result.transitions.sort { Transition.outputOrder($0.transition, $1.transition) }
         return result
+    }
+
+    /// Quake rules over the event versions stored since the last evaluation, up to 1,000 per
+    /// transaction; returns whether more wait.
+    func evaluateQuakes(_ e: Evaluation, on c: PostgresConnection) async throws -> (logged: [Logged], more: Bool) {
+        let limit = 1_000
+        let cursor = try await meta(Self.quakeCursorKey, on: c)
+        let rows = try await rows(
+            "SELECT id, event, seq FROM quake_events WHERE seq > \(cursor) ORDER BY seq LIMIT \(limit)", on: c)
+        var top = cursor
+        var out: [Transition] = []
+        let names = e.quakes.rules.map(\.rule.name)
+        for row in rows {
+            let key = try row[0].decode(String.self)
+            top = max(top, try row[2].decode(Int64.self))
+            guard
+                let event = try? JSONDecoder().decode(QuakeEvent.self, from: Data(try row[1].decode(String.self).utf8))
+            else { continue }
+            var announced: [String: QuakeRule.Announced] = [:]
+            for name in names {
+                announced[name] = try await loadAnnouncement(
+                    QuakeRule.Announced.self, table: "quake_announcements", key: [("rule", name), ("event_id", key)],
+                    on: c)
+            }
+            for name in e.quakes.assess(key: key, event: event, announced: &announced, into: &out) {
+                guard let next = announced[name] else { continue }
+                try await saveAnnouncement(
+                    next, table: "quake_announcements", key: [("rule", name), ("event_id", key)], on: c)
+            }
+        }
+        let logged = try await log(out, e, on: c)
+        try await setMeta(Self.quakeCursorKey, top, on: c)
+        return (logged, rows.count == limit)
+    }
+
+    /// Trip-packing rules over every trip that has not ended, with its stored weather.
+    func evaluateTrips(_ e: Evaluation, on c: PostgresConnection) async throws -> [Logged] {
+        let today = TripRunner.today(e.now)
+        var out: [Transition] = []
+        let names = e.trips.rules.map(\.rule.name)
+        for trip in try await trips(owner: nil, on: c) where TripRunner.isAhead(trip, today: today) {
+            let weather = try await weather(for: trip, radiusKm: 30, on: c)
+            let alerts = try await alerts(for: trip, radiusKm: 30, on: c)
+            var announced: [String: TripPackingRule.Announced] = [:]
+            let key = { (name: String) in [("rule", name), ("owner", trip.owner), ("name", trip.name)] }
+            for name in names {
+                announced[name] = try await loadAnnouncement(
+                    TripPackingRule.Announced.self, table: "trip_announcements", key: key(name), on: c)
+            }
+            for name in e.trips.assess(
+                trip: trip, weather: weather, alerts: alerts, announced: &announced, now: e.now, into: &out)
+            {
+                guard let next = announced[name] else { continue }
+                try await saveAnnouncement(next, table: "trip_announcements", key: key(name), on: c)
+            }
+        }
+        return try await log(out, e, on: c)
     }
 
     struct ChangedSeries: Sendable {

@@ -18,20 +18,27 @@ extension PostgresStore {
     public func readingWriter() throws -> any ReadingWriter { PostgresReadingWriter(store: self) }
 
     /// Writes what a fetch or an imported file produced, in one transaction: station metadata
-    /// (merged), NWS gauges, readings and — for a configured source — its new cursor.
+    /// (merged), NWS gauges, readings, weather, quake events and — for a configured source — its new
+    /// cursor. All of it or none of it.
     @discardableResult
     public func write(_ batch: SourceBatch, source: String?, cursor: String?, at now: Int64) async throws
         -> IngestStats
     {
-        if !batch.quakes.isEmpty { throw PostgresStoreError.notImplemented("write(_:source:cursor:at:) with quakes") }
-        if !batch.weather.isEmpty || !batch.weatherAlerts.isEmpty {
-            throw PostgresStoreError.notImplemented("write(_:source:cursor:at:) with weather")
-        }
         return try await transaction { c in
             for station in batch.stations { try await self.upsert(station, on: c) }
             for gauge in batch.gauges { try await self.upsert(gauge, at: now, on: c) }
             var additions: [SeriesKey: Int64] = [:]
-            let stats = try await self.insert(batch.readings, on: c, known: [:], additions: &additions, source: source)
+            var stats = try await self.insert(batch.readings, on: c, known: [:], additions: &additions, source: source)
+            if !batch.weather.isEmpty || !batch.weatherAlerts.isEmpty {
+                stats.inserted += try await self.write(weather: batch.weather, alerts: batch.weatherAlerts, on: c)
+            }
+            if !batch.quakes.isEmpty {
+                let q = try await self.write(quakes: batch.quakes, at: now, on: c)
+                stats.inserted += q.new
+                stats.revised += q.revised
+                stats.unchanged += q.unchanged
+                stats.quakeConflicts += q.conflicts
+            }
             if let source {
                 try await self.execute(
                     """

@@ -342,7 +342,7 @@ extension PostgresStore {
               \(r.recordedAt))
             RETURNING id
             """, as: Int64.self, on: c)
-        guard let id else { throw PostgresStoreError.notImplemented("transition id") }
+        guard let id else { throw PostgresStoreError.server(path: path, message: "no id for a new transition") }
         return id
     }
 

@@ -188,7 +188,7 @@ extension PostgresStore {
                 ON CONFLICT (station, metric) DO UPDATE SET unit = coalesce(series.unit, excluded.unit)
                 RETURNING id
                 """, as: Int64.self, on: c)
-        else { throw PostgresStoreError.notImplemented("series id") }
+        else { throw PostgresStoreError.server(path: path, message: "no id for series \(r.series)") }
         return id
     }
 

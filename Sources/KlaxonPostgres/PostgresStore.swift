@@ -169,14 +169,9 @@ public final class PostgresStore: Store {
 
 /// What the PostgreSQL store reports to people.
 public struct PostgresStoreError: Error, CustomStringConvertible, Sendable {
-    private enum Code: Sendable { case notImplemented, server }
+    private enum Code: Sendable { case server }
     private let code: Code
     public let description: String
-
-    /// A `Store` requirement this backend does not implement yet.
-    public static func notImplemented(_ requirement: String) -> PostgresStoreError {
-        PostgresStoreError(code: .notImplemented, description: "not yet implemented on PostgreSQL: \(requirement)")
-    }
 
     /// The server refused a statement, or could not be reached.
     public static func server(path: String, message: String) -> PostgresStoreError {

@@ -82,6 +82,27 @@ struct Fixture {
         }
     }
 
+    /// An integer a query behind the store's back returns (its first column of its first row).
+    func integer(_ sql: String) async throws -> Int64? {
+        switch self.sql {
+        case .sqlite(let s):
+            return try await s.reader.read { db in try Int64.fetchOne(db, sql: sql) }
+        case .postgres(let db):
+            let connection = try await PostgresConnection.connect(
+                configuration: .init(
+                    host: db.host, port: db.port, username: db.user, password: nil, database: db.name, tls: .disable),
+                id: 1, logger: Backend.quiet)
+            let outcome = await Result { () async throws -> Int64? in
+                for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Backend.quiet) {
+                    return try row.decode(Int64?.self)
+                }
+                return nil
+            }
+            try? await connection.close()
+            return try outcome.get()
+        }
+    }
+
     static func postgres(_ db: PostgresServer.Database, _ statements: [String]) async throws {
         let connection = try await PostgresConnection.connect(
             configuration: .init(

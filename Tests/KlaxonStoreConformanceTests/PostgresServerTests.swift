@@ -46,14 +46,4 @@ import Testing
             }
         }
     }
-
-    @Test("a requirement not implemented yet says which")
-    func notImplementedNamesTheRequirement() async throws {
-        try await Backend.postgres.withStore { f in
-            let error = await #expect(throws: (any Error).self) {
-                try await f.store.prunable(RetentionPlan(now: 0, keep: [:]))
-            }
-            #expect("\(error.map { "\($0)" } ?? "")" == "not yet implemented on PostgreSQL: prunable(_:)")
-        }
-    }
 }

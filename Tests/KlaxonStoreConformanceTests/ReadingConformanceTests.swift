@@ -165,4 +165,42 @@ import Testing
             #expect(times[SeriesKey(station: "B", metric: "gage_height")] == t("2026-01-01T00:10:00Z"))
         }
     }
+
+    @Test("stations and NWS gauges: stored, merged, resolved by either id", arguments: Backend.allCases)
+    func stationsAndGauges(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let record = StationRecord(
+                id: "X1", source: "manual", name: "Test", latitude: 1, longitude: 2, timeZone: "UTC",
+                attributes: ["k": "v"])
+            try await store.upsert(station: record)
+            #expect(try await store.station(id: "X1") == record)
+            #expect(try await store.station(id: "nope") == nil)
+            let info = StationInfo(
+                id: "14211720", source: "usgs-iv", name: "WILLAMETTE RIVER AT PORTLAND", latitude: 45.5175,
+                longitude: -122.6692, usgsID: "14211720")
+            let gauge = GaugeInfo(
+                lid: "PRTO3", usgsID: "14211720", name: "Willamette River at Portland",
+                description: "Willamette R at Portland, OR", state: "OR", timeZone: "America/Los_Angeles",
+                categories: FloodCategories(stage: ["action": 15, "minor": 18, "moderate": 23, "major": 28]))
+            let plain = GaugeInfo(lid: "NOCAT1", name: "No categories")
+            _ = try await store.write(SourceBatch(stations: [info], gauges: [gauge, plain]), at: 777)
+            #expect(try await store.gauges() == [plain, gauge])
+            #expect(try await store.gaugeFetchedAt(lid: "PRTO3") == 777)
+            #expect(try await store.gaugeFetchedAt(lid: "NONE") == nil)
+            let floods = try await store.floodCategories()
+            #expect(Array(floods.keys) == ["14211720"] && floods["14211720"]?.stage["minor"] == 18)
+            let (stations, both) = try await store.stationsAndFloods()
+            #expect(both == floods)
+            let s = try #require(stations["14211720"])
+            #expect(s.name == "Willamette R at Portland, OR" && s.nwsLID == "PRTO3")
+            #expect(s.timeZone == "America/Los_Angeles" && s.latitude == 45.5175)
+            #expect(stations["NOCAT1"]?.name == "No categories")
+            #expect(try await store.stationInfos().count == stations.count)
+            #expect(try await store.resolveStation("prto3") == "14211720")
+            #expect(try await store.resolveStation("USGS-14211720") == "14211720")
+            #expect(try await store.resolveStation("x1") == "X1")
+            #expect(try await store.resolveStation("nowhere") == nil)
+        }
+    }
 }

@@ -11,7 +11,7 @@ import Synchronization
 /// Tests take a fresh database of the one shared server with `PostgresServer.withDatabase { … }`:
 /// the server starts with the first test that needs it and stops (awaited, its folder removed) when
 /// the last test using it returns, so nothing a test started outlives it.
-public final class PostgresServer: @unchecked Sendable {
+public final class PostgresServer: TestServer, @unchecked Sendable {
     /// The superuser `initdb` creates; trust authentication, so no password.
     public static let user = "klaxon"
     /// How long a start or a stop may take before it counts as broken (not how fast it should be:
@@ -63,6 +63,14 @@ public final class PostgresServer: @unchecked Sendable {
         let value = try outcome.get()
         guard stopped else { throw SinkError(message: "PostgreSQL did not stop within \(limit)") }
         return value
+    }
+
+    /// Starts a server of its own for `body` (a test that stops or kills it, say), and stops it
+    /// before returning, also when `body` throws.
+    public static func with<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (PostgresServer) async throws -> T
+    ) async throws -> T {
+        try await serving(try await start(), body)
     }
 
     /// The server tests share, if one is running (for reports: its port and startup time).

@@ -4,14 +4,21 @@ import KlaxonStore
 import PostgresNIO
 
 extension PostgresStore {
-    /// Adds one outbox row per delivery, inside the caller's transaction (the transition's own). `seq`
-    /// comes from the column's identity: one transaction's rows are in order, and deliveries of one
-    /// alert come from one evaluator.
+    /// The advisory lock held from a transaction's first outbox insert to its commit.
+    static let outboxLock: Int64 = 0x6b6c_786e_6f75_7401
+
+    /// Adds one outbox row per delivery, inside the caller's transaction (the transition's own).
+    /// `seq` comes from the column's identity, taken under a transaction-scoped advisory lock
+    /// (`outboxLock`): rows are numbered in commit order, so a claim that sees a row never meets an
+    /// older row of the same alert and receiver committed after it (a reminder of a firing queued
+    /// while its resolve is logged goes out first, as it does on SQLite).
     func enqueue(
         transitionID: Int64, transition: Transition,
         deliveries: [(receiver: String, route: Int?, groupKey: String, dueAt: Int64)], purpose: String = "transition",
         now: Int64, on c: PostgresConnection
     ) async throws {
+        guard !deliveries.isEmpty else { return }
+        try await execute("SELECT pg_advisory_xact_lock(\(Self.outboxLock))", on: c)
         let alert = OutboxRecord.alertKey(transition)
         for d in deliveries {
             let route = d.route.map { Int64($0) }

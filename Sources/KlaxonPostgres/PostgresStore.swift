@@ -18,8 +18,11 @@ public final class PostgresStore: Store {
     let client: PostgresClient
     let logger: Logger
 
-    /// Where and how to connect.
-    public struct Configuration: Sendable {
+    /// Where and how to connect. Printed (also by `dump` or `String(reflecting:)`), it shows
+    /// `postgres://host:port/database` only.
+    public struct Configuration: Sendable, CustomStringConvertible, CustomDebugStringConvertible,
+        CustomReflectable
+    {
         public var host: String
         public var port: Int
         public var username: String
@@ -46,6 +49,8 @@ public final class PostgresStore: Store {
 
         /// `postgres://host:port/database`: what messages may show.
         public var description: String { "postgres://\(host):\(port)/\(database)" }
+        public var debugDescription: String { description }
+        public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
     }
 
     /// A store on a pool that is not running yet: run `run()` in a task of its own, then `migrate()`.

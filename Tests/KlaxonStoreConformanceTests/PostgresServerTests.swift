@@ -56,6 +56,14 @@ import Testing
                 host: db.host, port: db.port, username: db.user, password: "hunter2-secret", database: db.name)
             try await PostgresStore.with(configuration, logger: Backend.quiet) { store in
                 #expect(store.path == "postgres://127.0.0.1:\(db.port)/\(db.name)")
+                for shown in [
+                    "\(configuration)", String(reflecting: configuration), String(describing: [configuration]),
+                ] {
+                    #expect(shown == store.path || shown == "[\(store.path)]")
+                }
+                var dumped = ""
+                dump(configuration, to: &dumped)
+                #expect(!dumped.contains("hunter2"))
                 // A station id must not be empty: the server refuses the row.
                 let error = await #expect(throws: (any Error).self) {
                     try await store.upsert(station: StationRecord(id: ""))

@@ -12,8 +12,23 @@ extension PostgresStore {
     static let logLock: Int64 = 0x6b6c_786e_6c6f_6701
     /// The advisory lock `migrate()` holds.
     static let migrationLock: Int64 = 0x6b6c_786e_6d69_6701
-    /// Rows per multi-row INSERT (6 parameters each, well under the protocol's 65,535).
-    static let chunk = 1_000
+    /// Readings per INSERT statement.
+    static let chunk = 10_000
+
+    /// Inserts a chunk of readings given as arrays; per series, what it wrote: the earliest time,
+    /// how many rows, how many of them suspect, how many new (the rest were revised).
+    static let insertReadings = """
+        WITH w AS (
+          INSERT INTO readings AS r (series_id, time, value, quality, suspect)
+          SELECT s, t, v, CASE WHEN h THEN q END, x
+          FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::text[], $5::bool[], $6::bool[]) AS u(s, t, v, q, h, x)
+          ON CONFLICT (series_id, time) DO UPDATE SET value = excluded.value, quality = excluded.quality,
+              suspect = excluded.suspect, revised = true
+          WHERE (r.value, r.quality, r.suspect) IS DISTINCT FROM (excluded.value, excluded.quality, excluded.suspect)
+          RETURNING r.series_id, r.time, r.suspect, (r.xmax = 0) AS inserted)
+        SELECT series_id, min(time), count(*), count(*) FILTER (WHERE suspect), count(*) FILTER (WHERE inserted)
+        FROM w GROUP BY series_id
+        """
 
     public func readingWriter() throws -> any ReadingWriter { PostgresReadingWriter(store: self) }
 
@@ -84,9 +99,10 @@ extension PostgresStore {
 
     /// Inserts readings inside the caller's transaction and logs them for evaluation. A reading new
     /// for its (series, time) is inserted; one whose value, quality or suspect mark differs from the
-    /// stored row updates it and marks it revised; an identical one changes nothing. Multi-row
-    /// `INSERT … ON CONFLICT` statements of up to `chunk` rows; a key repeated within a batch starts a
-    /// new statement, so the later reading revises the earlier one as it does on SQLite.
+    /// stored row updates it and marks it revised; an identical one changes nothing. One
+    /// `INSERT … SELECT FROM unnest(…) ON CONFLICT` statement per `chunk` readings; a key repeated
+    /// within a batch starts a new statement, so the later reading revises the earlier one as it
+    /// does on SQLite.
     func insert(
         _ batch: [Reading], on c: PostgresConnection, known: [SeriesKey: Int64],
         additions: inout [SeriesKey: Int64], source: String?
@@ -119,40 +135,31 @@ extension PostgresStore {
                 guard keys.insert([ids[i], batch[i].time]).inserted else { break }
                 end += 1
             }
-            var binds = PostgresBindings(capacity: (end - start) * 5)
-            var values: [String] = []
-            values.reserveCapacity(end - start)
-            for (n, i) in order[start..<end].enumerated() {
-                let r = batch[i]
-                binds.append(ids[i])
-                binds.append(r.time)
-                binds.append(r.value)
-                if let q = r.quality { binds.append(q) } else { binds.appendNull() }
-                binds.append(suspect[i])
-                let p = 5 * n
-                values.append(
-                    "($\(p + 1)::bigint, $\(p + 2)::bigint, $\(p + 3)::float8, $\(p + 4)::text, $\(p + 5)::bool)")
-            }
-            let sql = """
-                INSERT INTO readings AS r (series_id, time, value, quality, suspect)
-                VALUES \(values.joined(separator: ", "))
-                ON CONFLICT (series_id, time) DO UPDATE SET value = excluded.value, quality = excluded.quality,
-                    suspect = excluded.suspect, revised = true
-                WHERE (r.value, r.quality, r.suspect) IS DISTINCT FROM (excluded.value, excluded.quality, excluded.suspect)
-                RETURNING r.series_id, r.time, r.suspect, (r.xmax = 0) AS inserted
-                """
-            var written = 0
-            for row in try await rows(PostgresQuery(unsafeSQL: sql, binds: binds), on: c) {
+            // One statement per chunk, its columns as six arrays (a NULL quality is `has = false`);
+            // the server sums what it wrote per series, so a few rows come back, not one per reading.
+            let part = order[start..<end]
+            var binds = PostgresBindings(capacity: 6)
+            try binds.append(part.map { ids[$0] })
+            try binds.append(part.map { batch[$0].time })
+            try binds.append(part.map { batch[$0].value })
+            try binds.append(part.map { batch[$0].quality ?? "" })
+            try binds.append(part.map { batch[$0].quality != nil })
+            try binds.append(part.map { suspect[$0] })
+            var written: Int64 = 0
+            for row in try await rows(PostgresQuery(unsafeSQL: Self.insertReadings, binds: binds), on: c) {
                 let id = try row[0].decode(Int64.self)
-                let time = try row[1].decode(Int64.self)
-                let marked = try row[2].decode(Bool.self)
-                if try row[3].decode(Bool.self) { stats.inserted += 1 } else { stats.revised += 1 }
-                if marked { stats.suspect += 1 }
-                let old = changed[id] ?? (time, 0, 0)
-                changed[id] = (min(old.minTime, time), old.count + 1, old.suspect + (marked ? 1 : 0))
-                written += 1
+                let minTime = try row[1].decode(Int64.self)
+                let count = try row[2].decode(Int64.self)
+                let marked = try row[3].decode(Int64.self)
+                let inserted = try row[4].decode(Int64.self)
+                stats.inserted += Int(inserted)
+                stats.revised += Int(count - inserted)
+                stats.suspect += Int(marked)
+                let old = changed[id] ?? (minTime, 0, 0)
+                changed[id] = (min(old.minTime, minTime), old.count + count, old.suspect + marked)
+                written += count
             }
-            stats.unchanged += (end - start) - written
+            stats.unchanged += part.count - Int(written)
             start = end
         }
         if !changed.isEmpty {

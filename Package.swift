@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/JohnSundell/Plot", from: "0.14.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Pure domain: rule kinds, alert state machine, readings parsing. Foundation + Logging only.
@@ -43,6 +44,16 @@ let package = Package(
                 "KlaxonCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // PostgreSQL through postgres-nio: the same `Store` on a server (issue 17). Nothing imports it upward.
+        .target(
+            name: "KlaxonPostgres",
+            dependencies: [
+                "KlaxonCore", "KlaxonStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -89,6 +100,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // The throw-away PostgreSQL server's readiness probe and per-test databases.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -152,6 +165,18 @@ let package = Package(
         .testTarget(
             name: "KlaxonStoreTests",
             dependencies: ["KlaxonCore", "KlaxonStore"],
+            swiftSettings: swiftSettings
+        ),
+        // One store conformance suite, run against SQLite and a throw-away PostgreSQL.
+        .testTarget(
+            name: "KlaxonStoreConformanceTests",
+            dependencies: [
+                "KlaxonCore", "KlaxonStore", "KlaxonPostgres", "KlaxonTesting",
+                .product(name: "Logging", package: "swift-log"),
+                // Each backend's SQL behind the store's back, to make a write fail.
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

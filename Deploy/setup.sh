@@ -4,7 +4,9 @@
 set -euo pipefail
 
 # chromium: the headless browser the status site's tests drive (KlaxonTesting/HeadlessBrowser.swift).
-packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev python3-aiosmtpd openssl chromium)
+# postgresql: the server binaries (initdb, postgres) of the store conformance tests' throw-away server
+# (KlaxonTesting/PostgresServer.swift); the tests start their own, so Debian's cluster is not needed.
+packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev python3-aiosmtpd openssl chromium postgresql)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -56,6 +56,21 @@ public struct StoredReading: Sendable, Equatable, FetchableRecord {
     /// Out of its metric's physical range or flagged bad by its source (`Plausibility`).
     public var suspect: Bool
 
+    /// A reading read by another backend (`KlaxonPostgres`).
+    public init(
+        station: String, metric: String, time: Int64, value: Double, unit: String?, quality: String?, revised: Bool,
+        suspect: Bool
+    ) {
+        self.station = station
+        self.metric = metric
+        self.time = time
+        self.value = value
+        self.unit = unit
+        self.quality = quality
+        self.revised = revised
+        self.suspect = suspect
+    }
+
     public init(row: Row) throws {
         station = row["station"]
         metric = row["metric"]

@@ -8,6 +8,12 @@ public struct Ack: Sendable, Equatable {
     public var by: String
     /// UTC seconds.
     public var at: Int64
+
+    public init(transitionID: Int64, by: String, at: Int64) {
+        self.transitionID = transitionID
+        self.by = by
+        self.at = at
+    }
 }
 
 extension SQLiteStore {

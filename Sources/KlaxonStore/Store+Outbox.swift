@@ -163,6 +163,20 @@ public struct OutboxBatch: Sendable {
     public var attempt: Int
     /// When the oldest row was created (ms), for give-up decisions.
     public var firstCreatedAt: Int64
+
+    /// A batch another backend claimed (`KlaxonPostgres`).
+    public init(
+        key: String, receiver: String, route: Int?, rows: [OutboxRecord], transitions: [TransitionRecord],
+        attempt: Int, firstCreatedAt: Int64
+    ) {
+        self.key = key
+        self.receiver = receiver
+        self.route = route
+        self.rows = rows
+        self.transitions = transitions
+        self.attempt = attempt
+        self.firstCreatedAt = firstCreatedAt
+    }
 }
 
 extension SQLiteStore {

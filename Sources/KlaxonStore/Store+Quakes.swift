@@ -24,6 +24,12 @@ public struct StoredQuake: Sendable, Equatable {
     public var event: QuakeEvent
     /// Evaluation order: bumped each time the event changes.
     public var seq: Int64
+
+    public init(key: String, event: QuakeEvent, seq: Int64) {
+        self.key = key
+        self.event = event
+        self.seq = seq
+    }
 }
 
 extension SQLiteStore {

@@ -44,7 +44,7 @@ public struct RetentionPlan: Sendable, Equatable {
     }
 
     /// Rows of `kind` older than this (seconds) may go; nil: the kind is kept forever.
-    func cutoff(_ kind: HistoryKind) -> Int64? {
+    public func cutoff(_ kind: HistoryKind) -> Int64? {
         guard let k = keep[kind == .ingestLog ? .readings : kind] else { return nil }
         return now.subtractingClamped(max(0, k))
     }
@@ -70,21 +70,31 @@ public struct PruneCounts: Sendable, Equatable {
 
 /// Where a prune pass stands between its transactions. Start from `.start`; done when `isDone`.
 public struct PruneCursor: Sendable, Equatable {
-    var step: Int
-    var a: Int64
-    var b: Int64
-    var c: Int64
+    /// The index in `steps`; `a`, `b` and `c` are the backend's place within the step.
+    public var step: Int
+    public var a: Int64
+    public var b: Int64
+    public var c: Int64
+
+    /// A place within a step (another backend's).
+    public init(step: Int, a: Int64, b: Int64, c: Int64) {
+        self.step = step
+        self.a = a
+        self.b = b
+        self.c = c
+    }
 
     public static let start = PruneCursor(step: 0, a: .min, b: .min, c: 0)
     public var isDone: Bool { step >= PruneCursor.steps.count }
 
     /// The pass's steps: outbox states one by one, then the other kinds.
-    static let steps: [(kind: HistoryKind, state: String?)] = [
+    public static let steps: [(kind: HistoryKind, state: String?)] = [
         (.delivered, "sent"), (.delivered, "muted"), (.delivered, "dropped"), (.dead, "dead"),
         (.transitions, nil), (.readings, nil), (.ingestLog, nil), (.forecasts, nil), (.quakeRevisions, nil),
     ]
 
-    func next() -> PruneCursor { PruneCursor(step: step + 1, a: .min, b: .min, c: 0) }
+    /// The start of the next step.
+    public func next() -> PruneCursor { PruneCursor(step: step + 1, a: .min, b: .min, c: 0) }
 }
 
 extension Store {
@@ -236,7 +246,7 @@ extension SQLiteStore {
     }
 
     /// `YYYY-MM-DD` (UTC) of a time: forecasts are kept by the day they are for.
-    static func day(_ time: Int64) -> String {
+    public static func day(_ time: Int64) -> String {
         // Years 0000 to 9999 (and no overflow below).
         let seconds = min(max(time, -62_167_219_200), 253_402_300_799)
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400

@@ -34,6 +34,19 @@ public struct SeriesSummary: Sendable, Equatable {
     public var last: Int64
     /// Suspect readings in the range, left out of the figures.
     public var suspect = 0
+
+    public init(
+        count: Int, min: Double, mean: Double, max: Double, sum: Double, first: Int64, last: Int64, suspect: Int = 0
+    ) {
+        self.count = count
+        self.min = min
+        self.mean = mean
+        self.max = max
+        self.sum = sum
+        self.first = first
+        self.last = last
+        self.suspect = suspect
+    }
 }
 
 extension SQLiteStore {

@@ -10,7 +10,8 @@ struct ArchitectureTests {
 
     /// Modules the daemon runs (test support and benchmarks are not among them).
     static let daemonPath = [
-        "KlaxonCore", "KlaxonStore", "KlaxonSources", "KlaxonDelivery", "KlaxonServer", "KlaxonApp", "klaxon",
+        "KlaxonCore", "KlaxonStore", "KlaxonPostgres", "KlaxonSources", "KlaxonDelivery", "KlaxonServer", "KlaxonApp",
+        "klaxon",
     ]
 
     /// Each file allowed a blocking call, and why it does not block the pool.
@@ -92,6 +93,23 @@ struct ArchitectureTests {
                     !syncAllowed.contains(where: { signature.contains($0) })
                 else { continue }
                 found.append("\(path):\(n + 1): a synchronous store call: \(trimmed)")
+            }
+        }
+        #expect(found.isEmpty, "\(found)")
+    }
+
+    @Test("only the PostgreSQL store imports PostgresNIO; it imports neither GRDB nor anything above the store")
+    func postgresBoundary() throws {
+        var found: [String] = []
+        for module in Self.daemonPath where module != "KlaxonPostgres" {
+            for (path, text) in try Self.sources(module) where text.contains("import PostgresNIO") {
+                found.append("\(path) imports PostgresNIO")
+            }
+        }
+        let above = ["GRDB", "KlaxonSources", "KlaxonDelivery", "KlaxonServer", "KlaxonApp"]
+        for (path, text) in try Self.sources("KlaxonPostgres") {
+            for module in above where text.contains("import \(module)\n") {
+                found.append("\(path) imports \(module)")
             }
         }
         #expect(found.isEmpty, "\(found)")

@@ -1,0 +1,242 @@
+import Foundation
+import KlaxonCore
+import KlaxonStore
+import PostgresNIO
+
+extension PostgresStore {
+    /// Every firing alert with the transition that last announced it (for reminders).
+    public func firingAlerts() async throws -> [(key: AlertKey, transitionID: Int64, transition: Transition)] {
+        try await records(
+            """
+            SELECT to_jsonb(t)::text FROM transitions t JOIN (
+                SELECT max(t.id) AS tid
+                FROM alert_states a JOIN transitions t
+                  ON t.rule = a.rule AND t.station = a.station AND t.metric = a.metric
+                WHERE a.status = 'firing'
+                GROUP BY a.rule, a.station, a.metric
+            ) f ON t.id = f.tid
+            ORDER BY t.id
+            """, as: TransitionRecord.self
+        ).map { r in (AlertKey(rule: r.rule, station: r.station, metric: r.metric), r.id ?? 0, r.transition) }
+    }
+
+    public func addSilence(_ s: Silence, now: Int64) async throws {
+        let r = SilenceRecord(s, createdAt: now)
+        try await execute(
+            """
+            INSERT INTO silences (id, matchers, starts_at, ends_at, comment, created_by, created_at)
+            VALUES (\(r.id), \(r.matchers), \(r.startsAt), \(r.endsAt), \(r.comment), \(r.createdBy), \(r.createdAt))
+            """)
+    }
+
+    public func silences(now: Int64, includeExpired: Bool) async throws -> [Silence] {
+        try await records(
+            """
+            SELECT to_jsonb(s)::text FROM silences s WHERE \(includeExpired) OR ends_at > \(now)
+            ORDER BY starts_at, id
+            """, as: SilenceRecord.self
+        ).compactMap(\.silence)
+    }
+
+    public func activeSilences(now: Int64) async throws -> [Silence] {
+        try await silences(now: now, includeExpired: false)
+    }
+
+    /// Ends a silence now: a full id, or a literal prefix naming exactly one silence not ended.
+    public func expireSilence(id: String, now: Int64) async throws -> ExpireOutcome {
+        guard !id.isEmpty else { return .notFound }
+        return try await transaction { c in
+            let ids = try await self.rows(
+                """
+                SELECT id FROM silences WHERE ends_at > \(now) AND starts_with(id, \(id)) ORDER BY id FOR UPDATE
+                """, on: c
+            ).map { try $0[0].decode(String.self) }
+            let target: String
+            if ids.contains(id) {
+                target = id
+            } else if ids.count == 1 {
+                target = ids[0]
+            } else {
+                return ids.isEmpty ? .notFound : .ambiguous(ids)
+            }
+            try await self.execute(
+                "UPDATE silences SET starts_at = least(starts_at, \(now) - 1), ends_at = \(now) WHERE id = \(target)",
+                on: c)
+            return .expired(target)
+        }
+    }
+
+    public func retryOutbox(id: String, now: Int64) async throws -> Bool {
+        try await transaction { c in
+            guard
+                let old = try await self.scalar(
+                    """
+                    SELECT state FROM outbox WHERE id = \(id) AND state IN ('dead', 'dropped', 'muted') FOR UPDATE
+                    """, as: String.self, on: c)
+            else { return false }
+            try await self.execute(
+                """
+                UPDATE outbox SET state = 'pending', due_at = \(now), lease_until = NULL, attempts = 0,
+                  created_at = \(now)
+                WHERE id = \(id)
+                """, on: c)
+            var deltas = MetricDeltas()
+            deltas.add("outbox", old, n: -1)
+            try await deltas.write(self, on: c)
+            return true
+        }
+    }
+
+    public func lastNotified(alert: String, receiver: String) async throws -> (sentAt: Int64?, queued: Bool) {
+        let row = try await rows(
+            """
+            SELECT (SELECT max(sent_at) FROM outbox WHERE alert = \(alert) AND receiver = \(receiver) AND state = 'sent'),
+              EXISTS (SELECT 1 FROM outbox WHERE alert = \(alert) AND receiver = \(receiver)
+                AND state IN ('pending', 'sending'))
+            """)[0]
+        return (try row[0].decode(Int64?.self), try row[1].decode(Bool.self))
+    }
+
+    public func firstQueued(alert: String, transitionID: Int64) async throws -> Int64? {
+        try await scalar(
+            "SELECT min(created_at) FROM outbox WHERE alert = \(alert) AND transition_id = \(transitionID)",
+            as: Int64.self)
+    }
+
+    public func hasNotification(alert: String, receiver: String, transitionID: Int64) async throws -> Bool {
+        try await scalar(
+            """
+            SELECT EXISTS (SELECT 1 FROM outbox WHERE alert = \(alert) AND receiver = \(receiver)
+              AND transition_id = \(transitionID))
+            """, as: Bool.self) ?? false
+    }
+
+    public func enqueueRepeat(
+        transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, now: Int64
+    ) async throws {
+        try await transaction { c in
+            try await self.enqueue(
+                transitionID: transitionID, transition: transition, deliveries: [(receiver, route, groupKey, now)],
+                purpose: "repeat", now: now, on: c)
+        }
+    }
+
+    /// The suspect readings of a series for `from < time <= to`, newest first, and their count.
+    public func suspectReadings(station: String, metric: String, from: Int64, to: Int64, limit: Int) async throws
+        -> (count: Int, newest: [StoredReading])
+    {
+        let count =
+            try await scalar(
+                """
+                SELECT count(*) FROM readings r JOIN series s ON s.id = r.series_id
+                WHERE s.station = \(station) AND s.metric = \(metric) AND r.time > \(from) AND r.time <= \(to)
+                  AND r.suspect
+                """, as: Int64.self) ?? 0
+        guard count > 0 else { return (0, []) }
+        let newest = try await storedReadings(
+            """
+            SELECT \(unescaped: Self.readingColumns) FROM readings r JOIN series s ON s.id = r.series_id
+            WHERE s.station = \(station) AND s.metric = \(metric) AND r.time > \(from) AND r.time <= \(to) AND r.suspect
+            ORDER BY r.time DESC LIMIT \(max(0, limit))
+            """)
+        return (Int(count), newest)
+    }
+}
+
+extension PostgresStore {
+    /// Acknowledges the firing alert whose current transition has this id; nil when none has it.
+    @discardableResult
+    public func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (
+        key: AlertKey, transition: Transition
+    )? {
+        guard let alert = try await firingAlerts().first(where: { $0.transitionID == transitionID }) else { return nil }
+        try await execute(
+            """
+            INSERT INTO acks (rule, station, metric, transition_id, acked_by, acked_at)
+            VALUES (\(alert.key.rule), \(alert.key.station), \(alert.key.metric), \(transitionID), \(by), \(now))
+            ON CONFLICT (rule, station, metric) DO UPDATE SET transition_id = excluded.transition_id,
+                acked_by = excluded.acked_by, acked_at = excluded.acked_at
+            """)
+        return (alert.key, alert.transition)
+    }
+
+    /// Acks that still hold: the alert is firing with the transition that was acknowledged.
+    public func acks() async throws -> [AlertKey: Ack] {
+        let firing = Dictionary(
+            try await firingAlerts().map { ($0.key, $0.transitionID) }, uniquingKeysWith: { a, _ in a })
+        var out: [AlertKey: Ack] = [:]
+        for row in try await rows("SELECT rule, station, metric, transition_id, acked_by, acked_at FROM acks") {
+            let key = AlertKey(
+                rule: try row[0].decode(String.self), station: try row[1].decode(String.self),
+                metric: try row[2].decode(String.self))
+            let id = try row[3].decode(Int64.self)
+            guard firing[key] == id else { continue }
+            out[key] = Ack(transitionID: id, by: try row[4].decode(String.self), at: try row[5].decode(Int64.self))
+        }
+        return out
+    }
+
+    /// Count, min, mean, max and sum of a series for `from < time <= to` (not suspect), and how many
+    /// suspect readings were left out; nil with no reading there that is not suspect.
+    public func summary(station: String, metric: String, from: Int64, to: Int64) async throws -> SeriesSummary? {
+        guard
+            let row = try await rows(
+                """
+                SELECT count(*) FILTER (WHERE NOT r.suspect), min(r.value) FILTER (WHERE NOT r.suspect),
+                  avg(r.value) FILTER (WHERE NOT r.suspect), max(r.value) FILTER (WHERE NOT r.suspect),
+                  sum(r.value) FILTER (WHERE NOT r.suspect), min(r.time) FILTER (WHERE NOT r.suspect),
+                  max(r.time) FILTER (WHERE NOT r.suspect), count(*) FILTER (WHERE r.suspect)
+                FROM readings r JOIN series s ON s.id = r.series_id
+                WHERE s.station = \(station) AND s.metric = \(metric) AND r.time > \(from) AND r.time <= \(to)
+                """
+            ).first
+        else { return nil }
+        let n = try row[0].decode(Int64.self)
+        guard n > 0 else { return nil }
+        return SeriesSummary(
+            count: Int(n), min: try row[1].decode(Double.self), mean: try row[2].decode(Double.self),
+            max: try row[3].decode(Double.self), sum: try row[4].decode(Double.self),
+            first: try row[5].decode(Int64.self), last: try row[6].decode(Int64.self),
+            suspect: Int(try row[7].decode(Int64.self)))
+    }
+
+    /// The counts behind `/metrics`, from `metric_counts` and the live waiting rows, as
+    /// `SQLiteStore.metrics()` reads them.
+    public func metrics() async throws -> StoreMetrics {
+        var m = StoreMetrics()
+        let bounds = StoreMetrics.latencyBounds
+        m.latencyByBucket = Array(repeating: (0, 0), count: bounds.count + 1)
+        for row in try await rows("SELECT family, a, b, n, total FROM metric_counts") {
+            let family = try row[0].decode(String.self)
+            let a = try row[1].decode(String.self)
+            let b = try row[2].decode(String.self)
+            let n = Int(try row[3].decode(Int64.self))
+            switch family {
+            case "readings": m.readingsBySource[a] = n
+            case "transitions": m.transitions[a, default: [:]][b] = n
+            case "outbox": if a != "pending" && a != "sending" { m.outbox[a] = n }
+            case "deliveries": m.deliveries[a, default: [:]][b] = n
+            case "latency":
+                let total = try row[4].decode(Double.self)
+                if let i = Int(a), m.latencyByBucket.indices.contains(i) { m.latencyByBucket[i] = (n, total) }
+            default: break
+            }
+        }
+        var cumulative = 0
+        m.latencyBuckets = bounds.enumerated().map { i, b in
+            cumulative += m.latencyByBucket[i].count
+            return (b, cumulative)
+        }
+        m.latencyCount = m.latencyByBucket.reduce(0) { $0 + $1.count }
+        m.latencySum = m.latencyByBucket.reduce(0) { $0 + $1.sum }
+        m.outbox["pending"] = 0
+        m.outbox["sending"] = 0
+        for row in try await rows(
+            "SELECT state, count(*) FROM outbox WHERE state IN ('pending', 'sending') GROUP BY state")
+        {
+            m.outbox[try row[0].decode(String.self)] = Int(try row[1].decode(Int64.self))
+        }
+        m.sources = try await sourceStates()
+        return m
+    }
+}

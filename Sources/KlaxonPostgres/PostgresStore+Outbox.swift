@@ -1,0 +1,307 @@
+import Foundation
+import KlaxonCore
+import KlaxonStore
+import PostgresNIO
+
+extension PostgresStore {
+    /// The advisory lock held from a transaction's first outbox insert to its commit.
+    static let outboxLock: Int64 = 0x6b6c_786e_6f75_7401
+
+    /// Adds one outbox row per delivery, inside the caller's transaction (the transition's own).
+    /// `seq` comes from the column's identity, taken under a transaction-scoped advisory lock
+    /// (`outboxLock`): rows are numbered in commit order, so a claim that sees a row never meets an
+    /// older row of the same alert and receiver committed after it (a reminder of a firing queued
+    /// while its resolve is logged goes out first, as it does on SQLite).
+    func enqueue(
+        transitionID: Int64, transition: Transition,
+        deliveries: [(receiver: String, route: Int?, groupKey: String, dueAt: Int64)], purpose: String = "transition",
+        now: Int64, on c: PostgresConnection
+    ) async throws {
+        guard !deliveries.isEmpty else { return }
+        try await execute("SELECT pg_advisory_xact_lock(\(Self.outboxLock))", on: c)
+        let alert = OutboxRecord.alertKey(transition)
+        for d in deliveries {
+            let route = d.route.map { Int64($0) }
+            try await execute(
+                """
+                INSERT INTO outbox (id, transition_id, receiver, route, alert, group_key, purpose, state, attempts,
+                  due_at, created_at)
+                VALUES (\(UUID().uuidString.lowercased()), \(transitionID), \(d.receiver), \(route), \(alert),
+                  \(d.groupKey), \(purpose), 'pending', 0, \(d.dueAt), \(now))
+                """, on: c)
+        }
+    }
+
+    func enqueue(
+        transitionID: Int64, transition: Transition, planned: [PlannedDelivery], now: Int64, on c: PostgresConnection
+    ) async throws {
+        guard !planned.isEmpty else { return }
+        var rows: [(receiver: String, route: Int?, groupKey: String, dueAt: Int64)] = []
+        for p in planned { rows.append((p.receiver, p.route, p.groupKey, try await dueTime(p, now: now, on: c))) }
+        try await enqueue(transitionID: transitionID, transition: transition, deliveries: rows, now: now, on: c)
+    }
+
+    /// Group timing, as `SQLiteStore.dueTime`: join a waiting group, else wait out `group_interval`
+    /// after the group's last send, else wait `group_wait`.
+    func dueTime(_ p: PlannedDelivery, now: Int64, on c: PostgresConnection) async throws -> Int64 {
+        if p.groupWait == 0 && p.groupInterval == 0 { return now }
+        let routeKey = p.route.map { Int64($0) } ?? -1
+        if let waiting = try await scalar(
+            """
+            SELECT min(due_at) FROM outbox WHERE receiver = \(p.receiver) AND coalesce(route, -1) = \(routeKey)
+              AND group_key = \(p.groupKey) AND state = 'pending' AND batch IS NULL AND due_at >= \(now)
+            """, as: Int64.self, on: c)
+        {
+            return waiting
+        }
+        let interval = p.groupInterval.multipliedClamped(by: 1000)
+        if let lastSent = try await scalar(
+            """
+            SELECT max(sent_at) FROM outbox WHERE receiver = \(p.receiver) AND coalesce(route, -1) = \(routeKey)
+              AND group_key = \(p.groupKey) AND state = 'sent'
+            """, as: Int64.self, on: c),
+            lastSent.addingClamped(interval) > now
+        {
+            return lastSent.addingClamped(interval)
+        }
+        return now.addingClamped(p.groupWait.multipliedClamped(by: 1000))
+    }
+
+    public func record(
+        _ transitions: [(transition: Transition, message: String, deliveries: [PlannedDelivery])], now: Int64
+    ) async throws {
+        try await transaction { c in
+            var deltas = MetricDeltas()
+            for (t, message, deliveries) in transitions {
+                let id = try await self.insert(TransitionRecord(t, message: message, recordedAt: now / 1000), on: c)
+                deltas.add("transitions", t.rule, t.state.rawValue)
+                try await self.enqueue(transitionID: id, transition: t, planned: deliveries, now: now, on: c)
+            }
+            try await deltas.write(self, on: c)
+        }
+    }
+
+    static let outboxColumns = [
+        "id", "seq", "transition_id", "receiver", "route", "alert", "group_key", "purpose", "state", "batch",
+        "attempts", "due_at", "lease_until", "created_at", "sent_at", "last_error",
+    ]
+
+    /// Claims due notifications, as `SQLiteStore.claim` does, for several claimers at once: rows are
+    /// locked `FOR UPDATE SKIP LOCKED`, so a row another transaction is claiming is passed over,
+    /// never handed out twice; a `sending` row whose lease ran out (its sender died) is claimed again.
+    /// Per alert and receiver only the oldest unsent row is taken (a firing before its resolve):
+    /// while another claimer holds an older row locked, the newer one still sees it unsent.
+    ///
+    /// Rows for the receivers in `excluding` are left for a later claim.
+    public func claim(now: Int64, lease: Int64, limit: Int, instance: String?, excluding: [String]) async throws
+        -> [OutboxBatch]
+    {
+        try await transaction { c in
+            let columns = Self.outboxColumns.map { "o.\($0)" }.joined(separator: ", ")
+            let found = try await self.rows(
+                """
+                SELECT json_build_object(\(unescaped: Self.outboxColumns.map { "'\($0)', o.\($0)" }.joined(separator: ", ")))::text,
+                  (SELECT to_jsonb(t)::text FROM transitions t WHERE t.id = o.transition_id)
+                FROM (
+                  SELECT \(unescaped: columns) FROM outbox o
+                  WHERE ((o.state = 'pending' AND o.due_at <= \(now)) OR (o.state = 'sending' AND o.lease_until <= \(now)))
+                    AND NOT EXISTS (
+                      SELECT 1 FROM outbox p
+                      WHERE p.alert = o.alert AND p.receiver = o.receiver AND p.seq < o.seq
+                        AND p.state IN ('pending', 'sending'))
+                    AND o.receiver <> ALL(\(excluding))
+                  ORDER BY o.seq LIMIT \(limit)
+                  FOR UPDATE OF o SKIP LOCKED
+                ) o ORDER BY o.seq
+                """, on: c)
+            var batches: [OutboxBatch] = []
+            var index: [String: Int] = [:]
+            for found in found {
+                var row = try Self.decoder.decode(OutboxRecord.self, from: Data(try found[0].decode(String.self).utf8))
+                let transition = try found[1].decode(String?.self).map {
+                    try Self.decoder.decode(TransitionRecord.self, from: Data($0.utf8))
+                }
+                let key = row.batch ?? "\(row.receiver)\u{1F}\(row.route.map(String.init) ?? "-")\u{1F}\(row.groupKey)"
+                row.state = .sending
+                row.leaseUntil = now + lease
+                row.attempts += 1
+                if let i = index[key] {
+                    batches[i].rows.append(row)
+                    if let transition { batches[i].transitions.append(transition) }
+                    batches[i].attempt = max(batches[i].attempt, row.attempts)
+                    batches[i].firstCreatedAt = min(batches[i].firstCreatedAt, row.createdAt)
+                } else {
+                    index[key] = batches.count
+                    batches.append(
+                        OutboxBatch(
+                            key: row.batch ?? row.id, receiver: row.receiver, route: row.route, rows: [row],
+                            transitions: transition.map { [$0] } ?? [], attempt: row.attempts,
+                            firstCreatedAt: row.createdAt))
+                }
+            }
+            var ids: [String] = []
+            var keys: [String] = []
+            for i in batches.indices {
+                for j in batches[i].rows.indices {
+                    batches[i].rows[j].batch = batches[i].key
+                    ids.append(batches[i].rows[j].id)
+                    keys.append(batches[i].key)
+                }
+            }
+            if !ids.isEmpty {
+                try await self.execute(
+                    """
+                    UPDATE outbox o SET state = 'sending', lease_until = \(now + lease), attempts = o.attempts + 1,
+                      batch = c.batch, claimed_by = \(instance)
+                    FROM unnest(\(ids)::text[], \(keys)::text[]) AS c(id, batch)
+                    WHERE o.id = c.id
+                    """, on: c)
+            }
+            return batches
+        }
+    }
+
+    public func release(_ batches: [OutboxBatch]) async throws {
+        let ids = batches.flatMap { $0.rows.map(\.id) }
+        guard !ids.isEmpty else { return }
+        try await execute(
+            """
+            UPDATE outbox SET state = 'pending', lease_until = NULL, claimed_by = NULL
+            WHERE id = ANY(\(ids)::text[]) AND state = 'sending'
+            """)
+    }
+
+    public func apply(_ outcomes: [OutboxOutcome]) async throws {
+        guard !outcomes.isEmpty else { return }
+        try await transaction { c in
+            var deltas = MetricDeltas()
+            for outcome in outcomes {
+                switch outcome {
+                case .finish(let batch, let state, let now, let retryAt, let error):
+                    for row in batch.rows {
+                        if let retryAt {
+                            try await self.execute(
+                                """
+                                UPDATE outbox SET state = 'pending', due_at = \(retryAt), lease_until = NULL,
+                                  claimed_by = NULL, last_error = \(error)
+                                WHERE id = \(row.id)
+                                """, on: c)
+                        } else {
+                            let sentAt: Int64? = state == .sent ? now : nil
+                            let changed = try await self.execute(
+                                """
+                                UPDATE outbox SET state = \(state.rawValue), lease_until = NULL, claimed_by = NULL,
+                                  last_error = \(error), sent_at = \(sentAt)
+                                WHERE id = \(row.id) RETURNING 1
+                                """, on: c)
+                            if changed > 0 {
+                                deltas.outcome(
+                                    receiver: row.receiver, state: state.rawValue,
+                                    latency: state == .sent ? Double(now - row.createdAt) / 1000 : nil)
+                            }
+                        }
+                    }
+                case .reschedule(let batch, let key, let dueAt):
+                    for row in batch.rows {
+                        try await self.execute(
+                            """
+                            UPDATE outbox SET state = 'pending', due_at = \(dueAt), batch = \(key), lease_until = NULL,
+                              claimed_by = NULL, attempts = attempts - 1
+                            WHERE id = \(row.id)
+                            """, on: c)
+                    }
+                case .system(let t, let message, let receiver, let now):
+                    let id = try await self.insert(
+                        TransitionRecord(t, message: message, recordedAt: now / 1000), on: c)
+                    deltas.add("transitions", t.rule, t.state.rawValue)
+                    try await self.enqueue(
+                        transitionID: id, transition: t, deliveries: [(receiver, nil, "system", now)],
+                        purpose: "system", now: now, on: c)
+                }
+            }
+            try await deltas.write(self, on: c)
+        }
+    }
+
+    public func nextDue() async throws -> Int64? {
+        try await scalar(
+            """
+            SELECT min(coalesce(CASE state WHEN 'sending' THEN lease_until END, due_at)) FROM outbox
+            WHERE state IN ('pending', 'sending')
+            """, as: Int64.self)
+    }
+
+    public func outbox(state: OutboxRecord.State?, limit: Int) async throws -> [OutboxRecord] {
+        try await records(
+            """
+            SELECT to_jsonb(o)::text FROM outbox o WHERE \(state?.rawValue)::text IS NULL OR state = \(state?.rawValue)
+            ORDER BY seq DESC LIMIT \(max(0, limit))
+            """, as: OutboxRecord.self)
+    }
+
+    public func outboxCounts() async throws -> [OutboxRecord.State: Int] {
+        var out: [OutboxRecord.State: Int] = [:]
+        for row in try await rows("SELECT state, count(*) FROM outbox GROUP BY state") {
+            if let s = OutboxRecord.State(rawValue: try row[0].decode(String.self)) {
+                out[s] = Int(try row[1].decode(Int64.self))
+            }
+        }
+        return out
+    }
+
+    // MARK: Instances
+
+    public func register(_ instance: InstanceRecord) async throws {
+        try await transaction { c in
+            try await self.execute(
+                """
+                INSERT INTO instances (id, host, pid, process_start, registered_at, heartbeat_at)
+                VALUES (\(instance.id), \(instance.host), \(Int64(instance.pid)), \(instance.processStart),
+                  \(instance.registeredAt), \(instance.heartbeatAt))
+                ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
+                  process_start = excluded.process_start, registered_at = excluded.registered_at,
+                  heartbeat_at = excluded.heartbeat_at
+                """, on: c)
+            try await self.execute(
+                """
+                DELETE FROM instances WHERE heartbeat_at < \(instance.heartbeatAt - 86_400_000) AND id <> \(instance.id)
+                  AND NOT EXISTS (SELECT 1 FROM outbox WHERE claimed_by = instances.id AND state = 'sending')
+                """, on: c)
+        }
+    }
+
+    @discardableResult
+    public func renewLeases(instance: String, until: Int64, now: Int64) async throws -> Int {
+        try await transaction { c in
+            let renewed = try await self.execute(
+                """
+                UPDATE outbox SET lease_until = \(until) WHERE claimed_by = \(instance) AND state = 'sending'
+                RETURNING 1
+                """, on: c)
+            try await self.execute("UPDATE instances SET heartbeat_at = \(now) WHERE id = \(instance)", on: c)
+            return renewed
+        }
+    }
+
+    public func claimHolders(excluding instance: String) async throws -> [InstanceRecord] {
+        try await records(
+            """
+            SELECT to_jsonb(i)::text FROM instances i WHERE i.id <> \(instance)
+              AND EXISTS (SELECT 1 FROM outbox o WHERE o.claimed_by = i.id AND o.state = 'sending')
+            """, as: InstanceRecord.self)
+    }
+
+    @discardableResult
+    public func releaseClaims(of instances: [String]) async throws -> Int {
+        guard !instances.isEmpty else { return 0 }
+        return try await transaction { c in
+            let released = try await self.execute(
+                """
+                UPDATE outbox SET state = 'pending', lease_until = NULL, claimed_by = NULL
+                WHERE claimed_by = ANY(\(instances)::text[]) AND state = 'sending' RETURNING 1
+                """, on: c)
+            try await self.execute("DELETE FROM instances WHERE id = ANY(\(instances)::text[])", on: c)
+            return released
+        }
+    }
+}

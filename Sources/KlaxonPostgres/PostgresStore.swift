@@ -1,0 +1,185 @@
+import Foundation
+import KlaxonCore
+import KlaxonStore
+import Logging
+import PostgresNIO
+
+/// The PostgreSQL `Store`: the same tables, constraints and semantics as `SQLiteStore`, on a server
+/// several daemons can share. Every call is async and runs on a connection of the store's pool
+/// (postgres-nio's `PostgresClient`); no call blocks a thread.
+///
+/// The pool needs a task to run in: use `PostgresStore.with(_:logger:_:)`, which runs it, migrates
+/// the schema and hands the store to its body; or run `run()` yourself (a ServiceLifecycle service)
+/// and call `migrate()` once before anything else.
+public final class PostgresStore: Store {
+    /// Where the store lives, for messages: `postgres://host:port/database`. Never the user or the
+    /// password.
+    public let path: String
+    let client: PostgresClient
+    let logger: Logger
+
+    /// Where and how to connect. Printed (also by `dump` or `String(reflecting:)`), it shows
+    /// `postgres://host:port/database` only.
+    public struct Configuration: Sendable, CustomStringConvertible, CustomDebugStringConvertible,
+        CustomReflectable
+    {
+        public var host: String
+        public var port: Int
+        public var username: String
+        /// Never logged nor shown in `path` or errors.
+        public var password: String?
+        public var database: String
+        /// TLS to the server; off by default (a loopback or private-network server).
+        public var tls: PostgresClient.Configuration.TLS
+        /// The most connections the pool opens.
+        public var maximumConnections: Int
+
+        public init(
+            host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
+            tls: PostgresClient.Configuration.TLS = .disable, maximumConnections: Int = 8
+        ) {
+            self.host = host
+            self.port = port
+            self.username = username
+            self.password = password
+            self.database = database
+            self.tls = tls
+            self.maximumConnections = max(1, maximumConnections)
+        }
+
+        /// `postgres://host:port/database`: what messages may show.
+        public var description: String { "postgres://\(host):\(port)/\(database)" }
+        public var debugDescription: String { description }
+        public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+    }
+
+    /// A store on a pool that is not running yet: run `run()` in a task of its own, then `migrate()`.
+    public init(_ configuration: Configuration, logger: Logger) {
+        var c = PostgresClient.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: configuration.tls)
+        c.options.maximumConnections = configuration.maximumConnections
+        c.options.connectTimeout = .seconds(30)
+        self.client = PostgresClient(configuration: c, backgroundLogger: logger)
+        self.path = configuration.description
+        self.logger = logger
+    }
+
+    /// Runs the connection pool until the task running it is cancelled.
+    public func run() async { await client.run() }
+
+    /// Runs `body` with a migrated store whose pool runs for the call; the pool is closed (its task
+    /// cancelled and awaited) before this returns, also when `body` throws.
+    public static func with<T>(
+        _ configuration: Configuration, logger: Logger, isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresStore) async throws -> T
+    ) async throws -> T {
+        let store = PostgresStore(configuration, logger: logger)
+        let running = Task.detached { await store.run() }
+        let outcome: Result<T, any Error>
+        do {
+            try await store.migrate()
+            outcome = .success(try await body(store))
+        } catch {
+            outcome = .failure(error)
+        }
+        running.cancel()
+        await running.value
+        return try outcome.get()
+    }
+
+    /// True when the server answers a query.
+    public func isReachable() async -> Bool {
+        (try? await scalar("SELECT 1::bigint", as: Int64.self)) == 1
+    }
+
+    // MARK: Helpers
+
+    /// Runs `body` in a transaction on one connection of the pool: committed if it returns, rolled
+    /// back if it throws. Errors come out as `PostgresStoreError`, naming the server's message.
+    func transaction<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (PostgresConnection) async throws -> sending T
+    ) async throws -> sending T {
+        do {
+            return try await client.withTransaction(logger: logger, isolation: isolation, body)
+        } catch let e as PostgresTransactionError {
+            throw e.closureError.map(describe) ?? describe(e.beginError ?? e.commitError ?? e)
+        } catch {
+            throw describe(error)
+        }
+    }
+
+    /// A postgres-nio error as a `PostgresStoreError` saying what the server said (never a password:
+    /// the server's messages do not contain the connection's secrets). Other errors pass unchanged.
+    func describe(_ error: any Error) -> any Error {
+        switch error {
+        case let e as PSQLError:
+            if let message = e.serverInfo?[.message] {
+                let state = e.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
+                return PostgresStoreError.server(path: path, message: message + state)
+            }
+            return PostgresStoreError.server(path: path, message: "\(e.code)")
+        case let e as PostgresTransactionError:
+            return e.closureError.map(describe) ?? describe(e.beginError ?? e.commitError ?? e.rollbackError ?? e)
+        default:
+            return error
+        }
+    }
+
+    /// Every row of a query, for random access by column index.
+    func rows(_ query: PostgresQuery, on connection: PostgresConnection? = nil) async throws
+        -> [PostgresRandomAccessRow]
+    {
+        do {
+            let sequence =
+                if let connection {
+                    try await connection.query(query, logger: logger)
+                } else {
+                    try await client.query(query, logger: logger)
+                }
+            var out: [PostgresRandomAccessRow] = []
+            for try await row in sequence { out.append(row.makeRandomAccess()) }
+            return out
+        } catch {
+            throw describe(error)
+        }
+    }
+
+    /// The first column of the first row (nil without a row or for NULL).
+    func scalar<T: PostgresDecodable>(_ query: PostgresQuery, as: T.Type, on connection: PostgresConnection? = nil)
+        async throws -> T? where T._DecodableType == T
+    {
+        guard let row = try await rows(query, on: connection).first else { return nil }
+        return try row[0].decode(T?.self)
+    }
+
+    /// Runs a statement; returns how many rows it returned (add `RETURNING 1` to count changed rows).
+    @discardableResult
+    func execute(_ query: PostgresQuery, on connection: PostgresConnection? = nil) async throws -> Int {
+        try await rows(query, on: connection).count
+    }
+
+    /// Rows of a `SELECT to_jsonb(x)::text …` decoded as the `Codable` record whose coding keys are the
+    /// table's column names.
+    func records<T: Decodable>(_ query: PostgresQuery, as: T.Type, on connection: PostgresConnection? = nil)
+        async throws -> [T]
+    {
+        try await rows(query, on: connection).map { row in
+            try Self.decoder.decode(T.self, from: Data(try row[0].decode(String.self).utf8))
+        }
+    }
+
+    static let decoder = JSONDecoder()
+}
+
+/// What the PostgreSQL store reports to people.
+public struct PostgresStoreError: Error, CustomStringConvertible, Sendable {
+    private enum Code: Sendable { case server }
+    private let code: Code
+    public let description: String
+
+    /// The server refused a statement, or could not be reached.
+    public static func server(path: String, message: String) -> PostgresStoreError {
+        PostgresStoreError(code: .server, description: "database \(path): \(message)")
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import KlaxonCore
+import KlaxonStore
+import Testing
+
+/// Readings and sources: every backend stores, counts and reads them the same way.
+@Suite(.timeLimit(.minutes(3))) struct ReadingConformanceTests {
+    @Test(arguments: Backend.allCases)
+    func ingestIsIdempotentAndMarksRevisions(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let ingester = try store.readingWriter()
+            let batch = [
+                reading("A", "2026-01-01T00:00:00Z", 1), reading("A", "2026-01-01T00:15:00Z", 2),
+                reading("B", "2026-01-01T00:00:00+01:00", 3),
+            ]
+            var s = try await ingester.write(batch)
+            #expect(s.inserted == 3 && s.revised == 0 && s.unchanged == 0)
+            s = try await ingester.write(batch)
+            #expect(s.inserted == 0 && s.revised == 0 && s.unchanged == 3)
+            #expect(try await store.readingCount() == 3)
+            // A changed value for the same key updates the row and marks it revised.
+            s = try await ingester.write([reading("A", "2026-01-01T00:15:00Z", 2.5)])
+            #expect(s.revised == 1 && s.inserted == 0)
+            let a = try await store.readings(station: "A", metric: "gage_height")
+            #expect(a.map(\.value) == [1, 2.5])
+            #expect(a.map(\.revised) == [false, true])
+            let b = try await store.readings(station: "B", metric: "gage_height")
+            #expect(b.first?.time == t("2025-12-31T23:00:00Z"))
+            #expect(b.first?.unit == "ft")
+            // A quality change alone is a revision too.
+            s = try await ingester.write([reading("B", "2025-12-31T23:00:00Z", 3, quality: "A")])
+            #expect(s.revised == 1)
+            #expect(try await store.station(id: "A") != nil)
+        }
+    }
+
+    @Test(
+        "a mixed batch: interleaved series, readings older and newer than what is stored, repeats in the batch",
+        arguments: Backend.allCases)
+    func mixedBatchCountsEveryReadingRight(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let ingester = try store.readingWriter()
+            func at(_ minutes: Int) -> String { Timestamp.format(t("2026-01-01T00:00:00Z") + Int64(minutes) * 60) }
+            _ = try await ingester.write(
+                (0..<100).flatMap { [reading("A", at($0 * 15), 1), reading("B", at($0 * 15), 1)] })
+            var batch: [Reading] = []
+            for i in 90..<190 {
+                batch.append(reading("A", at(i * 15), i >= 95 && i < 100 ? 2 : 1))
+                batch.append(reading("B", at(i * 15), 1))
+                batch.append(reading("C", at(i * 15), Double(i)))
+            }
+            batch.append(reading("C", at(150 * 15), 999))  // a repeat inside the batch: the later value wins
+            batch.append(reading("A", at(50 * 15), 7))  // older than the batch's new readings of A
+            let s = try await ingester.write(batch)
+            #expect(s.inserted == 90 + 90 + 100)
+            #expect(s.revised == 5 + 1 + 1)
+            #expect(s.unchanged == 5 + 10)
+            #expect(try await store.readingCount() == 200 + 280)
+            let a = try await store.readings(station: "A", metric: "gage_height")
+            #expect(a.count == 190)
+            #expect(a.filter(\.revised).map(\.value) == [7, 2, 2, 2, 2, 2])
+            let c = try await store.readings(station: "C", metric: "gage_height")
+            #expect(c.first { $0.time == t(at(150 * 15)) }?.value == 999)
+            #expect(zip(c, c.dropFirst()).allSatisfy { $0.time < $1.time })
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func readingsStreamBySeriesInTimeOrder(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            _ = try await f.store.readingWriter().write([
+                reading("B", "2026-01-01T01:00:00Z", 2), reading("A", "2026-01-01T02:00:00Z", 3),
+                reading("A", "2026-01-01T00:00:00Z", 1), reading("B", "2026-01-01T00:00:00Z", 0),
+            ])
+            var seen: [(String, Int64)] = []
+            // Pages of one reading: a series spans several pages and still arrives in order.
+            try await f.store.forEachReading(
+                from: t("2026-01-01T00:00:00Z"), to: t("2026-01-01T01:00:00Z"), page: 1
+            ) { key, _, readings in
+                for r in readings { seen.append((key.station, r.time)) }
+            }
+            #expect(seen.map(\.0) == ["B", "B", "A"])
+            #expect(
+                seen.map(\.1) == [t("2026-01-01T00:00:00Z"), t("2026-01-01T01:00:00Z"), t("2026-01-01T00:00:00Z")])
+        }
+    }
+
+    @Test("the ingest mark grows with every write that stores something, and only then", arguments: Backend.allCases)
+    func ingestMarkGrows(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let ingester = try store.readingWriter()
+            let empty = try await store.ingestMark()
+            _ = try await ingester.write([reading("A", "2026-01-01T00:00:00Z", 1)])
+            let first = try await store.ingestMark()
+            #expect(first > empty)
+            _ = try await ingester.write([reading("A", "2026-01-01T00:00:00Z", 1)])
+            #expect(try await store.ingestMark() == first)
+            _ = try await store.write(SourceBatch(readings: [reading("B", "2026-01-01T00:00:00Z", 1)]), at: 0)
+            #expect(try await store.ingestMark() > first)
+        }
+    }
+
+    @Test("a source's batch, cursor and failures", arguments: Backend.allCases)
+    func sourceBatchesAndState(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let station = StationInfo(
+                id: "01646500", source: "usgs", name: "Potomac", latitude: 38.9, longitude: -77.1,
+                attributes: ["state": "MD"])
+            let batch = SourceBatch(
+                stations: [station],
+                readings: [
+                    reading("01646500", "2026-01-01T00:00:00Z", 4), reading("01646500", "2026-01-01T00:15:00Z", 5),
+                ])
+            var s = try await store.write(batch, source: "usgs-iv", cursor: "c1", at: 100)
+            #expect(s.inserted == 2)
+            var state = try await store.sourceState("usgs-iv")
+            #expect(state?.cursor == "c1" && state?.lastSuccess == 100 && state?.failures == 0)
+
+            try await store.recordFailure(source: "usgs-iv", error: "HTTP 503", at: 200, notBefore: 260)
+            try await store.recordFailure(source: "usgs-iv", error: "HTTP 503", at: 300)
+            state = try await store.sourceState("usgs-iv")
+            #expect(state?.cursor == "c1" && state?.failures == 2 && state?.lastError == "HTTP 503")
+            #expect(state?.lastAttempt == 300 && state?.notBefore == nil)
+
+            // No new cursor keeps the old one; success clears the failures.
+            s = try await store.write(SourceBatch(readings: []), source: "usgs-iv", cursor: nil, at: 400)
+            state = try await store.sourceState("usgs-iv")
+            #expect(state?.cursor == "c1" && state?.failures == 0 && state?.lastError == nil)
+            #expect(try await store.sourceStates().map(\.source) == ["usgs-iv"])
+
+            // Station metadata merges: a field left out keeps its stored value.
+            _ = try await store.write(
+                SourceBatch(stations: [StationInfo(id: "01646500", source: nil, attributes: ["basin": "Potomac"])]),
+                source: nil, cursor: nil, at: 500)
+            let info = try await store.stationInfos()["01646500"]
+            #expect(info?.name == "Potomac" && info?.latitude == 38.9)
+            #expect(info?.attributes == ["state": "MD", "basin": "Potomac"])
+            #expect(try await store.resolveStation("usgs-01646500") == "01646500")
+            #expect(try await store.series(station: "01646500").map(\.metric) == ["gage_height"])
+        }
+    }
+
+    @Test("latest, values, last values and newest readings", arguments: Backend.allCases)
+    func readsOfASeries(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            _ = try await store.readingWriter().write([
+                reading("A", "2026-01-01T00:00:00Z", 1), reading("A", "2026-01-01T00:15:00Z", 2),
+                reading("A", "2026-01-01T00:30:00Z", 3), reading("B", "2026-01-01T00:10:00Z", 9),
+            ])
+            #expect(try await store.latest(station: "A", metric: "gage_height")?.value == 3)
+            #expect(
+                try await store.latest(station: "A", metric: "gage_height", at: t("2026-01-01T00:20:00Z"))?.value == 2)
+            #expect(try await store.latest(station: "Z", metric: "gage_height") == nil)
+            let values = try await store.values(
+                station: "A", metric: "gage_height", from: t("2026-01-01T00:00:00Z"), to: t("2026-01-01T00:30:00Z"))
+            #expect(values.map(\.value) == [2, 3])
+            #expect(try await store.lastValues(station: "A", metric: "gage_height", limit: 2).map(\.value) == [2, 3])
+            #expect(try await store.newestReadings(limit: 10).map(\.station) == ["A", "B"])
+            let times = try await store.latestTimes()
+            #expect(times[SeriesKey(station: "B", metric: "gage_height")] == t("2026-01-01T00:10:00Z"))
+        }
+    }
+
+    @Test("stations and NWS gauges: stored, merged, resolved by either id", arguments: Backend.allCases)
+    func stationsAndGauges(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let record = StationRecord(
+                id: "X1", source: "manual", name: "Test", latitude: 1, longitude: 2, timeZone: "UTC",
+                attributes: ["k": "v"])
+            try await store.upsert(station: record)
+            #expect(try await store.station(id: "X1") == record)
+            #expect(try await store.station(id: "nope") == nil)
+            let info = StationInfo(
+                id: "14211720", source: "usgs-iv", name: "WILLAMETTE RIVER AT PORTLAND", latitude: 45.5175,
+                longitude: -122.6692, usgsID: "14211720")
+            let gauge = GaugeInfo(
+                lid: "PRTO3", usgsID: "14211720", name: "Willamette River at Portland",
+                description: "Willamette R at Portland, OR", state: "OR", timeZone: "America/Los_Angeles",
+                categories: FloodCategories(stage: ["action": 15, "minor": 18, "moderate": 23, "major": 28]))
+            let plain = GaugeInfo(lid: "NOCAT1", name: "No categories")
+            _ = try await store.write(SourceBatch(stations: [info], gauges: [gauge, plain]), at: 777)
+            #expect(try await store.gauges() == [plain, gauge])
+            #expect(try await store.gaugeFetchedAt(lid: "PRTO3") == 777)
+            #expect(try await store.gaugeFetchedAt(lid: "NONE") == nil)
+            let floods = try await store.floodCategories()
+            #expect(Array(floods.keys) == ["14211720"] && floods["14211720"]?.stage["minor"] == 18)
+            let (stations, both) = try await store.stationsAndFloods()
+            #expect(both == floods)
+            let s = try #require(stations["14211720"])
+            #expect(s.name == "Willamette R at Portland, OR" && s.nwsLID == "PRTO3")
+            #expect(s.timeZone == "America/Los_Angeles" && s.latitude == 45.5175)
+            #expect(stations["NOCAT1"]?.name == "No categories")
+            #expect(try await store.stationInfos().count == stations.count)
+            #expect(try await store.resolveStation("prto3") == "14211720")
+            #expect(try await store.resolveStation("USGS-14211720") == "14211720")
+            #expect(try await store.resolveStation("x1") == "X1")
+            #expect(try await store.resolveStation("nowhere") == nil)
+        }
+    }
+}

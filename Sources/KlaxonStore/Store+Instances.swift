@@ -91,3 +91,12 @@ extension SQLiteStore {
         }
     }
 }
+
+extension SQLiteStore {
+    /// One machine's store: every duty is this process's (see `Store.holding(duty:_:)`).
+    public func holding<T: Sendable>(duty: String, _ body: @escaping @Sendable () async throws -> T) async throws
+        -> T?
+    {
+        try await body()
+    }
+}

@@ -120,6 +120,15 @@ public protocol Store: Sendable {
         removed: PruneCounts, next: PruneCursor
     )
 
+    // MARK: Duties (several daemons, one database)
+    /// Runs `body` while this process holds `duty` (a source's polling, the evaluator), or returns
+    /// nil at once when another process holds it: of all the processes sharing the store, at most one
+    /// holds a duty at a time. On PostgreSQL a duty is a session advisory lock on a connection of its
+    /// own, so it is free again as soon as its holder's connection ends (the holder died); if the
+    /// holder loses it while `body` runs, `body` is cancelled and this throws `DutyLost`. SQLite is one
+    /// machine's store: there every duty is this process's, and `body` just runs.
+    func holding<T: Sendable>(duty: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T?
+
     // MARK: Health
     func metrics() async throws -> StoreMetrics
     func isReachable() async -> Bool
@@ -169,6 +178,14 @@ extension Store {
     public func outbox(state: OutboxRecord.State? = nil) async throws -> [OutboxRecord] {
         try await outbox(state: state, limit: 200)
     }
+}
+
+/// A duty this process held was lost while its work ran (the connection that held it ended): the
+/// work was cancelled, and another process may hold the duty now.
+public struct DutyLost: Error, CustomStringConvertible, Sendable {
+    public let duty: String
+    public init(duty: String) { self.duty = duty }
+    public var description: String { "lost the duty \(duty) (its database connection ended)" }
 }
 
 /// Writes readings in batches (ingest, push), one transaction per batch.

@@ -1,0 +1,110 @@
+import Foundation
+import KlaxonStore
+import Logging
+import PostgresNIO
+import Synchronization
+
+extension PostgresStore {
+    /// How often a held duty's connection is asked whether it is still there.
+    static let dutyCheck = Duration.seconds(2)
+
+    /// Runs `body` while this process holds `duty`: a session advisory lock taken with
+    /// `pg_try_advisory_lock` on a connection leased from the pool for as long as `body` runs (each
+    /// duty held keeps one connection). The server frees the lock when that connection ends, so when
+    /// a holder dies another process can take the duty at once. While `body` runs the connection is
+    /// checked every `dutyCheck`; if it has ended, `body` is cancelled and `DutyLost` thrown.
+    /// Nil at once when another process holds the duty.
+    public func holding<T: Sendable>(duty: String, _ body: @escaping @Sendable () async throws -> T) async throws
+        -> T?
+    {
+        let key = Self.dutyKey(duty)
+        let logger = self.logger
+        do {
+            return try await client.withConnection { connection -> T? in
+                var got = false
+                for try await row in try await connection.query("SELECT pg_try_advisory_lock(\(key))", logger: logger) {
+                    got = try row.decode(Bool.self)
+                }
+                guard got else { return nil }
+                let outcome: Result<T, any Error>
+                do {
+                    outcome = .success(try await Self.run(body, holding: duty, on: connection, logger: logger))
+                } catch {
+                    outcome = .failure(error)
+                }
+                // Let go outside any cancellation. A connection that cannot confirm it is closed, so
+                // the pool never hands out a connection that still holds a duty.
+                var released = false
+                if !connection.isClosed {
+                    released = await Task.detached {
+                        (try? await connection.query("SELECT pg_advisory_unlock(\(key))", logger: logger)) != nil
+                    }.value
+                }
+                if !released { try? await connection.close() }
+                return try outcome.get()
+            }
+        } catch let lost as DutyLost {
+            throw lost
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw describe(error)
+        }
+    }
+
+    /// `body`, cancelled with `DutyLost` if `connection` closes, or stops answering for `dutySilence`,
+    /// while it runs. (A query on a connection the server has closed never returns, so the check
+    /// looks at the connection's state, and a prober of its own answers the rest.)
+    static func run<T: Sendable>(
+        _ body: @escaping @Sendable () async throws -> T, holding duty: String, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> T {
+        let answered = LastAnswer()
+        let prober = Task {
+            while !Task.isCancelled {
+                if (try? await connection.query("SELECT 1", logger: logger)) != nil {
+                    answered.now()
+                }
+                try? await Task.sleep(for: dutyCheck)
+            }
+        }
+        defer { prober.cancel() }
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: dutyCheck)
+                    let silent = ContinuousClock.now - answered.at
+                    if connection.isClosed || silent > dutySilence { throw DutyLost(duty: duty) }
+                }
+            }
+            defer { group.cancelAll() }
+            while let result = try await group.next() {
+                if let result { return result }
+            }
+            throw CancellationError()
+        }
+    }
+
+    /// How long a held duty's connection may leave the prober unanswered before the duty counts as
+    /// lost (a network gone quiet: the server frees the lock when it notices, too).
+    static let dutySilence = Duration.seconds(15)
+
+    /// The advisory lock key of a duty: a stable 64-bit FNV-1a hash of `klaxon-duty:NAME`, the same in
+    /// every process and version.
+    public static func dutyKey(_ duty: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "klaxon-duty:\(duty)".utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash)
+    }
+}
+
+/// When a duty's connection last answered its prober.
+final class LastAnswer: Sendable {
+    private let instant = Mutex(ContinuousClock.now)
+    func now() { instant.withLock { $0 = .now } }
+    var at: ContinuousClock.Instant { instant.withLock { $0 } }
+}

@@ -16,7 +16,7 @@ struct Klaxon: AsyncParsableCommand {
             DemoCommand.self, CheckCommand.self, IngestCommand.self, EvaluateCommand.self, DryRunCommand.self,
             TestCommand.self, DispatchCommand.self, OutboxCommand.self, SilenceCommand.self, NotifyTestCommand.self,
             RunCommand.self, FetchCommand.self, GaugeCommand.self, QuakesCommand.self, AQICommand.self,
-            TripCommand.self, PruneCommand.self,
+            TripCommand.self, PruneCommand.self, MigrateStoreCommand.self,
         ])
 
     /// ArgumentParser's entry point (`main(_:)`, spelled out), after ignoring SIGPIPE: output to a
@@ -86,10 +86,12 @@ struct StoreOptions: ParsableArguments {
     }
 }
 
-/// The logger of a one-shot command's store (the PostgreSQL pool): warnings and errors, on stderr.
+/// The logger of a one-shot command's store (the PostgreSQL pool): errors, on stderr. (A failure
+/// reaches the user as the command's error; the pool's warnings, such as a query queued before its
+/// run loop started, are noise in a command's output.)
 let storeLogger: Logger = {
     var logger = Logger(label: "klaxon.store") { StreamLogHandler.standardError(label: $0) }
-    logger.logLevel = .warning
+    logger.logLevel = .error
     return logger
 }()
 
@@ -839,6 +841,43 @@ struct NotifyTestCommand: AsyncParsableCommand {
         } catch {
             printError("error: \(error)")
             throw ExitCode(1)
+        }
+    }
+}
+
+struct MigrateStoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate-store",
+        abstract: "Copy a SQLite store into an empty PostgreSQL database, checked by each table's row count.",
+        discussion: """
+            Copies readings, stations and series, the ingest log and cursors, source state, alert states, \
+            transitions, the outbox, silences, acks, quakes, trips and forecasts with their ids, then prints each \
+            table's rows in both stores; exit status 1 if any count differs. Stop the daemon first. The copy is \
+            not one transaction: after a failure, empty the database and run it again.
+            """)
+
+    @Option(help: "The SQLite database to copy (opened read-only).")
+    var from: String
+
+    @Option(help: "The PostgreSQL database: postgres://USER@HOST:PORT/DATABASE (${NAME} from the environment).")
+    var to: String
+
+    func run() async throws {
+        try await guarded {
+            let environment = ProcessInfo.processInfo.environment
+            let source = try StoreLocation.parse(from, environment: environment)
+            let target = try StoreLocation.parse(to, environment: environment)
+            var mismatched = 0
+            _ = try await MigrateStore.run(from: source, to: target, logger: storeLogger) { count in
+                if !count.matches { mismatched += 1 }
+                print(
+                    "\(count.table): \(count.source) → \(count.target)\(count.matches ? "" : "  MISMATCH")")
+            }
+            printError(
+                mismatched == 0
+                    ? "migrate-store: \(source) → \(target): every table's count matches"
+                    : "migrate-store: \(mismatched) table\(mismatched == 1 ? "" : "s") differ")
+            return mismatched == 0 ? 0 : 1
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import KlaxonApp
+import KlaxonStore
 import KlaxonTesting
 import Testing
 
@@ -221,5 +222,122 @@ struct StoreLocationTests {
         let text = bad.map { "\($0)" } ?? ""
         #expect(text.contains("pasword"))
         #expect(text.contains("database.url must be a postgres:// URL"))
+    }
+}
+
+@Suite("klaxon migrate-store", .serialized, .timeLimit(.minutes(4)))
+struct MigrateStoreTests {
+    @Test(
+        "a SQLite store copied to PostgreSQL: every table's count matches, and the copy carries on where SQLite stopped"
+    )
+    func copy() async throws {
+        try await PostgresServer.withDatabase { db in
+            try await HTTPSink.with { hook in
+                let s = try Scratch()
+                try s.write(
+                    "rules/flow.yaml",
+                    "name: high-flow\nkind: threshold\nmetric: gage_height\nabove: 150\nnotify: [hook]\n")
+                let sqlite = try s.write(
+                    "klaxon.yaml",
+                    """
+                    database: k.sqlite
+                    rules: [rules]
+                    receivers:
+                      - {name: hook, type: webhook, url: "\(hook.url)/hook", preset: generic}
+                    """)
+                let csv = try s.write(
+                    "r.csv",
+                    """
+                    station,metric,time,value
+                    S1,gage_height,2026-01-01T00:00:00Z,100
+                    S1,gage_height,2026-01-01T00:15:00Z,200.1
+                    S2,gage_height,2026-01-01T00:00:00Z,160
+
+                    """)
+                let fixtures = packageRoot.appendingPathComponent("Tests/KlaxonSourcesTests/Fixtures")
+                let k = s.path("k.sqlite")
+                for arguments in [
+                    ["ingest", "--db", k, csv],
+                    [
+                        "ingest", "--db", k, "--format", "usgs-quakes",
+                        fixtures.appendingPathComponent("quakes_all_day.geojson").path,
+                    ],
+                    [
+                        "ingest", "--db", k, "--format", "nwps-json",
+                        fixtures.appendingPathComponent("nwps_gauge_undefined_major.json").path,
+                    ],
+                    [
+                        "ingest", "--db", k, "--format", "open-meteo-json",
+                        fixtures.appendingPathComponent("wx_open_meteo_forecast_denver_fahrenheit.json").path,
+                    ],
+                    ["trip", "add", try s.write("denver.yaml", denverTrip), "--db", k, "--owner", "alice"],
+                    ["evaluate", "--config", sqlite, "--now", "2026-01-01T01:00:00Z"],
+                    ["dispatch", "--config", sqlite, "--until-empty", "--deadline", "60s"],
+                    ["silence", "add", "--db", k, "--match", "station=S9", "--for", "2h", "--comment", "test"],
+                ] {
+                    let run = try await klaxonAsync(arguments, in: s.dir)
+                    #expect(run.status == 0, "\(arguments): \(run.stderr)")
+                }
+                _ = await hook.waitForRequests(2)
+
+                let url = "postgres://\(db.user)@127.0.0.1:\(db.port)/\(db.name)"
+                let migrate = try await klaxonAsync(["migrate-store", "--from", k, "--to", url], in: s.dir)
+                #expect(migrate.status == 0, "\(migrate.stdout)\(migrate.stderr)")
+                #expect(migrate.stderr.contains("every table's count matches"))
+                var counts: [String: Int] = [:]
+                for line in migrate.lines {
+                    let parts = line.split(separator: " ")
+                    guard parts.count == 4, parts[2] == "→" else { continue }
+                    #expect(parts[1] == parts[3], "\(line)")
+                    counts[String(parts[0].dropLast())] = Int(parts[3])
+                }
+                #expect(counts.count == StoreTables.copied.count)
+                for table in [
+                    "stations", "series", "readings", "transitions", "outbox", "silences", "quake_events", "gauges",
+                    "trips", "forecasts",
+                ] {
+                    #expect((counts[table] ?? 0) > 0, "\(table) copied nothing")
+                }
+
+                // The same answers from both stores.
+                for arguments in [
+                    ["outbox", "list"], ["silence", "list"], ["quakes", "--since", "2000-01-01"],
+                    ["trip", "list", "--owner", "alice"],
+                    ["dry-run", "--rules", s.path("rules"), "--format", "json"],
+                ] {
+                    let a = try await klaxonAsync(arguments + ["--db", k], in: s.dir)
+                    let b = try await klaxonAsync(arguments + ["--db", url], in: s.dir)
+                    #expect(a.stdout == b.stdout && a.status == 0 && b.status == 0, "\(arguments): \(b.stderr)")
+                }
+                // The cursor came across: nothing is evaluated twice; new rows get new ids.
+                let postgres = try s.write(
+                    "pg.yaml",
+                    """
+                    database: "\(url)"
+                    rules: [rules]
+                    receivers:
+                      - {name: hook, type: webhook, url: "\(hook.url)/hook", preset: generic}
+                    """)
+                let evaluate = try await klaxonAsync(
+                    ["evaluate", "--config", postgres, "--now", "2026-01-01T01:00:00Z"], in: s.dir)
+                #expect(evaluate.stderr.contains("evaluate: 0 new readings, 0 transitions"), "\(evaluate.stderr)")
+                let more = try s.write("m.csv", "station,metric,time,value\nS3,gage_height,2026-01-01T00:30:00Z,300\n")
+                #expect(try await klaxonAsync(["ingest", "--db", url, more], in: s.dir).status == 0)
+                let next = try await klaxonAsync(
+                    ["evaluate", "--config", postgres, "--now", "2026-01-01T01:00:00Z"], in: s.dir)
+                #expect(next.stderr.contains("evaluate: 1 new readings, 1 transitions queued"), "\(next.stderr)")
+                let dispatch = try await klaxonAsync(
+                    ["dispatch", "--config", postgres, "--until-empty", "--deadline", "60s"], in: s.dir)
+                #expect(dispatch.stderr.contains("dispatch: 1 sent"), "\(dispatch.stderr)")
+
+                // Into a database that is not empty: refused.
+                let again = try await klaxonAsync(["migrate-store", "--from", k, "--to", url], in: s.dir)
+                #expect(again.status == 1)
+                #expect(again.stderr.contains("is not empty"))
+                let wrongWay = try await klaxonAsync(["migrate-store", "--from", url, "--to", k], in: s.dir)
+                #expect(wrongWay.status == 1)
+                #expect(wrongWay.stderr.contains("--from must be a SQLite file"))
+            }
+        }
     }
 }

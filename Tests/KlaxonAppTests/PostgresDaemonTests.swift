@@ -49,8 +49,11 @@ struct PostgresDaemonTests {
                     let (readyStatus, ready) = try await http("GET", daemon.base + "/readyz")
                     #expect(readyStatus == 200, "\(ready)")
                     #expect(ready.contains("\"database\":\"ok\""), "\(ready)")
-                    let (_, metrics) = try await http("GET", daemon.base + "/metrics")
-                    #expect(metrics.contains("klaxon_deliveries_total{receiver=\"hook\",outcome=\"sent\"} 1"))
+                    // The sink has the request before the daemon has its answer and records the send.
+                    try await poll(until: "the delivery is counted in /metrics") {
+                        let (_, metrics) = try await http("GET", daemon.base + "/metrics")
+                        return metrics.contains("klaxon_deliveries_total{receiver=\"hook\",outcome=\"sent\"} 1")
+                    }
                     let (_, alerts) = try await http("GET", daemon.base + "/api/v1/alerts", token: "s3cret")
                     #expect(alerts.contains("\"station\":\"S9\""))
                     #expect(await daemon.stop() == 0, "SIGTERM: exit 0 within the product's limit")

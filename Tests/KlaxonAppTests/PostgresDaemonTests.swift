@@ -118,7 +118,25 @@ struct PostgresDaemonTests {
                 let second = try await klaxonAsync(
                     ["evaluate", "--config", cfg, "--now", "2026-01-01T01:00:00Z"], in: s.dir, environment: env)
                 #expect(second.stderr.contains("evaluate: 0 new readings, 0 transitions"), "\(second.stderr)")
-                for run in [check, ingest, again, evaluate, dispatch, second] {
+                // The other commands that take --db, on the same server.
+                var others: [Run] = []
+                for arguments in [
+                    ["silence", "add", "--config", cfg, "--match", "station=S2", "--for", "2h", "--comment", "pg"],
+                    ["silence", "list", "--config", cfg],
+                    ["outbox", "list", "--config", cfg, "--state", "sent"],
+                    ["prune", "--config", cfg, "--dry-run"],
+                    ["dry-run", "--db", url, "--rules", s.path("rules")],
+                    ["run", "--config", cfg, "--once", "--deadline", "30s"],
+                ] {
+                    let run = try await klaxonAsync(arguments, in: s.dir, environment: env)
+                    #expect(run.status == 0, "\(arguments): \(run.stderr)")
+                    others.append(run)
+                }
+                #expect(others[1].stdout.contains("station=S2  by"))
+                #expect(others[2].lines.count == 1)
+                #expect(others[4].stderr.contains("dry-run: 3 readings replayed, 1 transitions"), "\(others[4].stderr)")
+                #expect(others[5].stderr.contains("run --once: 0 new readings, 0 transitions"), "\(others[5].stderr)")
+                for run in [check, ingest, again, evaluate, dispatch, second] + others {
                     #expect(!(run.stdout + run.stderr).contains("hunter2"))
                 }
             }

@@ -60,6 +60,7 @@ struct PostgresDaemonTests {
                     let log = daemon.logText
                     #expect(log.contains("klaxon stopped"))
                     #expect(!log.contains("hunter2"))
+                    #expect(log.contains("database=postgres://127.0.0.1:\(db.port)/\(db.name)"))
                 }
                 // What the daemon stored is on the server: the one-shot commands read it back.
                 let list = try await klaxonAsync(["outbox", "list", "--config", cfg], in: s.dir)

@@ -126,7 +126,7 @@ let package = Package(
         .target(
             name: "KlaxonApp",
             dependencies: [
-                "KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonSources", "KlaxonServer",
+                "KlaxonCore", "KlaxonStore", "KlaxonPostgres", "KlaxonDelivery", "KlaxonSources", "KlaxonServer",
                 .product(name: "Yams", package: "Yams"),
                 // The demo's local stand-ins for the upstreams and its chat sink.
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -8,8 +8,16 @@ import Yams
 /// with `PATH:LINE:COL`. Relative paths inside it are relative to the config file's folder. Secrets
 /// come from `${ENV}` references or `*_file` paths and never print.
 public struct Config: Sendable {
-    /// The SQLite database file.
-    public var database: String?
+    /// Where the store lives (`database:`): a SQLite file, or a PostgreSQL server for
+    /// `database: postgres://…` and `database: {url: postgres://…, password_file: …}`. Nil: the
+    /// default, `./klaxon.sqlite`.
+    public var store: StoreLocation?
+    /// The SQLite database file, or nil when `database:` names PostgreSQL (or nothing). Setting it
+    /// selects that SQLite file.
+    public var database: String? {
+        get { store?.sqlitePath }
+        set { store = newValue.map { .sqlite(path: $0) } }
+    }
     /// Rule files or folders.
     public var rules: [String]?
     public var receivers: [Receiver] = []
@@ -45,7 +53,7 @@ public struct Config: Sendable {
     var references: [(name: String, path: String, line: Int, column: Int, what: String)] = []
 
     public init(database: String? = nil, rules: [String]? = nil) {
-        self.database = database
+        self.store = database.map { .sqlite(path: $0) }
         self.rules = rules
     }
 
@@ -88,7 +96,7 @@ public struct Config: Sendable {
         if let root = file.compose(text), var m = file.map(root, what: "the config") {
             let reader = ConfigReader(
                 file: file, dir: (path as NSString).deletingLastPathComponent, environment: environment)
-            config.database = m.value("database").flatMap { file.string($0, what: "database") }.map(reader.resolve)
+            if let n = m.value("database") { config.store = reader.database(n) }
             if let n = m.value("rules") {
                 config.rules =
                     n.scalar != nil
@@ -279,6 +287,36 @@ struct ConfigReader {
             rest = rest[rest.index(after: close)...]
         }
         return out + rest
+    }
+
+    /// `database:`: a SQLite file (relative to the config's folder), a `postgres://` URL (with
+    /// `${ENV}` expansion), or `{url: postgres://…, password | password_file}`. Errors never quote a URL.
+    func database(_ node: Node) -> StoreLocation? {
+        var url: String?
+        var password: Secret?
+        if node.scalar != nil {
+            guard let text = file.string(node, what: "database") else { return nil }
+            guard StoreLocation.isPostgresURL(text) else { return .sqlite(path: resolve(text)) }
+            url = text
+        } else {
+            guard var m = file.map(node, what: "database") else { return nil }
+            url = m.required("url", what: "database").flatMap { file.string($0, what: "database.url") }
+            password = secret(&m, "password", required: false, what: "database")
+            m.rejectUnknown(known: ["url", "password", "password_file"], what: "database")
+            if let text = url, !StoreLocation.isPostgresURL(text) {
+                file.error(
+                    m.value("url") ?? node,
+                    "database.url must be a postgres:// URL (give a SQLite file as database: PATH)")
+                return nil
+            }
+        }
+        guard let url else { return nil }
+        do {
+            return try StoreLocation.parse(url, environment: environment, password: password?.value)
+        } catch {
+            file.error(node, "\(error)")
+            return nil
+        }
     }
 
     /// A secret from `key` (with `${ENV}` expansion) or `key_file`, never both.

@@ -199,6 +199,8 @@ public final class Daemon: Sendable {
             metadata: [
                 "sources": "\(config.sources.count)", "rules": "\(rules.count)",
                 "listen": "\(config.listen.host):\(config.listen.port)",
+                // A file path, or postgres://host:port/database (never a password).
+                "database": "\(store.path)",
             ])
         try await Self.supervise(services, logger: logger, stop: budget, until: until)
         logger.info("klaxon stopped")

@@ -16,7 +16,7 @@ struct Klaxon: AsyncParsableCommand {
             DemoCommand.self, CheckCommand.self, IngestCommand.self, EvaluateCommand.self, DryRunCommand.self,
             TestCommand.self, DispatchCommand.self, OutboxCommand.self, SilenceCommand.self, NotifyTestCommand.self,
             RunCommand.self, FetchCommand.self, GaugeCommand.self, QuakesCommand.self, AQICommand.self,
-            TripCommand.self, PruneCommand.self,
+            TripCommand.self, PruneCommand.self, MigrateStoreCommand.self,
         ])
 
     /// ArgumentParser's entry point (`main(_:)`, spelled out), after ignoring SIGPIPE: output to a
@@ -50,26 +50,59 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "Config file (klaxon.yaml).")
     var config: String?
 
-    @Option(name: .long, help: "SQLite database (default: database: of --config, else ./klaxon.sqlite).")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store: a SQLite file, or postgres://USER@HOST:PORT/DATABASE (default: database: of --config, else ./klaxon.sqlite).",
+            discussion:
+                "In a postgres:// URL, ${NAME} is taken from the environment: quote it, so the password stays out of the command line."
+        ))
     var db: String?
 
     func loadConfig() throws -> Config? {
         try config.map { try Config.load(path: $0) }
     }
 
-    func databasePath(_ config: Config?) -> String {
-        db ?? config?.database ?? "klaxon.sqlite"
+    /// Where the store is: `--db`, else `database:` of the config, else ./klaxon.sqlite.
+    func location(_ config: Config?) throws -> StoreLocation {
+        if let db { return try StoreLocation.parse(db, environment: ProcessInfo.processInfo.environment) }
+        return config?.store ?? .sqlite(path: StoreLocation.defaultPath)
     }
 
-    /// Opens the store these options name (`--db`, else `database:` of `--config`, else ./klaxon.sqlite).
-    func openStore(readOnly: Bool = false) throws -> any Store {
-        try openStore(config: try loadConfig(), readOnly: readOnly)
+    /// Runs `body` with the store these options name, open (read-only if asked, for SQLite) for the
+    /// call: a SQLite file or a PostgreSQL server (see `StoreLocation.withStore`).
+    func withStore<T>(
+        config: Config?, readOnly: Bool = false, isolation: isolated (any Actor)? = #isolation,
+        _ body: (any Store) async throws -> T
+    ) async throws -> T {
+        try await location(config).withStore(readOnly: readOnly, logger: storeLogger, body)
     }
 
-    /// The same, with the config already loaded.
-    func openStore(config: Config?, readOnly: Bool = false) throws -> any Store {
-        let path = databasePath(config)
-        return readOnly ? try SQLiteStore.openReadOnly(path: path) : try SQLiteStore.open(path: path)
+    /// The same, loading `--config` first.
+    func withStore<T>(
+        readOnly: Bool = false, isolation: isolated (any Actor)? = #isolation, _ body: (any Store) async throws -> T
+    ) async throws -> T {
+        try await withStore(config: try loadConfig(), readOnly: readOnly, body)
+    }
+}
+
+/// The logger of a one-shot command's store (the PostgreSQL pool): errors, on stderr. (A failure
+/// reaches the user as the command's error; the pool's warnings, such as a query queued before its
+/// run loop started, are noise in a command's output.)
+let storeLogger: Logger = {
+    var logger = Logger(label: "klaxon.store") { StreamLogHandler.standardError(label: $0) }
+    logger.logLevel = .error
+    return logger
+}()
+
+/// Runs `body` with the store at `location` open for the call, or with nil when there is none.
+func withOptionalStore<T>(
+    _ location: StoreLocation?, readOnly: Bool, isolation: isolated (any Actor)? = #isolation,
+    _ body: ((any Store)?) async throws -> T
+) async throws -> T {
+    guard let location else { return try await body(nil) }
+    return try await location.withStore(readOnly: readOnly, logger: storeLogger) { store in
+        try await body(store)
     }
 }
 
@@ -253,24 +286,25 @@ struct IngestCommand: AsyncParsableCommand {
     func run() async throws {
         try await guarded {
             let config = try store.loadConfig()
-            let db = try store.openStore(config: config)
-            let clock = ContinuousClock.now
-            let s = try await Ingest.run(
-                store: db, files: files, format: format, now: nowSeconds(), owmUnits: owmUnits, config: config,
-                stationUnits: units)
-            let seconds =
-                Double(clock.duration(to: .now).components.attoseconds) / 1e18
-                + Double(clock.duration(to: .now).components.seconds)
-            var line =
-                "ingest: \(s.stats.inserted) new, \(s.stats.revised) revised, \(s.stats.unchanged) unchanged, \(s.rejected) rejected"
-            if s.gaps > 0 { line += ", \(s.gaps) missing values skipped" }
-            if s.stats.suspect > 0 { line += ", \(s.stats.suspect) marked suspect" }
-            if s.stations > 0 { line += ", \(s.stations) station records" }
-            if !s.stats.quakeConflicts.isEmpty {
-                line += ", \(s.stats.quakeConflicts.count) quake id conflicts (kept as separate events)"
+            return try await store.withStore(config: config) { db in
+                let clock = ContinuousClock.now
+                let s = try await Ingest.run(
+                    store: db, files: files, format: format, now: nowSeconds(), owmUnits: owmUnits, config: config,
+                    stationUnits: units)
+                let seconds =
+                    Double(clock.duration(to: .now).components.attoseconds) / 1e18
+                    + Double(clock.duration(to: .now).components.seconds)
+                var line =
+                    "ingest: \(s.stats.inserted) new, \(s.stats.revised) revised, \(s.stats.unchanged) unchanged, \(s.rejected) rejected"
+                if s.gaps > 0 { line += ", \(s.gaps) missing values skipped" }
+                if s.stats.suspect > 0 { line += ", \(s.stats.suspect) marked suspect" }
+                if s.stations > 0 { line += ", \(s.stations) station records" }
+                if !s.stats.quakeConflicts.isEmpty {
+                    line += ", \(s.stats.quakeConflicts.count) quake id conflicts (kept as separate events)"
+                }
+                printError(line + " in \(String(format: "%.2f", seconds)) s")
+                return s.rejected > 0 ? 1 : 0
             }
-            printError(line + " in \(String(format: "%.2f", seconds)) s")
-            return s.rejected > 0 ? 1 : 0
         }
     }
 }
@@ -298,29 +332,30 @@ struct EvaluateCommand: AsyncParsableCommand {
                 let problems = config.check(rules: ruleList)
                 if !problems.isEmpty { throw DiagnosticsError(diagnostics: problems) }
             }
-            let db = try store.openStore(config: config)
-            // Without receivers there is nowhere to deliver: print the transitions instead.
-            let routing = (config?.receivers.isEmpty ?? true) ? nil : config?.routing
-            for line in try await WaterContext.missingCategories(rules: ruleList, store: db) {
-                printError("warning: \(line)")
+            return try await store.withStore(config: config) { db in
+                // Without receivers there is nowhere to deliver: print the transitions instead.
+                let routing = (config?.receivers.isEmpty ?? true) ? nil : config?.routing
+                for line in try await WaterContext.missingCategories(rules: ruleList, store: db) {
+                    printError("warning: \(line)")
+                }
+                let result = try await Evaluate.run(store: db, rules: ruleList, now: at, routing: routing)
+                for t in result.unrouted {
+                    printError(
+                        "warning: \(t.rule) \(t.station) \(t.state.rawValue) reaches no receiver (give the rule notify:, add a route or default_receiver)"
+                    )
+                }
+                if routing == nil {
+                    // Without a config there are no receivers: print the transitions.
+                    let out = StdoutNotifier(format: format)
+                    for (t, message) in result.transitions { out.write(t, message: message) }
+                }
+                var line = "evaluate: \(result.newReadings) new readings, \(result.transitions.count) transitions"
+                if routing != nil { line += " queued in the outbox" }
+                if result.lateReadings > 0 { line += ", \(result.lateReadings) late readings ignored" }
+                if result.suspectReadings > 0 { line += ", \(result.suspectReadings) suspect readings skipped" }
+                printError(line)
+                return 0
             }
-            let result = try await Evaluate.run(store: db, rules: ruleList, now: at, routing: routing)
-            for t in result.unrouted {
-                printError(
-                    "warning: \(t.rule) \(t.station) \(t.state.rawValue) reaches no receiver (give the rule notify:, add a route or default_receiver)"
-                )
-            }
-            if routing == nil {
-                // Without a config there are no receivers: print the transitions.
-                let out = StdoutNotifier(format: format)
-                for (t, message) in result.transitions { out.write(t, message: message) }
-            }
-            var line = "evaluate: \(result.newReadings) new readings, \(result.transitions.count) transitions"
-            if routing != nil { line += " queued in the outbox" }
-            if result.lateReadings > 0 { line += ", \(result.lateReadings) late readings ignored" }
-            if result.suspectReadings > 0 { line += ", \(result.suspectReadings) suspect readings skipped" }
-            printError(line)
-            return 0
         }
     }
 }
@@ -341,7 +376,9 @@ struct DryRunCommand: AsyncParsableCommand {
         help: "USGS earthquake GeoJSON files to replay through quake rules (versions in `updated` order).")
     var events: [String] = []
 
-    @Option(name: .long, help: "Replay the readings stored in this database (opened read-only).")
+    @Option(
+        name: .long,
+        help: "Replay the readings stored in this database (a SQLite file, opened read-only, or a postgres:// URL).")
     var db: String?
 
     @Option(name: .long, help: "Only readings at or after this ISO 8601 time.")
@@ -388,101 +425,107 @@ struct DryRunCommand: AsyncParsableCommand {
                 previewer = n
             }
             // Station names and NWS flood categories come from the replayed database, else from the
-            // config's database when it exists.
-            let source = try db.map { try SQLiteStore.openReadOnly(path: $0) }
-            var context = source
-            if context == nil, let path = cfg?.database, FileManager.default.fileExists(atPath: path) {
-                context = try? SQLiteStore.openReadOnly(path: path)
+            // config's database when it is a SQLite file that exists (PostgreSQL: give --db).
+            let sourceLocation = try db.map {
+                try StoreLocation.parse($0, environment: ProcessInfo.processInfo.environment)
             }
-            var stations: [String: StationInfo] = [:]
-            var floods: [String: FloodCategories] = [:]
-            if let context, ruleList.contains(where: { $0.kind is LevelsRule || $0.kind is RateRule }) {
-                stations = try await context.stationInfos()
-                floods = try await context.floodCategories()
-                for line in try await WaterContext.missingCategories(rules: ruleList, store: context) {
-                    printError("warning: \(line)")
-                }
+            var contextLocation = sourceLocation
+            if contextLocation == nil, let path = cfg?.database, FileManager.default.fileExists(atPath: path) {
+                contextLocation = .sqlite(path: path)
             }
-            let dry = DryRun(
-                rules: ruleList, from: try parseTime(from, option: "--from"), to: try parseTime(to, option: "--to"),
-                stations: stations, floods: floods)
-            let renderer = try MessageRenderer(rules: ruleList)
-            // Transitions go to the output as they are made; it orders them in bounded memory.
-            let output = DryRunOutput(format: format, explain: explain, renderer: renderer)
-            var result: DryRun.Result
-            if let source {
-                result = try await dry.run(store: source)
-            } else if previewer == nil {
-                // Files of any size are read and replayed on a thread of their own, not on the pool.
-                let files = readings
-                // The output renders and spills on a third thread meanwhile (parse, evaluate, render).
-                result = try await offPool {
-                    output.beginBackground()
-                    let replay = Swift.Result {
-                        try dry.run(files: files, emit: { try output.add($0) }, discard: { output.discard($0) })
-                    }
-                    try output.endBackground()
-                    return try replay.get()
-                }
-            } else {
-                let files = readings
-                result = try await offPool { try dry.run(files: files) }
-            }
-            // Trip-packing rules: the stored trips and forecasts, as of --to (default now).
-            if let source, ruleList.contains(where: { $0.kind is TripPackingRule }) {
-                let trips = try await dry.replay(trips: source, now: try parseTime(to, option: "--to") ?? nowSeconds())
-                result.transitions = (result.transitions + trips).sorted(by: Transition.outputOrder)
-            }
-            // Quake rules: the stored revision history, or events files.
-            if ruleList.contains(where: { $0.kind is QuakeRule }) {
-                var versions: [(key: String?, event: QuakeEvent)] = []
-                if let source, events.isEmpty {
-                    versions = try await source.quakeRevisions().map { ($0.key, $0.event) }
-                }
-                for path in events {
-                    guard let data = try await readFile(path) else {
-                        throw UserError("\(path): cannot read the file")
-                    }
-                    do {
-                        versions += try QuakeParser.parse(data).map { (nil, $0) }
-                    } catch {
-                        throw UserError("\(path): \(error)")
+            return try await withOptionalStore(contextLocation, readOnly: true) { context in
+                let source = sourceLocation == nil ? nil : context
+                var stations: [String: StationInfo] = [:]
+                var floods: [String: FloodCategories] = [:]
+                if let context, ruleList.contains(where: { $0.kind is LevelsRule || $0.kind is RateRule }) {
+                    stations = try await context.stationInfos()
+                    floods = try await context.floodCategories()
+                    for line in try await WaterContext.missingCategories(rules: ruleList, store: context) {
+                        printError("warning: \(line)")
                     }
                 }
-                let quakes = dry.replay(quakes: versions)
-                result.transitions = (result.transitions + quakes).sorted(by: Transition.outputOrder)
-            }
-            if let previewer, let render {
-                // The exact payloads, one per transition, as the receiver would get them.
-                for (i, t) in result.transitions.enumerated() {
-                    let n = AlertNotification(
-                        key: "dry-run-\(i + 1)", receiver: render,
-                        alerts: [NotifiedAlert(transition: t, message: renderer.render(t), id: Int64(i + 1))])
-                    print(
-                        "--- \(i + 1): \(t.rule) \(t.station) \(t.state.rawValue) at \(Timestamp.format(t.at)) → \(render)"
+                let dry = DryRun(
+                    rules: ruleList, from: try parseTime(from, option: "--from"), to: try parseTime(to, option: "--to"),
+                    stations: stations, floods: floods)
+                let renderer = try MessageRenderer(rules: ruleList)
+                // Transitions go to the output as they are made; it orders them in bounded memory.
+                let output = DryRunOutput(format: format, explain: explain, renderer: renderer)
+                var result: DryRun.Result
+                if let source {
+                    result = try await dry.run(store: source)
+                } else if previewer == nil {
+                    // Files of any size are read and replayed on a thread of their own, not on the pool.
+                    let files = readings
+                    // The output renders and spills on a third thread meanwhile (parse, evaluate, render).
+                    result = try await offPool {
+                        output.beginBackground()
+                        let replay = Swift.Result {
+                            try dry.run(files: files, emit: { try output.add($0) }, discard: { output.discard($0) })
+                        }
+                        try output.endBackground()
+                        return try replay.get()
+                    }
+                } else {
+                    let files = readings
+                    result = try await offPool { try dry.run(files: files) }
+                }
+                // Trip-packing rules: the stored trips and forecasts, as of --to (default now).
+                if let source, ruleList.contains(where: { $0.kind is TripPackingRule }) {
+                    let trips = try await dry.replay(
+                        trips: source, now: try parseTime(to, option: "--to") ?? nowSeconds())
+                    result.transitions = (result.transitions + trips).sorted(by: Transition.outputOrder)
+                }
+                // Quake rules: the stored revision history, or events files.
+                if ruleList.contains(where: { $0.kind is QuakeRule }) {
+                    var versions: [(key: String?, event: QuakeEvent)] = []
+                    if let source, events.isEmpty {
+                        versions = try await source.quakeRevisions().map { ($0.key, $0.event) }
+                    }
+                    for path in events {
+                        guard let data = try await readFile(path) else {
+                            throw UserError("\(path): cannot read the file")
+                        }
+                        do {
+                            versions += try QuakeParser.parse(data).map { (nil, $0) }
+                        } catch {
+                            throw UserError("\(path): \(error)")
+                        }
+                    }
+                    let quakes = dry.replay(quakes: versions)
+                    result.transitions = (result.transitions + quakes).sorted(by: Transition.outputOrder)
+                }
+                if let previewer, let render {
+                    // The exact payloads, one per transition, as the receiver would get them.
+                    for (i, t) in result.transitions.enumerated() {
+                        let n = AlertNotification(
+                            key: "dry-run-\(i + 1)", receiver: render,
+                            alerts: [NotifiedAlert(transition: t, message: renderer.render(t), id: Int64(i + 1))])
+                        print(
+                            "--- \(i + 1): \(t.rule) \(t.station) \(t.state.rawValue) at \(Timestamp.format(t.at)) → \(render)"
+                        )
+                        print(try previewer.render(n))
+                    }
+                    printError(
+                        "dry-run: \(result.readings) readings replayed, \(result.transitions.count) payloads rendered for \(render)"
                     )
-                    print(try previewer.render(n))
+                    return result.rejected > 0 ? 1 : 0
                 }
-                printError(
-                    "dry-run: \(result.readings) readings replayed, \(result.transitions.count) payloads rendered for \(render)"
-                )
+                for t in result.transitions { try output.add(t) }
+                let printed = try await offPool {
+                    let out = BufferedStandardOutput()
+                    let n = try output.finish(out.line)
+                    out.flush()
+                    return n
+                }
+                let elapsed = clock.duration(to: .now)
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                var summary =
+                    "dry-run: \(result.readings) readings replayed, \(printed) transitions, \(String(format: "%.2f", seconds)) s"
+                if result.rejected > 0 { summary += ", \(result.rejected) rows rejected" }
+                if result.suspect > 0 { summary += ", \(result.suspect) suspect readings skipped" }
+                printError(summary)
                 return result.rejected > 0 ? 1 : 0
             }
-            for t in result.transitions { try output.add(t) }
-            let printed = try await offPool {
-                let out = BufferedStandardOutput()
-                let n = try output.finish(out.line)
-                out.flush()
-                return n
-            }
-            let elapsed = clock.duration(to: .now)
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            var summary =
-                "dry-run: \(result.readings) readings replayed, \(printed) transitions, \(String(format: "%.2f", seconds)) s"
-            if result.rejected > 0 { summary += ", \(result.rejected) rows rejected" }
-            if result.suspect > 0 { summary += ", \(result.suspect) suspect readings skipped" }
-            printError(summary)
-            return result.rejected > 0 ? 1 : 0
         }
     }
 }
@@ -539,35 +582,36 @@ struct DispatchCommand: AsyncParsableCommand {
         let code: Int32
         do {
             let config = try requireConfig(store)
-            let db = try store.openStore(config: config)
-            var logger = Logger(label: "klaxon.dispatch")
-            logger.logLevel = .info
-            guard let leaseSeconds = DurationText.parse(lease), leaseSeconds > 0 else {
-                throw ValidationError("--lease \"\(lease)\" is not a duration")
-            }
-            let dispatcher = try DeliveryWiring.dispatcher(
-                store: db, config: config, logger: logger, lease: leaseSeconds * 1000)
-            // Reminders for alerts still firing (repeat_interval), then deliver.
-            let rules = try RuleLoader.load(paths: config.rules ?? ["Rules"])
-            let reminders = try await Repeats.enqueue(
-                store: db, rules: rules, routing: config.routing, now: nowMillis())
-            if reminders > 0 { printError("dispatch: \(reminders) reminders queued (repeat_interval)") }
-            let escalated = try await Escalations.enqueue(
-                store: db, rules: rules, routing: config.routing, now: nowMillis())
-            if escalated > 0 { printError("dispatch: \(escalated) escalations queued (escalate_after)") }
-            if untilEmpty {
-                guard let d = DurationText.parse(deadline) else {
-                    throw ValidationError("--deadline \"\(deadline)\" is not a duration")
+            code = try await store.withStore(config: config) { db in
+                var logger = Logger(label: "klaxon.dispatch")
+                logger.logLevel = .info
+                guard let leaseSeconds = DurationText.parse(lease), leaseSeconds > 0 else {
+                    throw ValidationError("--lease \"\(lease)\" is not a duration")
                 }
-                let p = try await dispatcher.runUntilEmpty(deadline: nowMillis() + d * 1000)
-                let counts = try await db.outboxCounts()
-                printError(
-                    "dispatch: \(p.sent) sent, \(p.retried) retried, \(p.dead) dead, \(p.muted) muted, \(p.dropped) dropped, \(p.deferred) deferred; \(counts[.pending, default: 0] + counts[.sending, default: 0]) still queued"
-                )
-                code = 0
-            } else {
-                try await dispatcher.run()
-                code = 0
+                let dispatcher = try DeliveryWiring.dispatcher(
+                    store: db, config: config, logger: logger, lease: leaseSeconds * 1000)
+                // Reminders for alerts still firing (repeat_interval), then deliver.
+                let rules = try RuleLoader.load(paths: config.rules ?? ["Rules"])
+                let reminders = try await Repeats.enqueue(
+                    store: db, rules: rules, routing: config.routing, now: nowMillis())
+                if reminders > 0 { printError("dispatch: \(reminders) reminders queued (repeat_interval)") }
+                let escalated = try await Escalations.enqueue(
+                    store: db, rules: rules, routing: config.routing, now: nowMillis())
+                if escalated > 0 { printError("dispatch: \(escalated) escalations queued (escalate_after)") }
+                if untilEmpty {
+                    guard let d = DurationText.parse(deadline) else {
+                        throw ValidationError("--deadline \"\(deadline)\" is not a duration")
+                    }
+                    let p = try await dispatcher.runUntilEmpty(deadline: nowMillis() + d * 1000)
+                    let counts = try await db.outboxCounts()
+                    printError(
+                        "dispatch: \(p.sent) sent, \(p.retried) retried, \(p.dead) dead, \(p.muted) muted, \(p.dropped) dropped, \(p.deferred) deferred; \(counts[.pending, default: 0] + counts[.sending, default: 0]) still queued"
+                    )
+                    return 0
+                } else {
+                    try await dispatcher.run()
+                    return 0
+                }
             }
         } catch let e as DiagnosticsError {
             printError(e.description)
@@ -612,23 +656,24 @@ struct PruneCommand: AsyncParsableCommand {
                 ? try loadRules(paths) : []
             let retention = config?.retention ?? Retention()
             let plan = retention.plan(now: try parseTime(now, option: "--now") ?? nowSeconds(), rules: ruleList)
-            let db = try store.openStore(config: config, readOnly: dryRun)
-            let counts = dryRun ? try await db.prunable(plan) : try await Prune.run(store: db, plan: plan)
-            for (key, kind) in Retention.kinds {
-                let keep = retention[kind]
-                guard keep != nil else {
-                    print("\(key): kept forever")
-                    continue
+            return try await store.withStore(config: config, readOnly: dryRun) { db in
+                let counts = dryRun ? try await db.prunable(plan) : try await Prune.run(store: db, plan: plan)
+                for (key, kind) in Retention.kinds {
+                    let keep = retention[kind]
+                    guard keep != nil else {
+                        print("\(key): kept forever")
+                        continue
+                    }
+                    let verb = dryRun ? "would remove" : "removed"
+                    var line = "\(key): \(verb) \(counts[kind]) older than \(Retention.describe(keep))"
+                    if kind == .readings, counts[.ingestLog] > 0 {
+                        line += " (and fold \(counts[.ingestLog]) ingest-log entries)"
+                    }
+                    print(line)
                 }
-                let verb = dryRun ? "would remove" : "removed"
-                var line = "\(key): \(verb) \(counts[kind]) older than \(Retention.describe(keep))"
-                if kind == .readings, counts[.ingestLog] > 0 {
-                    line += " (and fold \(counts[.ingestLog]) ingest-log entries)"
-                }
-                print(line)
+                if dryRun { printError("prune: dry run, nothing removed") }
+                return 0
             }
-            if dryRun { printError("prune: dry run, nothing removed") }
-            return 0
         }
     }
 }
@@ -646,25 +691,26 @@ struct OutboxCommand: ParsableCommand {
 
         func run() async throws {
             try await guarded {
-                let db = try store.openStore(readOnly: true)
-                var filter: OutboxRecord.State? = nil
-                if let state {
-                    guard let s = OutboxRecord.State(rawValue: state) else {
-                        throw UserError(
-                            "--state must be one of \(OutboxRecord.State.allCases.map(\.rawValue).joined(separator: ", "))"
+                return try await store.withStore(readOnly: true) { db in
+                    var filter: OutboxRecord.State? = nil
+                    if let state {
+                        guard let s = OutboxRecord.State(rawValue: state) else {
+                            throw UserError(
+                                "--state must be one of \(OutboxRecord.State.allCases.map(\.rawValue).joined(separator: ", "))"
+                            )
+                        }
+                        filter = s
+                    }
+                    let rows = try await db.outbox(state: filter)
+                    if rows.isEmpty { print("(empty)") }
+                    for r in rows {
+                        let due = Timestamp.format(r.dueAt / 1000)
+                        print(
+                            "\(r.id)  \(r.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))  \(r.receiver)  \(r.alert)  attempts=\(r.attempts)  due=\(due)\(r.lastError.map { "  error=\($0)" } ?? "")"
                         )
                     }
-                    filter = s
+                    return 0
                 }
-                let rows = try await db.outbox(state: filter)
-                if rows.isEmpty { print("(empty)") }
-                for r in rows {
-                    let due = Timestamp.format(r.dueAt / 1000)
-                    print(
-                        "\(r.id)  \(r.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))  \(r.receiver)  \(r.alert)  attempts=\(r.attempts)  due=\(due)\(r.lastError.map { "  error=\($0)" } ?? "")"
-                    )
-                }
-                return 0
             }
         }
     }
@@ -677,12 +723,13 @@ struct OutboxCommand: ParsableCommand {
 
         func run() async throws {
             try await guarded {
-                let db = try store.openStore()
-                guard try await db.retryOutbox(id: id, now: nowMillis()) else {
-                    throw UserError("no dead, dropped or muted outbox row \(id)")
+                return try await store.withStore { db in
+                    guard try await db.retryOutbox(id: id, now: nowMillis()) else {
+                        throw UserError("no dead, dropped or muted outbox row \(id)")
+                    }
+                    print("queued \(id) again")
+                    return 0
                 }
-                print("queued \(id) again")
-                return 0
             }
         }
     }
@@ -713,16 +760,17 @@ struct SilenceCommand: ParsableCommand {
                     throw UserError("--for \"\(self.for)\" is not a duration like 2h")
                 }
                 let matchers = try match.map { try Matcher.parse($0) }
-                let db = try store.openStore()
-                let now = nowSeconds()
-                let silence = Silence(
-                    id: UUID().uuidString.lowercased(), matchers: matchers, starts: now, ends: now + d,
-                    comment: comment, createdBy: author)
-                try await db.addSilence(silence, now: now)
-                print(
-                    "\(silence.id)  until \(Timestamp.format(silence.ends))  \(matchers.map(\.description).joined(separator: " "))"
-                )
-                return 0
+                return try await store.withStore { db in
+                    let now = nowSeconds()
+                    let silence = Silence(
+                        id: UUID().uuidString.lowercased(), matchers: matchers, starts: now, ends: now + d,
+                        comment: comment, createdBy: author)
+                    try await db.addSilence(silence, now: now)
+                    print(
+                        "\(silence.id)  until \(Timestamp.format(silence.ends))  \(matchers.map(\.description).joined(separator: " "))"
+                    )
+                    return 0
+                }
             }
         }
     }
@@ -735,15 +783,16 @@ struct SilenceCommand: ParsableCommand {
 
         func run() async throws {
             try await guarded {
-                let db = try store.openStore()
-                let list = try await db.silences(now: nowSeconds(), includeExpired: all)
-                if list.isEmpty { print("(no silences)") }
-                for s in list {
-                    print(
-                        "\(s.id)  \(Timestamp.format(s.starts)) → \(Timestamp.format(s.ends))  \(s.matchers.map(\.description).joined(separator: " "))  by \(s.createdBy): \(s.comment)"
-                    )
+                return try await store.withStore { db in
+                    let list = try await db.silences(now: nowSeconds(), includeExpired: all)
+                    if list.isEmpty { print("(no silences)") }
+                    for s in list {
+                        print(
+                            "\(s.id)  \(Timestamp.format(s.starts)) → \(Timestamp.format(s.ends))  \(s.matchers.map(\.description).joined(separator: " "))  by \(s.createdBy): \(s.comment)"
+                        )
+                    }
+                    return 0
                 }
-                return 0
             }
         }
     }
@@ -756,16 +805,17 @@ struct SilenceCommand: ParsableCommand {
 
         func run() async throws {
             try await guarded {
-                let db = try store.openStore()
-                switch try await db.expireSilence(id: id, now: nowSeconds()) {
-                case .expired(let full):
-                    print("expired \(full)")
-                    return 0
-                case .notFound:
-                    throw UserError("no active silence \(id)")
-                case .ambiguous(let ids):
-                    throw UserError(
-                        "\(id) names \(ids.count) silences; give more of the id: \(ids.joined(separator: ", "))")
+                return try await store.withStore { db in
+                    switch try await db.expireSilence(id: id, now: nowSeconds()) {
+                    case .expired(let full):
+                        print("expired \(full)")
+                        return 0
+                    case .notFound:
+                        throw UserError("no active silence \(id)")
+                    case .ambiguous(let ids):
+                        throw UserError(
+                            "\(id) names \(ids.count) silences; give more of the id: \(ids.joined(separator: ", "))")
+                    }
                 }
             }
         }
@@ -797,6 +847,43 @@ struct NotifyTestCommand: AsyncParsableCommand {
         } catch {
             printError("error: \(error)")
             throw ExitCode(1)
+        }
+    }
+}
+
+struct MigrateStoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate-store",
+        abstract: "Copy a SQLite store into an empty PostgreSQL database, checked by each table's row count.",
+        discussion: """
+            Copies readings, stations and series, the ingest log and cursors, source state, alert states, \
+            transitions, the outbox, silences, acks, quakes, trips and forecasts with their ids, then prints each \
+            table's rows in both stores; exit status 1 if any count differs. Stop the daemon first. The copy is \
+            not one transaction: after a failure, empty the database and run it again.
+            """)
+
+    @Option(help: "The SQLite database to copy (opened read-only).")
+    var from: String
+
+    @Option(help: "The PostgreSQL database: postgres://USER@HOST:PORT/DATABASE (${NAME} from the environment).")
+    var to: String
+
+    func run() async throws {
+        try await guarded {
+            let environment = ProcessInfo.processInfo.environment
+            let source = try StoreLocation.parse(from, environment: environment)
+            let target = try StoreLocation.parse(to, environment: environment)
+            var mismatched = 0
+            _ = try await MigrateStore.run(from: source, to: target, logger: storeLogger) { count in
+                if !count.matches { mismatched += 1 }
+                print(
+                    "\(count.table): \(count.source) → \(count.target)\(count.matches ? "" : "  MISMATCH")")
+            }
+            printError(
+                mismatched == 0
+                    ? "migrate-store: \(source) → \(target): every table's count matches"
+                    : "migrate-store: \(mismatched) table\(mismatched == 1 ? "" : "s") differ")
+            return mismatched == 0 ? 0 : 1
         }
     }
 }

@@ -75,17 +75,18 @@ struct TripCommand: ParsableCommand {
                     }
                 }
                 trip = try await Trips.geocode(trip, config: config)
-                let db = try store.openStore(config: config)
-                do {
-                    try await db.save(trip: trip, at: nowSeconds())
-                } catch let e as TripError {
-                    throw UserError(e.description)
+                return try await store.withStore(config: config) { db in
+                    do {
+                        try await db.save(trip: trip, at: nowSeconds())
+                    } catch let e as TripError {
+                        throw UserError(e.description)
+                    }
+                    let stops = trip.stops.map {
+                        "\($0.place) (\(formatValue($0.latitude ?? 0)), \(formatValue($0.longitude ?? 0)))"
+                    }
+                    print("saved trip \"\(trip.name)\" for \(trip.owner): \(stops.joined(separator: ", "))")
+                    return 0
                 }
-                let stops = trip.stops.map {
-                    "\($0.place) (\(formatValue($0.latitude ?? 0)), \(formatValue($0.longitude ?? 0)))"
-                }
-                print("saved trip \"\(trip.name)\" for \(trip.owner): \(stops.joined(separator: ", "))")
-                return 0
             }
         }
 
@@ -103,16 +104,17 @@ struct TripCommand: ParsableCommand {
             try await guarded {
                 let config = try store.loadConfig()
                 let actor = try who.actor(config)
-                let db = try store.openStore(config: config)
-                let trips = try await db.trips(owner: actor.all ? nil : actor.owner)
-                for t in trips {
-                    let first = t.stops.first?.arrive ?? "?"
-                    let last = Packer.days(of: t).last?.date ?? "?"
-                    let owner = actor.all ? "\(t.owner)/" : ""
-                    print("\(owner)\(t.name)  \(first) → \(last)  \(t.stops.map(\.place).joined(separator: " → "))")
+                return try await store.withStore(config: config) { db in
+                    let trips = try await db.trips(owner: actor.all ? nil : actor.owner)
+                    for t in trips {
+                        let first = t.stops.first?.arrive ?? "?"
+                        let last = Packer.days(of: t).last?.date ?? "?"
+                        let owner = actor.all ? "\(t.owner)/" : ""
+                        print("\(owner)\(t.name)  \(first) → \(last)  \(t.stops.map(\.place).joined(separator: " → "))")
+                    }
+                    if trips.isEmpty { printError("no trips for \(actor.all ? "anyone" : actor.owner)") }
+                    return 0
                 }
-                if trips.isEmpty { printError("no trips for \(actor.all ? "anyone" : actor.owner)") }
-                return 0
             }
         }
     }
@@ -127,14 +129,15 @@ struct TripCommand: ParsableCommand {
         func run() async throws {
             try await guarded {
                 let config = try store.loadConfig()
-                let db = try store.openStore(config: config)
-                let trip = try await Trips.find(name, store: db, actor: try who.actor(config))
-                let (list, weather) = try await Trips.packing(trip, store: db)
-                print(
-                    format == .json
-                        ? try Trips.json(trip, list: list, weather: weather)
-                        : Trips.text(trip, list: list, weather: weather))
-                return 0
+                return try await store.withStore(config: config) { db in
+                    let trip = try await Trips.find(name, store: db, actor: try who.actor(config))
+                    let (list, weather) = try await Trips.packing(trip, store: db)
+                    print(
+                        format == .json
+                            ? try Trips.json(trip, list: list, weather: weather)
+                            : Trips.text(trip, list: list, weather: weather))
+                    return 0
+                }
             }
         }
     }
@@ -158,41 +161,42 @@ struct TripCommand: ParsableCommand {
             try await guarded {
                 let config = try store.loadConfig()
                 let actor = try who.actor(config)
-                let db = try store.openStore(config: config)
-                var trip = try await Trips.find(name, store: db, actor: actor)
-                if let from {
-                    let replacement = try TripFile.load(path: from, owner: trip.owner)
-                    guard replacement.name == trip.name else {
-                        throw UserError("\(from): name is \"\(replacement.name)\", not \"\(trip.name)\"")
+                return try await store.withStore(config: config) { db in
+                    var trip = try await Trips.find(name, store: db, actor: actor)
+                    if let from {
+                        let replacement = try TripFile.load(path: from, owner: trip.owner)
+                        guard replacement.name == trip.name else {
+                            throw UserError("\(from): name is \"\(replacement.name)\", not \"\(trip.name)\"")
+                        }
+                        trip = try await Trips.geocode(replacement, config: config)
                     }
-                    trip = try await Trips.geocode(replacement, config: config)
-                }
-                for item in add { trip.overrides.append(PackingOverride(item: item, action: .add)) }
-                for item in remove { trip.overrides.append(PackingOverride(item: item, action: .remove)) }
-                for q in quantity {
-                    let parts = q.split(separator: "=", maxSplits: 1)
-                    guard parts.count == 2, let n = Int(parts[1]), n >= 0 else {
-                        throw UserError("--quantity \"\(q)\" must be ITEM=N with N ≥ 0")
+                    for item in add { trip.overrides.append(PackingOverride(item: item, action: .add)) }
+                    for item in remove { trip.overrides.append(PackingOverride(item: item, action: .remove)) }
+                    for q in quantity {
+                        let parts = q.split(separator: "=", maxSplits: 1)
+                        guard parts.count == 2, let n = Int(parts[1]), n >= 0 else {
+                            throw UserError("--quantity \"\(q)\" must be ITEM=N with N ≥ 0")
+                        }
+                        trip.overrides.append(PackingOverride(item: String(parts[0]), action: .quantity, quantity: n))
                     }
-                    trip.overrides.append(PackingOverride(item: String(parts[0]), action: .quantity, quantity: n))
-                }
-                if let laundry { trip.preferences.laundry = laundry }
-                if let rewearBottoms { trip.preferences.rewearBottoms = rewearBottoms }
-                if let feels {
-                    guard let f = PackingPreferences.Feels(rawValue: feels) else {
-                        throw UserError("--feels must be runs-cold, cold, neutral, warm or runs-hot")
+                    if let laundry { trip.preferences.laundry = laundry }
+                    if let rewearBottoms { trip.preferences.rewearBottoms = rewearBottoms }
+                    if let feels {
+                        guard let f = PackingPreferences.Feels(rawValue: feels) else {
+                            throw UserError("--feels must be runs-cold, cold, neutral, warm or runs-hot")
+                        }
+                        trip.preferences.feels = f
                     }
-                    trip.preferences.feels = f
-                }
-                if let units {
-                    guard let u = PackingPreferences.Units(rawValue: units) else {
-                        throw UserError("--units must be metric or imperial")
+                    if let units {
+                        guard let u = PackingPreferences.Units(rawValue: units) else {
+                            throw UserError("--units must be metric or imperial")
+                        }
+                        trip.preferences.units = u
                     }
-                    trip.preferences.units = u
+                    try await db.save(trip: trip, at: nowSeconds(), replace: true)
+                    print("updated trip \"\(trip.name)\" for \(trip.owner)")
+                    return 0
                 }
-                try await db.save(trip: trip, at: nowSeconds(), replace: true)
-                print("updated trip \"\(trip.name)\" for \(trip.owner)")
-                return 0
             }
         }
     }
@@ -206,11 +210,12 @@ struct TripCommand: ParsableCommand {
         func run() async throws {
             try await guarded {
                 let config = try store.loadConfig()
-                let db = try store.openStore(config: config)
-                let trip = try await Trips.find(name, store: db, actor: try who.actor(config))
-                try await db.removeTrip(owner: trip.owner, name: trip.name)
-                print("removed trip \"\(trip.name)\" of \(trip.owner)")
-                return 0
+                return try await store.withStore(config: config) { db in
+                    let trip = try await Trips.find(name, store: db, actor: try who.actor(config))
+                    try await db.removeTrip(owner: trip.owner, name: trip.name)
+                    print("removed trip \"\(trip.name)\" of \(trip.owner)")
+                    return 0
+                }
             }
         }
     }
@@ -226,10 +231,11 @@ struct TripCommand: ParsableCommand {
             try await guarded {
                 guard format == "json" else { throw UserError("--format must be json") }
                 let config = try store.loadConfig()
-                let db = try store.openStore(config: config)
-                let trip = try await Trips.find(name, store: db, actor: try who.actor(config))
-                print(try await Trips.export(trip, store: db))
-                return 0
+                return try await store.withStore(config: config) { db in
+                    let trip = try await Trips.find(name, store: db, actor: try who.actor(config))
+                    print(try await Trips.export(trip, store: db))
+                    return 0
+                }
             }
         }
     }
@@ -245,11 +251,12 @@ struct TripCommand: ParsableCommand {
             try await guarded {
                 let config = try store.loadConfig()
                 let owner = try who.actor(config).owner
-                let db = try store.openStore(config: config)
-                let trip = try await Trips.importTrip(
-                    path: file, owner: owner, store: db, now: nowSeconds(), replace: replace)
-                print("imported trip \"\(trip.name)\" for \(trip.owner)")
-                return 0
+                return try await store.withStore(config: config) { db in
+                    let trip = try await Trips.importTrip(
+                        path: file, owner: owner, store: db, now: nowSeconds(), replace: replace)
+                    print("imported trip \"\(trip.name)\" for \(trip.owner)")
+                    return 0
+                }
             }
         }
     }

@@ -34,10 +34,11 @@ struct FetchCommand: AsyncParsableCommand {
                 sources = sources.filter { source.contains($0.source.name) }
             }
             if sources.isEmpty { throw UserError("\(store.config ?? "the config") defines no sources") }
-            let db = try store.openStore(config: config)
-            let outcomes = await Fetch.run(sources: sources, store: db, now: nowSeconds(), force: force)
-            for o in outcomes { print(o.line) }
-            return outcomes.contains { $0.error != nil } ? 1 : 0
+            return try await store.withStore(config: config) { db in
+                let outcomes = await Fetch.run(sources: sources, store: db, now: nowSeconds(), force: force)
+                for o in outcomes { print(o.line) }
+                return outcomes.contains { $0.error != nil } ? 1 : 0
+            }
         }
     }
 }
@@ -86,7 +87,7 @@ struct GaugeCommand: AsyncParsableCommand {
     func run() async throws {
         try await guarded {
             let config = try store.loadConfig()
-            let path = store.databasePath(config)
+            let location = try store.location(config)
             let span: GaugeReport.Span
             if let since {
                 span = .range(
@@ -95,17 +96,17 @@ struct GaugeCommand: AsyncParsableCommand {
             } else {
                 span = .days(days ?? 7)
             }
-            if fetch {
-                let db = try SQLiteStore.open(path: path)
-                try await fetchFirst(db, config: config)
-            }
-            guard FileManager.default.fileExists(atPath: path) else {
+            if !fetch, let path = location.sqlitePath, !FileManager.default.fileExists(atPath: path) {
                 throw UserError("no database at \(path); run `klaxon gauge \(id) --fetch` to fetch the gauge first")
             }
-            let db = try SQLiteStore.openReadOnly(path: path)
-            guard let report = try await GaugeReport.build(store: db, id: id, span: span) else {
+            // With --fetch the store is written first (SQLite: opened for writing); else only read.
+            let report = try await location.withStore(readOnly: !fetch, logger: storeLogger) { db in
+                if fetch { try await fetchFirst(db, config: config) }
+                return try await GaugeReport.build(store: db, id: id, span: span)
+            }
+            guard let report else {
                 throw UserError(
-                    "unknown gauge \"\(id)\": no station or NWS gauge by that id in \(path); run `klaxon gauge \(id) --fetch` to fetch it from USGS and NWS"
+                    "unknown gauge \"\(id)\": no station or NWS gauge by that id in \(location); run `klaxon gauge \(id) --fetch` to fetch it from USGS and NWS"
                 )
             }
             print(format == .json ? GaugeReport.json(report) : GaugeReport.text(report))
@@ -167,11 +168,12 @@ struct QuakesCommand: AsyncParsableCommand {
                 else { throw UserError("--near \"\(near)\" must be LAT,LON (like 35.68,139.69)") }
                 filter.near = (lat, lon, radius)
             }
-            let db = try store.openStore(readOnly: true)
-            let rows = try await QuakeList.find(store: db, filter: filter)
-            for r in rows { print(format == .json ? QuakeList.json(r) : QuakeList.text(r)) }
-            printError("quakes: \(rows.count) event\(rows.count == 1 ? "" : "s")")
-            return 0
+            return try await store.withStore(readOnly: true) { db in
+                let rows = try await QuakeList.find(store: db, filter: filter)
+                for r in rows { print(format == .json ? QuakeList.json(r) : QuakeList.text(r)) }
+                printError("quakes: \(rows.count) event\(rows.count == 1 ? "" : "s")")
+                return 0
+            }
         }
     }
 
@@ -201,13 +203,14 @@ struct AQICommand: AsyncParsableCommand {
     func run() async throws {
         try await guarded {
             guard let s = AQIScale.named(scale) else { throw UserError("--scale must be us-epa or india-naqi") }
-            let db = try store.openStore(readOnly: true)
-            guard let report = try await AirReport.build(store: db, city: city, scale: s) else {
-                throw UserError(
-                    "no AQI readings for \"\(city)\"; fetch an AQI source first (`klaxon fetch --config …`)")
+            return try await store.withStore(readOnly: true) { db in
+                guard let report = try await AirReport.build(store: db, city: city, scale: s) else {
+                    throw UserError(
+                        "no AQI readings for \"\(city)\"; fetch an AQI source first (`klaxon fetch --config …`)")
+                }
+                print(format == .json ? AirReport.json(report) : AirReport.text(report))
+                return 0
             }
-            print(format == .json ? AirReport.json(report) : AirReport.text(report))
-            return 0
         }
     }
 }
@@ -244,29 +247,31 @@ struct RunCommand: AsyncParsableCommand {
             var logger = Logger(label: "klaxon") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = level
             limitMallocArenas(2)
-            // A long-running writer of small batches: a modest page cache keeps the daemon small.
-            let store = try SQLiteStore.open(
-                path: cfg.database ?? "klaxon.sqlite", writerCacheMiB: 4, readerCacheMiB: 1)
-            for line in try await WaterContext.missingCategories(rules: ruleList, store: store) {
-                logger.warning("\(line)")
-            }
-            let daemon = Daemon(config: cfg, store: store, rules: ruleList, logger: logger)
-            if once {
-                guard let d = DurationText.parse(deadline) else {
-                    throw UserError("--deadline \"\(deadline)\" is not a duration")
+            let location = cfg.store ?? .sqlite(path: StoreLocation.defaultPath)
+            // A long-running writer of small batches: modest page caches keep the daemon small.
+            return try await location.withStore(sqliteWriterCacheMiB: 4, sqliteReaderCacheMiB: 1, logger: logger) {
+                store in
+                for line in try await WaterContext.missingCategories(rules: ruleList, store: store) {
+                    logger.warning("\(line)")
                 }
-                let r = try await daemon.once(deadline: d)
-                for o in r.outcomes { printError(o.line) }
-                var line =
-                    "run --once: \(r.evaluation.newReadings) new readings, \(r.evaluation.transitionCount) transitions"
-                if let p = r.delivery { line += ", \(p.sent) sent, \(p.dead) dead, \(p.retried) retried" }
-                printError(line)
-                return r.outcomes.contains { $0.error != nil } ? 1 : 0
-            } else {
-                try await daemon.run { port in
-                    printError("klaxon: listening on \(cfg.listen.host):\(port)")
+                let daemon = Daemon(config: cfg, store: store, rules: ruleList, logger: logger)
+                if once {
+                    guard let d = DurationText.parse(deadline) else {
+                        throw UserError("--deadline \"\(deadline)\" is not a duration")
+                    }
+                    let r = try await daemon.once(deadline: d)
+                    for o in r.outcomes { printError(o.line) }
+                    var line =
+                        "run --once: \(r.evaluation.newReadings) new readings, \(r.evaluation.transitionCount) transitions"
+                    if let p = r.delivery { line += ", \(p.sent) sent, \(p.dead) dead, \(p.retried) retried" }
+                    printError(line)
+                    return r.outcomes.contains { $0.error != nil } ? 1 : 0
+                } else {
+                    try await daemon.run { port in
+                        printError("klaxon: listening on \(cfg.listen.host):\(port)")
+                    }
+                    return 0
                 }
-                return 0
             }
         }
     }

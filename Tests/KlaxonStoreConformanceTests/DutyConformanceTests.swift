@@ -82,8 +82,11 @@ import Testing
             let key = UInt64(bitPattern: PostgresStore.dutyKey("evaluator"))
             let high = UInt32(truncatingIfNeeded: key >> 32)
             let low = UInt32(truncatingIfNeeded: key)
-            let holders =
-                "FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND classid = \(high) AND objid = \(low)"
+            // Advisory locks are per database; the test server holds other tests' databases too.
+            let holders = """
+                FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND classid = \(high)
+                  AND objid = \(low) AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """
             let f = Fixture(store: a, sql: .postgres(db))
             #expect(try await f.integer("SELECT count(*) \(holders)") == 1)
             #expect(try await f.integer("SELECT count(*) FROM (SELECT pg_terminate_backend(pid) \(holders)) t") == 1)

@@ -114,31 +114,15 @@ extension PostgresStore {
                   FOR UPDATE OF o SKIP LOCKED
                 ) o ORDER BY o.seq
                 """, on: c)
-            var batches: [OutboxBatch] = []
-            var index: [String: Int] = [:]
-            for found in found {
-                var row = try Self.decoder.decode(OutboxRecord.self, from: Data(try found[0].decode(String.self).utf8))
-                let transition = try found[1].decode(String?.self).map {
-                    try Self.decoder.decode(TransitionRecord.self, from: Data($0.utf8))
-                }
-                let key = row.batch ?? "\(row.receiver)\u{1F}\(row.route.map(String.init) ?? "-")\u{1F}\(row.groupKey)"
-                row.state = .sending
-                row.leaseUntil = now + lease
-                row.attempts += 1
-                if let i = index[key] {
-                    batches[i].rows.append(row)
-                    if let transition { batches[i].transitions.append(transition) }
-                    batches[i].attempt = max(batches[i].attempt, row.attempts)
-                    batches[i].firstCreatedAt = min(batches[i].firstCreatedAt, row.createdAt)
-                } else {
-                    index[key] = batches.count
-                    batches.append(
-                        OutboxBatch(
-                            key: row.batch ?? row.id, receiver: row.receiver, route: row.route, rows: [row],
-                            transitions: transition.map { [$0] } ?? [], attempt: row.attempts,
-                            firstCreatedAt: row.createdAt))
-                }
-            }
+            var batches = OutboxBatch.group(
+                try found.map { found in
+                    (
+                        try Self.decoder.decode(OutboxRecord.self, from: Data(try found[0].decode(String.self).utf8)),
+                        try found[1].decode(String?.self).map {
+                            try Self.decoder.decode(TransitionRecord.self, from: Data($0.utf8))
+                        }
+                    )
+                }, now: now, lease: lease)
             var ids: [String] = []
             var keys: [String] = []
             for i in batches.indices {

@@ -179,6 +179,40 @@ public struct OutboxBatch: Sendable {
     }
 }
 
+extension OutboxBatch {
+    /// Claimed rows (in queue order, each with its transition) gathered into batches: rows of one
+    /// receiver, route and group go out together, and a row that was already in a batch keeps it (the
+    /// same idempotency key after a crash). Each row is marked as this claim leaves it: sending,
+    /// leased until `now + lease`, one attempt more. Every store's claim shares this.
+    public static func group(_ claimed: [(OutboxRecord, TransitionRecord?)], now: Int64, lease: Int64)
+        -> [OutboxBatch]
+    {
+        var batches: [OutboxBatch] = []
+        var index: [String: Int] = [:]
+        for (found, transition) in claimed {
+            var row = found
+            let key = row.batch ?? "\(row.receiver)\u{1F}\(row.route.map(String.init) ?? "-")\u{1F}\(row.groupKey)"
+            row.state = .sending
+            row.leaseUntil = now + lease
+            row.attempts += 1
+            if let i = index[key] {
+                batches[i].rows.append(row)
+                if let transition { batches[i].transitions.append(transition) }
+                batches[i].attempt = max(batches[i].attempt, row.attempts)
+                batches[i].firstCreatedAt = min(batches[i].firstCreatedAt, row.createdAt)
+            } else {
+                index[key] = batches.count
+                batches.append(
+                    OutboxBatch(
+                        key: row.batch ?? row.id, receiver: row.receiver, route: row.route, rows: [row],
+                        transitions: transition.map { [$0] } ?? [], attempt: row.attempts,
+                        firstCreatedAt: row.createdAt))
+            }
+        }
+        return batches
+    }
+}
+
 extension SQLiteStore {
     /// Adds one outbox row per delivery, inside the caller's transaction (the transition's own).
     static func enqueue(
@@ -310,31 +344,11 @@ extension SQLiteStore {
                           AND o.receiver NOT IN (SELECT value FROM json_each(:skip))
                         ORDER BY o.seq LIMIT :limit
                         """), arguments: ["now": now, "limit": limit, "skip": skip])
-            var batches: [OutboxBatch] = []
-            var index: [String: Int] = [:]
             let t = OutboxRecord.columns.count
-            for found in found {
-                var row = OutboxRecord(row: found, at: 0)
-                let transition = (found[t] as Int64?).map { _ in TransitionRecord(row: found, at: t) }
-                // A row that was already in a batch keeps it (same idempotency key after a crash).
-                let key = row.batch ?? "\(row.receiver)\u{1F}\(row.route.map(String.init) ?? "-")\u{1F}\(row.groupKey)"
-                row.state = .sending
-                row.leaseUntil = now + lease
-                row.attempts += 1
-                if let i = index[key] {
-                    batches[i].rows.append(row)
-                    if let transition { batches[i].transitions.append(transition) }
-                    batches[i].attempt = max(batches[i].attempt, row.attempts)
-                    batches[i].firstCreatedAt = min(batches[i].firstCreatedAt, row.createdAt)
-                } else {
-                    index[key] = batches.count
-                    batches.append(
-                        OutboxBatch(
-                            key: row.batch ?? row.id, receiver: row.receiver, route: row.route, rows: [row],
-                            transitions: transition.map { [$0] } ?? [],
-                            attempt: row.attempts, firstCreatedAt: row.createdAt))
-                }
-            }
+            var batches = OutboxBatch.group(
+                found.map { row in
+                    (OutboxRecord(row: row, at: 0), (row[t] as Int64?).map { _ in TransitionRecord(row: row, at: t) })
+                }, now: now, lease: lease)
             // Rows whose batch key is their own id (or the batch they already had) are claimed by one
             // statement; the others of a new multi-row batch take its first row's id one by one.
             var together: [String] = []

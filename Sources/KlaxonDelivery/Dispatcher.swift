@@ -53,6 +53,8 @@ public final class Dispatcher: Sendable {
     /// Whether the store is answering (for `/readyz`).
     public let health: StoreHealth
     let nudges = Nudge()
+    /// Ends the recorder's wait at once (`run`: nothing left in flight).
+    let recordNow = Nudge()
 
     /// Ends `run`'s wait for work at once: this process has just queued notifications. Another
     /// process's rows are found by `run`'s poll.
@@ -179,8 +181,11 @@ public final class Dispatcher: Sendable {
             group.addTask {
                 var renewed = self.clock()
                 while true {
-                    try await Task.sleep(
-                        for: .milliseconds(max(1, min(self.settings.recordEvery, self.settings.lease / 3))))
+                    // A quiet moment (nothing left in flight) records at once: a lone alert's outcome
+                    // does not wait out the interval, nor does the resolve queued behind it.
+                    await self.recordNow.wait(
+                        milliseconds: max(1, min(self.settings.recordEvery, self.settings.lease / 3)))
+                    try Task.checkCancellation()
                     try? await self.record(outcomes)
                     let now = self.clock()
                     if now - renewed >= self.settings.lease / 3 {
@@ -247,7 +252,6 @@ public final class Dispatcher: Sendable {
     public func run(poll: Int64 = 50, stop: @escaping @Sendable () -> Bool = { false }) async throws {
         let flight = InFlight()
         let outcomes = Outcomes()
-        defer { flight.close() }
         do {
             try await withLeaseRenewal(recording: outcomes) {
                 try await self.claimAndSend(flight: flight, outcomes: outcomes, poll: poll, stop: stop)
@@ -302,7 +306,9 @@ public final class Dispatcher: Sendable {
                         // One of the lane's senders: takes its batches in order until none is left.
                         while !Task.isCancelled, let (id, batch, silences) = flight.next(receiver: batch.receiver) {
                             _ = try? await self.handle(batch, silences: silences, into: outcomes)
-                            if flight.finish(id) { self.nudges.signal() }
+                            let (room, idle) = flight.finish(id)
+                            if room { self.nudges.signal() }
+                            if idle { self.recordNow.signal() }
                         }
                     }
                 }
@@ -497,7 +503,6 @@ final class InFlight: Sendable {
         var nextID = 0
         var wantsRoom = false
         var finishedSinceTrim = 0
-        var closed = false
     }
     private let state = Mutex(State())
 
@@ -526,7 +531,7 @@ final class InFlight: Sendable {
     func next(receiver: String) -> (Int, OutboxBatch, [Silence])? {
         state.withLock { s in
             guard let lane = s.lanes[receiver] else { return nil }
-            guard lane.count > 0, !s.closed else {
+            guard lane.count > 0 else {
                 if lane.senders <= 1 && lane.count == 0 {
                     s.lanes[receiver] = nil
                 } else {
@@ -538,18 +543,16 @@ final class InFlight: Sendable {
         }
     }
 
-    /// A batch handled (its outcome is with the recorder). True when the claimer waits for room and
-    /// now has some.
-    func finish(_ id: Int) -> Bool {
+    /// A batch handled (its outcome is with the recorder). `room`: the claimer waits for room and now
+    /// has some; `idle`: nothing is left in flight.
+    func finish(_ id: Int) -> (room: Bool, idle: Bool) {
         state.withLock { s in
-            guard let batch = s.unfinished.removeValue(forKey: id) else { return false }
+            guard let batch = s.unfinished.removeValue(forKey: id) else { return (false, false) }
             s.rows -= batch.rows.count
             s.finishedSinceTrim += 1
-            if s.wantsRoom {
-                s.wantsRoom = false
-                return true
-            }
-            return false
+            let room = s.wantsRoom
+            s.wantsRoom = false
+            return (room, s.rows == 0)
         }
     }
 
@@ -572,8 +575,6 @@ final class InFlight: Sendable {
     /// Batches claimed and not finished (to give back when the run is cut off).
     func unfinished() -> [OutboxBatch] { state.withLock { Array($0.unfinished.values) } }
 
-    /// Senders take nothing more.
-    func close() { state.withLock { $0.closed = true } }
 }
 
 /// Spaces sends to one receiver to at most `rate` per second, smoothing bursts instead of provoking 429s.

@@ -105,7 +105,12 @@ struct DaemonTests {
         #expect(sources.first { $0["name"] as? String == "texas" }?["healthy"] as? Bool == true)
         #expect(sources.first { $0["name"] as? String == "broken" }?["healthy"] as? Bool == false)
 
-        let (_, metrics) = try await http("GET", base + "/metrics")
+        // The delivery's outcome is recorded just after the hook answered: wait for it to be counted.
+        var metrics = ""
+        try await poll(until: "the delivery is counted") {
+            metrics = try await http("GET", base + "/metrics").1
+            return metrics.contains("klaxon_deliveries_total{receiver=\"hook\",outcome=\"sent\"} 1")
+        }
         // Counted under the configured source that fetched them.
         #expect(metrics.contains("klaxon_readings_total{source=\"texas\"} 2"))
         #expect(metrics.contains("klaxon_transitions_total{rule=\"high-flow\",state=\"firing\"} 1"))

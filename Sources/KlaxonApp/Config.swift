@@ -26,6 +26,9 @@ public struct Config: Sendable {
     public var fallbackReceiver: String?
     /// Seconds after which an undelivered notification is dead.
     public var giveUpAfter: Int64 = 86400
+    /// Seconds a claimed notification stays with the instance that claimed it (renewed while it is
+    /// being sent); after that instance dies, another sends it, under the same key.
+    public var deliveryLease: Int64 = 30
     /// Where readings come from (`klaxon fetch`, the daemon).
     public var sources: [ConfiguredSource] = []
     /// Users who may act on every owner's trips (`trip … --all`).
@@ -73,7 +76,7 @@ public struct Config: Sendable {
 
     public static let keys = [
         "database", "rules", "sources", "receivers", "routes", "default_receiver", "fallback_receiver",
-        "give_up_after", "admins", "listen", "api", "chat", "retention", "site",
+        "give_up_after", "delivery_lease", "admins", "listen", "api", "chat", "retention", "site",
     ]
 
     public func receiver(named name: String) -> Receiver? { receivers.first { $0.name == name } }
@@ -174,6 +177,13 @@ public struct Config: Sendable {
             }
             if let n = m.value("give_up_after"), let d = file.duration(n, what: "give_up_after") {
                 config.giveUpAfter = d
+            }
+            if let n = m.value("delivery_lease"), let d = file.duration(n, what: "delivery_lease") {
+                if (5...3600).contains(d) {
+                    config.deliveryLease = d
+                } else {
+                    file.error(n, "delivery_lease must be from 5s to 1h, not \(DurationText.format(d))")
+                }
             }
             if let n = m.value("receivers"), let items = file.list(n, what: "receivers") {
                 for item in items {

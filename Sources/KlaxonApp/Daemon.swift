@@ -91,6 +91,47 @@ public final class Daemon: Sendable {
         return result
     }
 
+    /// How long an instance on standby waits before it tries for a duty again. With a holder's death
+    /// seen by the server at once (its session ends), the survivor takes over within this; with a
+    /// connection gone silent, within the holder's 15 s of silence plus this.
+    static let dutyRetry: Duration = .seconds(5)
+
+    /// Runs `body` whenever this instance holds `duty`, until cancelled: on SQLite at once and for
+    /// good; with several daemons on one PostgreSQL database, while no other instance holds it. On
+    /// standby, or after losing the duty (`DutyLost`: the connection holding it ended), it tries again
+    /// every `dutyRetry`. `/readyz` and `/metrics` show what is held (`health.duties`).
+    func serve(duty: String, _ body: @escaping @Sendable () async throws -> Void) async {
+        let duties = health.duties
+        let logger = self.logger
+        let shared = !(store is SQLiteStore)
+        duties.want(duty)
+        var onStandby = false
+        while !Task.isCancelled {
+            do {
+                let ran = try await store.holding(duty: duty) {
+                    duties.took(duty)
+                    defer { duties.released(duty) }
+                    if shared { logger.notice("duty taken", metadata: ["duty": "\(duty)"]) }
+                    try await body()
+                }
+                if ran != nil { return }
+                if !onStandby {
+                    logger.info("duty held by another instance; on standby", metadata: ["duty": "\(duty)"])
+                    onStandby = true
+                }
+            } catch is CancellationError {
+                return
+            } catch let lost as DutyLost {
+                onStandby = false
+                logger.warning("\(lost)", metadata: ["duty": "\(duty)"])
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("cannot take a duty; trying again", metadata: ["duty": "\(duty)", "error": "\(error)"])
+            }
+            try? await Task.sleep(for: Self.dutyRetry)
+        }
+    }
+
     /// Fetches one source once, records the outcome, and wakes the evaluator when it stored anything.
     func poll(_ source: ConfiguredSource, now: Int64) async -> Fetch.Outcome {
         let o = await Fetch.run(sources: [source], store: store, now: now)[0]
@@ -216,7 +257,7 @@ struct PollerService: Service {
         try await untilGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 for source in daemon.config.sources {
-                    group.addTask { await loop(source) }
+                    group.addTask { await daemon.serve(duty: "source:\(source.source.name)") { await loop(source) } }
                 }
             }
             // No source (readings come through the API): stay up until the shutdown.
@@ -267,41 +308,46 @@ struct EvaluatorService: Service {
 
     func run() async throws {
         try await untilGracefulShutdown {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    while !Task.isCancelled {
-                        // A minute of the daemon's clock, but never more often than twice a second
-                        // of real time (a compressed clock would otherwise evaluate 60 times a second).
-                        try await Task.sleep(for: .seconds(max(0.5, daemon.clock.wallSeconds(60))))
-                        daemon.wake.yield()
-                    }
-                }
-                group.addTask {
-                    // Readings another process stored (`klaxon ingest` from cron, a second daemon's
-                    // fetch) are evaluated within 20 ms, not at the next minute: one read of the ingest
-                    // log's newest entry (its primary key), never a write. Fifty such reads a second
-                    // cost about a millisecond of CPU.
-                    var seen = (try? await daemon.store.ingestMark()) ?? 0
-                    while !Task.isCancelled {
-                        try await Task.sleep(for: .milliseconds(20))
-                        guard let mark = try? await daemon.store.ingestMark() else { continue }
-                        if mark > seen { daemon.wake.yield() }
-                        seen = mark
-                    }
-                }
-                group.addTask {
+            // One instance evaluates at a time (several daemons on one PostgreSQL database).
+            await daemon.serve(duty: "evaluator") { try await evaluate() }
+        }
+    }
+
+    func evaluate() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    // A minute of the daemon's clock, but never more often than twice a second
+                    // of real time (a compressed clock would otherwise evaluate 60 times a second).
+                    try await Task.sleep(for: .seconds(max(0.5, daemon.clock.wallSeconds(60))))
                     daemon.wake.yield()
-                    for await _ in daemon.wakes {
-                        // A database error (another process holding the lock) waits and retries; it
-                        // never ends the daemon. The evaluation awaits the store in bounded slices.
-                        try await daemon.health.persist("evaluator", logger: daemon.logger) {
-                            _ = try await daemon.evaluate()
-                        }
+                }
+            }
+            group.addTask {
+                // Readings another process stored (`klaxon ingest` from cron, a second daemon's
+                // fetch) are evaluated within 20 ms, not at the next minute: one read of the ingest
+                // log's newest entry (its primary key), never a write. Fifty such reads a second
+                // cost about a millisecond of CPU.
+                var seen = (try? await daemon.store.ingestMark()) ?? 0
+                while !Task.isCancelled {
+                    try await Task.sleep(for: .milliseconds(20))
+                    guard let mark = try? await daemon.store.ingestMark() else { continue }
+                    if mark > seen { daemon.wake.yield() }
+                    seen = mark
+                }
+            }
+            group.addTask {
+                daemon.wake.yield()
+                for await _ in daemon.wakes {
+                    // A database error (another process holding the lock) waits and retries; it
+                    // never ends the daemon. The evaluation awaits the store in bounded slices.
+                    try await daemon.health.persist("evaluator", logger: daemon.logger) {
+                        _ = try await daemon.evaluate()
                     }
                 }
-                try await group.next()
-                group.cancelAll()
             }
+            try await group.next()
+            group.cancelAll()
         }
     }
 }

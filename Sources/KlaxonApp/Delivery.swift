@@ -29,7 +29,7 @@ public enum DeliveryWiring {
         store: any Store, config: Config, logger: Logger, lease: Int64? = nil, health: StoreHealth = StoreHealth()
     ) throws -> Dispatcher {
         var settings = Dispatcher.Settings()
-        if let lease { settings.lease = lease }
+        settings.lease = lease ?? config.deliveryLease * 1000
         settings.giveUpAfter = config.giveUpAfter
         settings.fallbackReceiver = config.fallbackReceiver
         return Dispatcher(

@@ -152,11 +152,14 @@ struct PrunerService: Service {
     func run() async throws {
         try await untilGracefulShutdown {
             try await Task.sleep(for: .seconds(max(0.1, firstAfter)))
-            while !Task.isCancelled {
-                try await daemon.health.persist("pruner", logger: daemon.logger) {
-                    _ = try await daemon.prune()
+            // One instance prunes at a time (several daemons on one PostgreSQL database).
+            await daemon.serve(duty: "pruner") {
+                while !Task.isCancelled {
+                    try await daemon.health.persist("pruner", logger: daemon.logger) {
+                        _ = try await daemon.prune()
+                    }
+                    try await Task.sleep(for: .seconds(max(5, daemon.clock.wallSeconds(every))))
                 }
-                try await Task.sleep(for: .seconds(max(5, daemon.clock.wallSeconds(every))))
             }
         }
     }

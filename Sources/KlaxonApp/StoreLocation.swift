@@ -126,9 +126,11 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
     /// Runs `body` with the store open: a SQLite file (read-only if asked), or PostgreSQL through a
     /// pool that runs for the call, after one connection has shown the server answers (else an error
     /// naming `postgres://host:port/database` and the reason). Everything opened is closed before this
-    /// returns. On PostgreSQL, `readOnly` makes no difference: a normal connection reads.
+    /// returns. On PostgreSQL, `readOnly` makes no difference: a normal connection reads, and the pool
+    /// gets `dutyConnections` more connections than its default: each duty the daemon holds keeps one.
     public func withStore<T>(
-        readOnly: Bool = false, sqliteWriterCacheMiB: Int = 32, sqliteReaderCacheMiB: Int = 4, logger: Logger,
+        readOnly: Bool = false, sqliteWriterCacheMiB: Int = 32, sqliteReaderCacheMiB: Int = 4,
+        dutyConnections: Int = 0, logger: Logger,
         isolation: isolated (any Actor)? = #isolation, _ body: (any Store) async throws -> T
     ) async throws -> T {
         switch self {
@@ -139,7 +141,8 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
                 : try SQLiteStore.open(
                     path: path, writerCacheMiB: sqliteWriterCacheMiB, readerCacheMiB: sqliteReaderCacheMiB)
             return try await body(store)
-        case .postgres(let configuration):
+        case .postgres(var configuration):
+            configuration.maximumConnections += max(0, dutyConnections)
             return try await PostgresStore.withChecked(configuration, logger: logger) { store in
                 try await body(store)
             }

@@ -45,7 +45,8 @@ extension PostgresStore {
                 let part = Array(queue[index..<min(queue.count, index + e.sliceSeries)])
                 let tail = index + part.count == queue.count
                 let slice = try await transaction { c in
-                    try await self.evaluateReadings(part, e, on: c, cursor: tail ? top : nil)
+                    try await self.evaluationTurn(on: c)
+                    return try await self.evaluateReadings(part, e, on: c, cursor: tail ? top : nil)
                 }
                 result.lateReadings += slice.late
                 if slice.done < part.count { queue[index + slice.done].stepped += slice.partial }
@@ -68,7 +69,8 @@ extension PostgresStore {
             while index < quiet.count {
                 let part = Array(quiet[index..<min(quiet.count, index + e.sliceSeries)])
                 let logged = try await transaction { c in
-                    try await self.advanceQuiet(part, e, on: c)
+                    try await self.evaluationTurn(on: c)
+                    return try await self.advanceQuiet(part, e, on: c)
                 }
                 Self.add(logged, to: &result, route: e.route)
                 if !logged.isEmpty { e.committed?(logged.count) }
@@ -77,19 +79,36 @@ extension PostgresStore {
         }
         if !e.quakes.isEmpty {
             while true {
-                let (logged, more) = try await transaction { c in try await self.evaluateQuakes(e, on: c) }
+                let (logged, more) = try await transaction { c in
+                    try await self.evaluationTurn(on: c)
+                    return try await self.evaluateQuakes(e, on: c)
+                }
                 Self.add(logged, to: &result, route: e.route)
                 if !logged.isEmpty { e.committed?(logged.count) }
                 guard more else { break }
             }
         }
         if !e.trips.isEmpty {
-            let logged = try await transaction { c in try await self.evaluateTrips(e, on: c) }
+            let logged = try await transaction { c in
+                try await self.evaluationTurn(on: c)
+                return try await self.evaluateTrips(e, on: c)
+            }
             Self.add(logged, to: &result, route: e.route)
             if !logged.isEmpty { e.committed?(logged.count) }
         }
         result.transitions.sort { Transition.outputOrder($0.transition, $1.transition) }
         return result
+    }
+
+    /// The transaction-scoped advisory lock each evaluation transaction takes first. The daemon's
+    /// evaluator is one instance's duty, but `klaxon evaluate` from cron, or an old holder that has not
+    /// yet noticed it lost the duty, may evaluate at the same time: their transactions then take turns,
+    /// and each reads the alert states the other committed (an alert's state knows the last reading it
+    /// stepped), so no reading is stepped twice and no transition logged twice.
+    static let evaluationLock: Int64 = 0x6b6c_786e_6576_6101
+
+    func evaluationTurn(on c: PostgresConnection) async throws {
+        try await execute("SELECT pg_advisory_xact_lock(\(Self.evaluationLock))", on: c)
     }
 
     /// Quake rules over the event versions stored since the last evaluation, up to 1,000 per

@@ -63,8 +63,10 @@ public enum KlaxonHTTP {
         router.get("/metrics") { _, _ -> Response in
             // A read of a few rows (the store's running totals), never of the history tables.
             let counts = try await store.metrics()
+            let duties = health.duties.all
             let text = try await offPool {
                 metrics.sync(counts)
+                metrics.duties(duties)
                 return metrics.exposition()
             }
             var headers = HTTPFields()
@@ -236,6 +238,9 @@ public enum KlaxonHTTP {
         }
         var out: [String: Any] = [
             "database": reachable ? health.state : "unreachable", "sources": states,
+            // Which duties this instance holds, and which it waits for while another instance holds
+            // them (several daemons on one PostgreSQL database). Standby is ready: it answers HTTP.
+            "duties": ["held": health.duties.held, "standby": health.duties.standby],
         ]
         if !troubles.isEmpty {
             out["database_waiting"] = troubles.sorted { $0.key < $1.key }.map { service, t -> [String: Any] in

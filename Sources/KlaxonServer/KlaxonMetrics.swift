@@ -49,6 +49,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
         static let outbox = "klaxon_outbox_depth"
         static let deliveries = "klaxon_deliveries_total"
         static let latency = "klaxon_delivery_latency_seconds"
+        static let duties = "klaxon_duty_held"
     }
 
     static let outboxStates = ["pending", "sending", "sent", "dead", "muted", "dropped"]
@@ -137,6 +138,17 @@ public final class KlaxonMetrics: @unchecked Sendable {
                 for _ in 0..<n { latency.record(mean) }
             }
             seenLatency[i] = bucket
+        }
+    }
+
+    /// Which duties this instance holds (1) or waits for while another instance holds them (0).
+    public func duties(_ duties: [(duty: String, held: Bool)]) {
+        for d in duties {
+            registry.makeGauge(
+                name: Names.duties, labels: [("duty", d.duty)],
+                help:
+                    "1 while this instance holds the duty (a source's polling, the evaluator, the pruner), 0 on standby."
+            ).set(to: d.held ? 1 : 0)
         }
     }
 

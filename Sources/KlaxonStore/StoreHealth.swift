@@ -17,6 +17,9 @@ public final class StoreHealth: Sendable {
 
     private let failing = Mutex<[String: Trouble]>([:])
 
+    /// The duties this instance takes part in (see `Store.holding(duty:_:)`), and which it holds now.
+    public let duties = Duties()
+
     public init() {}
 
     /// Services in trouble now, by name.
@@ -85,4 +88,33 @@ public final class StoreHealth: Sendable {
             }
         }
     }
+}
+
+/// The duties an instance takes part in — each source's polling, the evaluator, the pruner — and
+/// whether it holds each one now or waits on standby while another instance holds it. On SQLite
+/// every duty is held; with several daemons on one PostgreSQL database, one instance holds each.
+public final class Duties: Sendable {
+    private let state = Mutex<[String: Bool]>([:])
+
+    public init() {}
+
+    /// `duty` is one this instance takes part in; it is on standby until `took`.
+    public func want(_ duty: String) { state.withLock { if $0[duty] == nil { $0[duty] = false } } }
+
+    /// This instance holds `duty` now.
+    public func took(_ duty: String) { state.withLock { $0[duty] = true } }
+
+    /// This instance no longer holds `duty` (it let it go, lost it, or never got it).
+    public func released(_ duty: String) { state.withLock { $0[duty] = false } }
+
+    /// Every duty, sorted by name, with whether it is held.
+    public var all: [(duty: String, held: Bool)] {
+        state.withLock { $0 }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    /// Duties held now, sorted.
+    public var held: [String] { all.filter(\.held).map(\.duty) }
+
+    /// Duties waited for (another instance holds them), sorted.
+    public var standby: [String] { all.filter { !$0.held }.map(\.duty) }
 }

@@ -574,9 +574,9 @@ struct DispatchCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "How long a claim lasts unless renewed (every third of it while a send is in flight); a dispatcher that dies on this host is taken over at once (default 30s)."
+            "How long a claim lasts unless renewed (every third of it while a send is in flight); a dispatcher that dies on this host is taken over at once (default: delivery_lease in the config, else 30s)."
     )
-    var lease: String = "30s"
+    var lease: String?
 
     func run() async throws {
         let code: Int32
@@ -585,11 +585,15 @@ struct DispatchCommand: AsyncParsableCommand {
             code = try await store.withStore(config: config) { db in
                 var logger = Logger(label: "klaxon.dispatch")
                 logger.logLevel = .info
-                guard let leaseSeconds = DurationText.parse(lease), leaseSeconds > 0 else {
-                    throw ValidationError("--lease \"\(lease)\" is not a duration")
+                var leaseMs: Int64? = nil
+                if let lease {
+                    guard let seconds = DurationText.parse(lease), seconds > 0 else {
+                        throw ValidationError("--lease \"\(lease)\" is not a duration")
+                    }
+                    leaseMs = seconds * 1000
                 }
                 let dispatcher = try DeliveryWiring.dispatcher(
-                    store: db, config: config, logger: logger, lease: leaseSeconds * 1000)
+                    store: db, config: config, logger: logger, lease: leaseMs)
                 // Reminders for alerts still firing (repeat_interval), then deliver.
                 let rules = try RuleLoader.load(paths: config.rules ?? ["Rules"])
                 let reminders = try await Repeats.enqueue(
@@ -688,9 +692,12 @@ struct OutboxCommand: ParsableCommand {
         @OptionGroup var store: StoreOptions
         @Option(help: "Only rows in this state: pending, sending, sent, dead, muted, dropped.")
         var state: String?
+        @Option(help: "At most this many rows, newest first (1 to 1000000).")
+        var limit: Int = 200
 
         func run() async throws {
             try await guarded {
+                guard (1...1_000_000).contains(limit) else { throw UserError("--limit must be from 1 to 1000000") }
                 return try await store.withStore(readOnly: true) { db in
                     var filter: OutboxRecord.State? = nil
                     if let state {
@@ -701,8 +708,11 @@ struct OutboxCommand: ParsableCommand {
                         }
                         filter = s
                     }
-                    let rows = try await db.outbox(state: filter)
+                    let rows = try await db.outbox(state: filter, limit: limit)
                     if rows.isEmpty { print("(empty)") }
+                    if rows.count == limit {
+                        printError("outbox list: the newest \(limit) rows; --limit shows more")
+                    }
                     for r in rows {
                         let due = Timestamp.format(r.dueAt / 1000)
                         print(

@@ -248,9 +248,11 @@ struct RunCommand: AsyncParsableCommand {
             logger.logLevel = level
             limitMallocArenas(2)
             let location = cfg.store ?? .sqlite(path: StoreLocation.defaultPath)
-            // A long-running writer of small batches: modest page caches keep the daemon small.
-            return try await location.withStore(sqliteWriterCacheMiB: 4, sqliteReaderCacheMiB: 1, logger: logger) {
-                store in
+            // A long-running writer of small batches: modest page caches keep the daemon small. On
+            // PostgreSQL each duty (a source's polling, the evaluator, the pruner) keeps a connection.
+            return try await location.withStore(
+                sqliteWriterCacheMiB: 4, sqliteReaderCacheMiB: 1, dutyConnections: cfg.sources.count + 2, logger: logger
+            ) { store in
                 for line in try await WaterContext.missingCategories(rules: ruleList, store: store) {
                     logger.warning("\(line)")
                 }

@@ -104,6 +104,11 @@ struct DaemonTests {
         let sources = try #require(r["sources"] as? [[String: Any]])
         #expect(sources.first { $0["name"] as? String == "texas" }?["healthy"] as? Bool == true)
         #expect(sources.first { $0["name"] as? String == "broken" }?["healthy"] as? Bool == false)
+        // One machine's store: this daemon holds every duty, and waits for none.
+        let duties = try #require(r["duties"] as? [String: [String]])
+        #expect(duties["held"]?.contains("evaluator") == true, "\(duties)")
+        #expect(duties["held"]?.contains("source:texas") == true && duties["held"]?.contains("source:broken") == true)
+        #expect(duties["standby"] == [])
 
         // The delivery's outcome is recorded just after the hook answered: wait for it to be counted.
         var metrics = ""
@@ -113,6 +118,7 @@ struct DaemonTests {
         }
         // Counted under the configured source that fetched them.
         #expect(metrics.contains("klaxon_readings_total{source=\"texas\"} 2"))
+        #expect(metrics.contains("klaxon_duty_held{duty=\"evaluator\"} 1"))
         #expect(metrics.contains("klaxon_transitions_total{rule=\"high-flow\",state=\"firing\"} 1"))
         #expect(metrics.contains("klaxon_deliveries_total{receiver=\"hook\",outcome=\"sent\"} 1"))
         #expect(metrics.contains("klaxon_outbox_depth{state=\"pending\"} 0"))

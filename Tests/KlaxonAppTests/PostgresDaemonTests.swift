@@ -249,6 +249,14 @@ struct StoreLocationTests {
         let text = bad.map { "\($0)" } ?? ""
         #expect(text.contains("pasword"))
         #expect(text.contains("database.url must be a postgres:// URL"))
+
+        // delivery_lease: how long another instance waits for a dead one's claims.
+        #expect(try Config.load(path: s.write("d.yaml", "delivery_lease: 10s\n")).deliveryLease == 10)
+        #expect(try Config.load(path: s.write("e.yaml", "rules: [r]\n")).deliveryLease == 30)
+        let short = #expect(throws: (any Error).self) {
+            try Config.load(path: s.write("f.yaml", "delivery_lease: 1s\n"))
+        }
+        #expect(short.map { "\($0)" }?.contains("delivery_lease must be from 5s to 1h") == true)
     }
 }
 

@@ -21,6 +21,14 @@ extension PostgresStore {
         let logger = self.logger
         do {
             return try await client.withConnection { connection -> T? in
+                // The server frees a duty when the holder's session ends. A holder that dies with its
+                // machine, or behind a partition, sends no FIN: these make the server probe the
+                // connection after 5 s of silence and drop it about 11 s in (or when data it sent
+                // stays unacknowledged for 10 s), instead of after the system's two hours, so
+                // another instance takes over within 15 s. Settings an old server lacks are skipped.
+                for setting in Self.dutySessionSettings {
+                    _ = try? await connection.query(PostgresQuery(unsafeSQL: setting), logger: logger)
+                }
                 var got = false
                 for try await row in try await connection.query("SELECT pg_try_advisory_lock(\(key))", logger: logger) {
                     got = try row.decode(Bool.self)
@@ -85,6 +93,13 @@ extension PostgresStore {
             throw CancellationError()
         }
     }
+
+    /// Session settings of a duty's connection (see `holding`): TCP keepalives and a user timeout on
+    /// the server's side of it.
+    static let dutySessionSettings = [
+        "SET tcp_keepalives_idle = 5", "SET tcp_keepalives_interval = 2", "SET tcp_keepalives_count = 3",
+        "SET tcp_user_timeout = 10000",
+    ]
 
     /// How long a held duty's connection may leave the prober unanswered before the duty counts as
     /// lost (a network gone quiet: the server frees the lock when it notices, too).

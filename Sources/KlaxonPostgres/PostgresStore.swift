@@ -3,6 +3,7 @@ import KlaxonCore
 import KlaxonStore
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The PostgreSQL `Store`: the same tables, constraints and semantics as `SQLiteStore`, on a server
 /// several daemons can share. Every call is async and runs on a connection of the store's pool
@@ -88,9 +89,33 @@ public final class PostgresStore: Store {
         return try outcome.get()
     }
 
-    /// True when the server answers a query.
+    /// True when the server answers a query within `reachableWithin`. A server that is down, or a
+    /// network that has gone silent, makes a query wait (for a connection, or forever on a connection
+    /// whose peer vanished): `/readyz` says "unreachable" after this long instead of waiting with it.
     public func isReachable() async -> Bool {
-        (try? await scalar("SELECT 1::bigint", as: Int64.self)) == 1
+        await Self.first(within: Self.reachableWithin, otherwise: false) { [self] in
+            (try? await scalar("SELECT 1::bigint", as: Int64.self)) == 1
+        }
+    }
+
+    static let reachableWithin = Duration.seconds(3)
+
+    /// `work`'s value, or `fallback` if it has not answered within `limit` (the work is then cancelled
+    /// and left to end in its own time: a query on a vanished connection may never end).
+    static func first<T: Sendable>(
+        within limit: Duration, otherwise fallback: T, _ work: @escaping @Sendable () async -> T
+    ) async -> T {
+        let pending = Mutex<CheckedContinuation<T, Never>?>(nil)
+        let finish: @Sendable (T) -> Void = { value in pending.withLock { $0.take() }?.resume(returning: value) }
+        return await withCheckedContinuation { continuation in
+            pending.withLock { $0 = continuation }
+            let task = Task { finish(await work()) }
+            Task {
+                try? await Task.sleep(for: limit)
+                task.cancel()
+                finish(fallback)
+            }
+        }
     }
 
     // MARK: Helpers

@@ -226,7 +226,8 @@ public enum KlaxonHTTP {
         let reachable = await store.isReachable()
         let troubles = health.troubles
         var states: [[String: Any]] = []
-        let stored = (try? await store.sourceStates()) ?? []
+        // An unreachable database is not asked again (each call would wait out the same silence).
+        let stored = reachable ? ((try? await store.sourceStates()) ?? []) : []
         for name in sources {
             let s = stored.first { $0.source == name }
             var o: [String: Any] = ["name": name, "failures": s?.failures ?? 0]

@@ -114,6 +114,7 @@ public final class Daemon: Sendable {
                     if shared { logger.notice("duty taken", metadata: ["duty": "\(duty)"]) }
                     try await body()
                 }
+                duties.released(duty)
                 if ran != nil { return }
                 if !onStandby {
                     logger.info("duty held by another instance; on standby", metadata: ["duty": "\(duty)"])
@@ -122,6 +123,8 @@ public final class Daemon: Sendable {
             } catch is CancellationError {
                 return
             } catch let lost as DutyLost {
+                // Its work was cancelled, not waited for (it may hang on the lost connection).
+                duties.released(duty)
                 onStandby = false
                 logger.warning("\(lost)", metadata: ["duty": "\(duty)"])
             } catch {

@@ -40,15 +40,16 @@ extension PostgresStore {
                 } catch {
                     outcome = .failure(error)
                 }
-                // Let go outside any cancellation. A connection that cannot confirm it is closed, so
-                // the pool never hands out a connection that still holds a duty.
+                // Let go outside any cancellation, and within `dutyCheck` (a silent connection never
+                // answers). A connection that cannot confirm it is closed, so the pool never hands
+                // out a connection that still holds a duty.
                 var released = false
                 if !connection.isClosed {
-                    released = await Task.detached {
+                    released = await Self.first(within: Self.dutyCheck, otherwise: false) {
                         (try? await connection.query("SELECT pg_advisory_unlock(\(key))", logger: logger)) != nil
-                    }.value
+                    }
                 }
-                if !released { try? await connection.close() }
+                if !released { Task { try? await connection.close() } }
                 return try outcome.get()
             }
         } catch let lost as DutyLost {
@@ -60,37 +61,51 @@ extension PostgresStore {
         }
     }
 
-    /// `body`, cancelled with `DutyLost` if `connection` closes, or stops answering for `dutySilence`,
-    /// while it runs. (A query on a connection the server has closed never returns, so the check
-    /// looks at the connection's state, and a prober of its own answers the rest.)
+    /// `body`, or `DutyLost` as soon as `connection` closes or leaves its prober unanswered for
+    /// `dutySilence`. (A query on a connection whose server has gone silent never returns, so the
+    /// check looks at the connection's state, and a prober of its own answers the rest.) On `DutyLost`
+    /// the body is cancelled but not waited for: what hangs on the lost connection ends in its own
+    /// time, and can no longer change anything.
     static func run<T: Sendable>(
         _ body: @escaping @Sendable () async throws -> T, holding duty: String, on connection: PostgresConnection,
         logger: Logger
     ) async throws -> T {
         let answered = LastAnswer()
-        let prober = Task {
-            while !Task.isCancelled {
-                if (try? await connection.query("SELECT 1", logger: logger)) != nil {
-                    answered.now()
-                }
-                try? await Task.sleep(for: dutyCheck)
-            }
+        let pending = Mutex<CheckedContinuation<T, any Error>?>(nil)
+        let finish: @Sendable (Result<T, any Error>) -> Void = { outcome in
+            pending.withLock { $0.take() }?.resume(with: outcome)
         }
-        defer { prober.cancel() }
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                while true {
-                    try await Task.sleep(for: dutyCheck)
-                    let silent = ContinuousClock.now - answered.at
-                    if connection.isClosed || silent > dutySilence { throw DutyLost(duty: duty) }
+        let tasks = Mutex<[Task<Void, Never>]>([])
+        defer { for task in tasks.withLock({ $0 }) { task.cancel() } }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                pending.withLock { $0 = continuation }
+                let work = Task {
+                    do { finish(.success(try await body())) } catch { finish(.failure(error)) }
                 }
+                let prober = Task {
+                    while !Task.isCancelled {
+                        if (try? await connection.query("SELECT 1", logger: logger)) != nil { answered.now() }
+                        try? await Task.sleep(for: dutyCheck)
+                    }
+                }
+                let watchdog = Task {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: dutyCheck)
+                        let silent = ContinuousClock.now - answered.at
+                        if connection.isClosed || silent > dutySilence {
+                            work.cancel()
+                            finish(.failure(DutyLost(duty: duty)))
+                            return
+                        }
+                    }
+                }
+                tasks.withLock { $0 = [work, prober, watchdog] }
+                if Task.isCancelled { work.cancel() }
             }
-            defer { group.cancelAll() }
-            while let result = try await group.next() {
-                if let result { return result }
-            }
-            throw CancellationError()
+        } onCancel: {
+            // The caller's cancellation reaches the body; its end (or the watchdog's) answers.
+            for task in tasks.withLock({ $0 }).prefix(1) { task.cancel() }
         }
     }
 

@@ -144,6 +144,101 @@ struct HighAvailabilityTests {
         }
     }
 
+    @Test(
+        "a partition between one daemon and the database: it says unreachable and gives its duties up; the other takes them over and delivers everything once"
+    )
+    func partition() async throws {
+        try await PostgresServer.withDatabase { db in
+            try await HTTPSink.with { hook in
+                try await HTTPSink.with { station in
+                    let proxy = try await TCPProxy.start(to: db.port)
+                    defer { Task { await proxy.stop() } }
+                    let s = try Scratch()
+                    try s.write(
+                        "rules/flow.yaml",
+                        "name: high-flow\nkind: threshold\nmetric: gage_height\nabove: 150\nnotify: [hook]\n")
+                    func config(_ file: String, port: Int) throws -> String {
+                        try s.write(
+                            file,
+                            """
+                            database: "postgres://\(db.user)@127.0.0.1:\(port)/\(db.name)"
+                            rules: [rules]
+                            listen: 127.0.0.1:0
+                            api: {token: s3cret}
+                            sources:
+                              - name: probe
+                                kind: http-json
+                                url: \(station.url)/obs
+                                every: 1h
+                                time: {pointer: /t}
+                                station: {id: PROBE}
+                                metrics: {gage_height: {pointer: /h}}
+                            receivers:
+                              - {name: hook, type: webhook, url: "\(hook.url)/hook", preset: generic}
+                            """)
+                    }
+                    // The first daemon reaches the database through the proxy, the second directly.
+                    let cut = try config("cut.yaml", port: proxy.port)
+                    let direct = try config("direct.yaml", port: db.port)
+                    try await DaemonProcess.with(config: cut, in: s.dir) { first in
+                        try await poll(until: "the first daemon holds the evaluator and the source") {
+                            let held = try await duties(first).held
+                            return held.contains("evaluator") && held.contains("source:probe")
+                        }
+                        try await DaemonProcess.with(config: direct, in: s.dir) { second in
+                            try await poll(until: "the second daemon is on standby") {
+                                try await duties(second).standby.contains("evaluator")
+                            }
+                            proxy.partition()
+                            let cutAt = ContinuousClock.now
+
+                            // The cut-off daemon still answers HTTP, and says so.
+                            try await poll(until: "the cut-off daemon's /readyz says unreachable") {
+                                let (status, body) = try await http("GET", first.base + "/readyz")
+                                return status == 503 && body.contains("\"database\":\"unreachable\"")
+                            }
+                            #expect(try await http("GET", first.base + "/healthz") == (200, "ok\n"))
+                            // The server ended the cut-off sessions: the other daemon takes over.
+                            try await poll(until: "the second daemon holds the evaluator and the source") {
+                                let held = try await duties(second).held
+                                return held.contains("evaluator") && held.contains("source:probe")
+                            }
+                            let takeover = ContinuousClock.now - cutAt
+                            #expect(takeover <= .seconds(15), "took over after \(takeover)")
+                            // The cut-off daemon hears nothing from its duties' connections and gives
+                            // them up itself (15 s of silence).
+                            try await poll(until: "the cut-off daemon holds no duty", within: .seconds(90)) {
+                                try await duties(first).held.isEmpty
+                            }
+                            print(
+                                "partition: took over after \(takeover); the cut-off gave up after \(ContinuousClock.now - cutAt)"
+                            )
+
+                            // Work goes on through the other daemon, once.
+                            var csv = "station,metric,time,value\n"
+                            for i in 0..<20 { csv += "P\(i),gage_height,2026-01-01T00:00:00Z,\(300 + i)\n" }
+                            let (status, pushed) = try await http(
+                                "POST", second.base + "/api/v1/readings", body: csv, token: "s3cret")
+                            #expect(status == 200, "\(pushed)")
+                            let posts = await hook.waitForRequests(20)
+                            let keys = Set(posts.compactMap { $0.headers["idempotency-key"] })
+                            #expect(keys.count == 20)
+                            try await poll(until: "the deliveries are counted") {
+                                let (_, text) = try await http("GET", second.base + "/metrics")
+                                return text.contains("klaxon_deliveries_total{receiver=\"hook\",outcome=\"sent\"} 20")
+                            }
+                            #expect(await hook.requests().count == 20, "nothing sent twice")
+                            #expect(await second.stop() == 0)
+                        }
+                        // Cut off, it still stops when asked (its watchdog ends what hangs on the
+                        // silent connections).
+                        #expect(await first.stop() != nil)
+                    }
+                }
+            }
+        }
+    }
+
     /// `/readyz`'s `duties`: what this instance holds and what it waits for.
     func duties(_ daemon: DaemonProcess) async throws -> (held: [String], standby: [String]) {
         let (_, body) = try await http("GET", daemon.base + "/readyz")

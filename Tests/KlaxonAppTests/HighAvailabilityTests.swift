@@ -22,28 +22,9 @@ struct HighAvailabilityTests {
                     // delivery of 1,000 lasts seconds, so the kill lands in the middle of it.
                     await hook.script(Array(repeating: .hang(seconds: 0.02), count: 4 * Self.alerts))
                     let s = try Scratch()
-                    try s.write(
-                        "rules/flow.yaml",
-                        "name: high-flow\nkind: threshold\nmetric: gage_height\nabove: 150\nnotify: [hook]\n")
-                    let cfg = try s.write(
-                        "klaxon.yaml",
-                        """
-                        database: "postgres://\(db.user)@127.0.0.1:\(db.port)/\(db.name)"
-                        rules: [rules]
-                        listen: 127.0.0.1:0
-                        api: {token: s3cret}
-                        delivery_lease: 5s
-                        sources:
-                          - name: probe
-                            kind: http-json
-                            url: \(station.url)/obs
-                            every: 1h
-                            time: {pointer: /t}
-                            station: {id: PROBE}
-                            metrics: {gage_height: {pointer: /h}}
-                        receivers:
-                          - {name: hook, type: webhook, url: "\(hook.url)/hook", preset: generic, connections: 2}
-                        """)
+                    let cfg = try config(
+                        s, "klaxon.yaml", db: db, port: db.port, hook: hook, station: station,
+                        extra: "delivery_lease: 5s", connections: 2)
                     try await DaemonProcess.with(config: cfg, in: s.dir) { first in
                         // The first daemon takes every duty; it polls the station at once.
                         try await poll(until: "the first daemon holds the evaluator and the source") {
@@ -154,32 +135,9 @@ struct HighAvailabilityTests {
                     let proxy = try await TCPProxy.start(to: db.port)
                     defer { Task { await proxy.stop() } }
                     let s = try Scratch()
-                    try s.write(
-                        "rules/flow.yaml",
-                        "name: high-flow\nkind: threshold\nmetric: gage_height\nabove: 150\nnotify: [hook]\n")
-                    func config(_ file: String, port: Int) throws -> String {
-                        try s.write(
-                            file,
-                            """
-                            database: "postgres://\(db.user)@127.0.0.1:\(port)/\(db.name)"
-                            rules: [rules]
-                            listen: 127.0.0.1:0
-                            api: {token: s3cret}
-                            sources:
-                              - name: probe
-                                kind: http-json
-                                url: \(station.url)/obs
-                                every: 1h
-                                time: {pointer: /t}
-                                station: {id: PROBE}
-                                metrics: {gage_height: {pointer: /h}}
-                            receivers:
-                              - {name: hook, type: webhook, url: "\(hook.url)/hook", preset: generic}
-                            """)
-                    }
                     // The first daemon reaches the database through the proxy, the second directly.
-                    let cut = try config("cut.yaml", port: proxy.port)
-                    let direct = try config("direct.yaml", port: db.port)
+                    let cut = try config(s, "cut.yaml", db: db, port: proxy.port, hook: hook, station: station)
+                    let direct = try config(s, "direct.yaml", db: db, port: db.port, hook: hook, station: station)
                     try await DaemonProcess.with(config: cut, in: s.dir) { first in
                         try await poll(until: "the first daemon holds the evaluator and the source") {
                             let held = try await duties(first).held
@@ -237,6 +195,35 @@ struct HighAvailabilityTests {
                 }
             }
         }
+    }
+
+    /// A node's config: the database at `port` (the server's, or a proxy's), one source polling
+    /// `station`, one rule, one webhook.
+    func config(
+        _ s: Scratch, _ file: String, db: PostgresServer.Database, port: Int, hook: HTTPSink, station: HTTPSink,
+        extra: String = "", connections: Int = 32
+    ) throws -> String {
+        try s.write(
+            "rules/flow.yaml", "name: high-flow\nkind: threshold\nmetric: gage_height\nabove: 150\nnotify: [hook]\n")
+        return try s.write(
+            file,
+            """
+            database: "postgres://\(db.user)@127.0.0.1:\(port)/\(db.name)"
+            rules: [rules]
+            listen: 127.0.0.1:0
+            api: {token: s3cret}
+            \(extra)
+            sources:
+              - name: probe
+                kind: http-json
+                url: \(station.url)/obs
+                every: 1h
+                time: {pointer: /t}
+                station: {id: PROBE}
+                metrics: {gage_height: {pointer: /h}}
+            receivers:
+              - {name: hook, type: webhook, url: "\(hook.url)/hook", preset: generic, connections: \(connections)}
+            """)
     }
 
     /// `/readyz`'s `duties`: what this instance holds and what it waits for.

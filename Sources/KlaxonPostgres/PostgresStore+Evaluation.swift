@@ -50,7 +50,7 @@ extension PostgresStore {
                 }
                 result.lateReadings += slice.late
                 if slice.done < part.count { queue[index + slice.done].stepped += slice.partial }
-                Self.add(slice.logged, to: &result, route: e.route)
+                Self.add(slice.logged, to: &result, route: e.route, keep: e.keepTransitions)
                 if !slice.logged.isEmpty { e.committed?(slice.logged.count) }
                 index += slice.done
             } while index < queue.count
@@ -72,7 +72,7 @@ extension PostgresStore {
                     try await self.evaluationTurn(on: c)
                     return try await self.advanceQuiet(part, e, on: c)
                 }
-                Self.add(logged, to: &result, route: e.route)
+                Self.add(logged, to: &result, route: e.route, keep: e.keepTransitions)
                 if !logged.isEmpty { e.committed?(logged.count) }
                 index += part.count
             }
@@ -83,7 +83,7 @@ extension PostgresStore {
                     try await self.evaluationTurn(on: c)
                     return try await self.evaluateQuakes(e, on: c)
                 }
-                Self.add(logged, to: &result, route: e.route)
+                Self.add(logged, to: &result, route: e.route, keep: e.keepTransitions)
                 if !logged.isEmpty { e.committed?(logged.count) }
                 guard more else { break }
             }
@@ -93,7 +93,7 @@ extension PostgresStore {
                 try await self.evaluationTurn(on: c)
                 return try await self.evaluateTrips(e, on: c)
             }
-            Self.add(logged, to: &result, route: e.route)
+            Self.add(logged, to: &result, route: e.route, keep: e.keepTransitions)
             if !logged.isEmpty { e.committed?(logged.count) }
         }
         result.transitions.sort { Transition.outputOrder($0.transition, $1.transition) }
@@ -192,10 +192,12 @@ extension PostgresStore {
     }
 
     static func add(
-        _ logged: [Logged], to result: inout EvaluationResult, route: (@Sendable (Transition) -> [PlannedDelivery])?
+        _ logged: [Logged], to result: inout EvaluationResult, route: (@Sendable (Transition) -> [PlannedDelivery])?,
+        keep: Bool
     ) {
+        result.transitionCount += logged.count
         for l in logged {
-            result.transitions.append((l.transition, l.message))
+            if keep { result.transitions.append((l.transition, l.message)) }
             if route != nil, !l.routed, l.transition.state != .resolved { result.unrouted.append(l.transition) }
         }
     }

@@ -159,6 +159,9 @@ extension PostgresStore {
         guard !outcomes.isEmpty else { return }
         try await transaction { c in
             var deltas = MetricDeltas()
+            // Final outcomes (sent, dead, muted, dropped) of every batch go in one statement: a round
+            // trip per row cost a millisecond each, and the dispatcher records thousands at once.
+            var finals = FinalOutcomes()
             for outcome in outcomes {
                 switch outcome {
                 case .finish(let batch, let state, let now, let retryAt, let error):
@@ -171,18 +174,7 @@ extension PostgresStore {
                                 WHERE id = \(row.id)
                                 """, on: c)
                         } else {
-                            let sentAt: Int64? = state == .sent ? now : nil
-                            let changed = try await self.execute(
-                                """
-                                UPDATE outbox SET state = \(state.rawValue), lease_until = NULL, claimed_by = NULL,
-                                  last_error = \(error), sent_at = \(sentAt)
-                                WHERE id = \(row.id) RETURNING 1
-                                """, on: c)
-                            if changed > 0 {
-                                deltas.outcome(
-                                    receiver: row.receiver, state: state.rawValue,
-                                    latency: state == .sent ? Double(now - row.createdAt) / 1000 : nil)
-                            }
+                            finals.add(row, state: state, now: now, error: error)
                         }
                     }
                 case .reschedule(let batch, let key, let dueAt):
@@ -203,7 +195,46 @@ extension PostgresStore {
                         purpose: "system", now: now, on: c)
                 }
             }
+            if !finals.ids.isEmpty {
+                var changed = Set<String>()
+                for row in try await self.rows(
+                    """
+                    UPDATE outbox o SET state = u.state, lease_until = NULL, claimed_by = NULL,
+                      last_error = CASE WHEN u.has_error THEN u.error END,
+                      sent_at = CASE WHEN u.state = 'sent' THEN u.at END
+                    FROM unnest(\(finals.ids)::text[], \(finals.states)::text[], \(finals.errors)::text[],
+                      \(finals.hasError)::bool[], \(finals.at)::bigint[]) AS u(id, state, error, has_error, at)
+                    WHERE o.id = u.id RETURNING o.id
+                    """, on: c)
+                {
+                    changed.insert(try row[0].decode(String.self))
+                }
+                for (row, state, now) in finals.rows where changed.contains(row.id) {
+                    deltas.outcome(
+                        receiver: row.receiver, state: state.rawValue,
+                        latency: state == .sent ? Double(now - row.createdAt) / 1000 : nil)
+                }
+            }
             try await deltas.write(self, on: c)
+        }
+    }
+
+    /// Rows that reach a final state, as the columns of one `UPDATE … FROM unnest(…)`.
+    struct FinalOutcomes {
+        var ids: [String] = []
+        var states: [String] = []
+        var errors: [String] = []
+        var hasError: [Bool] = []
+        var at: [Int64] = []
+        var rows: [(OutboxRecord, OutboxRecord.State, Int64)] = []
+
+        mutating func add(_ row: OutboxRecord, state: OutboxRecord.State, now: Int64, error: String?) {
+            ids.append(row.id)
+            states.append(state.rawValue)
+            errors.append(error ?? "")
+            hasError.append(error != nil)
+            at.append(now)
+            rows.append((row, state, now))
         }
     }
 

@@ -112,16 +112,23 @@ extension PostgresStore {
         var ids = [Int64](repeating: 0, count: batch.count)
         var suspect = [Bool](repeating: false, count: batch.count)
         var check = Plausibility.SuspectCheck()
+        // Series not known yet are found or created together, in two statements (one per new series
+        // cost two round trips: 10,000 of them for 5,000 new stations).
+        var missing: [SeriesKey: Int] = [:]
+        var firsts: [Reading] = []
+        for r in batch where known[r.series] == nil && additions[r.series] == nil && missing[r.series] == nil {
+            missing[r.series] = firsts.count
+            firsts.append(r)
+        }
+        if !firsts.isEmpty {
+            for (key, id) in try await seriesIDs(for: firsts, on: c) { additions[key] = id }
+        }
         for (i, r) in batch.enumerated() {
             suspect[i] = check.isSuspect(r)
-            let key = r.series
-            if let id = known[key] ?? additions[key] {
-                ids[i] = id
-            } else {
-                let id = try await seriesID(for: r, on: c)
-                additions[key] = id
-                ids[i] = id
+            guard let id = known[r.series] ?? additions[r.series] else {
+                throw PostgresStoreError.server(path: path, message: "no id for series \(r.series)")
             }
+            ids[i] = id
         }
         // Series by series (stable), as SQLite writes them: neighbouring rows share index pages.
         let order = batch.indices.sorted { ids[$0] != ids[$1] ? ids[$0] < ids[$1] : $0 < $1 }
@@ -184,19 +191,43 @@ extension PostgresStore {
         return stats
     }
 
-    /// Finds or creates the series (and its station) of a reading.
-    func seriesID(for r: Reading, on c: PostgresConnection) async throws -> Int64 {
+    /// Finds or creates the series (and their stations) of `firsts`, the first reading of each
+    /// series (its unit and source are the ones stored), in that order.
+    func seriesIDs(for firsts: [Reading], on c: PostgresConnection) async throws -> [SeriesKey: Int64] {
+        var seen = Set<String>()
+        let stations = firsts.filter { seen.insert($0.station).inserted }
+        var binds = PostgresBindings(capacity: 3)
+        try binds.append(stations.map(\.station))
+        try binds.append(stations.map { $0.source ?? "" })
+        try binds.append(stations.map { $0.source != nil })
         try await execute(
-            "INSERT INTO stations (id, source) VALUES (\(r.station), \(r.source)) ON CONFLICT (id) DO NOTHING", on: c)
-        guard
-            let id = try await scalar(
-                """
-                INSERT INTO series (station, metric, unit) VALUES (\(r.station), \(r.metric), \(r.unit))
-                ON CONFLICT (station, metric) DO UPDATE SET unit = coalesce(series.unit, excluded.unit)
-                RETURNING id
-                """, as: Int64.self, on: c)
-        else { throw PostgresStoreError.server(path: path, message: "no id for series \(r.series)") }
-        return id
+            PostgresQuery(
+                unsafeSQL: """
+                    INSERT INTO stations (id, source)
+                    SELECT id, CASE WHEN has THEN source END FROM unnest($1::text[], $2::text[], $3::bool[]) AS u(id, source, has)
+                    ON CONFLICT (id) DO NOTHING
+                    """, binds: binds), on: c)
+        var series = PostgresBindings(capacity: 4)
+        try series.append(firsts.map(\.station))
+        try series.append(firsts.map(\.metric))
+        try series.append(firsts.map { $0.unit ?? "" })
+        try series.append(firsts.map { $0.unit != nil })
+        var out: [SeriesKey: Int64] = [:]
+        for row in try await rows(
+            PostgresQuery(
+                unsafeSQL: """
+                    INSERT INTO series (station, metric, unit)
+                    SELECT station, metric, CASE WHEN has THEN unit END
+                    FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[]) WITH ORDINALITY AS u(station, metric, unit, has, n)
+                    ORDER BY n
+                    ON CONFLICT (station, metric) DO UPDATE SET unit = coalesce(series.unit, excluded.unit)
+                    RETURNING id, station, metric
+                    """, binds: series), on: c)
+        {
+            let key = SeriesKey(station: try row[1].decode(String.self), metric: try row[2].decode(String.self))
+            out[key] = try row[0].decode(Int64.self)
+        }
+        return out
     }
 
     public func recordFailure(source: String, error: String, at now: Int64, notBefore: Int64?) async throws {

@@ -76,7 +76,13 @@ public final class PostgresStore: Store {
         _ body: (PostgresStore) async throws -> T
     ) async throws -> T {
         let store = PostgresStore(configuration, logger: logger)
-        let running = Task.detached { await store.run() }
+        // The first query waits until the pool runs (postgres-nio warns of a lease before `run()`).
+        let started = Mutex(false)
+        let running = Task.detached {
+            started.withLock { $0 = true }
+            await store.run()
+        }
+        while !started.withLock({ $0 }) { await Task.yield() }
         let outcome: Result<T, any Error>
         do {
             try await store.migrate()

@@ -151,11 +151,13 @@ extension Store {
 
     /// Evaluates readings only (no quake or trip rules); `route` decides deliveries.
     func evaluate(
-        engine: RuleEngine, now: Int64, route: (@Sendable (Transition) -> [PlannedDelivery])? = nil
+        engine: RuleEngine, now: Int64, route: (@Sendable (Transition) -> [PlannedDelivery])? = nil,
+        keepTransitions: Bool = true
     ) async throws -> EvaluationResult {
-        try await evaluate(
-            Evaluation(
-                engine: engine, quakes: QuakeRunner(rules: []), trips: TripRunner(rules: []), now: now,
-                queuedAt: now * 1000, render: \.summary, route: route))
+        var e = Evaluation(
+            engine: engine, quakes: QuakeRunner(rules: []), trips: TripRunner(rules: []), now: now,
+            queuedAt: now * 1000, render: \.summary, route: route)
+        e.keepTransitions = keepTransitions
+        return try await evaluate(e)
     }
 }

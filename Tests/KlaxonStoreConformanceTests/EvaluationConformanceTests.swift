@@ -87,6 +87,14 @@ import Testing
             #expect(outbox.allSatisfy { $0.dueAt == t("2026-01-01T00:00:00Z") * 1000 })
             #expect(try await store.outboxCounts() == [.pending: 2])
             #expect(try await store.nextDue() == t("2026-01-01T00:00:00Z") * 1000)
+            #expect(r.transitionCount == 2)
+
+            // The daemon's way: transitions counted, not kept.
+            _ = try await store.readingWriter().write([reading("C", "2026-01-01T00:00:00Z", 70)])
+            let counted = try await store.evaluate(
+                engine: engine, now: t("2026-01-01T00:00:00Z"), route: route, keepTransitions: false)
+            #expect(counted.transitionCount == 1 && counted.transitions.isEmpty)
+            #expect(counted.unrouted.map(\.station) == ["C"])
         }
     }
 

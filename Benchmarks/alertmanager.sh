@@ -32,6 +32,7 @@
 set -euo pipefail
 [[ -n "${KLAXON:-}" && "$KLAXON" != /* && -e "$KLAXON" ]] && KLAXON="$PWD/$KLAXON"
 cd "$(dirname "$0")/.."
+. Benchmarks/lib/nginx.sh
 
 n=${N:-5000}
 batches=${BATCHES:-10}
@@ -78,30 +79,7 @@ now() { echo "$EPOCHREALTIME"; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
 # nginx: one worker per core, every request logged as "<msec> <uri>".
-nginx_port=$(free_port)
-mkdir -p "$work/nginx/logs"
-cat >"$work/nginx/nginx.conf" <<CONF
-worker_processes auto;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log warn;
-events { worker_connections 4096; }
-http {
-    log_format timed '\$msec \$uri';
-    access_log $work/nginx/access.log timed;
-    client_body_temp_path $work/nginx/body;
-    keepalive_requests 1000000;
-    server {
-        listen 127.0.0.1:$nginx_port;
-        location / { return 200; }
-    }
-}
-CONF
-"$nginx_bin" -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/error.log" ||
-    fail "nginx did not start: $(tail -n 3 "$work/nginx/error.log" 2>/dev/null)"
-for _ in $(seq 100); do
-    curl -s -o /dev/null "http://127.0.0.1:$nginx_port/ping" && break
-    sleep 0.05
-done
+start_nginx '$msec $uri'
 
 # The requests logged for /NAME: how many, and the time of the Nth.
 count() { awk -v u="/$1" '$2 == u { n++ } END { print n + 0 }' "$work/nginx/access.log" 2>/dev/null || echo 0; }

@@ -202,41 +202,71 @@ extension PostgresStore {
         }
     }
 
+    /// Steps the readings of `series`, in order, within the slice's budgets. A few statements for the
+    /// whole slice, not a few per series: the series' alert states in one query, their new readings
+    /// in another (in series order, each series' own after its last stepped reading, up to the
+    /// budget), the states written back in one, and the transitions and outbox rows in two (`log`).
+    /// A round trip costs about a millisecond, and a slice holds hundreds of series.
     func evaluateReadings(_ series: [ChangedSeries], _ e: Evaluation, on c: PostgresConnection, cursor: Int64?)
         async throws -> ReadingsSlice
     {
         var slice = ReadingsSlice()
         var out: [Transition] = []
         var budget = e.sliceReadings
+        let states = try await loadStates(series.map(\.key), on: c)
+        // Each series' session (nil: no rule watches it), with its history seeded where a rule needs it.
+        var sessions: [SeriesSession?] = []
+        sessions.reserveCapacity(series.count)
         for changed in series {
-            guard budget > 0 else { break }
-            guard
-                var session = e.engine.session(
-                    for: changed.key, unit: changed.unit, states: try await loadStates(changed.key, on: c))
-            else {
-                slice.done += 1
-                continue
-            }
-            if session.history != nil, let last = session.lastTime {
+            var session = e.engine.session(for: changed.key, unit: changed.unit, states: states[changed.key] ?? [:])
+            if session?.history != nil, let last = session?.lastTime, let s = session {
                 for r in try await pairs(
                     """
                     SELECT time, value FROM readings
-                    WHERE series_id = \(changed.id) AND time > \(last - e.engine.historySpan(of: session))
+                    WHERE series_id = \(changed.id) AND time > \(last - e.engine.historySpan(of: s))
                       AND time <= \(last) AND NOT suspect ORDER BY time
                     """, on: c)
                 {
-                    session.seedHistory(time: r.time, value: r.value)
+                    session?.seedHistory(time: r.time, value: r.value)
                 }
             }
-            let readings = try await pairs(
-                """
-                SELECT time, value FROM readings
-                WHERE series_id = \(changed.id) AND time > \(session.lastTime ?? Int64.min) AND NOT suspect
-                ORDER BY time LIMIT \(budget + 1)
-                """, on: c)
+            sessions.append(session)
+        }
+        // The new readings of every series with a session, in series order then time, up to one more
+        // than the budget: exactly what stepping series by series would read.
+        var readings = [[(time: Int64, value: Double)]](repeating: [], count: series.count)
+        let watched = series.indices.filter { sessions[$0] != nil }
+        if !watched.isEmpty && budget > 0 {
+            var binds = PostgresBindings(capacity: 4)
+            try binds.append(watched.map { series[$0].id })
+            try binds.append(watched.map { sessions[$0]?.lastTime ?? Int64.min })
+            try binds.append(watched.map { Int64($0) })
+            binds.append(Int64(budget + 1))
+            for row in try await rows(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT u.n, r.time, r.value
+                        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(id, after, n)
+                        CROSS JOIN LATERAL (
+                          SELECT time, value FROM readings
+                          WHERE series_id = u.id AND time > u.after AND NOT suspect ORDER BY time LIMIT $4) r
+                        ORDER BY u.n, r.time LIMIT $4
+                        """, binds: binds), on: c)
+            {
+                readings[Int(try row[0].decode(Int64.self))].append(
+                    (try row[1].decode(Int64.self), try row[2].decode(Double.self)))
+            }
+        }
+        var saved: [SeriesSession] = []
+        for (i, changed) in series.enumerated() {
+            guard budget > 0 else { break }
+            guard var session = sessions[i] else {
+                slice.done += 1
+                continue
+            }
             var stepped = 0
             var more = false
-            for r in readings {
+            for r in readings[i] {
                 if stepped == budget {
                     more = true
                     break
@@ -246,16 +276,17 @@ extension PostgresStore {
             }
             budget -= stepped
             if more {
-                try await save(session, e, on: c)
+                saved.append(session)
                 slice.partial = stepped
                 break
             }
             e.engine.advance(&session, to: e.now, into: &out)
-            try await save(session, e, on: c)
+            saved.append(session)
             slice.done += 1
             slice.late += max(0, changed.count - changed.stepped - stepped)
             if out.count >= e.sliceTransitions { break }
         }
+        try await save(saved, e, on: c)
         slice.logged = try await log(out, e, on: c)
         if let cursor, slice.done == series.count {
             try await setMeta(Self.cursorKey, cursor, on: c)
@@ -289,6 +320,27 @@ extension PostgresStore {
         return try await log(out, e, on: c)
     }
 
+    /// The alert states of several series, in one query.
+    func loadStates(_ keys: [SeriesKey], on c: PostgresConnection) async throws -> [SeriesKey: [String: AlertState]] {
+        guard !keys.isEmpty else { return [:] }
+        var binds = PostgresBindings(capacity: 2)
+        try binds.append(keys.map(\.station))
+        try binds.append(keys.map(\.metric))
+        var out: [SeriesKey: [String: AlertState]] = [:]
+        for row in try await rows(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT a.station, a.metric, a.rule, a.state
+                    FROM unnest($1::text[], $2::text[]) AS u(station, metric)
+                    JOIN alert_states a ON a.station = u.station AND a.metric = u.metric
+                    """, binds: binds), on: c)
+        {
+            let key = SeriesKey(station: try row[0].decode(String.self), metric: try row[1].decode(String.self))
+            out[key, default: [:]][try row[2].decode(String.self)] = Self.decodeState(try row[3].decode(String.self))
+        }
+        return out
+    }
+
     func loadStates(_ key: SeriesKey, on c: PostgresConnection) async throws -> [String: AlertState] {
         var states: [String: AlertState] = [:]
         for row in try await rows(
@@ -301,6 +353,29 @@ extension PostgresStore {
 
     static func decodeState(_ json: String) -> AlertState {
         (try? decoder.decode(AlertState.self, from: Data(json.utf8))) ?? AlertState()
+    }
+
+    /// Writes the alert states of several sessions back, in one statement.
+    func save(_ sessions: [SeriesSession], _ e: Evaluation, on c: PostgresConnection) async throws {
+        var records: [AlertStateRecord] = []
+        for session in sessions {
+            for (rule, state) in e.engine.states(of: session) {
+                records.append(
+                    AlertStateRecord(
+                        key: AlertKey(rule: rule, station: session.series.station, metric: session.series.metric),
+                        state: state, updatedAt: e.now))
+            }
+        }
+        guard !records.isEmpty else { return }
+        let json = String(decoding: try JSONEncoder().encode(records), as: UTF8.self)
+        try await execute(
+            """
+            INSERT INTO alert_states (rule, station, metric, status, level, since, state, updated_at)
+            SELECT rule, station, metric, status, level, since, state, updated_at
+            FROM jsonb_populate_recordset(NULL::alert_states, \(json)::jsonb)
+            ON CONFLICT (rule, station, metric) DO UPDATE SET status = excluded.status, level = excluded.level,
+              since = excluded.since, state = excluded.state, updated_at = excluded.updated_at
+            """, on: c)
     }
 
     func save(_ session: SeriesSession, _ e: Evaluation, on c: PostgresConnection) async throws {
@@ -332,22 +407,59 @@ extension PostgresStore {
     }
 
     /// Logs transitions (in output order) with their messages and queues their deliveries, inside
-    /// the caller's transaction.
+    /// the caller's transaction: the transitions in one statement (their ids taken from the sequence
+    /// first, in order), their outbox rows in another.
     func log(_ transitions: [Transition], _ e: Evaluation, on c: PostgresConnection) async throws -> [Logged] {
-        var logged: [Logged] = []
+        guard !transitions.isEmpty else { return [] }
+        let sorted = transitions.sorted(by: Transition.outputOrder)
         var deltas = MetricDeltas()
-        for t in transitions.sorted(by: Transition.outputOrder) {
+        var records: [TransitionRecord] = []
+        records.reserveCapacity(sorted.count)
+        for t in sorted {
             deltas.add("transitions", t.rule, t.state.rawValue)
-            let message = e.render(t)
-            let id = try await insert(TransitionRecord(t, message: message, recordedAt: e.now), on: c)
+            records.append(TransitionRecord(t, message: e.render(t), recordedAt: e.now))
+        }
+        // JSON has no NaN or infinity: such a value (none is expected) goes in row by row.
+        let ids: [Int64]
+        if records.allSatisfy({ $0.value?.isFinite ?? true }) {
+            ids = try await rows(
+                "SELECT nextval(pg_get_serial_sequence('transitions', 'id')) FROM generate_series(1, \(Int64(records.count)))",
+                on: c
+            ).map { try $0[0].decode(Int64.self) }.sorted()
+            guard ids.count == records.count else {
+                throw PostgresStoreError.server(path: path, message: "no ids for new transitions")
+            }
+            for i in records.indices { records[i].id = ids[i] }
+            let json = String(decoding: try JSONEncoder().encode(records), as: UTF8.self)
+            try await execute(
+                """
+                INSERT INTO transitions (id, rule, kind, station, metric, state, level, from_level, at, value, unit,
+                  severity, labels, summary, explanation, message, recorded_at)
+                SELECT id, rule, kind, station, metric, state, level, from_level, at, value, unit,
+                  severity, labels, summary, explanation, message, recorded_at
+                FROM jsonb_populate_recordset(NULL::transitions, \(json)::jsonb)
+                """, on: c)
+        } else {
+            var one: [Int64] = []
+            for r in records { one.append(try await insert(r, on: c)) }
+            ids = one
+        }
+        var logged: [Logged] = []
+        var queue = OutboxRows()
+        for (i, t) in sorted.enumerated() {
             var routed = true
             if let route = e.route {
                 let planned = route(t)
                 routed = !planned.isEmpty
-                try await enqueue(transitionID: id, transition: t, planned: planned, now: e.queuedAt, on: c)
+                for p in planned {
+                    queue.add(
+                        transitionID: ids[i], transition: t, receiver: p.receiver, route: p.route,
+                        groupKey: p.groupKey, dueAt: try await dueTime(p, now: e.queuedAt, on: c))
+                }
             }
-            logged.append(Logged(transition: t, message: message, id: id, routed: routed))
+            logged.append(Logged(transition: t, message: records[i].message, id: ids[i], routed: routed))
         }
+        try await queue.insert(self, now: e.queuedAt, on: c)
         try await deltas.write(self, on: c)
         return logged
     }

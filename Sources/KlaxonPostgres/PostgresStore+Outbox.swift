@@ -32,6 +32,57 @@ extension PostgresStore {
         }
     }
 
+    /// Outbox rows of new transitions, inserted together in queue order (`seq` follows the order
+    /// they were added) under the outbox lock.
+    struct OutboxRows {
+        var ids: [String] = []
+        var transitions: [Int64] = []
+        var receivers: [String] = []
+        var routes: [Int64] = []
+        var routed: [Bool] = []
+        var alerts: [String] = []
+        var groups: [String] = []
+        var due: [Int64] = []
+
+        mutating func add(
+            transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, dueAt: Int64
+        ) {
+            ids.append(UUID().uuidString.lowercased())
+            transitions.append(transitionID)
+            receivers.append(receiver)
+            routes.append(Int64(route ?? 0))
+            routed.append(route != nil)
+            alerts.append(OutboxRecord.alertKey(transition))
+            groups.append(groupKey)
+            due.append(dueAt)
+        }
+
+        func insert(_ store: PostgresStore, now: Int64, on c: PostgresConnection) async throws {
+            guard !ids.isEmpty else { return }
+            try await store.execute("SELECT pg_advisory_xact_lock(\(PostgresStore.outboxLock))", on: c)
+            var binds = PostgresBindings(capacity: 9)
+            try binds.append(ids)
+            try binds.append(transitions)
+            try binds.append(receivers)
+            try binds.append(routes)
+            try binds.append(routed)
+            try binds.append(alerts)
+            try binds.append(groups)
+            try binds.append(due)
+            binds.append(now)
+            try await store.execute(
+                PostgresQuery(
+                    unsafeSQL: """
+                        INSERT INTO outbox (id, transition_id, receiver, route, alert, group_key, purpose, state,
+                          attempts, due_at, created_at)
+                        SELECT id, t, r, CASE WHEN has_route THEN route END, a, g, 'transition', 'pending', 0, d, $9
+                        FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bool[], $6::text[],
+                          $7::text[], $8::bigint[]) WITH ORDINALITY AS u(id, t, r, route, has_route, a, g, d, n)
+                        ORDER BY n
+                        """, binds: binds), on: c)
+        }
+    }
+
     func enqueue(
         transitionID: Int64, transition: Transition, planned: [PlannedDelivery], now: Int64, on c: PostgresConnection
     ) async throws {

@@ -60,6 +60,40 @@ import Testing
         }
     }
 
+    @Test(
+        "flapping series in one slice: transitions logged and queued in output order, outbox rows in that order",
+        arguments: Backend.allCases)
+    func flappingInOneSlice(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let engine = RuleEngine(rules: [rules[0]])
+            var batch: [Reading] = []
+            for station in ["A", "B", "C"] {
+                for (i, v) in [5.0, 11, 4, 12, 3, 13].enumerated() {
+                    batch.append(reading(station, "2026-01-01T0\(i):00:00Z", v))
+                }
+            }
+            _ = try await store.readingWriter().write(batch)
+            let route: @Sendable (Transition) -> [PlannedDelivery] = { _ in
+                [PlannedDelivery(receiver: "ops", route: nil, groupKey: "g")]
+            }
+            let r = try await store.evaluate(engine: engine, now: t("2026-01-01T06:00:00Z"), route: route)
+            #expect(r.transitionCount == 15)
+            let log = try await store.transitions()
+            #expect(log.count == 15)
+            // Ids follow the output order (time, then station).
+            #expect(log.map(\.id!) == log.map(\.id!).sorted())
+            #expect(log.map { "\($0.station)\($0.state.prefix(1))" }.prefix(6) == ["Af", "Bf", "Cf", "Ar", "Br", "Cr"])
+            let outbox = try await store.outbox(state: nil, limit: 100).sorted { $0.seq < $1.seq }
+            #expect(outbox.map(\.transitionID) == log.map(\.id!), "queued in the order logged")
+            let states = try await store.alertStates()
+            #expect(states.count == 3 && states.values.allSatisfy { $0.status == .firing })
+            // Nothing new: nothing stepped again.
+            let again = try await store.evaluate(engine: engine, now: t("2026-01-01T06:00:00Z"), route: route)
+            #expect(again.transitionCount == 0)
+        }
+    }
+
     @Test("an evaluation writes states, transitions and their outbox rows together", arguments: Backend.allCases)
     func statesTransitionsAndOutboxTogether(_ backend: Backend) async throws {
         try await backend.withStore { f in

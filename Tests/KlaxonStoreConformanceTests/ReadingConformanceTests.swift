@@ -67,6 +67,51 @@ import Testing
         }
     }
 
+    @Test(
+        "a bulk batch (COPY and a merge on PostgreSQL): the same counts, revisions, repeats and qualities",
+        arguments: Backend.allCases)
+    func bulkBatchCountsEveryReadingRight(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let ingester = try store.readingWriter()
+            func at(_ minutes: Int) -> String { Timestamp.format(t("2026-01-01T00:00:00Z") + Int64(minutes) * 60) }
+            let first = try await ingester.write(
+                (0..<1000).flatMap { [reading("A", at($0 * 15), 1), reading("B", at($0 * 15), 1)] })
+            #expect(first.inserted == 2000)
+            var batch: [Reading] = []
+            for i in 900..<1900 {
+                batch.append(reading("A", at(i * 15), i >= 950 && i < 1000 ? 2 : 1))
+                batch.append(reading("B", at(i * 15), 1))
+                batch.append(reading("C", at(i * 15), Double(i) + 0.1))
+            }
+            batch.append(reading("C", at(1500 * 15), 999))  // a repeat inside the batch: the later value wins
+            batch.append(reading("A", at(500 * 15), 7))  // older than the batch's new readings of A
+            // Qualities COPY's text format must escape, and none.
+            let qualities: [String?] = ["a\tb", "back\\slash\nline\rend", nil, "Ice,P"]
+            for (i, q) in qualities.enumerated() {
+                batch.append(reading("D", at(i * 15), 1e-5 * Double(i), quality: q))
+            }
+            let s = try await ingester.write(batch)
+            #expect(s.inserted == 900 + 900 + 1000 + 4)
+            #expect(s.revised == 50 + 1 + 1)
+            #expect(s.unchanged == 50 + 100)
+            #expect(try await store.readingCount() == 2000 + 2804)
+            let a = try await store.readings(station: "A", metric: "gage_height")
+            #expect(a.count == 1900)
+            #expect(a.filter(\.revised).count == 51)
+            #expect(a.first { $0.time == t(at(500 * 15)) }?.value == 7)
+            let c = try await store.readings(station: "C", metric: "gage_height")
+            #expect(c.first { $0.time == t(at(1500 * 15)) }?.value == 999)
+            #expect(c.first { $0.time == t(at(901 * 15)) }?.value == 901.1)
+            let d = try await store.readings(station: "D", metric: "gage_height")
+            #expect(d.map(\.quality) == qualities)
+            #expect(d.map(\.value) == (0..<4).map { 1e-5 * Double($0) }, "exactly, in shortest round-trip form")
+            // Again: unchanged, but for the repeated key (stored 999, revised to its first value and back).
+            let again = try await ingester.write(batch)
+            #expect(again.inserted == 0 && again.revised == 2 && again.unchanged == batch.count - 2)
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func readingsStreamBySeriesInTimeOrder(_ backend: Backend) async throws {
         try await backend.withStore { f in

@@ -14,40 +14,6 @@ extension PostgresStore {
     static let migrationLock: Int64 = 0x6b6c_786e_6d69_6701
     /// Readings per INSERT statement.
     static let chunk = 10_000
-    /// From this many readings in a batch, they go through `COPY` into a staging table (`staged`).
-    static let copyFrom = 2_000
-    /// Readings per `COPY` and merge.
-    static let copyChunk = 100_000
-    /// The transaction-scoped advisory lock every write of readings takes first: writers of readings
-    /// take turns (as on SQLite), so a merge's "not there yet" stays true until it inserts.
-    static let readingsLock: Int64 = 0x6b6c_786e_7264_6701
-
-    /// A bulk write's staging table (temporary: one per connection, emptied at commit).
-    static let stagingTable = """
-        CREATE TEMP TABLE IF NOT EXISTS klaxon_staged_readings (
-          s BIGINT NOT NULL, t BIGINT NOT NULL, v DOUBLE PRECISION NOT NULL, q TEXT, x BOOLEAN NOT NULL
-        ) ON COMMIT DELETE ROWS
-        """
-
-    /// The staged readings merged into `readings`: those that differ from a stored row update it (and
-    /// mark it revised), the new ones are inserted (plain inserts, not speculative ones: about half
-    /// the server's time of `ON CONFLICT` for a million rows); per series, what it wrote, as
-    /// `insertReadings` returns it.
-    static let mergeStaged = """
-        WITH u AS (
-          UPDATE readings r SET value = s.v, quality = s.q, suspect = s.x, revised = true
-          FROM klaxon_staged_readings s
-          WHERE r.series_id = s.s AND r.time = s.t AND (r.value, r.quality, r.suspect) IS DISTINCT FROM (s.v, s.q, s.x)
-          RETURNING r.series_id, r.time, r.suspect, false AS inserted),
-        i AS (
-          INSERT INTO readings (series_id, time, value, quality, suspect)
-          SELECT s.s, s.t, s.v, s.q, s.x FROM klaxon_staged_readings s
-          WHERE NOT EXISTS (SELECT 1 FROM readings r WHERE r.series_id = s.s AND r.time = s.t)
-          ORDER BY s.s, s.t
-          RETURNING series_id, time, suspect, true AS inserted)
-        SELECT series_id, min(time), count(*), count(*) FILTER (WHERE suspect), count(*) FILTER (WHERE inserted)
-        FROM (SELECT * FROM u UNION ALL SELECT * FROM i) w GROUP BY series_id
-        """
 
     /// Inserts a chunk of readings given as arrays; per series, what it wrote: the earliest time,
     /// how many rows, how many of them suspect, how many new (the rest were revised).
@@ -167,54 +133,27 @@ extension PostgresStore {
         // Series by series (stable), as SQLite writes them: neighbouring rows share index pages.
         let order = batch.indices.sorted { ids[$0] != ids[$1] ? ids[$0] < ids[$1] : $0 < $1 }
         var changed: [Int64: (minTime: Int64, count: Int64, suspect: Int64)] = [:]
-        // A large batch is copied into a staging table and merged; a small one (a push, a fetch) is
-        // one statement. JSON and COPY's text have no infinities: such a batch takes the statement.
-        let bulk = batch.count >= Self.copyFrom && batch.allSatisfy { $0.value.isFinite }
-        try await execute("SELECT pg_advisory_xact_lock(\(Self.readingsLock))", on: c)
-        if bulk { try await execute(PostgresQuery(unsafeSQL: Self.stagingTable), on: c) }
         var start = 0
         while start < order.count {
             var keys: Set<[Int64]> = []
             var end = start
-            while end < order.count && end - start < (bulk ? Self.copyChunk : Self.chunk) {
+            while end < order.count && end - start < Self.chunk {
                 let i = order[end]
                 guard keys.insert([ids[i], batch[i].time]).inserted else { break }
                 end += 1
             }
+            // One statement per chunk, its columns as six arrays (a NULL quality is `has = false`);
+            // the server sums what it wrote per series, so a few rows come back, not one per reading.
             let part = order[start..<end]
-            let written: [PostgresRandomAccessRow]
-            if bulk {
-                try await execute("TRUNCATE klaxon_staged_readings", on: c)
-                try await c.copyFrom(
-                    table: "klaxon_staged_readings", columns: ["s", "t", "v", "q", "x"], logger: logger
-                ) {
-                    writer in
-                    var buffer = ByteBuffer()
-                    buffer.reserveCapacity(1 << 20)
-                    for i in part {
-                        Self.copyLine(id: ids[i], batch[i], suspect: suspect[i], into: &buffer)
-                        if buffer.readableBytes >= 1 << 20 {
-                            try await writer.write(buffer)
-                            buffer.clear()
-                        }
-                    }
-                    if buffer.readableBytes > 0 { try await writer.write(buffer) }
-                }
-                written = try await rows(PostgresQuery(unsafeSQL: Self.mergeStaged), on: c)
-            } else {
-                // One statement per chunk, its columns as six arrays (a NULL quality is `has = false`);
-                // the server sums what it wrote per series, so a few rows come back, not one per reading.
-                var binds = PostgresBindings(capacity: 6)
-                try binds.append(part.map { ids[$0] })
-                try binds.append(part.map { batch[$0].time })
-                try binds.append(part.map { batch[$0].value })
-                try binds.append(part.map { batch[$0].quality ?? "" })
-                try binds.append(part.map { batch[$0].quality != nil })
-                try binds.append(part.map { suspect[$0] })
-                written = try await rows(PostgresQuery(unsafeSQL: Self.insertReadings, binds: binds), on: c)
-            }
-            var writtenCount: Int64 = 0
-            for row in written {
+            var binds = PostgresBindings(capacity: 6)
+            try binds.append(part.map { ids[$0] })
+            try binds.append(part.map { batch[$0].time })
+            try binds.append(part.map { batch[$0].value })
+            try binds.append(part.map { batch[$0].quality ?? "" })
+            try binds.append(part.map { batch[$0].quality != nil })
+            try binds.append(part.map { suspect[$0] })
+            var written: Int64 = 0
+            for row in try await rows(PostgresQuery(unsafeSQL: Self.insertReadings, binds: binds), on: c) {
                 let id = try row[0].decode(Int64.self)
                 let minTime = try row[1].decode(Int64.self)
                 let count = try row[2].decode(Int64.self)
@@ -225,9 +164,9 @@ extension PostgresStore {
                 stats.suspect += Int(marked)
                 let old = changed[id] ?? (minTime, 0, 0)
                 changed[id] = (min(old.minTime, minTime), old.count + count, old.suspect + marked)
-                writtenCount += count
+                written += count
             }
-            stats.unchanged += part.count - Int(writtenCount)
+            stats.unchanged += part.count - Int(written)
             start = end
         }
         if !changed.isEmpty {
@@ -250,31 +189,6 @@ extension PostgresStore {
                         + values.joined(separator: ", "), binds: binds), on: c)
         }
         return stats
-    }
-
-    /// One reading as a line of `COPY … FROM STDIN` text: series, time, value (its shortest
-    /// round-trip form), quality (`\\N` for none; backslash, tab, newline and return escaped), suspect.
-    static func copyLine(id: Int64, _ r: Reading, suspect: Bool, into buffer: inout ByteBuffer) {
-        buffer.writeString(String(id))
-        buffer.writeInteger(UInt8(ascii: "\t"))
-        buffer.writeString(String(r.time))
-        buffer.writeInteger(UInt8(ascii: "\t"))
-        buffer.writeString(r.value.description)
-        buffer.writeInteger(UInt8(ascii: "\t"))
-        if let q = r.quality {
-            for byte in q.utf8 {
-                switch byte {
-                case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
-                case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
-                case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
-                case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
-                default: buffer.writeInteger(byte)
-                }
-            }
-        } else {
-            buffer.writeStaticString("\\N")
-        }
-        buffer.writeStaticString(suspect ? "\tt\n" : "\tf\n")
     }
 
     /// Finds or creates the series (and their stations) of `firsts`, the first reading of each

@@ -68,7 +68,7 @@ import Testing
     }
 
     @Test(
-        "a bulk batch (COPY and a merge on PostgreSQL): the same counts, revisions, repeats and qualities",
+        "a bulk batch (several statements on PostgreSQL): the same counts, revisions, repeats and qualities",
         arguments: Backend.allCases)
     func bulkBatchCountsEveryReadingRight(_ backend: Backend) async throws {
         try await backend.withStore { f in

@@ -62,7 +62,7 @@ cleanup() {
     local status=$?
     set +e
     for pid in "${children[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-    for pid in "${children[@]}"; do wait "$pid" 2>/dev/null; done
+    for pid in "${children[@]}"; do wait "$pid" 2>/dev/null || true; done
     [[ -f "$work/nginx/nginx.pid" ]] && kill -QUIT "$(<"$work/nginx/nginx.pid")" 2>/dev/null
     if [[ "${KEEP:-0}" == 1 ]]; then say "kept $work"; else rm -rf "$work"; fi
     exit $status

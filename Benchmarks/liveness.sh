@@ -82,7 +82,7 @@ cleanup() {
         kill -9 "$daemon_pid" 2>/dev/null
         wait "$daemon_pid" 2>/dev/null
     fi
-    for pid in "${children[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
+    for pid in "${children[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
     if [[ "${KEEP:-0}" == 1 ]]; then echo "liveness.sh: kept $work" >&2; else rm -rf "$work"; fi
     exit $status
 }

@@ -91,7 +91,7 @@ cleanup() {
     local status=$?
     set +e
     for pid in "${children[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-    for pid in "${children[@]}"; do wait "$pid" 2>/dev/null; done
+    for pid in "${children[@]}"; do wait "$pid" 2>/dev/null || true; done
     if [[ -n "$pg_pid" ]] && kill -0 "$pg_pid" 2>/dev/null; then
         kill -INT "$pg_pid" 2>/dev/null  # fast shutdown
         for _ in $(seq 300); do kill -0 "$pg_pid" 2>/dev/null || break; sleep 0.1; done

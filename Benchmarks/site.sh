@@ -27,7 +27,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/klaxon-site.XXXXXX")
 pids=()
 cleanup() {
     local status=$?
-    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; done
     [[ "${KEEP:-0}" == 1 ]] && say "kept $work" || rm -rf "$work"
     exit $status
 }

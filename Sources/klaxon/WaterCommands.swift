@@ -246,7 +246,6 @@ struct RunCommand: AsyncParsableCommand {
             }
             var logger = Logger(label: "klaxon") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = level
-            limitMallocArenas(2)
             let location = cfg.store ?? .sqlite(path: StoreLocation.defaultPath)
             // A long-running writer of small batches: modest page caches keep the daemon small. On
             // PostgreSQL each duty (a source's polling, the evaluator, the pruner) keeps a connection.

@@ -51,7 +51,7 @@ am_bin=$(command -v prometheus-alertmanager || command -v alertmanager || true)
 [[ -n "$am_bin" ]] || say "Alertmanager is not installed (apt-get install prometheus-alertmanager): measuring klaxon alone"
 
 if [[ -z "${KLAXON:-}" ]]; then
-    swift build -c release --scratch-path .build-release --product klaxon >&2 || fail "the release build failed"
+    swift build -c release --static-swift-stdlib --scratch-path .build-release --product klaxon >&2 || fail "the release build failed"
     KLAXON=$PWD/.build-release/release/klaxon
 fi
 [[ -x "$KLAXON" ]] || fail "no executable klaxon at $KLAXON"

@@ -18,7 +18,7 @@ say() { echo "daemon-memory.sh: $*" >&2; }
 fail() { say "$*"; exit 2; }
 
 if [[ -z "${KLAXON:-}" ]]; then
-    swift build -c release --scratch-path .build-release --product klaxon >&2 || fail "the release build failed"
+    swift build -c release --static-swift-stdlib --scratch-path .build-release --product klaxon >&2 || fail "the release build failed"
     KLAXON=$PWD/.build-release/release/klaxon
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/klaxon-mem.XXXXXX")

@@ -38,8 +38,9 @@ python=${PYTHON:-/usr/bin/python3}
 
 if [[ -z "${KLAXON:-}" ]]; then
     # Build output goes to stderr: stdout holds only the report.
-    swift build -c release --product klaxon >&2 || { echo "faults.sh: the release build failed" >&2; exit 2; }
-    KLAXON=.build/release/klaxon
+    swift build -c release --static-swift-stdlib --scratch-path .build-release --product klaxon >&2 ||
+        { echo "faults.sh: the release build failed" >&2; exit 2; }
+    KLAXON=.build-release/release/klaxon
 fi
 [[ -x "$KLAXON" ]] || { echo "faults.sh: no executable klaxon at $KLAXON" >&2; exit 2; }
 

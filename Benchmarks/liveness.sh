@@ -60,7 +60,7 @@ series=$((readings / per_series))
 
 if [[ -z "${KLAXON:-}" ]]; then
     # Build output goes to stderr: stdout holds only the report.
-    swift build -c release --scratch-path .build-release --product klaxon >&2 ||
+    swift build -c release --static-swift-stdlib --scratch-path .build-release --product klaxon >&2 ||
         { echo "liveness.sh: the release build failed" >&2; exit 2; }
     KLAXON=$PWD/.build-release/release/klaxon
 fi

@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 ROWS=${ROWS:-1000000}
 SCRAPES=${SCRAPES:-200}
 if [[ -z "${KLAXON:-}" ]]; then
-    swift build -c release --scratch-path .build-release --product klaxon >&2
+    swift build -c release --static-swift-stdlib --scratch-path .build-release --product klaxon >&2
     KLAXON=.build-release/release/klaxon
 fi
 [[ -x "$KLAXON" ]] || { echo "no klaxon binary at $KLAXON" >&2; exit 2; }

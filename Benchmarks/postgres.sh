@@ -39,7 +39,7 @@
 # the fixed part of the first).
 #
 # The best of RUNS (3) is reported for each, and the ratios. Settings (environment): KLAXON (a built
-# klaxon; otherwise `swift build -c release --scratch-path .build-release --product klaxon`),
+# klaxon; otherwise `swift build -c release --static-swift-stdlib --scratch-path .build-release --product klaxon`),
 # N=5000, M=1000000, STATIONS=1000, RUNS=3, SETTLE=2 (s without a new request before counting),
 # TIMEOUT=180 (s: the longest a delivery may take before the run counts as failed), PG_OPTIONS,
 # SKIP_E2E=1, SKIP_INGEST=1, KEEP=1 (keep the work directory: the cluster in pg/data, the databases
@@ -79,7 +79,7 @@ nginx_bin=$(command -v nginx || ls /usr/sbin/nginx 2>/dev/null || true)
 sqlite_bin=$(command -v sqlite3 || true)
 
 if [[ -z "${KLAXON:-}" ]]; then
-    swift build -c release --scratch-path .build-release --product klaxon >&2 || fail "the release build failed"
+    swift build -c release --static-swift-stdlib --scratch-path .build-release --product klaxon >&2 || fail "the release build failed"
     KLAXON=$PWD/.build-release/release/klaxon
 fi
 [[ -x "$KLAXON" ]] || fail "no executable klaxon at $KLAXON"

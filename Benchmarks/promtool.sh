@@ -30,7 +30,7 @@ STEPS=${STEPS:-35040}
 RUNS=${RUNS:-3}
 LARGE=${LARGE:-1}
 if [[ -z "${KLAXON:-}" ]]; then
-    swift build -c release --scratch-path .build-release --product klaxon >&2
+    swift build -c release --static-swift-stdlib --scratch-path .build-release --product klaxon >&2
     KLAXON=.build-release/release/klaxon
 fi
 [[ -x "$KLAXON" ]] || { echo "no klaxon binary at $KLAXON" >&2; exit 2; }

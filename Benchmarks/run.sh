@@ -15,7 +15,7 @@ scratch=.build-release
 # `swift build` takes one --product (a second replaces the first), so build each in turn. Build logs
 # go to stderr, so stdout holds only the results and the Markdown table.
 for product in klaxon klaxon-bench klaxon-delivery-bench; do
-    swift build -c release --scratch-path "$scratch" --product "$product" >&2
+    swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product "$product" >&2
 done
 
 bin="$scratch/release"

@@ -25,8 +25,9 @@ public final class Daemon: Sendable {
     public let health = StoreHealth()
     /// The rules' templates, compiled once (the rules were checked when they were loaded).
     let renderer: MessageRenderer?
-    let wake: AsyncStream<Void>.Continuation
-    let wakes: AsyncStream<Void>
+    /// Wakes the evaluator (a signal, not a stream: an evaluator cancelled when its duty is lost must
+    /// not end the wake-ups of the next one, as a cancelled `AsyncStream` consumer ends the stream).
+    let wake = Wake()
     /// Wakes the dispatcher when an evaluation queued notifications (set once it exists).
     let queued = Box<(@Sendable () -> Void)?>(nil)
 
@@ -37,7 +38,6 @@ public final class Daemon: Sendable {
         self.store = store
         self.rules = rules
         self.logger = logger
-        (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     var routing: Routing? { config.receivers.isEmpty ? nil : config.routing }
@@ -340,13 +340,14 @@ struct EvaluatorService: Service {
                 }
             }
             group.addTask {
-                daemon.wake.yield()
-                for await _ in daemon.wakes {
+                // At once, then at each wake-up (those that came during an evaluation make one).
+                while !Task.isCancelled {
                     // A database error (another process holding the lock) waits and retries; it
                     // never ends the daemon. The evaluation awaits the store in bounded slices.
                     try await daemon.health.persist("evaluator", logger: daemon.logger) {
                         _ = try await daemon.evaluate()
                     }
+                    await daemon.wake.next()
                 }
             }
             try await group.next()
@@ -381,4 +382,12 @@ struct DispatcherService: Service {
             group.cancelAll()
         }
     }
+}
+
+/// The evaluator's wake-up: `yield` from anywhere; `next` returns at the first wake-up since the last
+/// `next` (at once if one came meanwhile), or when the waiting task is cancelled.
+final class Wake: Sendable {
+    private let nudge = Nudge()
+    func yield() { nudge.signal() }
+    func next() async { await nudge.wait(milliseconds: 3_600_000) }
 }

@@ -590,8 +590,9 @@ actor Pacer {
     }
 }
 
-/// A wake-up that is not lost: `signal` before `wait` makes the next `wait` return at once.
-final class Nudge: Sendable {
+/// A wake-up that is not lost: `signal` before `wait` makes the next `wait` return at once. Unlike an
+/// `AsyncStream`, a waiter's cancellation ends only its own wait, never the signal for the next one.
+public final class Nudge: Sendable {
     private struct State {
         var signalled = false
         var waiter: (id: UInt64, continuation: CheckedContinuation<Void, Never>)? = nil
@@ -599,7 +600,9 @@ final class Nudge: Sendable {
     }
     private let state = Mutex(State())
 
-    func signal() {
+    public init() {}
+
+    public func signal() {
         let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
             guard let w = s.waiter else {
                 s.signalled = true
@@ -612,7 +615,7 @@ final class Nudge: Sendable {
     }
 
     /// Returns after `milliseconds`, on a signal, or on cancellation, whichever comes first.
-    func wait(milliseconds: Int64) async {
+    public func wait(milliseconds: Int64) async {
         let id = state.withLock { s -> UInt64? in
             if s.signalled {
                 s.signalled = false

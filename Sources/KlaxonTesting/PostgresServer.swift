@@ -333,3 +333,23 @@ private actor SharedServer {
         return stopped
     }
 }
+
+extension PostgresServer.Database {
+    /// Runs one statement on this database, on a connection of the test's own; returns how many rows
+    /// it gave (to terminate a daemon's sessions, say).
+    @discardableResult
+    public func run(_ sql: String) async throws -> Int {
+        let connection = try await PostgresConnection.connect(
+            configuration: PostgresServer.configuration(port: port, database: name), id: 2, logger: PostgresServer.quiet
+        )
+        let outcome = await Result { () async throws -> Int in
+            var n = 0
+            for try await _ in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: PostgresServer.quiet) {
+                n += 1
+            }
+            return n
+        }
+        try? await connection.close()
+        return try outcome.get()
+    }
+}

@@ -197,6 +197,47 @@ struct HighAvailabilityTests {
         }
     }
 
+    @Test("a duty lost (the server ended its session) is taken again, and the evaluator works as before")
+    func dutyTakenAgain() async throws {
+        try await PostgresServer.withDatabase { db in
+            try await HTTPSink.with { hook in
+                try await HTTPSink.with { station in
+                    let s = try Scratch()
+                    let cfg = try config(s, "klaxon.yaml", db: db, port: db.port, hook: hook, station: station)
+                    try await DaemonProcess.with(config: cfg, in: s.dir) { daemon in
+                        try await poll(until: "the daemon holds the evaluator and the source") {
+                            let held = try await duties(daemon).held
+                            return held.contains("evaluator") && held.contains("source:probe")
+                        }
+                        // An administrator (or a failover) ends the sessions that hold the duties.
+                        let ended = try await db.run(
+                            """
+                            SELECT pg_terminate_backend(l.pid) FROM pg_locks l
+                            WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_backend_pid()
+                            """)
+                        #expect(ended >= 2)
+                        try await poll(until: "the daemon says it lost the evaluator") {
+                            daemon.logText.contains("lost the duty evaluator")
+                        }
+                        try await poll(until: "the daemon holds the evaluator and the source again") {
+                            let held = try await duties(daemon).held
+                            return held.contains("evaluator") && held.contains("source:probe")
+                        }
+                        // The evaluator taken again evaluates what arrives.
+                        let (status, pushed) = try await http(
+                            "POST", daemon.base + "/api/v1/readings",
+                            body: "station,metric,time,value\nR1,gage_height,2026-01-01T00:00:00Z,500\n",
+                            token: "s3cret")
+                        #expect(status == 200, "\(pushed)")
+                        let posts = await hook.waitForRequests(1)
+                        #expect(posts.first?.text.contains("\"station\":\"R1\"") == true)
+                        #expect(await daemon.stop() == 0)
+                    }
+                }
+            }
+        }
+    }
+
     /// A node's config: the database at `port` (the server's, or a proxy's), one source polling
     /// `station`, one rule, one webhook.
     func config(

@@ -74,9 +74,6 @@ trap 'exit 143' TERM
 cp "$KLAXON" "$work/klaxon"
 klaxon=$work/klaxon
 
-free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-now() { echo "$EPOCHREALTIME"; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
 # nginx: one worker per core, every request logged as "<msec> <uri>".
 start_nginx '$msec $uri'

@@ -1,10 +1,17 @@
-# Sourced by the benchmarks that deliver to nginx. Needs: $work, $nginx_bin, free_port, fail.
+# Sourced by the benchmarks that deliver to nginx. Needs: $work, $nginx_bin, $python, fail.
+#
+#   free_port                   # a free TCP port on 127.0.0.1
+#   now; secs T0 T1             # a wall-clock instant; seconds from T0 to T1 (3 decimals)
 #
 #   start_nginx 'LOG FORMAT'    # e.g. '$msec $uri'
 #
 # Starts nginx under $work/nginx (one worker per core, `return 200` for every request, each logged to
 # $work/nginx/access.log in LOG FORMAT), waits until it answers, and sets nginx_port. Stopped by the
 # caller's cleanup (kill "$(cat "$work/nginx/nginx.pid")").
+free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+now() { echo "$EPOCHREALTIME"; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
 start_nginx() {
     nginx_port=$(free_port)
     mkdir -p "$work/nginx/logs"

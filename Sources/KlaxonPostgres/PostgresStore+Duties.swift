@@ -64,8 +64,8 @@ extension PostgresStore {
     /// `body`, or `DutyLost` as soon as `connection` closes or leaves its prober unanswered for
     /// `dutySilence`. (A query on a connection whose server has gone silent never returns, so the
     /// check looks at the connection's state, and a prober of its own answers the rest.) On `DutyLost`
-    /// the body is cancelled but not waited for: what hangs on the lost connection ends in its own
-    /// time, and can no longer change anything.
+    /// the body is cancelled and waited for at most `dutyCheck`: what hangs on the lost connection ends
+    /// in its own time, and can no longer change anything.
     static func run<T: Sendable>(
         _ body: @escaping @Sendable () async throws -> T, holding duty: String, on connection: PostgresConnection,
         logger: Logger
@@ -76,12 +76,16 @@ extension PostgresStore {
             pending.withLock { $0.take() }?.resume(with: outcome)
         }
         let tasks = Mutex<[Task<Void, Never>]>([])
+        let lost = LostMark()
         defer { for task in tasks.withLock({ $0 }) { task.cancel() } }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 pending.withLock { $0 = continuation }
                 let work = Task {
-                    do { finish(.success(try await body())) } catch { finish(.failure(error)) }
+                    let outcome: Result<T, any Error>
+                    do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+                    // Ended because the duty was lost: say so, not "cancelled".
+                    finish(lost.isSet ? .failure(DutyLost(duty: duty)) : outcome)
                 }
                 let prober = Task {
                     while !Task.isCancelled {
@@ -94,7 +98,11 @@ extension PostgresStore {
                         try? await Task.sleep(for: dutyCheck)
                         let silent = ContinuousClock.now - answered.at
                         if connection.isClosed || silent > dutySilence {
+                            lost.set()
                             work.cancel()
+                            // The work's own end answers, once it has seen the cancellation; work
+                            // that hangs on the lost connection is not waited for past `dutyCheck`.
+                            try? await Task.sleep(for: dutyCheck)
                             finish(.failure(DutyLost(duty: duty)))
                             return
                         }
@@ -137,4 +145,11 @@ final class LastAnswer: Sendable {
     private let instant = Mutex(ContinuousClock.now)
     func now() { instant.withLock { $0 = .now } }
     var at: ContinuousClock.Instant { instant.withLock { $0 } }
+}
+
+/// Set once a duty is found lost, so its work's end reports the loss rather than a cancellation.
+final class LostMark: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }

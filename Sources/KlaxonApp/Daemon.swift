@@ -30,6 +30,8 @@ public final class Daemon: Sendable {
     let wake = Wake()
     /// Wakes the dispatcher when an evaluation queued notifications (set once it exists).
     let queued = Box<(@Sendable () -> Void)?>(nil)
+    /// The dispatcher's handoff: evaluations claim for it as they commit (set once it exists).
+    let handoff = Box<Handoff?>(nil)
 
     public init(config: Config, store: any Store, rules: [Rule], logger: Logger, clock: DaemonClock = .wall) {
         self.config = config
@@ -62,7 +64,7 @@ public final class Daemon: Sendable {
         // busy machine).
         let result = try await Evaluate.run(
             store: store, rules: rules, now: now ?? clock.now(), routing: routing, renderer: renderer,
-            sliceTransitions: 250, committed: wake, keepTransitions: routing == nil)
+            sliceTransitions: 250, committed: wake, keepTransitions: routing == nil, handoff: handoff.value)
         metrics.evaluated()
         if routing == nil {
             let out = StdoutNotifier(format: .text)
@@ -213,6 +215,7 @@ public final class Daemon: Sendable {
         if routing != nil {
             let dispatcher = try DeliveryWiring.dispatcher(store: store, config: config, logger: logger, health: health)
             queued.set({ dispatcher.nudge() })
+            handoff.set(dispatcher.handoff)
             services.append(DispatcherService(dispatcher: dispatcher))
         }
         return services

@@ -12,13 +12,14 @@ public enum Evaluate {
     ///   - queuedAt: the wall-clock time (ms) outbox rows are queued at. Delivery timing (group waits,
     ///     give-up) runs on the real clock even when `now` replays the past.
     ///   - committed: called as each transaction that logged transitions commits (with their count).
+    ///   - handoff: this process's dispatcher, which each slice claims for (`Dispatcher.handoff`).
     ///   - renderer: the rules' compiled templates (compiled here when not given; the daemon keeps
     ///     one for all its evaluations).
     public static func run(
         store: any Store, rules: [Rule], now: Int64, routing: Routing? = nil,
         queuedAt: Int64 = Int64(Date().timeIntervalSince1970 * 1000), renderer: MessageRenderer? = nil,
         sliceReadings: Int = 50_000, sliceTransitions: Int = 1_000, committed: (@Sendable (Int) -> Void)? = nil,
-        keepTransitions: Bool = true
+        keepTransitions: Bool = true, handoff: Handoff? = nil
     ) async throws -> EvaluationResult {
         let engine = try await WaterContext.engine(rules: rules, store: store)
         let renderer = try renderer ?? MessageRenderer(rules: rules)
@@ -27,6 +28,7 @@ public enum Evaluate {
             queuedAt: queuedAt, render: renderer.render, route: routing.map { plan(rules: rules, routing: $0) },
             sliceReadings: sliceReadings, sliceTransitions: sliceTransitions, committed: committed)
         evaluation.keepTransitions = keepTransitions
+        evaluation.handoff = handoff
         return try await store.evaluate(evaluation)
     }
 

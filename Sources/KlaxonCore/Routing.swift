@@ -99,7 +99,12 @@ public struct Routing: Sendable, Hashable {
         return out
     }
 
-    public func route(_ index: Int?) -> Route { index.map { routes[$0] } ?? defaults }
+    /// The route a queued row names. A row queued under a configuration with more routes than this
+    /// one (the file was edited, the daemon restarted) gets the defaults, not a trap.
+    public func route(_ index: Int?) -> Route {
+        guard let index, routes.indices.contains(index) else { return defaults }
+        return routes[index]
+    }
 }
 
 /// A notification routing decided for a transition: who gets it, under which group, and the group's

@@ -56,9 +56,69 @@ public final class Dispatcher: Sendable {
     /// Ends the recorder's wait at once (`run`: nothing left in flight).
     let recordNow = Nudge()
 
+    /// Claims an evaluation in this process made for `run` (`handoff`), until `run` takes them.
+    let handed = Mutex(Handed())
+    struct Handed {
+        /// `run`'s work in flight while it runs; nil before and after.
+        var flight: InFlight?
+        var batches: [OutboxBatch] = []
+        var rows = 0
+    }
+
     /// Ends `run`'s wait for work at once: this process has just queued notifications. Another
     /// process's rows are found by `run`'s poll.
     public func nudge() { nudges.signal() }
+
+    /// For this process's evaluations (SQLite): each slice claims for `run`, in its own
+    /// transaction, what is due, and hands it over once committed. This spares `run` a claim (a
+    /// write transaction of its own, waiting its turn behind the next slice) per slice: the first
+    /// notifications go out as soon as the first slice commits. `room` offers nothing unless `run`
+    /// is running with room to spare.
+    public var handoff: Handoff {
+        Handoff(
+            instance: instance.id, lease: settings.lease, clock: clock,
+            room: { [weak self] in self?.handoffRoom() }, take: { [weak self] in self?.take($0) ?? false })
+    }
+
+    func handoffRoom() -> (limit: Int, excluding: [String])? {
+        guard registered.withLock({ $0 }) else { return nil }
+        return handed.withLock { h in
+            guard let flight = h.flight else { return nil }
+            let limit = min(settings.claimLimit - flight.rows - h.rows, settings.laneLimit)
+            guard limit > 0 else { return nil }
+            return (limit, flight.fullLanes(limit: max(1, settings.laneLimit)))
+        }
+    }
+
+    func take(_ batches: [OutboxBatch]) -> Bool {
+        let taken = handed.withLock { h in
+            guard h.flight != nil else { return false }
+            h.batches += batches
+            h.rows += batches.reduce(0) { $0 + $1.rows.count }
+            return true
+        }
+        if taken { nudges.signal() }
+        return taken
+    }
+
+    /// What was handed over and not yet taken into the lanes.
+    func drainHanded() -> [OutboxBatch] {
+        handed.withLock { h in
+            defer {
+                h.batches = []
+                h.rows = 0
+            }
+            return h.batches
+        }
+    }
+
+    func restoreHanded(_ batches: [OutboxBatch]) {
+        guard !batches.isEmpty else { return }
+        handed.withLock { h in
+            h.batches = batches + h.batches
+            h.rows += batches.reduce(0) { $0 + $1.rows.count }
+        }
+    }
 
     public init(
         store: any Store, notifiers: [String: any Notifier], routing: Routing, settings: Settings = Settings(),
@@ -252,18 +312,30 @@ public final class Dispatcher: Sendable {
     public func run(poll: Int64 = 50, stop: @escaping @Sendable () -> Bool = { false }) async throws {
         let flight = InFlight()
         let outcomes = Outcomes()
+        handed.withLock { $0.flight = flight }
+        // Ends the handoff: what was handed over and not taken goes back to the outbox.
+        let close = {
+            self.handed.withLock { h -> [OutboxBatch] in
+                h.flight = nil
+                h.rows = 0
+                defer { h.batches = [] }
+                return h.batches
+            }
+        }
         do {
             try await withLeaseRenewal(recording: outcomes) {
                 try await self.claimAndSend(flight: flight, outcomes: outcomes, poll: poll, stop: stop)
             }
+            let left = close()
             try await record(outcomes)
+            if !left.isEmpty { try await store.release(left) }
         } catch {
             // Cut off (shutdown): keep what was done, give the rest back. A row whose send was cut off
             // goes out again after the restart, under the same idempotency key. These writes run
             // outside the cancelled task, so the cancellation cannot cut them short.
             let store = self.store
             let done = outcomes.drain()
-            let unsent = flight.unfinished()
+            let unsent = flight.unfinished() + close()
             await Task.detached {
                 try? await store.apply(done)
                 try? await store.release(unsent)
@@ -286,20 +358,38 @@ public final class Dispatcher: Sendable {
                 if reclaim { lastReclaim = now }
                 let room = min(settings.claimLimit - flight.rows, settings.laneLimit)
                 let skip = flight.fullLanes(limit: max(1, settings.laneLimit))
-                let (batches, silences, next) = try await health.persist("dispatcher", logger: logger, stop: stop) {
-                    if reclaim { try await self.reclaimFromDeadInstances() }
-                    guard room > 0, let due = try await self.store.nextDue() else {
-                        return ([OutboxBatch](), [Silence](), Int64?.none)
+                let (claimed, handed, silences, next) = try await health.persist(
+                    "dispatcher", logger: logger, stop: stop
+                ) {
+                    if reclaim {
+                        // Registered from the start: an evaluation's handoff waits for it.
+                        try await self.registerOnce()
+                        try await self.reclaimFromDeadInstances()
                     }
-                    guard due <= now else { return ([], [], due) }
-                    try await self.registerOnce()
-                    let batches = try await self.store.claim(
-                        now: now, lease: self.settings.lease, limit: room, instance: self.instance.id,
-                        excluding: skip)
-                    let silences = batches.isEmpty ? [] : try await self.store.activeSilences(now: now / 1000)
-                    return (batches, silences, batches.isEmpty ? now + poll : nil)
+                    var claimed: [OutboxBatch] = []
+                    var next: Int64? = nil
+                    if room > 0, let due = try await self.store.nextDue() {
+                        if due <= now {
+                            claimed = try await self.store.claim(
+                                now: now, lease: self.settings.lease, limit: room, instance: self.instance.id,
+                                excluding: skip)
+                            if claimed.isEmpty { next = now + poll }
+                        } else {
+                            next = due
+                        }
+                    }
+                    // What this process's evaluation claimed for us since the last turn.
+                    let handed = self.drainHanded()
+                    do {
+                        let all = handed.isEmpty && claimed.isEmpty
+                        let silences = all ? [] : try await self.store.activeSilences(now: now / 1000)
+                        return (claimed, handed, silences, next)
+                    } catch {
+                        self.restoreHanded(handed)
+                        throw error
+                    }
                 }
-                for batch in batches {
+                for batch in handed + claimed {
                     let connections = max(1, notifiers[batch.receiver]?.connections ?? 1)
                     guard flight.add(batch, silences: silences, connections: connections) else { continue }
                     senders.addTask {
@@ -314,7 +404,7 @@ public final class Dispatcher: Sendable {
                 }
                 // A full claim: more may be due at once. Otherwise what arrives from now on comes
                 // with a nudge (this process) or is found by the poll (another process).
-                if batches.reduce(0, { $0 + $1.rows.count }) >= room { continue }
+                if claimed.reduce(0, { $0 + $1.rows.count }) >= room { continue }
                 if flight.trimDue() { releaseFreeMemory() }
                 // Nothing to claim now (or no room): wait for the next due row, a nudge, a send that
                 // makes room, or the poll.

@@ -62,6 +62,7 @@ extension SQLiteStore {
                     try Self.evaluateReadings(part, sliced, db, cursor: tail ? top : nil)
                 }
                 sliced.sliceTransitions = e.sliceTransitions
+                try await handOff(slice.claimed, e)
                 result.lateReadings += slice.late
                 if slice.done < part.count { queue[index + slice.done].stepped += slice.partial }
                 result.add(slice.logged, route: e.route, keep: e.keepTransitions)
@@ -132,6 +133,14 @@ extension SQLiteStore {
         /// Readings of the finished series that were not newer than what their alerts had seen.
         var late = 0
         var logged: [Logged] = []
+        /// Claimed for this process's dispatcher (`Evaluation.handoff`).
+        var claimed: [OutboxBatch] = []
+    }
+
+    /// Hands a committed slice's claims to the dispatcher, or gives them back if it has stopped.
+    func handOff(_ claimed: [OutboxBatch], _ e: Evaluation) async throws {
+        guard !claimed.isEmpty, let handoff = e.handoff else { return }
+        if !handoff.take(claimed) { try await release(claimed) }
     }
 
     /// Steps series in order until `sliceReadings` readings were stepped; a series cut short is saved
@@ -194,7 +203,15 @@ extension SQLiteStore {
             slice.late += max(0, changed.count - changed.stepped - stepped)
             if out.count >= e.sliceTransitions { break }
         }
-        slice.logged = try log(out, db, e)
+        var claim = e.handoff.flatMap { handoff in
+            handoff.room().map {
+                QueueClaim(
+                    instance: handoff.instance, lease: handoff.lease, now: handoff.clock(), room: $0.limit,
+                    excluding: $0.excluding)
+            }
+        }
+        slice.logged = try log(out, db, e, claim: &claim)
+        slice.claimed = claim?.batches ?? []
         if let cursor, slice.done == series.count {
             try setMeta(db, cursorKey, cursor)
         }
@@ -344,6 +361,14 @@ extension SQLiteStore {
     /// Logs transitions (in output order) with their rendered messages and queues their deliveries,
     /// inside the caller's transaction.
     static func log(_ transitions: [Transition], _ db: Database, _ e: Evaluation) throws -> [Logged] {
+        var none: QueueClaim? = nil
+        return try log(transitions, db, e, claim: &none)
+    }
+
+    /// `log`, claiming the rows it queues for this process's dispatcher as `claim` allows.
+    static func log(_ transitions: [Transition], _ db: Database, _ e: Evaluation, claim: inout QueueClaim?) throws
+        -> [Logged]
+    {
         var logged: [Logged] = []
         let insert = try db.cachedStatement(
             sql: """
@@ -352,6 +377,7 @@ extension SQLiteStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
         if !transitions.isEmpty && e.route != nil { try deferForeignKeys(db) }
+        try claim?.loadOpen(alerts: transitions.map(OutboxRecord.alertKey), db)
         var deltas = MetricDeltas()
         for t in transitions.sorted(by: Transition.outputOrder) {
             deltas.transition(rule: t.rule, state: t.state.rawValue)
@@ -367,7 +393,11 @@ extension SQLiteStore {
             if let route = e.route {
                 let planned = route(t)
                 routed = !planned.isEmpty
-                try enqueue(db, transitionID: id, transition: t, planned: planned, now: e.queuedAt)
+                var record = r
+                record.id = id
+                try enqueue(
+                    db, transitionID: id, transition: t, planned: planned, now: e.queuedAt, claim: &claim,
+                    record: record)
             }
             logged.append(Logged(transition: t, message: message, id: id, routed: routed))
         }

@@ -213,15 +213,107 @@ extension OutboxBatch {
     }
 }
 
+/// Rows claimed as they are queued, for this process's dispatcher (`Evaluation.handoff`): the claim
+/// the dispatcher would make right after the commit, made by the queueing itself. A row is taken
+/// when it is due, the receiver's lane has room, and its alert has no earlier row unsent to that
+/// receiver (the claim's own order rule); it is inserted `sending`, leased and marked with the
+/// instance, in one batch with the others of its receiver, route and group taken in this
+/// transaction. Anything else is queued `pending`, for a claim.
+struct QueueClaim {
+    let instance: String
+    let lease: Int64
+    let now: Int64
+    var room: Int
+    let excluding: Set<String>
+    private(set) var batches: [OutboxBatch] = []
+    private var index: [String: Int] = [:]
+    /// The outbox's last `seq` (read once per transaction, then counted here).
+    var seq: Int64?
+    /// `alert|receiver` of the rows unsent (pending or sending) among the transaction's alerts.
+    private var open: Set<String> = []
+
+    init(instance: String, lease: Int64, now: Int64, room: Int, excluding: [String]) {
+        self.instance = instance
+        self.lease = lease
+        self.now = now
+        self.room = room
+        self.excluding = Set(excluding)
+    }
+
+    /// Reads which of `alerts` (outbox alert keys) have rows unsent, in one query: `takes` must know
+    /// of every such row queued before the transaction. Rows queued in it are counted by `queued`.
+    mutating func loadOpen(alerts: [String], _ db: Database) throws {
+        guard !alerts.isEmpty else { return }
+        let keys = "[" + Set(alerts).map(JSONText.string).joined(separator: ",") + "]"
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: """
+                    SELECT alert, receiver FROM outbox INDEXED BY outbox_open_by_alert
+                    WHERE alert IN (SELECT value FROM json_each(?)) AND state IN ('pending', 'sending')
+                    """), arguments: [keys])
+        while let row = try rows.next() {
+            let alert: String = row[0]
+            let receiver: String = row[1]
+            open.insert(alert + "\u{1F}" + receiver)
+        }
+    }
+
+    /// Whether a row queued now for `receiver` is taken: not while an earlier row of the alert is
+    /// still unsent to the receiver (pending or in flight), which goes first.
+    func takes(_ receiver: String, alert: String, dueAt: Int64) -> Bool {
+        room > 0 && dueAt <= now && !excluding.contains(receiver) && !open.contains(alert + "\u{1F}" + receiver)
+    }
+
+    /// A row queued (pending or claimed): it goes before any later row of its alert and receiver.
+    mutating func queued(alert: String, receiver: String) {
+        open.insert(alert + "\u{1F}" + receiver)
+    }
+
+    /// Inserts `row` claimed, in its batch.
+    mutating func insert(_ found: OutboxRecord, transition: TransitionRecord?, _ db: Database) throws {
+        var row = found
+        let key = "\(row.receiver)\u{1F}\(row.route.map(String.init) ?? "-")\u{1F}\(row.groupKey)"
+        let i = index[key]
+        row.batch = i.map { batches[$0].key } ?? row.id
+        row.leaseUntil = now + lease
+        row.state = .sending
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO outbox (id, seq, transition_id, receiver, route, alert, group_key, purpose, state, attempts,
+                  batch, due_at, lease_until, created_at, claimed_by)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'sending', ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            row.id, row.seq, row.transitionID, row.receiver, row.route, row.alert, row.groupKey, row.purpose,
+            row.attempts, row.batch, row.dueAt, row.leaseUntil, row.createdAt, instance,
+        ])
+        room -= 1
+        queued(alert: row.alert, receiver: row.receiver)
+        if let i {
+            batches[i].rows.append(row)
+            if let transition { batches[i].transitions.append(transition) }
+        } else {
+            index[key] = batches.count
+            batches.append(
+                OutboxBatch(
+                    key: row.id, receiver: row.receiver, route: row.route, rows: [row],
+                    transitions: transition.map { [$0] } ?? [], attempt: row.attempts, firstCreatedAt: row.createdAt))
+        }
+    }
+}
+
 extension SQLiteStore {
     /// Adds one outbox row per delivery, inside the caller's transaction (the transition's own).
     static func enqueue(
         _ db: Database, transitionID: Int64, transition: Transition,
         deliveries: [(receiver: String, route: Int?, groupKey: String, dueAt: Int64)],
-        purpose: String = "transition", now: Int64
+        purpose: String = "transition", now: Int64, claim: inout QueueClaim?, record: TransitionRecord? = nil
     ) throws {
         guard !deliveries.isEmpty else { return }
-        var seq = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(seq), 0) FROM outbox")) ?? 0
+        var seq =
+            try claim?.seq
+            ?? Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(seq), 0) FROM outbox")) ?? 0
+        defer { claim?.seq = seq }
         let insert = try db.cachedStatement(
             sql: """
                 INSERT INTO outbox (id, seq, transition_id, receiver, route, alert, group_key, purpose, state, attempts,
@@ -231,12 +323,32 @@ extension SQLiteStore {
         let alert = OutboxRecord.alertKey(transition)
         for d in deliveries {
             seq += 1
+            let id = OutboxRecord.newID()
+            if claim != nil, claim!.takes(d.receiver, alert: alert, dueAt: d.dueAt) {
+                let row = OutboxRecord(
+                    id: id, seq: seq, transitionID: transitionID, receiver: d.receiver, route: d.route, alert: alert,
+                    groupKey: d.groupKey, purpose: purpose, state: .sending, batch: nil, attempts: 1, dueAt: d.dueAt,
+                    leaseUntil: nil, createdAt: now, sentAt: nil, lastError: nil)
+                try claim!.insert(row, transition: record, db)
+                continue
+            }
             insert.setUncheckedArguments([
-                OutboxRecord.newID(), seq, transitionID, d.receiver, d.route, alert, d.groupKey, purpose,
-                d.dueAt, now,
+                id, seq, transitionID, d.receiver, d.route, alert, d.groupKey, purpose, d.dueAt, now,
             ])
             try insert.execute()
+            claim?.queued(alert: alert, receiver: d.receiver)
         }
+    }
+
+    static func enqueue(
+        _ db: Database, transitionID: Int64, transition: Transition,
+        deliveries: [(receiver: String, route: Int?, groupKey: String, dueAt: Int64)],
+        purpose: String = "transition", now: Int64
+    ) throws {
+        var none: QueueClaim? = nil
+        try enqueue(
+            db, transitionID: transitionID, transition: transition, deliveries: deliveries, purpose: purpose, now: now,
+            claim: &none)
     }
 
     /// Checks foreign keys at commit instead of after each statement, for the rest of the caller's
@@ -255,7 +367,8 @@ extension SQLiteStore {
 
     /// Queues planned deliveries, each due when its group's timing says.
     static func enqueue(
-        _ db: Database, transitionID: Int64, transition: Transition, planned: [PlannedDelivery], now: Int64
+        _ db: Database, transitionID: Int64, transition: Transition, planned: [PlannedDelivery], now: Int64,
+        claim: inout QueueClaim?, record: TransitionRecord? = nil
     )
         throws
     {
@@ -263,7 +376,16 @@ extension SQLiteStore {
         let rows = try planned.map { p in
             (p.receiver, p.route, p.groupKey, try dueTime(db, p, now: now))
         }
-        try enqueue(db, transitionID: transitionID, transition: transition, deliveries: rows, now: now)
+        try enqueue(
+            db, transitionID: transitionID, transition: transition, deliveries: rows, now: now, claim: &claim,
+            record: record)
+    }
+
+    static func enqueue(
+        _ db: Database, transitionID: Int64, transition: Transition, planned: [PlannedDelivery], now: Int64
+    ) throws {
+        var none: QueueClaim? = nil
+        try enqueue(db, transitionID: transitionID, transition: transition, planned: planned, now: now, claim: &none)
     }
 
     /// Group timing, after Alertmanager: a new group waits `group_wait` to collect alerts; a group
@@ -326,61 +448,69 @@ extension SQLiteStore {
     public func claim(now: Int64, lease: Int64, limit: Int, instance: String?, excluding: [String]) async throws
         -> [OutboxBatch]
     {
+        try await requireWriter().write { db in
+            try Self.claim(db, now: now, lease: lease, limit: limit, instance: instance, excluding: excluding)
+        }
+    }
+
+    /// `claim`'s work, inside the caller's transaction: the dispatcher's own claims, and an
+    /// evaluation slice handing its new rows to this process's dispatcher (`Evaluation.handoff`).
+    static func claim(_ db: Database, now: Int64, lease: Int64, limit: Int, instance: String?, excluding: [String])
+        throws -> [OutboxBatch]
+    {
         let skip = "[" + excluding.map(JSONText.string).joined(separator: ",") + "]"
-        return try await requireWriter().write { db in
-            // Each row with its transition, in one query, walking the unsent rows in queue order
-            // (`outbox_open_by_seq`) so a claim reads about `limit` rows however long the queue.
-            let found = try Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT \(Self.claimColumns)
-                        FROM outbox o INDEXED BY outbox_open_by_seq LEFT JOIN transitions t ON t.id = o.transition_id
-                        WHERE o.state IN ('pending', 'sending')
-                          AND ((o.state = 'pending' AND o.due_at <= :now) OR (o.state = 'sending' AND o.lease_until <= :now))
-                          AND NOT EXISTS (
-                            SELECT 1 FROM outbox p
-                            WHERE p.alert = o.alert AND p.receiver = o.receiver AND p.seq < o.seq
-                              AND p.state IN ('pending', 'sending'))
-                          AND o.receiver NOT IN (SELECT value FROM json_each(:skip))
-                        ORDER BY o.seq LIMIT :limit
-                        """), arguments: ["now": now, "limit": limit, "skip": skip])
-            let t = OutboxRecord.columns.count
-            var batches = OutboxBatch.group(
-                found.map { row in
-                    (OutboxRecord(row: row, at: 0), (row[t] as Int64?).map { _ in TransitionRecord(row: row, at: t) })
-                }, now: now, lease: lease)
-            // Rows whose batch key is their own id (or the batch they already had) are claimed by one
-            // statement; the others of a new multi-row batch take its first row's id one by one.
-            var together: [String] = []
-            let single = try db.cachedStatement(
-                sql:
-                    "UPDATE outbox SET state = 'sending', lease_until = ?, attempts = ?, batch = ?, claimed_by = ? WHERE id = ?"
-            )
-            for i in batches.indices {
-                for j in batches[i].rows.indices {
-                    let own = batches[i].rows[j].batch ?? batches[i].rows[j].id
-                    batches[i].rows[j].batch = batches[i].key
-                    let row = batches[i].rows[j]
-                    if own == batches[i].key {
-                        together.append(row.id)
-                    } else {
-                        single.setUncheckedArguments([row.leaseUntil, row.attempts, row.batch, instance, row.id])
-                        try single.execute()
-                    }
+        // Each row with its transition, in one query, walking the unsent rows in queue order
+        // (`outbox_open_by_seq`) so a claim reads about `limit` rows however long the queue.
+        let found = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT \(Self.claimColumns)
+                    FROM outbox o INDEXED BY outbox_open_by_seq LEFT JOIN transitions t ON t.id = o.transition_id
+                    WHERE o.state IN ('pending', 'sending')
+                      AND ((o.state = 'pending' AND o.due_at <= :now) OR (o.state = 'sending' AND o.lease_until <= :now))
+                      AND NOT EXISTS (
+                        SELECT 1 FROM outbox p
+                        WHERE p.alert = o.alert AND p.receiver = o.receiver AND p.seq < o.seq
+                          AND p.state IN ('pending', 'sending'))
+                      AND o.receiver NOT IN (SELECT value FROM json_each(:skip))
+                    ORDER BY o.seq LIMIT :limit
+                    """), arguments: ["now": now, "limit": limit, "skip": skip])
+        let t = OutboxRecord.columns.count
+        var batches = OutboxBatch.group(
+            found.map { row in
+                (OutboxRecord(row: row, at: 0), (row[t] as Int64?).map { _ in TransitionRecord(row: row, at: t) })
+            }, now: now, lease: lease)
+        // Rows whose batch key is their own id (or the batch they already had) are claimed by one
+        // statement; the others of a new multi-row batch take its first row's id one by one.
+        var together: [String] = []
+        let single = try db.cachedStatement(
+            sql:
+                "UPDATE outbox SET state = 'sending', lease_until = ?, attempts = ?, batch = ?, claimed_by = ? WHERE id = ?"
+        )
+        for i in batches.indices {
+            for j in batches[i].rows.indices {
+                let own = batches[i].rows[j].batch ?? batches[i].rows[j].id
+                batches[i].rows[j].batch = batches[i].key
+                let row = batches[i].rows[j]
+                if own == batches[i].key {
+                    together.append(row.id)
+                } else {
+                    single.setUncheckedArguments([row.leaseUntil, row.attempts, row.batch, instance, row.id])
+                    try single.execute()
                 }
             }
-            if !together.isEmpty {
-                let ids = "[" + together.map(JSONText.string).joined(separator: ",") + "]"
-                try db.cachedStatement(
-                    sql: """
-                        UPDATE outbox SET state = 'sending', lease_until = ?, attempts = attempts + 1,
-                          batch = coalesce(batch, id), claimed_by = ?
-                        WHERE id IN (SELECT value FROM json_each(?))
-                        """
-                ).execute(arguments: [now + lease, instance, ids])
-            }
-            return batches
         }
+        if !together.isEmpty {
+            let ids = "[" + together.map(JSONText.string).joined(separator: ",") + "]"
+            try db.cachedStatement(
+                sql: """
+                    UPDATE outbox SET state = 'sending', lease_until = ?, attempts = attempts + 1,
+                      batch = coalesce(batch, id), claimed_by = ?
+                    WHERE id IN (SELECT value FROM json_each(?))
+                    """
+            ).execute(arguments: [now + lease, instance, ids])
+        }
+        return batches
     }
 
     /// The claim's columns: the outbox row's, then its transition's, read by index.

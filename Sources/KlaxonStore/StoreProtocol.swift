@@ -221,6 +221,9 @@ public struct Evaluation: Sendable {
     /// Whether the result lists the transitions with their messages. The daemon, which delivers them
     /// through the outbox, only counts them: its memory does not grow with a backlog's output.
     public var keepTransitions = true
+    /// This process's running dispatcher, if any: each slice claims for it, in the slice's own
+    /// transaction, the rows that are due, so they go out without a claim of their own (SQLite).
+    public var handoff: Handoff? = nil
 
     public init(
         engine: RuleEngine, quakes: QuakeRunner, trips: TripRunner, now: Int64, queuedAt: Int64,
@@ -239,6 +242,37 @@ public struct Evaluation: Sendable {
         self.route = route
         self.sliceReadings = max(1, sliceReadings)
         self.sliceSeries = max(1, sliceSeries)
+    }
+}
+
+/// How an evaluation hands the notifications it queued to this process's dispatcher: the claim a
+/// dispatcher would make next, made at the end of each slice's transaction, so the rows are its when
+/// the slice commits. The claim is the dispatcher's own (same order check per alert and receiver, same
+/// batches, same lease and instance), so a crash or a stop gives the rows back as for any claim.
+public struct Handoff: Sendable {
+    /// The claiming instance (registered before `room` offers anything).
+    public var instance: String
+    /// How long a claim lasts (ms).
+    public var lease: Int64
+    /// The claimer's clock (ms).
+    public var clock: @Sendable () -> Int64
+    /// How many rows the dispatcher takes now, and the receivers whose lanes are full; nil when it
+    /// takes none (not running, or stopping).
+    public var room: @Sendable () -> (limit: Int, excluding: [String])?
+    /// Takes committed claims; false when the dispatcher has stopped meanwhile (the caller gives
+    /// them back).
+    public var take: @Sendable ([OutboxBatch]) -> Bool
+
+    public init(
+        instance: String, lease: Int64, clock: @escaping @Sendable () -> Int64,
+        room: @escaping @Sendable () -> (limit: Int, excluding: [String])?,
+        take: @escaping @Sendable ([OutboxBatch]) -> Bool
+    ) {
+        self.instance = instance
+        self.lease = lease
+        self.clock = clock
+        self.room = room
+        self.take = take
     }
 }
 

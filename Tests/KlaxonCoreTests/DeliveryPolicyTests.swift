@@ -169,3 +169,14 @@ private func utc(_ s: String) -> Int64 { Timestamp.parse(s)! }
         #expect(back["n"] as? Int == -3)
     }
 }
+
+@Suite struct RouteIndexTests {
+    @Test("a row queued under a route this configuration no longer has gets the defaults")
+    func routeFromAnOlderConfiguration() {
+        let routing = Routing(routes: [Route(receivers: ["a"], groupWait: 30)], defaults: Route(groupWait: 5))
+        #expect(routing.route(0).groupWait == 30)
+        #expect(routing.route(nil).groupWait == 5)
+        #expect(routing.route(7).groupWait == 5)
+        #expect(routing.route(-1).groupWait == 5)
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import KlaxonCore
 import KlaxonStore
 import Logging
 import PostgresNIO
@@ -71,49 +72,45 @@ extension PostgresStore {
         logger: Logger
     ) async throws -> T {
         let answered = LastAnswer()
-        let pending = Mutex<CheckedContinuation<T, any Error>?>(nil)
-        let finish: @Sendable (Result<T, any Error>) -> Void = { outcome in
-            pending.withLock { $0.take() }?.resume(with: outcome)
-        }
-        let tasks = Mutex<[Task<Void, Never>]>([])
+        let outcome = OneShot<Result<T, any Error>>()
         let lost = LostMark()
-        defer { for task in tasks.withLock({ $0 }) { task.cancel() } }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                pending.withLock { $0 = continuation }
-                let work = Task {
-                    let outcome: Result<T, any Error>
-                    do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
-                    // Ended because the duty was lost: say so, not "cancelled".
-                    finish(lost.isSet ? .failure(DutyLost(duty: duty)) : outcome)
-                }
-                let prober = Task {
-                    while !Task.isCancelled {
-                        if (try? await connection.query("SELECT 1", logger: logger)) != nil { answered.now() }
-                        try? await Task.sleep(for: dutyCheck)
-                    }
-                }
-                let watchdog = Task {
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: dutyCheck)
-                        let silent = ContinuousClock.now - answered.at
-                        if connection.isClosed || silent > dutySilence {
-                            lost.set()
-                            work.cancel()
-                            // The work's own end answers, once it has seen the cancellation; work
-                            // that hangs on the lost connection is not waited for past `dutyCheck`.
-                            try? await Task.sleep(for: dutyCheck)
-                            finish(.failure(DutyLost(duty: duty)))
-                            return
-                        }
-                    }
-                }
-                tasks.withLock { $0 = [work, prober, watchdog] }
-                if Task.isCancelled { work.cancel() }
+        let work = Task {
+            let result: Result<T, any Error>
+            do { result = .success(try await body()) } catch { result = .failure(error) }
+            // Ended because the duty was lost: say so, not "cancelled".
+            outcome.set(lost.isSet ? .failure(DutyLost(duty: duty)) : result)
+        }
+        let prober = Task {
+            while !Task.isCancelled {
+                if (try? await connection.query("SELECT 1", logger: logger)) != nil { answered.now() }
+                try? await Task.sleep(for: dutyCheck)
             }
+        }
+        let watchdog = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: dutyCheck)
+                let silent = ContinuousClock.now - answered.at
+                if connection.isClosed || silent > dutySilence {
+                    lost.set()
+                    work.cancel()
+                    // The work's own end answers, once it has seen the cancellation; work that hangs
+                    // on the lost connection is not waited for past `dutyCheck`.
+                    try? await Task.sleep(for: dutyCheck)
+                    outcome.set(.failure(DutyLost(duty: duty)))
+                    return
+                }
+            }
+        }
+        defer {
+            work.cancel()
+            prober.cancel()
+            watchdog.cancel()
+        }
+        return try await withTaskCancellationHandler {
+            try await outcome.value().get()
         } onCancel: {
             // The caller's cancellation reaches the body; its end (or the watchdog's) answers.
-            for task in tasks.withLock({ $0 }).prefix(1) { task.cancel() }
+            work.cancel()
         }
     }
 

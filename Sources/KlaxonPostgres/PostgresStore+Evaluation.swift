@@ -297,8 +297,10 @@ extension PostgresStore {
     func advanceQuiet(_ series: [ChangedSeries], _ e: Evaluation, on c: PostgresConnection) async throws -> [Logged] {
         let timeRules = e.engine.rules.filter { $0.kind.reactsToTime }
         var out: [Transition] = []
+        var moved: [SeriesSession] = []
+        let states = try await loadStates(series.map(\.key), on: c)
         for quiet in series {
-            var stored = try await loadStates(quiet.key, on: c)
+            var stored = states[quiet.key] ?? [:]
             for rule in timeRules where stored[rule.name]?.lastTime == nil && rule.kind.watches(quiet.key) {
                 if let last = try await pairs(
                     """
@@ -315,8 +317,9 @@ extension PostgresStore {
             guard var s = e.engine.session(for: quiet.key, unit: quiet.unit, states: stored) else { continue }
             let before = out.count
             e.engine.advance(&s, to: e.now, into: &out)
-            if out.count > before { try await save(s, e, on: c) }
+            if out.count > before { moved.append(s) }
         }
+        try await save(moved, e, on: c)
         return try await log(out, e, on: c)
     }
 
@@ -339,16 +342,6 @@ extension PostgresStore {
             out[key, default: [:]][try row[2].decode(String.self)] = Self.decodeState(try row[3].decode(String.self))
         }
         return out
-    }
-
-    func loadStates(_ key: SeriesKey, on c: PostgresConnection) async throws -> [String: AlertState] {
-        var states: [String: AlertState] = [:]
-        for row in try await rows(
-            "SELECT rule, state FROM alert_states WHERE station = \(key.station) AND metric = \(key.metric)", on: c)
-        {
-            states[try row[0].decode(String.self)] = Self.decodeState(try row[1].decode(String.self))
-        }
-        return states
     }
 
     static func decodeState(_ json: String) -> AlertState {
@@ -376,22 +369,6 @@ extension PostgresStore {
             ON CONFLICT (rule, station, metric) DO UPDATE SET status = excluded.status, level = excluded.level,
               since = excluded.since, state = excluded.state, updated_at = excluded.updated_at
             """, on: c)
-    }
-
-    func save(_ session: SeriesSession, _ e: Evaluation, on c: PostgresConnection) async throws {
-        for (rule, state) in e.engine.states(of: session) {
-            let r = AlertStateRecord(
-                key: AlertKey(rule: rule, station: session.series.station, metric: session.series.metric),
-                state: state, updatedAt: e.now)
-            try await execute(
-                """
-                INSERT INTO alert_states (rule, station, metric, status, level, since, state, updated_at)
-                VALUES (\(r.rule), \(r.station), \(r.metric), \(r.status), \(r.level), \(r.since), \(r.state),
-                    \(r.updatedAt))
-                ON CONFLICT (rule, station, metric) DO UPDATE SET status = excluded.status, level = excluded.level,
-                  since = excluded.since, state = excluded.state, updated_at = excluded.updated_at
-                """, on: c)
-        }
     }
 
     func meta(_ key: String, on c: PostgresConnection? = nil) async throws -> Int64 {

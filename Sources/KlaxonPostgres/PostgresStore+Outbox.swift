@@ -26,7 +26,7 @@ extension PostgresStore {
                 """
                 INSERT INTO outbox (id, transition_id, receiver, route, alert, group_key, purpose, state, attempts,
                   due_at, created_at)
-                VALUES (\(UUID().uuidString.lowercased()), \(transitionID), \(d.receiver), \(route), \(alert),
+                VALUES (\(OutboxRecord.newID()), \(transitionID), \(d.receiver), \(route), \(alert),
                   \(d.groupKey), \(purpose), 'pending', 0, \(d.dueAt), \(now))
                 """, on: c)
         }
@@ -47,7 +47,7 @@ extension PostgresStore {
         mutating func add(
             transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, dueAt: Int64
         ) {
-            ids.append(UUID().uuidString.lowercased())
+            ids.append(OutboxRecord.newID())
             transitions.append(transitionID)
             receivers.append(receiver)
             routes.append(Int64(route ?? 0))

@@ -108,20 +108,17 @@ public final class PostgresStore: Store {
 
     /// `work`'s value, or `fallback` if it has not answered within `limit` (the work is then cancelled
     /// and left to end in its own time: a query on a vanished connection may never end).
+    /// The caller's cancellation does not cut the wait short: the duty's unlock runs as the work it
+    /// guarded is being cancelled.
     static func first<T: Sendable>(
         within limit: Duration, otherwise fallback: T, _ work: @escaping @Sendable () async -> T
     ) async -> T {
-        let pending = Mutex<CheckedContinuation<T, Never>?>(nil)
-        let finish: @Sendable (T) -> Void = { value in pending.withLock { $0.take() }?.resume(returning: value) }
-        return await withCheckedContinuation { continuation in
-            pending.withLock { $0 = continuation }
-            let task = Task { finish(await work()) }
-            Task {
-                try? await Task.sleep(for: limit)
-                task.cancel()
-                finish(fallback)
-            }
+        let task = Task { await work() }
+        guard let result = await Bounded.result(of: task, within: limit) else {
+            task.cancel()
+            return fallback
         }
+        return result.get()
     }
 
     // MARK: Helpers

@@ -49,18 +49,21 @@ public struct OutboxRecord: Codable, Sendable, Equatable, FetchableRecord, Persi
 
     public static func alertKey(_ t: Transition) -> String { "\(t.rule)|\(t.station)|\(t.metric)" }
 
-    /// A new row id: a random (version 4) UUID in lower case. Written directly (`uuidString
-    /// .lowercased()` cost as much as the row's insert) from a generator seeded once from the
-    /// system's: `UUID()` asks the kernel for randomness every time. The ids are keys, not secrets.
-    static func newID() -> String {
+    /// A new row id: a time-ordered (version 7, RFC 9562) UUID in lower case: the milliseconds since
+    /// the epoch, then 74 random bits. Ids made one after another sort together, so the outbox's
+    /// primary-key index grows at its end instead of taking each new row on a random page (with
+    /// version 4 ids, a slice of 250 rows dirtied about as many index pages, each written to the WAL
+    /// at commit). Written directly (`uuidString.lowercased()` cost as much as the row's insert) from
+    /// a generator seeded once from the system's: `UUID()` asks the kernel for randomness every time.
+    /// The ids are keys, not secrets.
+    public static func newID(now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) -> String {
         let (a, b) = idGenerator.withLock { ($0.next(), $0.next()) }
-        var bytes =
-            (0..<8).map { UInt8(truncatingIfNeeded: a >> (8 * $0)) }
-            + (0..<8).map {
-                UInt8(truncatingIfNeeded: b >> (8 * $0))
-            }
-        bytes[6] = bytes[6] & 0x0f | 0x40  // version 4
-        bytes[8] = bytes[8] & 0x3f | 0x80  // RFC 4122 variant
+        let ms = UInt64(clamping: max(0, now))
+        var bytes = (0..<6).map { UInt8(truncatingIfNeeded: ms >> (8 * (5 - $0))) }
+        bytes += (0..<2).map { UInt8(truncatingIfNeeded: a >> (8 * $0)) }
+        bytes += (0..<8).map { UInt8(truncatingIfNeeded: b >> (8 * $0)) }
+        bytes[6] = bytes[6] & 0x0f | 0x70  // version 7
+        bytes[8] = bytes[8] & 0x3f | 0x80  // RFC 9562 variant
         var out: [UInt8] = []
         out.reserveCapacity(36)
         for (i, b) in bytes.enumerated() {

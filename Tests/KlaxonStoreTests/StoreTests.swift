@@ -270,14 +270,23 @@ extension Store {
         #expect(AlertStateRecord.decode(state: AlertStateRecord.encode(state: s)) == expected)
     }
 
-    @Test func outboxIDsAreLowerCaseUUIDs() {
+    @Test("outbox ids are lower-case version 7 UUIDs: unique, in time order across milliseconds")
+    func outboxIDsAreLowerCaseUUIDs() {
         var seen: Set<String> = []
         for _ in 0..<1000 {
             let id = OutboxRecord.newID()
             #expect(UUID(uuidString: id)?.uuidString.lowercased() == id)
+            #expect(Array(id)[14] == "7")
+            #expect("89ab".contains(Array(id)[19]))
             seen.insert(id)
         }
         #expect(seen.count == 1000)
+        // The first 48 bits are the milliseconds: later ids sort after earlier ones.
+        let ms: Int64 = 1_795_767_603_014
+        #expect(OutboxRecord.newID(now: ms).hasPrefix("01a21c17-0f46-7"))
+        #expect(OutboxRecord.newID(now: ms) < OutboxRecord.newID(now: ms + 1))
+        #expect(OutboxRecord.newID(now: 0).hasPrefix("00000000-0000-7"))
+        #expect(OutboxRecord.newID(now: -5).hasPrefix("00000000-0000-7"))
     }
 
     @Test func transitionLabelsRoundTrip() {

@@ -128,12 +128,16 @@ import Testing
     }
 
     func dispatcherSendsWhatWasHanded(sink: HTTPSink) async throws {
+        // Claims last an hour: what was handed over goes out at once only if the dispatcher took it
+        // (a claim left stranded would wait out its lease, past the test's limit).
+        var longLease = fastSettings()
+        longLease.lease = 3_600_000
         let fixture = try OutboxFixture()
         _ = try await fixture.store.readingWriter().write(readings)
         let dispatcher = Dispatcher(
             store: fixture.store,
             notifiers: ["hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h")))],
-            routing: routing, settings: fastSettings())
+            routing: routing, settings: longLease)
         let stop = Atomic(false)
         let running = Task { try await dispatcher.run(poll: 50, stop: { stop.load(ordering: .relaxed) }) }
         let result = await Result {

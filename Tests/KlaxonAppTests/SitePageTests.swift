@@ -23,15 +23,21 @@ final class SiteServer: Sendable {
         self.now = now
     }
 
-    /// Starts a server over `store`; `places` are the watched places for `/quakes`.
+    /// Starts a server over `store`; `places` are the watched places for `/quakes`. With `now`, the
+    /// site's clock stands at that second: pages that count back from "now" (a gauge's 24 h rain)
+    /// read the data the fixture wrote relative to its own `now`, however long the test takes and
+    /// whatever quarter hour the wall clock crosses meanwhile.
     static func with(
-        _ store: any Store, places: [StatusSite.Place] = [], _ body: (SiteServer) async throws -> Void
+        _ store: any Store, places: [StatusSite.Place] = [], now: Int64? = nil,
+        _ body: (SiteServer) async throws -> Void
     ) async throws {
         let site = StatusSite.Settings(
             timeZone: TimeZone(identifier: "UTC")!, refreshSeconds: 60, places: places)
+        let clock: @Sendable () -> Int64
+        if let now { clock = { now } } else { clock = { Int64(Date().timeIntervalSince1970) } }
         let (port, task) = await startHTTP(
-            store: store, settings: .init(port: 0, apiToken: "team-token", site: site))
-        let server = SiteServer(store: store, port: port, task: task, now: Int64(Date().timeIntervalSince1970))
+            store: store, settings: .init(port: 0, apiToken: "team-token", site: site), now: clock)
+        let server = SiteServer(store: store, port: port, task: task, now: clock())
         let outcome = await Result { try await body(server) }
         task.cancel()
         #expect(await Bounded.wait(for: task, within: TestServers.stopLimit), "the server should stop")
@@ -89,7 +95,7 @@ struct SitePageTests {
 
     @Test("a gauge: flood bands drawn and labelled, current category, both ids, rain totals")
     func gauge() async throws {
-        try await SiteServer.with(try await gaugeStore()) { site in
+        try await SiteServer.with(try await gaugeStore(), now: now + 60) { site in
             let page = try await site.get("/gauges/14211720")
             #expect(page.status == 200)
             #expect(page.header("Content-Type") == "text/html; charset=utf-8")
@@ -137,7 +143,7 @@ struct SitePageTests {
 
     @Test("bad input is a 400 page, an unknown gauge a 404 page")
     func badInput() async throws {
-        try await SiteServer.with(try await gaugeStore()) { site in
+        try await SiteServer.with(try await gaugeStore(), now: now + 60) { site in
             for path in [
                 "/gauges/14211720?range=1y", "/gauges/14211720?since=2025-13-01", "/gauges/14211720?since=yesterday",
                 "/gauges/14211720?since=2025-01-01&range=7d", "/gauges/14211720?until=2025-01-01",
@@ -168,7 +174,7 @@ struct SitePageTests {
         try await store.write(
             SourceBatch(readings: [Reading(station: "OTHER", metric: "gage_height", time: now, value: 3, unit: "ft")]),
             at: now)
-        try await SiteServer.with(store) { site in
+        try await SiteServer.with(store, now: now + 60) { site in
             let page = try await site.get("/gauges")
             #expect(page.status == 200)
             #expect(page.count("<tr class=\"gauge\"") == 2)
@@ -190,7 +196,7 @@ struct SitePageTests {
                     Reading(
                         station: "IN-DEL", metric: "aqi", time: now - Int64(29 - $0.offset) * 3600, value: $0.element)
                 }), at: now)
-        try await SiteServer.with(store) { site in
+        try await SiteServer.with(store, now: now + 60) { site in
             let page = try await site.get("/air/delhi")
             #expect(page.status == 200)
             #expect(page.count("<circle class=\"aqi-point\"") == 25)
@@ -231,7 +237,7 @@ struct SitePageTests {
                 quake("q-month", hoursAgo: 24 * 20, magnitude: 4.0),
             ], at: now)
         try await SiteServer.with(
-            store, places: [StatusSite.Place(name: "Los Angeles", latitude: 34.05, longitude: -118.25)]
+            store, places: [StatusSite.Place(name: "Los Angeles", latitude: 34.05, longitude: -118.25)], now: now + 60
         ) { site in
             func ids(_ page: SiteServer.Page) -> [String] {
                 page.body.components(separatedBy: "<tr class=\"quake").dropFirst().compactMap { row in
@@ -278,7 +284,7 @@ struct SitePageTests {
             SourceBatch(
                 stations: [StationInfo(id: "MWO", name: hostile, timeZone: "America/New_York")], readings: readings),
             at: now)
-        try await SiteServer.with(store) { site in
+        try await SiteServer.with(store, now: now + 60) { site in
             let page = try await site.get("/stations/MWO")
             #expect(page.status == 200)
             #expect(page.count("<figure class=\"metric\"") == 6)
@@ -311,7 +317,7 @@ struct SitePageTests {
         _ = try await Evaluate.run(store: store, rules: rules, now: now)
         let id = try #require(try await store.firingAlerts().first?.transitionID)
         try await store.ack(transitionID: id, by: "alice", at: now)
-        try await SiteServer.with(store) { site in
+        try await SiteServer.with(store, now: now + 60) { site in
             let page = try await site.get("/")
             #expect(page.status == 200)
             #expect(page.header("Refresh") == "60")
@@ -350,7 +356,7 @@ struct SitePageTests {
                     lid: "YYYY1", usgsID: "Y1",
                     categories: FloodCategories(stage: ["action": 15, "minor": 18, "moderate": 23, "major": 28]))
             ]), at: now)
-        try await SiteServer.with(store) { site in
+        try await SiteServer.with(store, now: now + 60) { site in
             let since = String(Timestamp.format(now - 365 * 86_400).prefix(10))
             let page = try await site.get("/gauges/Y1?since=\(since)&refresh=off")
             #expect(page.status == 200)

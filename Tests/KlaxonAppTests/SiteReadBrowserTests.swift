@@ -36,7 +36,7 @@ struct SiteReadBrowserTests {
                         station: "IN-DEL", metric: "aqi", time: fixtures.now - Int64(29 - $0.offset) * 3600,
                         value: $0.element)
                 }), at: fixtures.now)
-        try await SiteServer.with(store) { site in
+        try await SiteServer.with(store, now: fixtures.now + 60) { site in
             try await HeadlessBrowser.with { browser in
                 let page = try await browser.newPage()
                 let gauge = try await page.open("http://127.0.0.1:\(site.port)/gauges/PRTO3?refresh=off")

@@ -188,7 +188,8 @@ struct DaemonProcess {
 /// Starts the daemon's HTTP application over `store` on a free loopback port; returns the port and
 /// the task running it (cancel it to stop the server).
 func startHTTP(
-    store: any Store, settings: KlaxonHTTP.Settings, logger: Logger = quietLogger
+    store: any Store, settings: KlaxonHTTP.Settings, logger: Logger = quietLogger,
+    now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
 ) async -> (port: Int, task: Task<Void, any Error>) {
     let (stream, continuation) = AsyncStream<Int>.makeStream()
     let app = KlaxonHTTP.application(
@@ -196,7 +197,7 @@ func startHTTP(
         onRunning: { port in
             continuation.yield(port)
             continuation.finish()
-        })
+        }, now: now)
     let task = Task {
         defer { continuation.finish() }
         try await app.run()

@@ -62,7 +62,12 @@ public final class Dispatcher: Sendable {
         /// `run`'s work in flight while it runs; nil before and after.
         var flight: InFlight?
         var batches: [OutboxBatch] = []
-        var rows = 0
+
+        /// Takes what was handed over and not yet taken into the lanes.
+        mutating func drain() -> [OutboxBatch] {
+            defer { batches = [] }
+            return batches
+        }
     }
 
     /// Ends `run`'s wait for work at once: this process has just queued notifications. Another
@@ -84,7 +89,8 @@ public final class Dispatcher: Sendable {
         guard registered.withLock({ $0 }) else { return nil }
         return handed.withLock { h in
             guard let flight = h.flight else { return nil }
-            let limit = min(settings.claimLimit - flight.rows - h.rows, settings.laneLimit)
+            let waiting = h.batches.reduce(0) { $0 + $1.rows.count }
+            let limit = min(settings.claimLimit - flight.rows - waiting, settings.laneLimit)
             guard limit > 0 else { return nil }
             return (limit, flight.fullLanes(limit: max(1, settings.laneLimit)))
         }
@@ -94,30 +100,16 @@ public final class Dispatcher: Sendable {
         let taken = handed.withLock { h in
             guard h.flight != nil else { return false }
             h.batches += batches
-            h.rows += batches.reduce(0) { $0 + $1.rows.count }
             return true
         }
         if taken { nudges.signal() }
         return taken
     }
 
-    /// What was handed over and not yet taken into the lanes.
-    func drainHanded() -> [OutboxBatch] {
-        handed.withLock { h in
-            defer {
-                h.batches = []
-                h.rows = 0
-            }
-            return h.batches
-        }
-    }
-
+    /// Puts batches taken from `handed` back in front (they could not be queued).
     func restoreHanded(_ batches: [OutboxBatch]) {
         guard !batches.isEmpty else { return }
-        handed.withLock { h in
-            h.batches = batches + h.batches
-            h.rows += batches.reduce(0) { $0 + $1.rows.count }
-        }
+        handed.withLock { $0.batches = batches + $0.batches }
     }
 
     public init(
@@ -317,9 +309,7 @@ public final class Dispatcher: Sendable {
         let close = {
             self.handed.withLock { h -> [OutboxBatch] in
                 h.flight = nil
-                h.rows = 0
-                defer { h.batches = [] }
-                return h.batches
+                return h.drain()
             }
         }
         do {
@@ -379,10 +369,10 @@ public final class Dispatcher: Sendable {
                         }
                     }
                     // What this process's evaluation claimed for us since the last turn.
-                    let handed = self.drainHanded()
+                    let handed = self.handed.withLock { $0.drain() }
                     do {
-                        let all = handed.isEmpty && claimed.isEmpty
-                        let silences = all ? [] : try await self.store.activeSilences(now: now / 1000)
+                        let none = handed.isEmpty && claimed.isEmpty
+                        let silences = none ? [] : try await self.store.activeSilences(now: now / 1000)
                         return (claimed, handed, silences, next)
                     } catch {
                         self.restoreHanded(handed)

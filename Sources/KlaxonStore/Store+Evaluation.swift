@@ -203,14 +203,14 @@ extension SQLiteStore {
             slice.late += max(0, changed.count - changed.stepped - stepped)
             if out.count >= e.sliceTransitions { break }
         }
-        var claim = e.handoff.flatMap { handoff in
+        let claim = e.handoff.flatMap { handoff in
             handoff.room().map {
                 QueueClaim(
                     instance: handoff.instance, lease: handoff.lease, now: handoff.clock(), room: $0.limit,
                     excluding: $0.excluding)
             }
         }
-        slice.logged = try log(out, db, e, claim: &claim)
+        slice.logged = try log(out, db, e, claim: claim)
         slice.claimed = claim?.batches ?? []
         if let cursor, slice.done == series.count {
             try setMeta(db, cursorKey, cursor)
@@ -360,13 +360,8 @@ extension SQLiteStore {
 
     /// Logs transitions (in output order) with their rendered messages and queues their deliveries,
     /// inside the caller's transaction.
-    static func log(_ transitions: [Transition], _ db: Database, _ e: Evaluation) throws -> [Logged] {
-        var none: QueueClaim? = nil
-        return try log(transitions, db, e, claim: &none)
-    }
-
-    /// `log`, claiming the rows it queues for this process's dispatcher as `claim` allows.
-    static func log(_ transitions: [Transition], _ db: Database, _ e: Evaluation, claim: inout QueueClaim?) throws
+    /// With `claim`, the rows it queues are claimed for this process's dispatcher as `claim` allows.
+    static func log(_ transitions: [Transition], _ db: Database, _ e: Evaluation, claim: QueueClaim? = nil) throws
         -> [Logged]
     {
         var logged: [Logged] = []
@@ -396,7 +391,7 @@ extension SQLiteStore {
                 var record = r
                 record.id = id
                 try enqueue(
-                    db, transitionID: id, transition: t, planned: planned, now: e.queuedAt, claim: &claim,
+                    db, transitionID: id, transition: t, planned: planned, now: e.queuedAt, claim: claim,
                     record: record)
             }
             logged.append(Logged(transition: t, message: message, id: id, routed: routed))

@@ -183,6 +183,11 @@ public struct OutboxBatch: Sendable {
 }
 
 extension OutboxBatch {
+    /// What rows sent together share: receiver, route and group.
+    static func groupKey(_ row: OutboxRecord) -> String {
+        "\(row.receiver)\u{1F}\(row.route.map(String.init) ?? "-")\u{1F}\(row.groupKey)"
+    }
+
     /// Claimed rows (in queue order, each with its transition) gathered into batches: rows of one
     /// receiver, route and group go out together, and a row that was already in a batch keeps it (the
     /// same idempotency key after a crash). Each row is marked as this claim leaves it: sending,
@@ -194,7 +199,7 @@ extension OutboxBatch {
         var index: [String: Int] = [:]
         for (found, transition) in claimed {
             var row = found
-            let key = row.batch ?? "\(row.receiver)\u{1F}\(row.route.map(String.init) ?? "-")\u{1F}\(row.groupKey)"
+            let key = row.batch ?? groupKey(row)
             row.state = .sending
             row.leaseUntil = now + lease
             row.attempts += 1
@@ -222,7 +227,7 @@ extension OutboxBatch {
 /// receiver (the claim's own order rule); it is inserted `sending`, leased and marked with the
 /// instance, in one batch with the others of its receiver, route and group taken in this
 /// transaction. Anything else is queued `pending`, for a claim.
-struct QueueClaim {
+final class QueueClaim {
     let instance: String
     let lease: Int64
     let now: Int64
@@ -245,7 +250,7 @@ struct QueueClaim {
 
     /// Reads which of `alerts` (outbox alert keys) have rows unsent, in one query: `takes` must know
     /// of every such row queued before the transaction. Rows queued in it are counted by `queued`.
-    mutating func loadOpen(alerts: [String], _ db: Database) throws {
+    func loadOpen(alerts: [String], _ db: Database) throws {
         guard !alerts.isEmpty else { return }
         let keys = "[" + Set(alerts).map(JSONText.string).joined(separator: ",") + "]"
         let rows = try Row.fetchCursor(
@@ -268,14 +273,14 @@ struct QueueClaim {
     }
 
     /// A row queued (pending or claimed): it goes before any later row of its alert and receiver.
-    mutating func queued(alert: String, receiver: String) {
+    func queued(alert: String, receiver: String) {
         open.insert(alert + "\u{1F}" + receiver)
     }
 
     /// Inserts `row` claimed, in its batch.
-    mutating func insert(_ found: OutboxRecord, transition: TransitionRecord?, _ db: Database) throws {
+    func insert(_ found: OutboxRecord, transition: TransitionRecord?, _ db: Database) throws {
         var row = found
-        let key = "\(row.receiver)\u{1F}\(row.route.map(String.init) ?? "-")\u{1F}\(row.groupKey)"
+        let key = OutboxBatch.groupKey(row)
         let i = index[key]
         row.batch = i.map { batches[$0].key } ?? row.id
         row.leaseUntil = now + lease
@@ -310,7 +315,7 @@ extension SQLiteStore {
     static func enqueue(
         _ db: Database, transitionID: Int64, transition: Transition,
         deliveries: [(receiver: String, route: Int?, groupKey: String, dueAt: Int64)],
-        purpose: String = "transition", now: Int64, claim: inout QueueClaim?, record: TransitionRecord? = nil
+        purpose: String = "transition", now: Int64, claim: QueueClaim? = nil, record: TransitionRecord? = nil
     ) throws {
         guard !deliveries.isEmpty else { return }
         var seq =
@@ -327,12 +332,12 @@ extension SQLiteStore {
         for d in deliveries {
             seq += 1
             let id = OutboxRecord.newID()
-            if claim != nil, claim!.takes(d.receiver, alert: alert, dueAt: d.dueAt) {
+            if let claim, claim.takes(d.receiver, alert: alert, dueAt: d.dueAt) {
                 let row = OutboxRecord(
                     id: id, seq: seq, transitionID: transitionID, receiver: d.receiver, route: d.route, alert: alert,
                     groupKey: d.groupKey, purpose: purpose, state: .sending, batch: nil, attempts: 1, dueAt: d.dueAt,
                     leaseUntil: nil, createdAt: now, sentAt: nil, lastError: nil)
-                try claim!.insert(row, transition: record, db)
+                try claim.insert(row, transition: record, db)
                 continue
             }
             insert.setUncheckedArguments([
@@ -341,17 +346,6 @@ extension SQLiteStore {
             try insert.execute()
             claim?.queued(alert: alert, receiver: d.receiver)
         }
-    }
-
-    static func enqueue(
-        _ db: Database, transitionID: Int64, transition: Transition,
-        deliveries: [(receiver: String, route: Int?, groupKey: String, dueAt: Int64)],
-        purpose: String = "transition", now: Int64
-    ) throws {
-        var none: QueueClaim? = nil
-        try enqueue(
-            db, transitionID: transitionID, transition: transition, deliveries: deliveries, purpose: purpose, now: now,
-            claim: &none)
     }
 
     /// Checks foreign keys at commit instead of after each statement, for the rest of the caller's
@@ -371,7 +365,7 @@ extension SQLiteStore {
     /// Queues planned deliveries, each due when its group's timing says.
     static func enqueue(
         _ db: Database, transitionID: Int64, transition: Transition, planned: [PlannedDelivery], now: Int64,
-        claim: inout QueueClaim?, record: TransitionRecord? = nil
+        claim: QueueClaim? = nil, record: TransitionRecord? = nil
     )
         throws
     {
@@ -380,15 +374,8 @@ extension SQLiteStore {
             (p.receiver, p.route, p.groupKey, try dueTime(db, p, now: now))
         }
         try enqueue(
-            db, transitionID: transitionID, transition: transition, deliveries: rows, now: now, claim: &claim,
+            db, transitionID: transitionID, transition: transition, deliveries: rows, now: now, claim: claim,
             record: record)
-    }
-
-    static func enqueue(
-        _ db: Database, transitionID: Int64, transition: Transition, planned: [PlannedDelivery], now: Int64
-    ) throws {
-        var none: QueueClaim? = nil
-        try enqueue(db, transitionID: transitionID, transition: transition, planned: planned, now: now, claim: &none)
     }
 
     /// Group timing, after Alertmanager: a new group waits `group_wait` to collect alerts; a group
@@ -451,69 +438,61 @@ extension SQLiteStore {
     public func claim(now: Int64, lease: Int64, limit: Int, instance: String?, excluding: [String]) async throws
         -> [OutboxBatch]
     {
-        try await requireWriter().write { db in
-            try Self.claim(db, now: now, lease: lease, limit: limit, instance: instance, excluding: excluding)
-        }
-    }
-
-    /// `claim`'s work, inside the caller's transaction: the dispatcher's own claims, and an
-    /// evaluation slice handing its new rows to this process's dispatcher (`Evaluation.handoff`).
-    static func claim(_ db: Database, now: Int64, lease: Int64, limit: Int, instance: String?, excluding: [String])
-        throws -> [OutboxBatch]
-    {
         let skip = "[" + excluding.map(JSONText.string).joined(separator: ",") + "]"
-        // Each row with its transition, in one query, walking the unsent rows in queue order
-        // (`outbox_open_by_seq`) so a claim reads about `limit` rows however long the queue.
-        let found = try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT \(Self.claimColumns)
-                    FROM outbox o INDEXED BY outbox_open_by_seq LEFT JOIN transitions t ON t.id = o.transition_id
-                    WHERE o.state IN ('pending', 'sending')
-                      AND ((o.state = 'pending' AND o.due_at <= :now) OR (o.state = 'sending' AND o.lease_until <= :now))
-                      AND NOT EXISTS (
-                        SELECT 1 FROM outbox p
-                        WHERE p.alert = o.alert AND p.receiver = o.receiver AND p.seq < o.seq
-                          AND p.state IN ('pending', 'sending'))
-                      AND o.receiver NOT IN (SELECT value FROM json_each(:skip))
-                    ORDER BY o.seq LIMIT :limit
-                    """), arguments: ["now": now, "limit": limit, "skip": skip])
-        let t = OutboxRecord.columns.count
-        var batches = OutboxBatch.group(
-            found.map { row in
-                (OutboxRecord(row: row, at: 0), (row[t] as Int64?).map { _ in TransitionRecord(row: row, at: t) })
-            }, now: now, lease: lease)
-        // Rows whose batch key is their own id (or the batch they already had) are claimed by one
-        // statement; the others of a new multi-row batch take its first row's id one by one.
-        var together: [String] = []
-        let single = try db.cachedStatement(
-            sql:
-                "UPDATE outbox SET state = 'sending', lease_until = ?, attempts = ?, batch = ?, claimed_by = ? WHERE id = ?"
-        )
-        for i in batches.indices {
-            for j in batches[i].rows.indices {
-                let own = batches[i].rows[j].batch ?? batches[i].rows[j].id
-                batches[i].rows[j].batch = batches[i].key
-                let row = batches[i].rows[j]
-                if own == batches[i].key {
-                    together.append(row.id)
-                } else {
-                    single.setUncheckedArguments([row.leaseUntil, row.attempts, row.batch, instance, row.id])
-                    try single.execute()
+        return try await requireWriter().write { db in
+            // Each row with its transition, in one query, walking the unsent rows in queue order
+            // (`outbox_open_by_seq`) so a claim reads about `limit` rows however long the queue.
+            let found = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT \(Self.claimColumns)
+                        FROM outbox o INDEXED BY outbox_open_by_seq LEFT JOIN transitions t ON t.id = o.transition_id
+                        WHERE o.state IN ('pending', 'sending')
+                          AND ((o.state = 'pending' AND o.due_at <= :now) OR (o.state = 'sending' AND o.lease_until <= :now))
+                          AND NOT EXISTS (
+                            SELECT 1 FROM outbox p
+                            WHERE p.alert = o.alert AND p.receiver = o.receiver AND p.seq < o.seq
+                              AND p.state IN ('pending', 'sending'))
+                          AND o.receiver NOT IN (SELECT value FROM json_each(:skip))
+                        ORDER BY o.seq LIMIT :limit
+                        """), arguments: ["now": now, "limit": limit, "skip": skip])
+            let t = OutboxRecord.columns.count
+            var batches = OutboxBatch.group(
+                found.map { row in
+                    (OutboxRecord(row: row, at: 0), (row[t] as Int64?).map { _ in TransitionRecord(row: row, at: t) })
+                }, now: now, lease: lease)
+            // Rows whose batch key is their own id (or the batch they already had) are claimed by one
+            // statement; the others of a new multi-row batch take its first row's id one by one.
+            var together: [String] = []
+            let single = try db.cachedStatement(
+                sql:
+                    "UPDATE outbox SET state = 'sending', lease_until = ?, attempts = ?, batch = ?, claimed_by = ? WHERE id = ?"
+            )
+            for i in batches.indices {
+                for j in batches[i].rows.indices {
+                    let own = batches[i].rows[j].batch ?? batches[i].rows[j].id
+                    batches[i].rows[j].batch = batches[i].key
+                    let row = batches[i].rows[j]
+                    if own == batches[i].key {
+                        together.append(row.id)
+                    } else {
+                        single.setUncheckedArguments([row.leaseUntil, row.attempts, row.batch, instance, row.id])
+                        try single.execute()
+                    }
                 }
             }
+            if !together.isEmpty {
+                let ids = "[" + together.map(JSONText.string).joined(separator: ",") + "]"
+                try db.cachedStatement(
+                    sql: """
+                        UPDATE outbox SET state = 'sending', lease_until = ?, attempts = attempts + 1,
+                          batch = coalesce(batch, id), claimed_by = ?
+                        WHERE id IN (SELECT value FROM json_each(?))
+                        """
+                ).execute(arguments: [now + lease, instance, ids])
+            }
+            return batches
         }
-        if !together.isEmpty {
-            let ids = "[" + together.map(JSONText.string).joined(separator: ",") + "]"
-            try db.cachedStatement(
-                sql: """
-                    UPDATE outbox SET state = 'sending', lease_until = ?, attempts = attempts + 1,
-                      batch = coalesce(batch, id), claimed_by = ?
-                    WHERE id IN (SELECT value FROM json_each(?))
-                    """
-            ).execute(arguments: [now + lease, instance, ids])
-        }
-        return batches
     }
 
     /// The claim's columns: the outbox row's, then its transition's, read by index.

@@ -245,10 +245,11 @@ public struct Evaluation: Sendable {
     }
 }
 
-/// How an evaluation hands the notifications it queued to this process's dispatcher: the claim a
-/// dispatcher would make next, made at the end of each slice's transaction, so the rows are its when
-/// the slice commits. The claim is the dispatcher's own (same order check per alert and receiver, same
-/// batches, same lease and instance), so a crash or a stop gives the rows back as for any claim.
+/// How an evaluation hands the notifications it queues to this process's dispatcher: each row due
+/// now is written already claimed, in the transaction that queues it, so the rows are the
+/// dispatcher's when the slice commits. The claim follows the dispatcher's rules (the order check per
+/// alert and receiver, batches by group, its lease and instance), so a crash or a stop gives the rows
+/// back as for any claim.
 public struct Handoff: Sendable {
     /// The claiming instance (registered before `room` offers anything).
     public var instance: String

@@ -117,16 +117,26 @@ public struct ChatCommands: Sendable {
         return rows.prefix(15).map { "• " + QuakeList.text($0) }.joined(separator: "\n")
     }
 
+    /// The most alerts one chat answer lists (a chat message is read by people, and platforms cap
+    /// its size); the answer says how many more there are.
+    static let alertsListed = 20
+
     func alerts() async throws -> String {
-        let acks = try await store.acks()
-        let firing = try await store.firingAlerts()
-        guard !firing.isEmpty else { return "Nothing is firing." }
-        return firing.map { a in
+        // One page and the counts: bounded work however many fire.
+        let page = try await store.firingAlerts(limit: Self.alertsListed, after: nil)
+        guard !page.alerts.isEmpty else { return "Nothing is firing." }
+        let total = try await store.firingAlertCounts().total
+        var lines = page.alerts.map { a in
             var line =
                 "• #\(a.transitionID) \(a.transition.severity.rawValue.uppercased()) \(a.key.rule) \(a.key.station): \(a.transition.summary)"
-            if let ack = acks[a.key] { line += " (acked by \(ack.by))" }
+            if let ack = a.ack { line += " (acked by \(ack.by))" }
             return line
-        }.joined(separator: "\n")
+        }
+        let more = max(0, total - page.alerts.count)
+        if more > 0 || page.next != nil {
+            lines.append("…and \(max(more, 1)) more firing (\(total) in all): see the status site's /alerts.")
+        }
+        return lines.joined(separator: "\n")
     }
 
     func silence(_ args: [String], user: String, now: Int64) async throws -> String {

@@ -7,6 +7,8 @@ public enum Check {
         public var rules = 0
         public var files = 0
         public var diagnostics: [Diagnostic] = []
+        /// Printed, but they do not fail the check (a secret file anyone may read).
+        public var warnings: [Diagnostic] = []
     }
 
     public static func run(rulePaths: [String], configPath: String?) -> Outcome {
@@ -24,6 +26,7 @@ public enum Check {
         } catch {
             diagnostics.add(Diagnostic(path: rulePaths.joined(separator: " "), line: 1, column: 1, message: "\(error)"))
         }
+        outcome.warnings = diagnostics.warnings
         outcome.diagnostics = diagnostics.items.sorted { ($0.path, $0.line, $0.column) < ($1.path, $1.line, $1.column) }
         return outcome
     }

@@ -41,6 +41,9 @@ public struct Config: Sendable {
     public var ownerTokens: [String: Secret] = [:]
     /// The largest body `POST /api/v1/readings` takes (`api.max_push_bytes`, default 4 MiB).
     public var maxPushBytes = KlaxonHTTP.Settings.defaultMaxPushBytes
+    /// How far ahead of now a reading may be dated (`readings: {max_future: 1d}`); later ones are
+    /// refused at ingest, in pushes and from sources.
+    public var futureBound = FutureBound.standard
     /// Chat commands: Slack's signing secret, Mattermost's token, chat user → trip owner.
     public var slackSigningSecret: Secret?
     public var mattermostToken: Secret?
@@ -49,6 +52,9 @@ public struct Config: Sendable {
     public var retention = Retention()
     /// The status site (`site:`): on or off, its refresh, its time zone, the key that signs its cookies.
     public var site = SiteConfig()
+    /// What works but deserves a look (a secret file anyone may read): `klaxon check` prints these,
+    /// the daemon logs them at start.
+    public var warnings: [Diagnostic] = []
     /// Every receiver name declared, even those whose other keys have errors (so one mistake does not
     /// cascade into "undefined receiver" errors elsewhere).
     var declaredReceivers: Set<String> = []
@@ -70,13 +76,17 @@ public struct Config: Sendable {
         /// Signs sign-in cookies and CSRF tokens; without it, a random key per start (a restart signs
         /// everybody out).
         public var secret: Secret?
+        /// `site.hosts`: the `Host` names the site answers besides IP literals and `localhost` (DNS
+        /// rebinding); nil: the listener decides (loopback names only on a loopback listener, any
+        /// name on `0.0.0.0`). See `SiteHosts`.
+        public var hosts: [String]?
 
         public init() {}
     }
 
     public static let keys = [
         "database", "rules", "sources", "receivers", "routes", "default_receiver", "fallback_receiver",
-        "give_up_after", "delivery_lease", "admins", "listen", "api", "chat", "retention", "site",
+        "give_up_after", "delivery_lease", "admins", "listen", "api", "chat", "retention", "site", "readings",
     ]
 
     public func receiver(named name: String) -> Receiver? { receivers.first { $0.name == name } }
@@ -150,7 +160,7 @@ public struct Config: Sendable {
             if let n = m.value("retention") { config.retention = reader.retention(n) }
             if let n = m.value("site"), var sm = file.map(n, what: "site") {
                 if let en = sm.value("enabled"), let v = file.bool(en, what: "site.enabled") { config.site.enabled = v }
-                if let rn = sm.value("refresh"), let d = file.duration(rn, what: "site.refresh") {
+                if let rn = sm.value("refresh"), let d = reader.siteRefresh(rn) {
                     if (0...86_400).contains(d) && (d == 0 || d >= 5) {
                         config.site.refresh = Int(d)
                     } else {
@@ -173,7 +183,33 @@ public struct Config: Sendable {
                         file.error(secretNode, "site.secret must be at least 32 characters (it signs sign-in cookies)")
                     }
                 }
-                sm.rejectUnknown(known: ["enabled", "refresh", "time_zone", "secret", "secret_file"], what: "site")
+                if let hn = sm.value("hosts"), let items = file.list(hn, what: "site.hosts") {
+                    var names: [String] = []
+                    for item in items {
+                        guard let name = file.string(item, what: "site.hosts") else { continue }
+                        if SiteHosts.isValidName(name) {
+                            names.append(name.lowercased())
+                        } else {
+                            file.error(
+                                item,
+                                "site.hosts: \"\(name.prefix(80))\" is not a host name (letters, digits, '-', '.', '_'; no port or scheme), or \"*\" for any"
+                            )
+                        }
+                    }
+                    config.site.hosts = names
+                }
+                sm.rejectUnknown(
+                    known: ["enabled", "refresh", "time_zone", "secret", "secret_file", "hosts"], what: "site")
+            }
+            if let n = m.value("readings"), var rm = file.map(n, what: "readings") {
+                if let fn = rm.value("max_future"), let d = file.duration(fn, what: "readings.max_future") {
+                    if (0...FutureBound.maximumMargin).contains(d) {
+                        config.futureBound = FutureBound(margin: d)
+                    } else {
+                        file.error(fn, "readings.max_future must be from 0s to 366d, not \(DurationText.format(d))")
+                    }
+                }
+                rm.rejectUnknown(known: ["max_future"], what: "readings")
             }
             if let n = m.value("give_up_after"), let d = file.duration(n, what: "give_up_after") {
                 config.giveUpAfter = d
@@ -227,6 +263,7 @@ public struct Config: Sendable {
                         message: "\(ref.what) names undefined receiver \"\(ref.name)\"\(config.knownReceivers)"))
             }
         }
+        config.warnings = diagnostics.warnings
         return config
     }
 
@@ -338,13 +375,20 @@ struct ConfigReader {
             file.error(fileNode, "\(what): give \(key) or \(key)_file, not both")
             return nil
         case (let n?, nil):
-            return file.string(n, what: key).flatMap { expand($0, node: n, what: key) }.map(Secret.init)
+            guard let text = file.string(n, what: key), let value = expand(text, node: n, what: key) else {
+                return nil
+            }
+            return checkedSecret(
+                value, node: n, key: key, label: "\(what): \(key)", viaEnvironment: text.contains("${"))
         case (nil, let n?):
             guard let p = file.string(n, what: "\(key)_file") else { return nil }
             let full = resolve(p)
+            let label = "\(what): \(key)_file"
+            guard checkSecretFile(full, node: n, label: label) else { return nil }
             switch YAMLLimits.read(path: full, limit: 64 << 10) {  // a secret, not a device or a log
             case .success(let text):
-                return Secret(text.trimmingCharacters(in: .whitespacesAndNewlines))
+                return checkedSecret(
+                    text.trimmingCharacters(in: .whitespacesAndNewlines), node: n, key: key, label: "\(label): \(full)")
             case .failure(let problem):
                 file.error(n, "\(key)_file: \(full): \(problem.message)")
                 return nil
@@ -498,13 +542,14 @@ struct ConfigReader {
         if let n = m.value("match"), var mm = file.map(n, what: "match") {
             for key in ["rule", "severity", "station", "metric", "level"] {
                 if let v = mm.value(key), let s = file.string(v, what: "match.\(key)") {
-                    if let matcher = try? Matcher(
-                        name: key, op: s.hasPrefix("~") ? .regex : .equal,
-                        value: s.hasPrefix("~") ? String(s.dropFirst()) : s)
-                    {
-                        route.matchers.append(matcher)
-                    } else {
-                        file.error(v, "match.\(key): \"\(s)\" is not a valid regular expression")
+                    do {
+                        route.matchers.append(
+                            try Matcher(
+                                name: key, op: s.hasPrefix("~") ? .regex : .equal,
+                                value: s.hasPrefix("~") ? String(s.dropFirst()) : s))
+                    } catch {
+                        // The reason (RE2 syntax, position, size) comes from the matcher.
+                        file.error(v, "match.\(key): \"\(s)\" is not a valid regular expression (\(error))")
                     }
                 }
             }

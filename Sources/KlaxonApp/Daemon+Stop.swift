@@ -28,13 +28,13 @@ extension Daemon {
         var at: ContinuousClock.Instant = .now
     }
 
-    /// Runs `services` in a service group until SIGTERM or SIGINT, until `until` returns, or until
-    /// the services end or the caller is cancelled. From the moment a stop is asked for, the
-    /// services shut down gracefully, are cancelled after `budget.graceful`, and whatever still
-    /// runs at `budget.limit` is logged (by service) and abandoned: this returns by then whatever
-    /// a service does. `until` is cut short (cancelled) when the stop comes from elsewhere. A
-    /// second signal cancels the services at once. A service's error other than cancellation is
-    /// rethrown.
+    /// Runs `services` in a service group until SIGTERM or SIGINT (SIGHUP is logged and changes
+    /// nothing), until `until` returns, or until the services end or the caller is cancelled. From
+    /// the moment a stop is asked for, the services shut down gracefully, are cancelled after
+    /// `budget.graceful`, and whatever still runs at `budget.limit` is logged (by service) and
+    /// abandoned: this returns by then whatever a service does. `until` is cut short (cancelled)
+    /// when the stop comes from elsewhere. A second signal cancels the services at once. A
+    /// service's error other than cancellation is rethrown.
     static func supervise(
         _ services: [any Service], logger: Logger, stop budget: StopBudget,
         until: (@Sendable () async -> Void)? = nil
@@ -52,6 +52,11 @@ extension Daemon {
             defer { stop.set(StopRequest(reason: "services ended")) }
             try await group.run()
         }
+        // SIGHUP (logrotate's habit) never ends the daemon: it is logged, and the daemon carries on.
+        let hangups = await SignalWatch.start([SIGHUP], stops: false) { _ in
+            logger.notice("SIGHUP received; reload is not supported yet, carrying on")
+        }
+        defer { hangups.cancel() }
         let signals = await SignalWatch.start([SIGTERM, SIGINT]) { signo in
             if stop.set(StopRequest(reason: SignalWatch.name(signo))) {
                 Task { await group.triggerGracefulShutdown() }

@@ -139,7 +139,7 @@ public final class Daemon: Sendable {
 
     /// Fetches one source once, records the outcome, and wakes the evaluator when it stored anything.
     func poll(_ source: ConfiguredSource, now: Int64) async -> Fetch.Outcome {
-        let o = await Fetch.run(sources: [source], store: store, now: now)[0]
+        let o = await Fetch.run(sources: [source], store: store, now: now, future: config.futureBound)[0]
         if let error = o.error {
             metrics.sourceFailed(o.source)
             let streak = o.failuresBefore + 1
@@ -158,6 +158,9 @@ public final class Daemon: Sendable {
                     "source": "\(o.source)", "new": "\(o.stats.inserted)", "revised": "\(o.stats.revised)",
                     "suspect": "\(o.stats.suspect)", "requests": "\(o.requests)",
                 ])
+            for refused in o.refused {
+                logger.warning("readings refused", metadata: ["source": "\(o.source)", "reason": "\(refused)"])
+            }
             for conflict in o.stats.quakeConflicts.prefix(10) {
                 logger.warning(
                     "quake ids conflict", metadata: ["source": "\(o.source)", "conflict": "\(conflict)"])
@@ -203,7 +206,8 @@ public final class Daemon: Sendable {
                     host: config.listen.host, port: config.listen.port, apiToken: config.apiToken?.value,
                     sources: config.sources.map(\.source.name),
                     ownerTokens: config.ownerTokens.mapValues(\.value), maxPushBytes: config.maxPushBytes,
-                    site: siteSettings()),
+                    site: siteSettings(), connections: ConnectionLimits(reserve: FileLimits.reserve(config: config))
+                ).with(future: config.futureBound),
                 metrics: metrics, logger: logger, health: health,
                 chat: .init(
                     slackSigningSecret: config.slackSigningSecret?.value, mattermostToken: config.mattermostToken?.value
@@ -212,6 +216,7 @@ public final class Daemon: Sendable {
                 onReadings: { [wake] in wake.yield() }, onRunning: onListening, now: { [clock] in clock.now() }),
         ]
         if config.retention.prunesAnything { services.append(PrunerService(daemon: self)) }
+        services.append(DatabaseWatchService(daemon: self))
         if routing != nil {
             let dispatcher = try DeliveryWiring.dispatcher(store: store, config: config, logger: logger, health: health)
             queued.set({ dispatcher.nudge() })
@@ -234,6 +239,15 @@ public final class Daemon: Sendable {
         stop budget: StopBudget = .standard,
         until: (@Sendable () async -> Void)? = nil
     ) async throws {
+        // First: the HTTP server's cap on connections is derived from the limit in force.
+        let softLimit = FileLimits.raise(logger: logger)
+        let connections = ConnectionLimits(reserve: FileLimits.reserve(config: config))
+        logger.info(
+            "HTTP connections capped",
+            metadata: [
+                "max_connections": "\(connections.effectiveMaximum(softLimit: softLimit))",
+                "reserve": "\(connections.reserve)",
+            ])
         let services = try services(onListening: onListening)
         // The counters start from the store's totals, so they survive restarts (a failure here only
         // leaves it to the first scrape).

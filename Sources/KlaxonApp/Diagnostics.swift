@@ -25,6 +25,11 @@ public final class Diagnostics: @unchecked Sendable {
 
     public func add(_ d: Diagnostic) { items.append(d) }
 
+    /// Things that work but deserve a look (a secret file anyone may read): printed, never fatal.
+    public private(set) var warnings: [Diagnostic] = []
+
+    public func warn(_ d: Diagnostic) { warnings.append(d) }
+
     public var isEmpty: Bool { items.isEmpty }
 }
 

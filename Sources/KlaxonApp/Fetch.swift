@@ -22,6 +22,10 @@ public enum Fetch {
         /// Failures in a row, and the last error, before this fetch.
         public var failuresBefore = 0
         public var errorBefore: String?
+        /// Readings fetched but not stored: dated too far ahead (`readings.max_future`), or in a unit
+        /// their series cannot take (`SeriesUnitRule`); the first few worded for people.
+        public var refused: [String] = []
+        public var refusedCount = 0
 
         /// One line for people.
         public var line: String {
@@ -31,6 +35,9 @@ public enum Fetch {
             var parts = ["\(stats.inserted) new", "\(stats.revised) revised", "\(stats.unchanged) unchanged"]
             if gaps > 0 { parts.append("\(gaps) missing values skipped") }
             if stats.suspect > 0 { parts.append("\(stats.suspect) marked suspect") }
+            if refusedCount > 0 {
+                parts.append("\(refusedCount) refused (\(refused.first ?? "")\(refused.count > 1 ? "; …" : ""))")
+            }
             if stations > 0 { parts.append("\(stations) stations") }
             if gauges > 0 { parts.append("\(gauges) NWS gauges") }
             if !stats.quakeConflicts.isEmpty {
@@ -44,8 +51,12 @@ public enum Fetch {
 
     /// Fetches each source once and writes what it got (one transaction per source). A source that
     /// fails records its error and keeps its cursor; the others go on.
+    ///
+    /// Readings dated more than `future`'s margin after `now` are not stored (the rest are): a source
+    /// with a broken clock must not date a series' newest reading years ahead.
     public static func run(
-        sources: [ConfiguredSource], store: any Store, client: HTTPClient = .shared, now: Int64, force: Bool = false
+        sources: [ConfiguredSource], store: any Store, client: HTTPClient = .shared, now: Int64, force: Bool = false,
+        future: FutureBound = .standard
     ) async -> [Outcome] {
         var out: [Outcome] = []
         for configured in sources {
@@ -70,10 +81,18 @@ public enum Fetch {
                     result = try await source.fetch(cursor: state?.cursor, now: now, http: http)
                 }
                 if let problem = result.batch.problem() { throw UserError("\(source.name): \(problem)") }
-                o.stats = try await store.write(result.batch, source: source.name, cursor: result.cursor, at: now)
-                o.gaps = result.batch.gaps
-                o.stations = Set(result.batch.stations.map(\.id)).count
-                o.gauges = result.batch.gauges.count
+                var batch = result.batch
+                let ahead = batch.refuseFuture(future, now: now)
+                // The source's cursor was worked out from every reading, the refused ones too: one
+                // from 2199 would make it ask from 2199 for ever. The stored cursor stays instead
+                // (nil keeps it), and the next fetch asks again from there.
+                let cursor = ahead.isEmpty ? result.cursor : nil
+                o.stats = try await store.write(batch, source: source.name, cursor: cursor, at: now)
+                o.refusedCount = ahead.count + o.stats.unitRefusedCount
+                o.refused = Array((ahead + o.stats.unitRefused.map(\.description)).prefix(Self.listedRefusals))
+                o.gaps = batch.gaps
+                o.stations = Set(batch.stations.map(\.id)).count
+                o.gauges = batch.gauges.count
                 o.requests = result.requests
             } catch  where Task.isCancelled {
                 // Cut short by a stop: not the source's failure, and nothing to record against it.
@@ -87,6 +106,9 @@ public enum Fetch {
         }
         return out
     }
+
+    /// Refused readings worded in an outcome, at most.
+    static let listedRefusals = 10
 
     /// Sources for a gauge nobody configured (`klaxon gauge ID --fetch`): NWPS metadata for the id,
     /// then USGS instantaneous values for its USGS site. Base URLs come from the config's sources of

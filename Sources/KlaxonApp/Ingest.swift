@@ -25,14 +25,20 @@ public enum Ingest {
     /// file order, the rejections and file errors between them, so what is written and reported, and
     /// in what order, is what parsing and writing in turn would give. (Handing over single rows cost
     /// more than it saved; whole batches take a million readings from 2.2 s to 1.9 s.)
-    public static func run(store: any Store, files: [String], report: (String) -> Void = printError) async throws
-        -> Summary
-    {
+    ///
+    /// A row dated more than `future`'s margin after `now` (default: the wall clock) is rejected like
+    /// any bad row: one such reading would be its series' newest for ever. A batch's readings in
+    /// another unit than their series' are converted to it or rejected (`SeriesUnitRule`).
+    public static func run(
+        store: any Store, files: [String], future: FutureBound = .standard, now: Int64? = nil,
+        report: (String) -> Void = printError
+    ) async throws -> Summary {
         let ingester = try store.readingWriter()
         let queue = BatchQueue<Item>(depth: 3)
+        let limit = (bound: future, now: now ?? Int64(Date().timeIntervalSince1970))
         // The parser blocks on the queue while it is full: it runs on a thread of its own, never on
         // the cooperative pool, and so does each wait for its next batch.
-        async let parsing: Void = offPool { parse(files: files, into: queue) }
+        async let parsing: Void = offPool { parse(files: files, into: queue, future: limit) }
         do {
             let summary = try await consume(queue, ingester: ingester, report: report)
             try await parsing
@@ -49,6 +55,7 @@ public enum Ingest {
     {
         var summary = Summary()
         var writeError: (any Error)? = nil
+        var unitLines = 0
         while let item = try await offPool({ queue.take() }) {
             switch item {
             case .file:
@@ -56,7 +63,16 @@ public enum Ingest {
             case .readings(let batch):
                 // After a write error the rest of the file is skipped; the error ends the run after it.
                 guard writeError == nil else { continue }
-                do { summary.stats += try await ingester.write(batch) } catch { writeError = error }
+                do {
+                    let stats = try await ingester.write(batch)
+                    summary.stats += stats
+                    summary.rejected += stats.unitRefusedCount
+                    // Listed up to a bound over the whole run, not per batch.
+                    for line in unitNotes(stats) where unitLines < IngestStats.listedUnitNotes {
+                        unitLines += 1
+                        report("ingest: " + line)
+                    }
+                } catch { writeError = error }
             case .rejected(let message):
                 guard writeError == nil else { continue }
                 summary.rejected += 1
@@ -92,9 +108,13 @@ public enum Ingest {
     }
 
     /// The parsing side of `run`.
-    static func parse(files: [String], into queue: BatchQueue<Item>) {
+    static func parse(
+        files: [String], into queue: BatchQueue<Item>,
+        future: (bound: FutureBound, now: Int64) = (.standard, Int64(Date().timeIntervalSince1970))
+    ) {
         var batch: [Reading] = []
         batch.reserveCapacity(batchSize)
+        let latest = future.bound.latest(now: future.now)
         for path in files {
             guard queue.put(.file) else { return }
             var rejections = RejectionReport(path: path)
@@ -102,7 +122,14 @@ public enum Ingest {
                 try ReadingsFiles.stream(path: path) { row in
                     guard !queue.isCancelled else { return }
                     switch row {
-                    case .reading(let r, _):
+                    case .reading(let r, let line):
+                        if r.time > latest {
+                            let reason = future.bound.problem(time: r.time, now: future.now) ?? ""
+                            if let message = rejections.add(line: line, reason: reason) {
+                                queue.put(.rejected(message))
+                            }
+                            return
+                        }
                         batch.append(r)
                         if batch.count >= batchSize {
                             queue.put(.readings(batch))
@@ -125,6 +152,19 @@ public enum Ingest {
         }
         queue.put(.readings(batch))
         queue.finish(error: nil)
+    }
+}
+
+extension Ingest {
+    /// What the store did about units (`SeriesUnitRule`): readings converted to their series' unit,
+    /// readings refused for a unit that does not convert; the first `IngestStats.listedUnitNotes`.
+    static func unitNotes(_ stats: IngestStats) -> [String] {
+        var out = stats.unitConverted.map { "note: \($0)" } + stats.unitRefused.map { "\($0)" }
+        let listed = stats.unitRefused.reduce(0) { $0 + $1.count }
+        if stats.unitRefusedCount > listed {
+            out.append("\(stats.unitRefusedCount - listed) more readings not stored for their unit, not listed")
+        }
+        return out
     }
 }
 
@@ -190,6 +230,10 @@ public enum IngestFormat: String, CaseIterable, Sendable {
         var notes: [String] = []
         /// Bad lines of a line-oriented file (recorded frames): the other lines are stored.
         var lineErrors: [ParseError] = []
+        /// Values read but not stored (a unit code the format does not know), worded for people,
+        /// and how many values they stand for.
+        var refused: [String] = []
+        var refusedCount = 0
     }
 
     func parse(_ data: Data, now: Int64, owmUnits: String, context: inout IngestContext) throws -> Parsed {
@@ -241,7 +285,16 @@ public enum IngestFormat: String, CaseIterable, Sendable {
                             longitude: g.longitude, timeZone: g.timeZone, usgsID: g.usgsID, nwsLID: g.lid)
                     ], gauges: [g]))
         case .nwsObservations:
-            return Parsed(batch: try NWSObservationsParser.parse(data, units: context.stationUnits))
+            let (batch, unknown) = try NWSObservationsParser.parseReporting(data, units: context.stationUnits)
+            var parsed = Parsed(batch: batch)
+            if !unknown.isEmpty {
+                parsed.refusedCount = unknown.values.reduce(0, +)
+                parsed.refused = [
+                    "\(parsed.refusedCount) values not stored, their unit unknown: "
+                        + NWSObservationsParser.unknownUnitsSummary(unknown)
+                ]
+            }
+            return parsed
         case .airnowJSON: return Parsed(batch: try AirNowParser.parse(data))
         case .waqiJSON: return Parsed(batch: try WAQIParser.parse(data))
         case .openaqJSON: return try Self.openAQ(data, context: context)
@@ -264,6 +317,7 @@ public enum IngestFormat: String, CaseIterable, Sendable {
         var parsed = Parsed()
         parsed.batch.weather = contents.days
         parsed.batch.readings = contents.readings
+        parsed.batch.readingsAreForecast = true
         parsed.batch.gaps = contents.gaps
         if !contents.readings.isEmpty {
             parsed.batch.stations = [
@@ -415,7 +469,10 @@ extension Ingest {
         store: any Store, files: [String], format: IngestFormat, now: Int64, owmUnits: String = "standard",
         config: Config? = nil, stationUnits: StationUnits? = nil, report: (String) -> Void = printError
     ) async throws -> Summary {
-        guard format != .readings else { return try await run(store: store, files: files, report: report) }
+        let future = config?.futureBound ?? .standard
+        guard format != .readings else {
+            return try await run(store: store, files: files, future: future, now: now, report: report)
+        }
         var context = IngestContext(config: config, stationUnits: stationUnits)
         try await context.prepare(format: format, files: files, config: config)
         var summary = Summary()
@@ -436,8 +493,17 @@ extension Ingest {
                 }
                 summary.rejected += parsed.lineErrors.count
                 for note in parsed.notes { report("\(path): \(note)") }
-                let batch = parsed.batch
-                if batch.isEmpty, parsed.lineErrors.isEmpty {
+                for line in parsed.refused { report("\(path): \(line)") }
+                summary.rejected += parsed.refusedCount
+                var batch = parsed.batch
+                // Readings dated too far ahead are refused, the rest of the file stored.
+                let ahead = batch.refuseFuture(future, now: now)
+                for line in ahead.prefix(shownLineErrors) { report("\(path): \(line)") }
+                if ahead.count > shownLineErrors {
+                    report("\(path): \(ahead.count - shownLineErrors) more readings from the future not shown")
+                }
+                summary.rejected += ahead.count
+                if batch.isEmpty, parsed.lineErrors.isEmpty, ahead.isEmpty, parsed.refusedCount == 0 {
                     let look = PayloadLook.of(data)
                     guard look.fits(format) else {
                         summary.rejected += 1
@@ -450,6 +516,8 @@ extension Ingest {
                 }
                 let stats = try await store.write(batch, at: now)
                 summary.stats += stats
+                summary.rejected += stats.unitRefusedCount
+                for line in unitNotes(stats) { report("\(path): \(line)") }
                 summary.gaps += batch.gaps
                 summary.stations += batch.stations.count + batch.gauges.count
                 for line in warnings(path: path, format: format, data: data, batch: batch, stats: stats) {

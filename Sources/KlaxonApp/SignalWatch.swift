@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Signals (SIGTERM, SIGINT) handed to a closure on a dispatch queue of the watch's own, never on
-/// the cooperative pool. Every watch of a signal sees each delivery: the daemon and the executable
+/// Signals (SIGTERM, SIGINT, SIGHUP) handed to a closure on a dispatch queue of the watch's own, never
+/// on the cooperative pool. Every watch of a signal sees each delivery: the daemon and the executable
 /// can watch the same signals.
 ///
 /// On Linux, libdispatch receives a watched signal through a signalfd and installs a handler that
@@ -16,8 +16,11 @@ public final class SignalWatch: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
 
     /// Starts watching `signals`; returns once every watch is registered, so no signal sent after
-    /// this returns is missed.
-    public static func start(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) async -> SignalWatch {
+    /// this returns is missed. `stops`: the signals ask for a stop, so the first one received is
+    /// remembered (`firstReceived`); a signal that stops nothing (SIGHUP) passes false.
+    public static func start(
+        _ signals: [Int32], stops: Bool = true, handler: @escaping @Sendable (Int32) -> Void
+    ) async -> SignalWatch {
         let queue = DispatchQueue(label: "klaxon.signals")
         var sources: [any DispatchSourceSignal] = []
         for signo in signals {
@@ -27,7 +30,7 @@ public final class SignalWatch: @unchecked Sendable {
             #endif
             let source = DispatchSource.makeSignalSource(signal: signo, queue: queue)
             source.setEventHandler {
-                SignalWatch.first.withLock { $0 = $0 ?? signo }
+                if stops { SignalWatch.first.withLock { $0 = $0 ?? signo } }
                 handler(signo)
             }
             await withCheckedContinuation { (registered: CheckedContinuation<Void, Never>) in
@@ -35,13 +38,24 @@ public final class SignalWatch: @unchecked Sendable {
                 source.resume()
             }
             sources.append(source)
+            watching.withLock { $0[signo, default: 0] += 1 }
         }
-        return SignalWatch(sources: sources)
+        return SignalWatch(sources: sources, signals: signals)
     }
 
-    private init(sources: [any DispatchSourceSignal]) { self.sources = sources }
+    private let signals: [Int32]
+    private let cancelled = Mutex(false)
+
+    private init(sources: [any DispatchSourceSignal], signals: [Int32]) {
+        self.sources = sources
+        self.signals = signals
+    }
 
     private static let first = Mutex<Int32?>(nil)
+    private static let watching = Mutex<[Int32: Int]>([:])
+
+    /// How many watches of `signo` are running (not cancelled) in this process.
+    public static func watches(of signo: Int32) -> Int { watching.withLock { $0[signo] ?? 0 } }
 
     /// The first signal any watch of this process received, if any: a watch started later (the
     /// daemon's, after the executable's) learns of a stop asked for before it started.
@@ -49,7 +63,15 @@ public final class SignalWatch: @unchecked Sendable {
 
     /// Stops watching (see the type's note on what that leaves behind on Linux).
     public func cancel() {
+        let first = cancelled.withLock { was in
+            defer { was = true }
+            return !was
+        }
+        guard first else { return }
         for source in sources { source.cancel() }
+        Self.watching.withLock { counts in
+            for signo in signals { counts[signo, default: 1] -= 1 }
+        }
     }
 
     deinit { cancel() }

@@ -1,6 +1,7 @@
 import Foundation
 import KlaxonCore
 import KlaxonServer
+import Yams
 
 /// What the status site takes from the config (`site:`, the `api:` tokens) and from the rules (the
 /// places quake rules watch and the AQI scales `levels` rules use).
@@ -12,6 +13,7 @@ public enum SiteSettings {
         settings.enabled = config.site.enabled
         settings.timeZone = config.site.timeZone
         settings.refreshSeconds = config.site.refresh
+        settings.hosts = SiteHosts.forListener(host: config.listen.host, configured: config.site.hosts)
         if let secret = config.site.secret { settings.secret = Array(secret.value.utf8) }
         return settings
     }
@@ -37,5 +39,19 @@ public enum SiteSettings {
         }
         return StatusSite.Settings(
             teamToken: apiToken, ownerTokens: ownerTokens, places: places, aqiScale: scale ?? .usEPA, aqiScales: scales)
+    }
+}
+
+extension ConfigReader {
+    /// `site.refresh`: a duration like `60s`, or `0` (also `0s`, `off`, `false`, `no`) for no `Refresh`
+    /// header at all, as the README documents. A bare `0` has no unit, so the duration reader alone
+    /// refused it.
+    func siteRefresh(_ node: Node) -> Int64? {
+        if let text = node.scalar?.string.trimmingCharacters(in: .whitespaces).lowercased(),
+            ["0", "off", "false", "no"].contains(text)
+        {
+            return 0
+        }
+        return file.duration(node, what: "site.refresh")
     }
 }

@@ -88,6 +88,7 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
         guard !host.isEmpty else { throw UserError("database URL needs a host: \(example)") }
         if database.isEmpty { database = user }
         var password = try passwordText.map { try expand($0, environment: environment, part: "password") }
+        if let given = password { try checkPassword(given) }
         if let file {
             guard password == nil else {
                 throw UserError("database: give the password in the URL or in password/password_file, not both")
@@ -96,6 +97,23 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
         }
         return PostgresStore.Configuration(
             host: host, port: port, username: user, password: password, database: database)
+    }
+
+    /// A password in the URL (after `${NAME}` and %-escapes) must be a real one: `user:@host` or an
+    /// empty `${PGPASSWORD}` is a mistake, not "no password" (leave out the `:` for that). The error
+    /// never quotes it.
+    static func checkPassword(_ password: String) throws {
+        if password.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            throw UserError(
+                "database URL: the password is empty or only whitespace (an environment variable that is set but "
+                    + "empty?); give one, or no \":\" after the user for none")
+        }
+        if password.utf8.count > 4 << 10 {
+            throw UserError("database URL: the password is longer than 4096 bytes")
+        }
+        if password.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            throw UserError("database URL: the password contains a control character (a line break?)")
+        }
     }
 
     /// A URL part with `${NAME}` replaced by the variable's value (as is) and the rest percent-decoded.
@@ -128,8 +146,12 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
     /// naming `postgres://host:port/database` and the reason). Everything opened is closed before this
     /// returns. On PostgreSQL, `readOnly` makes no difference: a normal connection reads, and the pool
     /// gets `dutyConnections` more connections than its default: each duty the daemon holds keeps one.
+    /// With `create: false` (a command that expects a database: `silence add`, `outbox list`) a SQLite
+    /// path with no Klaxon database is an error naming it, and nothing is created; `klaxon run` and
+    /// `ingest` create one. (A PostgreSQL database is made by its server's administrator, and a
+    /// mistyped name fails to connect; any command may create Klaxon's schema in it.)
     public func withStore<T>(
-        readOnly: Bool = false, sqliteWriterCacheMiB: Int = 32, sqliteReaderCacheMiB: Int = 4,
+        readOnly: Bool = false, create: Bool = true, sqliteWriterCacheMiB: Int = 32, sqliteReaderCacheMiB: Int = 4,
         dutyConnections: Int = 0, logger: Logger,
         isolation: isolated (any Actor)? = #isolation, _ body: (any Store) async throws -> T
     ) async throws -> T {
@@ -139,7 +161,8 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
                 readOnly
                 ? try SQLiteStore.openReadOnly(path: path)
                 : try SQLiteStore.open(
-                    path: path, writerCacheMiB: sqliteWriterCacheMiB, readerCacheMiB: sqliteReaderCacheMiB)
+                    path: path, writerCacheMiB: sqliteWriterCacheMiB, readerCacheMiB: sqliteReaderCacheMiB,
+                    create: create)
             return try await body(store)
         case .postgres(var configuration):
             configuration.maximumConnections += max(0, dutyConnections)

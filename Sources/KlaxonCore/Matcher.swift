@@ -1,7 +1,10 @@
 import Foundation
 
 /// A label matcher as `amtool` writes them: `station=01646500`, `severity!=info`, `rule=~river-.*`,
-/// `metric!~temp.*`. Regular expressions are anchored (they must match the whole value).
+/// `metric!~temp.*`. Regular expressions are RE2 as in Alertmanager: anchored (they must match the whole
+/// value) and matched in linear time (`LinearRegex`), compiled once here, never per match.
+///
+/// Equality and hashing are on the text (name, operator, value); the compiled program rides along.
 public struct Matcher: Sendable, Hashable, CustomStringConvertible {
     public enum Op: String, Sendable, CaseIterable {
         case equal = "="
@@ -10,26 +13,70 @@ public struct Matcher: Sendable, Hashable, CustomStringConvertible {
         case notRegex = "!~"
     }
 
-    public var name: String
-    public var op: Op
-    public var value: String
+    /// The longest label value a regex matcher evaluates, in UTF-8 bytes. Labels are short (station ids
+    /// and metrics are at most 128 bytes at ingest); the bound keeps one match under
+    /// `LinearRegex.maxInstructions × 1025` steps whatever the labels hold.
+    public static let maxValueBytes = 1024
+
+    public private(set) var name: String
+    public private(set) var op: Op
+    public private(set) var value: String
+    /// The compiled expression of `=~` and `!~`; nil for `=` and `!=`, and for an unusable stored matcher.
+    public let regex: LinearRegex?
+    /// Why a matcher read back from storage cannot be used (see `parseStored`); it then matches nothing.
+    public let problem: String?
 
     public init(name: String, op: Op, value: String) throws {
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
-            throw MatcherError(message: "matcher label name \"\(name)\" must be letters, digits or _")
+            throw MatcherError(message: "matcher label name \"\(Self.shown(name))\" must be letters, digits or _")
         }
         if op == .regex || op == .notRegex {
-            guard (try? NSRegularExpression(pattern: "^(?:\(value))$")) != nil else {
-                throw MatcherError(message: "matcher \(name)\(op.rawValue)\(value): not a valid regular expression")
+            do {
+                regex = try LinearRegex.compiled(value)
+            } catch {
+                let why = Self.shown("\(error)", limit: 400)
+                throw MatcherError(message: "matcher \(Self.shown(name))\(op.rawValue)\(Self.shown(value)): \(why)")
             }
+        } else {
+            regex = nil
         }
         self.name = name
         self.op = op
         self.value = value
+        self.problem = nil
+    }
+
+    private init(unusable name: String, op: Op, value: String, problem: String) {
+        self.name = name
+        self.op = op
+        self.value = value
+        self.regex = nil
+        self.problem = problem
     }
 
     /// Parses `NAME=VALUE`, `NAME!=VALUE`, `NAME=~REGEX` or `NAME!~REGEX`.
     public static func parse(_ text: String) throws -> Matcher {
+        guard let (name, op, value) = split(text) else {
+            throw MatcherError(
+                message:
+                    "matcher \"\(shown(text))\" must look like NAME=VALUE, NAME!=VALUE, NAME=~REGEX or NAME!~REGEX")
+        }
+        return try Matcher(name: name, op: op, value: value)
+    }
+
+    /// A matcher read back from storage. Never throws: one that no longer parses (a regex stored before
+    /// matchers became RE2, or over today's size limits) is kept, with its `problem`, and matches nothing,
+    /// so a silence holding it mutes nothing rather than more than its author meant.
+    public static func parseStored(_ text: String) -> Matcher {
+        do {
+            return try parse(text)
+        } catch {
+            let parts = split(text) ?? (text, .equal, "")
+            return Matcher(unusable: parts.0, op: parts.1, value: parts.2, problem: "\(error)")
+        }
+    }
+
+    private static func split(_ text: String) -> (String, Op, String)? {
         for op in [Op.notRegex, .regex, .notEqual, .equal] {
             if let r = text.range(of: op.rawValue) {
                 let name = String(text[..<r.lowerBound]).trimmingCharacters(in: .whitespaces)
@@ -39,30 +86,58 @@ public struct Matcher: Sendable, Hashable, CustomStringConvertible {
                 if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
                     value = String(value.dropFirst().dropLast())
                 }
-                return try Matcher(name: name, op: op, value: value)
+                return (name, op, value)
             }
         }
-        throw MatcherError(
-            message: "matcher \"\(text)\" must look like NAME=VALUE, NAME!=VALUE, NAME=~REGEX or NAME!~REGEX")
+        return nil
     }
 
     /// Whether the labels satisfy the matcher (a missing label is the empty string, as in Alertmanager).
+    /// A regex matcher does not match a value longer than `maxValueBytes` (labels are short),
+    /// whichever its operator: a silence then mutes less and a route sends to its default, never more.
     public func matches(_ labels: [String: String]) -> Bool {
+        guard problem == nil else { return false }
         let v = labels[name] ?? ""
         switch op {
         case .equal: return v == value
         case .notEqual: return v != value
-        case .regex: return Self.fullMatch(value, v)
-        case .notRegex: return !Self.fullMatch(value, v)
+        case .regex, .notRegex:
+            guard let regex, v.utf8.count <= Self.maxValueBytes else { return false }
+            return regex.fullMatch(v) == (op == .regex)
         }
     }
 
-    static func fullMatch(_ pattern: String, _ text: String) -> Bool {
-        guard let re = try? NSRegularExpression(pattern: "^(?:\(pattern))$") else { return false }
-        return re.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+    public var description: String { "\(name)\(op.rawValue)\(value)" }
+
+    public static func == (a: Matcher, b: Matcher) -> Bool {
+        a.name == b.name && a.op == b.op && a.value == b.value
     }
 
-    public var description: String { "\(name)\(op.rawValue)\(value)" }
+    public func hash(into h: inout Hasher) {
+        h.combine(name)
+        h.combine(op)
+        h.combine(value)
+    }
+
+    /// A value as an error message shows it: control characters escaped, and at most 80 characters of a
+    /// long one (a refused 480 KB pattern is not echoed back whole).
+    static func shown(_ text: String, limit: Int = 80) -> String {
+        var out = ""
+        var count = 0
+        for s in text.unicodeScalars {
+            if count == limit {
+                out += "… (\(text.utf8.count) bytes)"
+                break
+            }
+            count += 1
+            switch s.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator:
+                out += "\\u{\(String(s.value, radix: 16))}"
+            default: out.unicodeScalars.append(s)
+            }
+        }
+        return out
+    }
 }
 
 public struct MatcherError: Error, CustomStringConvertible, Sendable {

@@ -138,6 +138,10 @@ public struct SourceBatch: Sendable {
     public var quakes: [QuakeEvent] = []
     /// Daily forecasts (and climatology) for trip places.
     public var weather: [DayWeather] = []
+    /// The readings are a forecast's (Open-Meteo's daily variables, a river's forecast discharge):
+    /// dated ahead by nature, so they are bounded by `FutureBound.forecastHorizon`, not the margin
+    /// for observations.
+    public var readingsAreForecast = false
     /// Active weather alerts, by the place key they were asked for.
     public var weatherAlerts: [PlaceAlert] = []
     /// Values that were not values (the USGS `noDataValue`, outage qualifiers such as `Ice`, an empty

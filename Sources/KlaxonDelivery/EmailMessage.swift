@@ -3,7 +3,8 @@ import KlaxonCore
 
 /// Builds RFC 5322 messages: `multipart/alternative` with text and HTML parts. Values that come from
 /// data (station names, quake places, city names) can never create or alter a header: every header
-/// value has CR, LF and other control characters removed, and non-ASCII text is RFC 2047 encoded.
+/// value has CR, LF and other control characters removed, and non-ASCII text (or text holding `=?`,
+/// which a client would decode) is RFC 2047 encoded; lines are folded to 78 characters.
 public enum EmailMessage {
     /// Removes control characters (CR and LF above all) and folds runs of white space.
     public static func headerSafe(_ s: String) -> String {
@@ -14,22 +15,81 @@ public enum EmailMessage {
         return cleaned.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
     }
 
-    /// An unstructured header value: ASCII as is, otherwise RFC 2047 `=?UTF-8?B?…?=` words.
-    public static func encodeWord(_ s: String) -> String {
+    /// Lines of a header at most this long (RFC 5322's SHOULD; its MUST is 998).
+    static let lineLimit = 78
+
+    /// An unstructured header value (`Subject`), for a line where `used` characters (`Subject: `)
+    /// come before it. Plain ASCII is folded at its spaces into lines of at most 78 characters.
+    /// Anything else is written whole as RFC 2047 `=?UTF-8?B?…?=` words: non-ASCII text, a word too
+    /// long to fold, and text holding `=?`, so an encoded word inside data (`=?utf-8?b?SGk=?=`) is
+    /// shown as written: a client decodes only Klaxon's encoding, whose content is that literal text.
+    public static func encodeWord(_ s: String, used: Int = 0) -> String {
         let safe = headerSafe(s)
-        if safe.unicodeScalars.allSatisfy({ $0.isASCII }) { return safe }
-        // Encoded words are at most 75 characters: split the UTF-8 on character boundaries.
-        var words: [String] = []
-        var chunk = ""
-        for ch in safe {
-            if (chunk + String(ch)).utf8.count > 45 {
-                words.append(chunk)
-                chunk = ""
-            }
-            chunk.append(ch)
+        if safe.unicodeScalars.allSatisfy({ $0.isASCII }), !safe.contains("=?"),
+            let folded = fold(safe, used: used)
+        {
+            return folded
         }
-        if !chunk.isEmpty { words.append(chunk) }
-        return words.map { "=?UTF-8?B?\(Data($0.utf8).base64EncodedString())?=" }.joined(separator: "\r\n ")
+        return encodedWords(safe, used: used)
+    }
+
+    /// ASCII words (single spaces between them) folded before a space; nil if a word cannot fit a line.
+    static func fold(_ s: String, used: Int) -> String? {
+        var out = ""
+        var length = used
+        var first = true
+        for word in s.split(separator: " ", omittingEmptySubsequences: true) {
+            if first {
+                guard used + word.count <= lineLimit else { return nil }
+                out += word
+                length += word.count
+                first = false
+            } else if length + 1 + word.count <= lineLimit {
+                out += " " + word
+                length += 1 + word.count
+            } else {
+                guard 1 + word.count <= lineLimit else { return nil }
+                out += "\r\n " + word
+                length = 1 + word.count
+            }
+        }
+        return out
+    }
+
+    /// `s` as `=?UTF-8?B?…?=` words, each at most 75 characters and each line at most 78. Words are
+    /// cut between Unicode scalars, never inside one's UTF-8 bytes; decoders drop the folding
+    /// white space between adjacent encoded words, so the text comes back exactly.
+    static func encodedWords(_ s: String, used: Int) -> String {
+        let overhead = "=?UTF-8?B??=".count
+        // Base64 characters a word may hold: within 75 per word and 78 per line (4 per 3 bytes).
+        func capacity(_ lineUsed: Int) -> Int { max(1, (min(75, lineLimit - lineUsed) - overhead) / 4) * 3 }
+        var words: [String] = []
+        var chunk: [UInt8] = []
+        var limit = capacity(used)
+        for scalar in s.unicodeScalars {
+            let bytes = Array(String(scalar).utf8)
+            if chunk.count + bytes.count > limit, !chunk.isEmpty {
+                words.append("=?UTF-8?B?\(Data(chunk).base64EncodedString())?=")
+                chunk = []
+                limit = capacity(1)
+            }
+            chunk += bytes
+        }
+        if !chunk.isEmpty || words.isEmpty { words.append("=?UTF-8?B?\(Data(chunk).base64EncodedString())?=") }
+        return words.joined(separator: "\r\n ")
+    }
+
+    /// A mailbox from the configuration (`Name <a@b>` or `a@b`), header-safe, with a display name that
+    /// is not plain ASCII (or holds `=?`) written as RFC 2047 words.
+    public static func mailbox(_ s: String) -> String {
+        let safe = headerSafe(s)
+        guard let open = safe.lastIndex(of: "<"), safe.last == ">" else { return safe }
+        var name = safe[..<open].trimmingCharacters(in: .whitespaces)
+        if name.count >= 2, name.hasPrefix("\""), name.hasSuffix("\"") { name = String(name.dropFirst().dropLast()) }
+        guard !name.isEmpty, !name.unicodeScalars.allSatisfy({ $0.isASCII }) || name.contains("=?") else {
+            return safe
+        }
+        return encodedWords(name, used: 6) + " " + safe[open...]
     }
 
     /// `Sat, 21 Nov 2026 01:30:00 +0000`.
@@ -72,9 +132,9 @@ public enum EmailMessage {
     ) -> String {
         let boundary = "klaxon-" + String(key.filter { $0.isLetter || $0.isNumber }.prefix(24))
         let headers = [
-            "From: \(headerSafe(from))",
-            "To: \(to.map(headerSafe).joined(separator: ", "))",
-            "Subject: \(encodeWord(subject))",
+            "From: \(mailbox(from))",
+            "To: \(to.map(mailbox).joined(separator: ", "))",
+            "Subject: \(encodeWord(subject, used: "Subject: ".count))",
             "Date: \(date(t))",
             "Message-ID: <\(headerSafe(key).replacingOccurrences(of: " ", with: ""))@\(domain(from))>",
             "MIME-Version: 1.0",

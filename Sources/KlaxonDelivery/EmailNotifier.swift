@@ -21,9 +21,17 @@ public struct EmailNotifier: Notifier {
         self.config = config
         self.caFile = caFile
         self.clock = clock
-        subject = try config.subject.map { try MessageRenderer.compile($0, origin: "receiver \(config.name) subject") }
-        text = try config.text.map { try MessageRenderer.compile($0, origin: "receiver \(config.name) text") }
-        html = try config.html.map { try MessageRenderer.compile($0, origin: "receiver \(config.name) html") }
+        // The subject and the text part are plain text (the header encoding and base64 keep them
+        // inert); only the HTML part escapes values for HTML.
+        subject = try config.subject.map {
+            try MessageRenderer.compile($0, origin: "receiver \(config.name) subject", escaping: .text)
+        }
+        text = try config.text.map {
+            try MessageRenderer.compile($0, origin: "receiver \(config.name) text", escaping: .text)
+        }
+        html = try config.html.map {
+            try MessageRenderer.compile($0, origin: "receiver \(config.name) html", escaping: .html)
+        }
     }
 
     public var rateLimit: Double? { config.rateLimit }

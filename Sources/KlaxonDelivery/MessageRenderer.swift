@@ -11,24 +11,39 @@ public struct MessageRenderer: Sendable {
     private let templates: [String: MustacheTemplate]
 
     /// Compiles every rule's template; a template that does not compile is an error naming the rule.
+    /// A message is plain text (values are not escaped): each destination escapes it for itself.
     public init(rules: [Rule]) throws {
         var templates: [String: MustacheTemplate] = [:]
         for rule in rules {
             guard let text = rule.message else { continue }
-            templates[rule.name] = try Self.compile(text, origin: "rule \(rule.name)")
+            templates[rule.name] = try Self.compile(text, origin: "rule \(rule.name)", escaping: .text)
         }
         self.templates = templates
     }
 
-    /// Compiles a template, turning the parser's error into a message with line and column.
-    public static func compile(_ text: String, origin: String) throws -> MustacheTemplate {
+    /// Compiles a template, turning the parser's error into a message with line and column. Values
+    /// substituted with `{{name}}` are escaped as `escaping` says (`{{{name}}}` stays raw).
+    public static func compile(_ text: String, origin: String, escaping: TemplateEscaping = .html) throws
+        -> MustacheTemplate
+    {
+        let template: MustacheTemplate
         do {
-            return try MustacheTemplate(string: text)
+            template = try MustacheTemplate(string: text)
         } catch let error as MustacheTemplate.ParserError {
             throw TemplateError(
                 message:
                     "\(origin): template error at line \(error.context.lineNumber), column \(error.context.columnNumber): \(error.error)"
             )
+        }
+        if escaping == .html { return template }
+        // The escaping is chosen by a content-type pragma on a line of its own before the text: a
+        // standalone tag, so it adds no output and the text's first line keeps its standalone tags.
+        // (Compiled as written first, so errors name the operator's lines and columns.)
+        _ = TemplateEscaping.registered
+        do {
+            return try MustacheTemplate(string: "{{%CONTENT_TYPE:\(escaping.contentTypeName)}}\n" + text)
+        } catch {
+            throw TemplateError(message: "\(origin): template error: \(error)")
         }
     }
 

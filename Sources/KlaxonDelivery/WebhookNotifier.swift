@@ -43,8 +43,10 @@ public struct WebhookNotifier: Notifier {
         self.clock = clock
         url = URL(string: config.url.value)
         plain = Self.plainHTTP(config.url.value, connections: config.connections)
+        // Values land inside JSON strings: JSON-escaped (after the preset's chat escaping), not HTML-escaped.
         template = try config.template.map {
-            try MessageRenderer.compile($0, origin: "receiver \(config.name) template")
+            try MessageRenderer.compile(
+                $0, origin: "receiver \(config.name) template", escaping: .json(config.preset))
         }
     }
 
@@ -53,11 +55,16 @@ public struct WebhookNotifier: Notifier {
 
     /// The request body.
     public func render(_ n: AlertNotification) throws -> String {
-        String(decoding: body(n), as: UTF8.self)
+        String(decoding: try body(n), as: UTF8.self)
     }
 
-    func body(_ n: AlertNotification) -> Data {
-        if let template { return Data(template.render(WebhookPayloads.templateContext(n)).utf8) }
+    /// The request body. A custom template's body must parse as JSON (it is sent as
+    /// `application/json`); one that does not is a rendering error, not retried.
+    func body(_ n: AlertNotification) throws -> Data {
+        if let template {
+            return try TemplateBody.check(
+                template.render(WebhookPayloads.templateContext(n)), preset: config.preset, receiver: config.name)
+        }
         let object: [String: Any]
         switch config.preset {
         case .generic: return Data(WebhookPayloads.genericText(n, groupBy: groupBy).utf8)
@@ -93,7 +100,7 @@ public struct WebhookNotifier: Notifier {
     }
 
     public func send(_ n: AlertNotification) async throws {
-        let payload = body(n)
+        let payload = try body(n)
         var headers = HTTPHeaders()
         for (k, v) in self.headers(for: n, body: payload) { headers.add(name: k, value: v) }
         let head: HTTPResponseHead

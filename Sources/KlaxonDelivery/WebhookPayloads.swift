@@ -231,30 +231,38 @@ public enum WebhookPayloads {
     }
 
     /// The plain text of a notification: one line per alert with its message.
-    public static func plainText(_ n: AlertNotification) -> String {
+    public static func plainText(_ n: AlertNotification) -> String { plainText(n, escape: { $0 }) }
+
+    /// `plainText(n)` with each value from data passed through `e` (a chat platform's escaping).
+    static func plainText(_ n: AlertNotification, escape e: (String) -> String) -> String {
         var lines: [String] = []
         if n.isDigest { lines.append("Held during quiet hours (\(n.alerts.count)):") }
-        for a in n.alerts { lines.append("\(title(a.transition)): \(a.message)") }
+        for a in n.alerts { lines.append("\(e(title(a.transition))): \(e(a.message))") }
         return lines.joined(separator: "\n")
     }
 
-    /// Slack incoming webhook: `text` plus one colour-coded attachment per alert.
-    public static func slack(_ n: AlertNotification) -> [String: Any] {
+    /// Slack incoming webhook: `text` plus one colour-coded attachment per alert. Values from data
+    /// are escaped for Slack (`&amp;`, `&lt;`, `&gt;`): see `ChatEscape`.
+    public static func slack(_ n: AlertNotification) -> [String: Any] { attachments(n, escape: ChatEscape.slack) }
+
+    /// Slack's attachment format, with values from data passed through `e`.
+    static func attachments(_ n: AlertNotification, escape e: (String) -> String) -> [String: Any] {
         [
-            "text": plainText(n),
+            "text": plainText(n, escape: e),
             "attachments": n.alerts.map { a -> [String: Any] in
                 [
-                    "color": colour(a.transition), "title": title(a.transition), "text": a.message,
-                    "fields": [["title": "Why", "value": a.transition.explanation, "short": false]],
-                    "footer": footer(a), "ts": a.transition.at,
+                    "color": colour(a.transition), "title": e(title(a.transition)), "text": e(a.message),
+                    "fields": [["title": "Why", "value": e(a.transition.explanation), "short": false]],
+                    "footer": e(footer(a)), "ts": a.transition.at,
                 ]
             },
         ]
     }
 
-    /// Mattermost accepts Slack's attachment format.
+    /// Mattermost accepts Slack's attachment format; its escaping also defuses `@channel` and
+    /// Markdown links (see `ChatEscape.mattermost`).
     public static func mattermost(_ n: AlertNotification) -> [String: Any] {
-        var p = slack(n)
+        var p = attachments(n, escape: ChatEscape.mattermost)
         p["username"] = "Klaxon"
         return p
     }
@@ -262,38 +270,45 @@ public enum WebhookPayloads {
     static let discordLimit = 2000
 
     /// Discord: `content` within 2000 characters (truncated with "…"), plus an embed per alert (at most 10).
+    /// `allowed_mentions: {parse: []}`: nothing in a message can ping anyone.
     public static func discord(_ n: AlertNotification) -> [String: Any] {
-        [
-            "content": truncate(plainText(n), to: discordLimit),
+        let e = ChatEscape.discord
+        return [
+            "content": truncate(plainText(n, escape: e), to: discordLimit),
             "embeds": n.alerts.prefix(10).map { a -> [String: Any] in
                 [
-                    "title": truncate(title(a.transition), to: 256),
-                    "description": truncate("\(a.message)\n\nWhy: \(a.transition.explanation)", to: 4096),
+                    "title": truncate(e(title(a.transition)), to: 256),
+                    "description": truncate("\(e(a.message))\n\nWhy: \(e(a.transition.explanation))", to: 4096),
                     "color": Int(colour(a.transition).dropFirst(), radix: 16) ?? 0,
-                    "timestamp": Timestamp.format(a.transition.at), "footer": ["text": footer(a)],
+                    "timestamp": Timestamp.format(a.transition.at), "footer": ["text": e(footer(a))],
                 ]
             },
+            "allowed_mentions": discordAllowedMentions,
         ]
     }
 
+    /// `{"parse": []}`: Discord parses no mention of users, roles, `@everyone` or `@here`.
+    static var discordAllowedMentions: [String: Any] { ["parse": [Any]()] }
+
     /// Microsoft Teams (Workflows webhook): a message carrying an Adaptive Card.
     public static func msteams(_ n: AlertNotification) -> [String: Any] {
+        let e = ChatEscape.msteams
         var body: [[String: Any]] = []
         for a in n.alerts {
             let t = a.transition
             let colour = t.state == .resolved ? "Good" : (t.severity == .critical ? "Attention" : "Warning")
             body.append([
-                "type": "TextBlock", "text": title(t), "weight": "Bolder", "size": "Medium", "color": colour,
+                "type": "TextBlock", "text": e(title(t)), "weight": "Bolder", "size": "Medium", "color": colour,
                 "wrap": true,
             ])
-            body.append(["type": "TextBlock", "text": a.message, "wrap": true])
+            body.append(["type": "TextBlock", "text": e(a.message), "wrap": true])
             var facts: [[String: String]] = [
-                ["title": "Station", "value": t.station], ["title": "Metric", "value": t.metric],
+                ["title": "Station", "value": e(t.station)], ["title": "Metric", "value": e(t.metric)],
             ]
             if let v = t.value {
-                facts.append(["title": "Value", "value": formatValue(v) + (t.unit.map { " \($0)" } ?? "")])
+                facts.append(["title": "Value", "value": formatValue(v) + (t.unit.map { " \(e($0))" } ?? "")])
             }
-            facts.append(["title": "Why", "value": t.explanation])
+            facts.append(["title": "Why", "value": e(t.explanation)])
             facts.append(["title": "Data time", "value": Timestamp.format(t.at)])
             if let ack = ackHint(a) { facts.append(["title": "Acknowledge", "value": ack]) }
             body.append(["type": "FactSet", "facts": facts])
@@ -312,11 +327,12 @@ public enum WebhookPayloads {
 
     /// Google Chat: `text` with the explanation and data time of each alert.
     public static func googlechat(_ n: AlertNotification) -> [String: Any] {
+        let e = ChatEscape.googlechat
         var lines: [String] = []
         if n.isDigest { lines.append("*Held during quiet hours (\(n.alerts.count))*") }
         for a in n.alerts {
             lines.append(
-                "*\(title(a.transition))*\n\(a.message)\n_Why: \(a.transition.explanation); \(footer(a))_")
+                "*\(e(title(a.transition)))*\n\(e(a.message))\n_Why: \(e(a.transition.explanation)); \(e(footer(a)))_")
         }
         return ["text": lines.joined(separator: "\n\n")]
     }

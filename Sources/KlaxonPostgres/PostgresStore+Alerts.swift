@@ -149,7 +149,8 @@ extension PostgresStore {
     public func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (
         key: AlertKey, transition: Transition
     )? {
-        guard let alert = try await firingAlerts().first(where: { $0.transitionID == transitionID }) else { return nil }
+        // One probe for that alert, not the whole firing set (an HTTP or chat request asks).
+        guard let alert = try await firingAlert(transitionID: transitionID) else { return nil }
         try await execute(
             """
             INSERT INTO acks (rule, station, metric, transition_id, acked_by, acked_at)
@@ -162,15 +163,21 @@ extension PostgresStore {
 
     /// Acks that still hold: the alert is firing with the transition that was acknowledged.
     public func acks() async throws -> [AlertKey: Ack] {
-        let firing = Dictionary(
-            try await firingAlerts().map { ($0.key, $0.transitionID) }, uniquingKeysWith: { a, _ in a })
+        // A join in the store: the firing set is never loaded to be matched in memory.
         var out: [AlertKey: Ack] = [:]
-        for row in try await rows("SELECT rule, station, metric, transition_id, acked_by, acked_at FROM acks") {
+        for row in try await rows(
+            """
+            SELECT k.rule, k.station, k.metric, k.transition_id, k.acked_by, k.acked_at FROM acks k
+            JOIN alert_states a ON a.rule = k.rule AND a.station = k.station AND a.metric = k.metric
+            WHERE a.status = 'firing' AND k.transition_id = (
+                SELECT max(x.id) FROM transitions x
+                WHERE x.rule = k.rule AND x.station = k.station AND x.metric = k.metric)
+            """)
+        {
             let key = AlertKey(
                 rule: try row[0].decode(String.self), station: try row[1].decode(String.self),
                 metric: try row[2].decode(String.self))
             let id = try row[3].decode(Int64.self)
-            guard firing[key] == id else { continue }
             out[key] = Ack(transitionID: id, by: try row[4].decode(String.self), at: try row[5].decode(Int64.self))
         }
         return out

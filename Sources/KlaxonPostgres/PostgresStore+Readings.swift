@@ -110,8 +110,6 @@ extension PostgresStore {
         var stats = IngestStats()
         guard !batch.isEmpty else { return stats }
         var ids = [Int64](repeating: 0, count: batch.count)
-        var suspect = [Bool](repeating: false, count: batch.count)
-        var check = Plausibility.SuspectCheck()
         // Series not known yet are found or created together, in two statements (one per new series
         // cost two round trips: 10,000 of them for 5,000 new stations).
         var missing: [SeriesKey: Int] = [:]
@@ -124,14 +122,22 @@ extension PostgresStore {
             for (key, id) in try await seriesIDs(for: firsts, on: c) { additions[key] = id }
         }
         for (i, r) in batch.enumerated() {
-            suspect[i] = check.isSuspect(r)
             guard let id = known[r.series] ?? additions[r.series] else {
                 throw PostgresStoreError.server(path: path, message: "no id for series \(r.series)")
             }
             ids[i] = id
         }
+        // One unit per series (`SeriesUnitRule`, as on SQLite): converted to it, or left out.
+        var batch = batch
+        let seriesIDs = additions
+        let units = try await applyUnitRule(&batch, on: c) { known[$0] ?? seriesIDs[$0] }
+        stats.note(units)
+        var suspect = [Bool](repeating: false, count: batch.count)
+        var check = Plausibility.SuspectCheck()
+        for i in batch.indices { suspect[i] = check.isSuspect(batch[i]) }
         // Series by series (stable), as SQLite writes them: neighbouring rows share index pages.
-        let order = batch.indices.sorted { ids[$0] != ids[$1] ? ids[$0] < ids[$1] : $0 < $1 }
+        var order = batch.indices.sorted { ids[$0] != ids[$1] ? ids[$0] < ids[$1] : $0 < $1 }
+        if let refused = units.refusedIndices { order.removeAll { refused[$0] } }
         var changed: [Int64: (minTime: Int64, count: Int64, suspect: Int64)] = [:]
         var start = 0
         while start < order.count {
@@ -189,6 +195,33 @@ extension PostgresStore {
                         + values.joined(separator: ", "), binds: binds), on: c)
         }
         return stats
+    }
+
+    /// `SeriesUnitRule` with the units the series table holds (one query for the batch's series that
+    /// name a unit); records the unit a series without one takes from this batch.
+    func applyUnitRule(
+        _ batch: inout [Reading], on c: PostgresConnection, id: (SeriesKey) -> Int64?
+    ) async throws -> SeriesUnitRule.Outcome {
+        let needed = SeriesUnitRule.seriesWithUnits(batch)
+        guard !needed.isEmpty else { return SeriesUnitRule.Outcome() }
+        var keyOf: [Int64: SeriesKey] = [:]
+        for key in needed { if let i = id(key) { keyOf[i] = key } }
+        var binds = PostgresBindings(capacity: 1)
+        try binds.append(Array(keyOf.keys))
+        var stored: [SeriesKey: String] = [:]
+        for row in try await rows(
+            PostgresQuery(
+                unsafeSQL: "SELECT id, unit FROM series WHERE id = ANY($1::bigint[]) AND unit IS NOT NULL",
+                binds: binds), on: c)
+        {
+            if let key = keyOf[try row[0].decode(Int64.self)] { stored[key] = try row[1].decode(String.self) }
+        }
+        let outcome = SeriesUnitRule.apply(&batch, stored: stored)
+        for (key, unit) in outcome.adopted.sorted(by: { $0.key < $1.key }) {
+            guard let i = id(key) else { continue }
+            try await execute("UPDATE series SET unit = \(unit) WHERE id = \(i) AND unit IS NULL", on: c)
+        }
+        return outcome
     }
 
     /// Finds or creates the series (and their stations) of `firsts`, the first reading of each

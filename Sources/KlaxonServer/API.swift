@@ -15,8 +15,8 @@ enum APIRoutes {
             guard KlaxonHTTP.authorized(request, token: settings.apiToken) else {
                 return KlaxonHTTP.unauthorized(settings.apiToken)
             }
-            let list = try await store.silences(now: now()).map(silenceJSON)
-            return KlaxonHTTP.json(["silences": list], status: .ok)
+            // One page (`limit`, `after`), with `total` and `next`.
+            return try await APIPaging.silences(request, store: store, now: now())
         }
         router.post("/api/v1/silences") { request, _ -> Response in
             guard KlaxonHTTP.authorized(request, token: settings.apiToken) else {
@@ -41,10 +41,16 @@ enum APIRoutes {
             } catch {
                 return KlaxonHTTP.json(["error": "matchers: \(error)"], status: .badRequest)
             }
+            // The client names its author: not one only the server may write (`slack:…`), no control characters.
+            let comment = o["comment"] as? String ?? ""
+            let author = o["created_by"] as? String ?? "api"
+            if let problem = Silence.commentProblem(comment) ?? Silence.claimedAuthorProblem(author) {
+                return KlaxonHTTP.json(["error": problem], status: .badRequest)
+            }
             let t = now()
             let silence = Silence(
                 id: UUID().uuidString.lowercased(), matchers: matchers, starts: t, ends: t + d,
-                comment: o["comment"] as? String ?? "", createdBy: o["created_by"] as? String ?? "api")
+                comment: comment, createdBy: author)
             try await store.addSilence(silence, now: t)
             return KlaxonHTTP.json(silenceJSON(silence), status: .created)
         }
@@ -67,13 +73,16 @@ enum APIRoutes {
 
         router.get("/api/v1/trips") { request, _ -> Response in
             guard let owner = owner(request, settings) else { return KlaxonHTTP.unauthorized("") }
-            let trips = try await store.trips(owner: owner).map { t -> [String: Any] in
+            // An owner's trips are few (the operator adds them), but the answer is bounded all the
+            // same: the first `maxTrips` by name, and how many there are (`total`).
+            let all = try await store.trips(owner: owner)
+            let trips = all.sorted { $0.name < $1.name }.prefix(maxTrips).map { t -> [String: Any] in
                 [
                     "name": t.name, "stops": t.stops.map(\.place), "first_day": Packer.days(of: t).first?.date ?? "",
                     "last_day": Packer.days(of: t).last?.date ?? "",
                 ]
             }
-            return KlaxonHTTP.json(["trips": trips], status: .ok)
+            return KlaxonHTTP.json(["trips": Array(trips), "total": all.count], status: .ok)
         }
         router.get("/api/v1/trips/:name") { request, context -> Response in
             guard let owner = owner(request, settings) else { return KlaxonHTTP.unauthorized("") }
@@ -99,6 +108,9 @@ enum APIRoutes {
             return KlaxonHTTP.json(["removed": name], status: .ok)
         }
     }
+
+    /// The most trips `GET /api/v1/trips` lists.
+    static let maxTrips = 1_000
 
     /// The owner an owner token belongs to.
     static func owner(_ request: Request, _ settings: KlaxonHTTP.Settings) -> String? {

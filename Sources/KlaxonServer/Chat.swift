@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import KlaxonCore
 import NIOCore
 
 /// Slash commands from Slack (`X-Slack-Signature`: HMAC-SHA256 of `v0:timestamp:body` with the
@@ -55,6 +56,8 @@ public enum ChatEndpoints {
     ) {
         router.post("/chat/slack") { request, _ -> Response in
             guard let secret = settings.slackSigningSecret else { return reply(nil, status: .notFound) }
+            // Never verify with an empty key: anyone can compute that HMAC.
+            guard ServerSecrets.usable(secret) else { return reply("bad signature", status: .unauthorized) }
             let body = try await request.body.collect(upTo: maxBody)
             // The signature first: nothing in an unsigned request is looked at beyond the two headers.
             guard let tsText = request.headers[HTTPField.Name("X-Slack-Request-Timestamp")!],
@@ -73,10 +76,14 @@ public enum ChatEndpoints {
             guard let user = chatUser(platform: "slack", form) else {
                 return reply("the request names no user_id", status: .badRequest)
             }
-            return reply(await answer(user, form["text"] ?? ""), status: .ok)
+            // The answer carries data (station names, comments) and the user's own words: escaped, so
+            // `<!channel>` or `<https://evil|Ack here>` in them is text.
+            return reply(ChatEscape.slack(await answer(user, form["text"] ?? "")), status: .ok)
         }
         router.post("/chat/mattermost") { request, _ -> Response in
             guard let token = settings.mattermostToken else { return reply(nil, status: .notFound) }
+            // An empty token would make `token=` (or no token at all) a valid request.
+            guard ServerSecrets.usable(token) else { return reply("missing or wrong token", status: .unauthorized) }
             let form = parseForm(
                 String(decoding: try await request.body.collect(upTo: maxBody).readableBytesView, as: UTF8.self))
             guard let given = form["token"], equal(given, token) else {
@@ -85,7 +92,7 @@ public enum ChatEndpoints {
             guard let user = chatUser(platform: "mattermost", form) else {
                 return reply("the request names no user_id", status: .badRequest)
             }
-            return reply(await answer(user, form["text"] ?? ""), status: .ok)
+            return reply(ChatEscape.mattermost(await answer(user, form["text"] ?? "")), status: .ok)
         }
     }
 
@@ -122,7 +129,9 @@ public enum ChatEndpoints {
 
     /// Checks `X-Slack-Signature` over the timestamp exactly as sent, in constant time.
     static func verifySlack(secret: String, timestamp: String, body: ByteBuffer, signature: String) -> Bool {
-        guard timestamp.utf8.count <= 32, signature.utf8.count <= 128 else { return false }
+        guard ServerSecrets.usable(secret), timestamp.utf8.count <= 32, signature.utf8.count <= 128 else {
+            return false
+        }
         return equal(signature, slackSignature(secret: secret, timestamp: timestamp, body: body.readableBytesView))
     }
 

@@ -21,11 +21,13 @@ public enum KlaxonHTTP {
         public var maxPushBytes: Int
         /// The status site (its tokens default to `apiToken` and `ownerTokens`).
         public var site: StatusSite.Settings
+        /// How many connections at once, and how long one may take to send a request or sit idle.
+        public var connections: ConnectionLimits
 
         public init(
             host: String = "127.0.0.1", port: Int = 9464, apiToken: String? = nil, sources: [String] = [],
             ownerTokens: [String: String] = [:], maxPushBytes: Int = defaultMaxPushBytes,
-            site: StatusSite.Settings? = nil
+            site: StatusSite.Settings? = nil, connections: ConnectionLimits = .init()
         ) {
             self.host = host
             self.port = port
@@ -34,10 +36,21 @@ public enum KlaxonHTTP {
             self.ownerTokens = ownerTokens
             self.maxPushBytes = maxPushBytes
             self.site = site ?? StatusSite.Settings(teamToken: apiToken, ownerTokens: ownerTokens)
+            self.connections = connections
         }
 
         /// 4 MiB: some 80,000 CSV readings. Larger loads belong to `klaxon ingest`.
         public static let defaultMaxPushBytes = 4 << 20
+
+        /// How far ahead of the daemon's now a pushed reading may be dated (`readings.max_future`).
+        public var future = FutureBound.standard
+
+        /// These settings with another future bound.
+        public func with(future: FutureBound) -> Settings {
+            var s = self
+            s.future = future
+            return s
+        }
     }
 
     /// Builds the application (a ServiceLifecycle service). `onReadings` is called after the API
@@ -51,6 +64,7 @@ public enum KlaxonHTTP {
     ) -> some ApplicationProtocol {
         let router = Router()
         router.middlewares.add(StoreBusyMiddleware())
+        router.middlewares.add(StoreErrorMiddleware(health: health))
         ChatEndpoints.add(to: router, settings: chat, now: { Int64(Date().timeIntervalSince1970) }, answer: answer)
         APIRoutes.add(to: router, store: store, settings: settings)
         // The site's "now" is the daemon's (a demo's compressed clock), so "5 min ago" matches the readings.
@@ -90,7 +104,7 @@ public enum KlaxonHTTP {
             // Parsing and the write run off the cooperative pool: a large push must not hold up /healthz.
             // Parsing runs off the cooperative pool and the write in slices: a large push must not
             // hold up /healthz, nor hold the database's write lock for seconds.
-            let push = try await Push.ingest(body, format: format, store: store)
+            let push = try await Push.ingest(body, format: format, store: store, now: now(), future: settings.future)
             if push.stats.inserted + push.stats.revised > 0 { onReadings() }
             var out: [String: Any] = [
                 "inserted": push.stats.inserted, "revised": push.stats.revised, "unchanged": push.stats.unchanged,
@@ -102,31 +116,21 @@ public enum KlaxonHTTP {
         }
         router.get("/api/v1/alerts") { request, _ -> Response in
             guard authorized(request, token: settings.apiToken) else { return unauthorized(settings.apiToken) }
-            let acks = try await store.acks()
-            let alerts = try await store.firingAlerts().map { a -> [String: Any] in
-                let t = a.transition
-                var o: [String: Any] = [
-                    "id": a.transitionID, "rule": a.key.rule, "station": a.key.station, "metric": a.key.metric,
-                    "severity": t.severity.rawValue, "since": Timestamp.format(t.at), "summary": t.summary,
-                ]
-                if let level = t.level { o["level"] = level }
-                if let ack = acks[a.key] {
-                    o["acked_by"] = ack.by
-                    o["acked_at"] = Timestamp.format(ack.at)
-                }
-                if let v = t.value { o["value"] = v }
-                return o
-            }
-            return json(["alerts": alerts], status: .ok)
+            // One page (`limit`, `after`), with `total` and `next`: bounded work however many fire.
+            return try await APIPaging.alerts(request, store: store)
         }
+        // Connections are capped below the open-files limit, and slow or idle ones closed (ConnectionLimits).
+        let gate = ConnectionGate(settings.connections, logger: logger)
         return Application(
-            router: router, server: .settledHTTP1(),
-            configuration: .init(address: .hostname(settings.host, port: settings.port)),
+            router: router, server: .limitedHTTP1(limits: settings.connections, gate: gate),
+            configuration: .init(
+                address: .hostname(settings.host, port: settings.port),
+                availableConnectionsDelegate: gate.backstop),
             onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) }, logger: logger)
     }
 
     static func authorized(_ request: Request, token: String?) -> Bool {
-        guard let token, !token.isEmpty else { return false }
+        guard let token, ServerSecrets.usable(token) else { return false }
         return constantTimeEqual(request.headers[.authorization] ?? "", "Bearer \(token)")
     }
 
@@ -150,10 +154,13 @@ public enum KlaxonHTTP {
         /// Rejected lines reported back, at most (the count says how many there were).
         static let maxReported = 100
 
-        static func ingest(_ body: ByteBuffer, format: ReadingsParser.Format, store: any Store) async throws -> (
-            stats: IngestStats, rejected: [String], rejectedCount: Int
-        ) {
-            let parsed = try await offPool { parse(body, format: format) }
+        /// Lines dated more than `future`'s margin after `now` are rejected (and listed) like bad
+        /// lines; readings in a unit their series cannot take are listed by series.
+        static func ingest(
+            _ body: ByteBuffer, format: ReadingsParser.Format, store: any Store,
+            now: Int64 = Int64(Date().timeIntervalSince1970), future: FutureBound = .standard
+        ) async throws -> (stats: IngestStats, rejected: [String], rejectedCount: Int) {
+            let parsed = try await offPool { parse(body, format: format, now: now, future: future) }
             let writer = try store.readingWriter()
             var stats = IngestStats()
             var offset = 0
@@ -164,22 +171,31 @@ public enum KlaxonHTTP {
                 await Task.yield()
             }
             if body.readableBytes > 1 << 20 { releaseFreeMemory() }
-            return (stats, parsed.rejected, parsed.rejectedCount)
+            var rejected = parsed.rejected
+            for refusal in stats.unitRefused where rejected.count < maxReported { rejected.append("\(refusal)") }
+            return (stats, rejected, parsed.rejectedCount + stats.unitRefusedCount)
         }
 
         /// Readings per write transaction: a large push is stored in slices so the writer is never
         /// held for long (each slice is atomic; a push is idempotent, so a retry completes one cut short).
         static let sliceReadings = 50_000
 
-        static func parse(_ body: ByteBuffer, format: ReadingsParser.Format) -> (
-            readings: [Reading], rejected: [String], rejectedCount: Int
-        ) {
+        static func parse(
+            _ body: ByteBuffer, format: ReadingsParser.Format, now: Int64 = Int64(Date().timeIntervalSince1970),
+            future: FutureBound = .standard
+        ) -> (readings: [Reading], rejected: [String], rejectedCount: Int) {
             var parser = ReadingsParser(format: format)
             var readings: [Reading] = []
             var rejected: [String] = []
             var rejectedCount = 0
+            let latest = future.latest(now: now)
             let emit: (ParsedRow) -> Void = { row in
                 switch row {
+                case .reading(let r, let line) where r.time > latest:
+                    rejectedCount += 1
+                    if rejected.count < maxReported {
+                        rejected.append("line \(line): \(future.problem(time: r.time, now: now) ?? "")")
+                    }
                 case .reading(let r, _): readings.append(r)
                 case .rejected(let line, let reason):
                     rejectedCount += 1
@@ -219,11 +235,16 @@ public enum KlaxonHTTP {
 
     /// `/readyz`: the database answers, and each source's last success and error.
     /// `database` is `ok`, `busy` (another process holds the write lock, and a service is waiting for
-    /// it), `failing` (a service's store calls fail otherwise) or `unreachable`; only `ok` is ready.
+    /// it), `failing` (a service's store calls fail otherwise: a full disk, say), `deleted` or
+    /// `replaced` (the database file, under the running daemon: `database_error` says what to do) or
+    /// `unreachable`; only `ok` is ready.
     public static func readiness(store: any Store, sources: [String], health: StoreHealth = StoreHealth()) async
         -> (Bool, [String: Any])
     {
         let reachable = await store.isReachable()
+        // Is the database file still the one opened (not deleted or replaced under the daemon)? A
+        // `stat`, off the pool.
+        let file = (try? await offPool { store.storeFile() }) ?? .ok
         let troubles = health.troubles
         var states: [[String: Any]] = []
         // An unreachable database is not asked again (each call would wait out the same silence).
@@ -237,8 +258,9 @@ public enum KlaxonHTTP {
             o["healthy"] = s?.lastSuccess != nil && (s?.failures ?? 0) == 0
             states.append(o)
         }
+        let database = !reachable ? "unreachable" : file.state != .ok ? file.state.rawValue : health.state
         var out: [String: Any] = [
-            "database": reachable ? health.state : "unreachable", "sources": states,
+            "database": database, "sources": states,
             // Which duties this instance holds, and which it waits for while another instance holds
             // them (several daemons on one PostgreSQL database). Standby is ready: it answers HTTP.
             "duties": ["held": health.duties.held, "standby": health.duties.standby],
@@ -248,7 +270,8 @@ public enum KlaxonHTTP {
                 ["service": service, "since": Timestamp.format(t.since / 1000), "error": t.error]
             }
         }
-        return (reachable && troubles.isEmpty, out)
+        if let message = file.message { out["database_error"] = message }
+        return (reachable && troubles.isEmpty && file.state == .ok, out)
     }
 }
 

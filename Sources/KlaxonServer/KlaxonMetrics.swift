@@ -152,6 +152,14 @@ public final class KlaxonMetrics: @unchecked Sendable {
         }
     }
 
+    /// 1 while the database file is the one the daemon opened; 0 once it was deleted or replaced.
+    public func databaseFile(ok: Bool) {
+        registry.makeGauge(
+            name: "klaxon_database_file_ok",
+            help: "1 while the database file is the one the daemon opened, 0 once it was deleted or replaced."
+        ).set(to: ok ? 1 : 0)
+    }
+
     /// The Prometheus text exposition.
     public func exposition() -> [UInt8] {
         var buffer: [UInt8] = []

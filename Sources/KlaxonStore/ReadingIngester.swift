@@ -17,6 +17,15 @@ public struct IngestStats: Sendable, Equatable {
     /// Of the new and revised readings, those marked suspect (`Plausibility`): stored, but left out of
     /// evaluation and statistics.
     public var suspect = 0
+    /// Readings not stored because their unit is not their series' and cannot be converted to it
+    /// (`SeriesUnitRule`), and the first `listedUnitNotes` of them by series and unit.
+    public var unitRefusedCount = 0
+    public var unitRefused: [SeriesUnitRule.Refusal] = []
+    /// Readings converted to their series' unit before they were stored (the first `listedUnitNotes`).
+    public var unitConverted: [SeriesUnitRule.Converted] = []
+
+    /// The most unit refusals and conversions listed (the count says how many readings in all).
+    public static let listedUnitNotes = 100
 
     public init() {}
 
@@ -26,6 +35,16 @@ public struct IngestStats: Sendable, Equatable {
         a.unchanged += b.unchanged
         a.quakeConflicts += b.quakeConflicts
         a.suspect += b.suspect
+        a.unitRefusedCount += b.unitRefusedCount
+        a.unitRefused += b.unitRefused.prefix(max(0, listedUnitNotes - a.unitRefused.count))
+        a.unitConverted += b.unitConverted.prefix(max(0, listedUnitNotes - a.unitConverted.count))
+    }
+
+    /// Records what `SeriesUnitRule.apply` did to a batch.
+    public mutating func note(_ units: SeriesUnitRule.Outcome) {
+        unitRefusedCount += units.refusedCount
+        unitRefused += units.refused.prefix(max(0, Self.listedUnitNotes - unitRefused.count))
+        unitConverted += units.converted.prefix(max(0, Self.listedUnitNotes - unitConverted.count))
     }
 }
 
@@ -104,13 +123,9 @@ public final class ReadingIngester: ReadingWriter {
                 }
                 return sqlite3_changes(connection)
             }
-            // Series ids in file order (series are found or created in the order they first appear),
-            // and which readings are suspect.
+            // Series ids in file order (series are found or created in the order they first appear).
             var ids = [Int64](repeating: 0, count: batch.count)
-            var suspect = [Bool](repeating: false, count: batch.count)
-            var check = Plausibility.SuspectCheck()
             for (i, r) in batch.enumerated() {
-                suspect[i] = check.isSuspect(r)
                 let id: Int64
                 if let lastKey, lastKey.station == r.station, lastKey.metric == r.metric {
                     id = lastID
@@ -127,10 +142,19 @@ public final class ReadingIngester: ReadingWriter {
                 }
                 ids[i] = id
             }
+            // One unit per series: readings in another unit are converted to it or left out.
+            var batch = batch
+            let units = try Self.applyUnitRule(&batch, db) { seriesIDs[$0] ?? cacheAdditions[$0] }
+            stats.note(units)
+            // Which readings are suspect (in the unit they are stored in).
+            var suspect = [Bool](repeating: false, count: batch.count)
+            var check = Plausibility.SuspectCheck()
+            for i in batch.indices { suspect[i] = check.isSuspect(batch[i]) }
             // Write series by series (a stable counting sort, so readings of one key keep their file
             // order): consecutive inserts land on the same B-tree pages instead of hopping across
             // every series of an interleaved file.
-            let order = Self.groupedBySeries(ids)
+            var order = Self.groupedBySeries(ids)
+            if let refused = units.refusedIndices { order.removeAll { refused[Int($0)] } }
             var runID: Int64 = 0
             var runMin: Int64 = 0
             var runCount = 0
@@ -269,6 +293,29 @@ public final class ReadingIngester: ReadingWriter {
 
     /// Rows per multi-row INSERT.
     static let chunk = 64
+
+    /// `SeriesUnitRule` with the units the series table holds; records the unit a series without
+    /// one takes from this batch.
+    static func applyUnitRule(_ batch: inout [Reading], _ db: Database, id: (SeriesKey) -> Int64?) throws
+        -> SeriesUnitRule.Outcome
+    {
+        let needed = SeriesUnitRule.seriesWithUnits(batch)
+        guard !needed.isEmpty else { return SeriesUnitRule.Outcome() }
+        var stored: [SeriesKey: String] = [:]
+        let select = try db.cachedStatement(sql: "SELECT unit FROM series WHERE id = ?")
+        for key in needed {
+            guard let id = id(key) else { continue }
+            if let unit = try String?.fetchOne(select, arguments: [id]) { stored[key] = unit }
+        }
+        let outcome = SeriesUnitRule.apply(&batch, stored: stored)
+        let adopt = try db.cachedStatement(sql: "UPDATE series SET unit = ? WHERE id = ? AND unit IS NULL")
+        for (key, unit) in outcome.adopted {
+            guard let id = id(key) else { continue }
+            adopt.setUncheckedArguments([unit, id])
+            try adopt.execute()
+        }
+        return outcome
+    }
 
     /// Indices of `ids` grouped by id (ids in ascending order), keeping file order within an id.
     static func groupedBySeries(_ ids: [Int64]) -> [Int32] {

@@ -23,7 +23,8 @@ extension SQLiteStore {
     public func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (
         key: AlertKey, transition: Transition
     )? {
-        guard let alert = try await firingAlerts().first(where: { $0.transitionID == transitionID }) else { return nil }
+        // One probe for that alert, not the whole firing set (an HTTP or chat request asks).
+        guard let alert = try await firingAlert(transitionID: transitionID) else { return nil }
         try await requireWriter().write { db in
             try db.execute(
                 sql: """
@@ -36,17 +37,23 @@ extension SQLiteStore {
         return (alert.key, alert.transition)
     }
 
-    /// Acks that still hold: the alert is firing with the transition that was acknowledged.
+    /// Acks that still hold: the alert is firing with the transition that was acknowledged. A join
+    /// in the store: the firing set is never loaded to be matched in memory.
     public func acks() async throws -> [AlertKey: Ack] {
-        let firing = Dictionary(
-            try await firingAlerts().map { ($0.key, $0.transitionID) }, uniquingKeysWith: { a, _ in a })
-        return try await reader.read { db in
+        try await reader.read { db in
             var out: [AlertKey: Ack] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM acks") {
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT k.* FROM acks k
+                    JOIN alert_states a ON a.rule = k.rule AND a.station = k.station AND a.metric = k.metric
+                    WHERE a.status = 'firing' AND k.transition_id = (
+                        SELECT max(x.id) FROM transitions x
+                        WHERE x.rule = k.rule AND x.station = k.station AND x.metric = k.metric)
+                    """)
+            {
                 let key = AlertKey(rule: row["rule"], station: row["station"], metric: row["metric"])
-                let id: Int64 = row["transition_id"]
-                guard firing[key] == id else { continue }
-                out[key] = Ack(transitionID: id, by: row["acked_by"], at: row["acked_at"])
+                out[key] = Ack(transitionID: row["transition_id"], by: row["acked_by"], at: row["acked_at"])
             }
             return out
         }

@@ -34,7 +34,8 @@ public struct SilenceRecord: Codable, Sendable, Equatable, FetchableRecord, Pers
     }
 
     public var silence: Silence? {
-        let parsed = matchers.split(separator: "\n").compactMap { try? Matcher.parse(String($0)) }
+        // Not `try? parse` + compactMap: dropping a matcher that no longer parses would widen the silence.
+        let parsed = matchers.split(separator: "\n").map { Matcher.parseStored(String($0)) }
         return Silence(id: id, matchers: parsed, starts: startsAt, ends: endsAt, comment: comment, createdBy: createdBy)
     }
 }

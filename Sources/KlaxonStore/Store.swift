@@ -10,18 +10,31 @@ public final class SQLiteStore: Store {
     let reader: any DatabaseReader
     /// Nil when the store was opened read-only.
     let writer: (any DatabaseWriter)?
+    /// The file opened (its device and inode): a deleted or replaced file is seen (`storeFile()`),
+    /// and the writer refuses to commit to it. Nil when opened read-only.
+    let file: DatabaseFileIdentity?
 
-    private init(path: String, reader: any DatabaseReader, writer: (any DatabaseWriter)?) {
+    private init(
+        path: String, reader: any DatabaseReader, writer: (any DatabaseWriter)?, file: DatabaseFileIdentity? = nil
+    ) {
         self.path = path
         self.reader = reader
         self.writer = writer
+        self.file = file
     }
 
     /// Opens (creating if needed) a database file for reading and writing, and migrates it.
     /// `writerCacheMiB` is the writing connection's page cache: 32 MiB suits bulk ingest; the daemon,
     /// which writes a little at a time and stays up, takes less.
     /// `readerCacheMiB` is each reader's (the daemon keeps them small: its reads are narrow).
-    public static func open(path: String, writerCacheMiB: Int = 32, readerCacheMiB: Int = 4) throws -> SQLiteStore {
+    /// With `create: false` (a command that expects a database: `silence add`, `outbox list`), a path
+    /// with no file, or a file that is not a Klaxon database, is an error and nothing is created.
+    public static func open(
+        path: String, writerCacheMiB: Int = 32, readerCacheMiB: Int = 4, create: Bool = true
+    ) throws -> SQLiteStore {
+        if !create { try requireKlaxonDatabase(path: path) }
+        let file = DatabaseFileIdentity(path: path)
+        let fileGuard = DatabaseFileGuard(file: file)
         var config = Configuration()
         config.busyMode = .timeout(10)
         // Readers serve the API, chat and pages: a few of them, with small caches. The writer's cache
@@ -36,6 +49,8 @@ public final class SQLiteStore: Store {
             // Statement journals (an insert checked against a foreign key keeps one) in memory, not
             // in a temporary file opened per statement: a fifth of an evaluation's time went there.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
+            // The writer commits nothing once its file is no longer the one at the path.
+            if !db.configuration.readonly { db.add(transactionObserver: fileGuard, extent: .databaseLifetime) }
         }
         let pool: DatabasePool
         do {
@@ -43,26 +58,67 @@ public final class SQLiteStore: Store {
         } catch {
             throw StoreError.cannotOpen(path: path, reason: "\(error)")
         }
+        // The file exists now (and its write-ahead log): what is at the path from here on must be it.
+        file.capture()
         try migrator.migrate(pool)
-        return SQLiteStore(path: path, reader: pool, writer: pool)
+        return SQLiteStore(path: path, reader: pool, writer: pool, file: file)
+    }
+
+    /// There is a file (not a folder) at `path`.
+    static func requireFile(path: String) throws {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw StoreError.missingFile(path: path)
+        }
+        guard !isFolder.boolValue else {
+            throw StoreError.cannotOpen(path: path, reason: "it is a folder, not a database file")
+        }
+    }
+
+    /// A command that expects a database finds one at `path`: a file with Klaxon's first migration.
+    static func requireKlaxonDatabase(path: String) throws {
+        try requireFile(path: path)
+        var config = Configuration()
+        config.readonly = true
+        config.busyMode = .timeout(10)
+        let applied: Set<String>
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: config)
+            applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (\(error))")
+        }
+        guard applied.contains("v1-readings") else {
+            throw StoreError.cannotOpen(
+                path: path,
+                reason:
+                    "not a Klaxon database; start `klaxon run` or `klaxon ingest` on it first, or check --db/--config")
+        }
     }
 
     /// Opens an existing database read-only: nothing can write to it through this store.
     public static func openReadOnly(path: String) throws -> SQLiteStore {
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw StoreError.cannotOpen(path: path, reason: "no such file")
-        }
+        try requireFile(path: path)
         var config = Configuration()
         config.readonly = true
         config.busyMode = .timeout(10)
         let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: path, configuration: config)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (\(error))")
         } catch {
             throw StoreError.cannotOpen(path: path, reason: "\(error)")
         }
-        let (applied, complete) = try queue.read { db in
-            (try migrator.appliedIdentifiers(db), try migrator.hasCompletedMigrations(db))
+        let applied: Set<String>
+        let complete: Bool
+        do {
+            (applied, complete) = try queue.read { db in
+                (try migrator.appliedIdentifiers(db), try migrator.hasCompletedMigrations(db))
+            }
+        } catch let error as DatabaseError where StoreFailure.classify(error)?.kind != .busy {
+            // A file that is not a database at all (text, a foreign format) or cannot be read.
+            throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (\(error))")
         }
         guard applied.contains("v1-readings") else {
             throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (run `klaxon ingest` first)")
@@ -406,11 +462,37 @@ public final class SQLiteStore: Store {
 /// Errors the store reports to people.
 public struct StoreError: Error, CustomStringConvertible, Sendable {
     private enum Code: Sendable {
-        case cannotOpen, readOnly
+        case cannotOpen, readOnly, missingFile, databaseFile, noRoom
     }
 
     private let code: Code
     public let description: String
+    /// For a database file deleted or replaced under the process: what was found.
+    public private(set) var fileCheck: StoreFileCheck? = nil
+
+    /// A command that expects a database found none at the path (and created none).
+    public var isMissingFile: Bool { code == .missingFile }
+
+    /// No room to write the database (a full disk, a file-size limit).
+    public var isNoRoom: Bool { code == .noRoom }
+
+    static func noRoom(_ problem: String) -> StoreError {
+        StoreError(code: .noRoom, description: "the database could not be written: \(problem)")
+    }
+
+    public static func missingFile(path: String) -> StoreError {
+        StoreError(
+            code: .missingFile,
+            description:
+                "cannot open database \(path): no such file; start `klaxon run` or `klaxon ingest` first (they "
+                + "create it), or check --db/--config")
+    }
+
+    static func databaseFile(_ check: StoreFileCheck) -> StoreError {
+        var e = StoreError(code: .databaseFile, description: check.message ?? "the database file changed")
+        e.fileCheck = check
+        return e
+    }
 
     public static func cannotOpen(path: String, reason: String) -> StoreError {
         StoreError(code: .cannotOpen, description: "cannot open database \(path): \(reason)")

@@ -16,6 +16,8 @@ public final class StoreHealth: Sendable {
     }
 
     private let failing = Mutex<[String: Trouble]>([:])
+    /// The database file's last check (see `noteFile`).
+    private let fileCheck = Mutex<StoreFileCheck>(.ok)
 
     /// The duties this instance takes part in (see `Store.holding(duty:_:)`), and which it holds now.
     public let duties = Duties()
@@ -25,8 +27,21 @@ public final class StoreHealth: Sendable {
     /// Services in trouble now, by name.
     public var troubles: [String: Trouble] { failing.withLock { $0 } }
 
-    /// `ok`, `busy` (another process holds the write lock) or `failing`.
+    /// The database file's state as last checked: ok, deleted or replaced.
+    public var file: StoreFileCheck { fileCheck.withLock { $0 } }
+
+    /// Records a check of the database file; true when its state changed.
+    public func noteFile(_ check: StoreFileCheck) -> Bool {
+        fileCheck.withLock { old in
+            defer { old = check }
+            return old.state != check.state
+        }
+    }
+
+    /// `ok`, `deleted` or `replaced` (the database file changed under the process), `busy` (another
+    /// process holds the write lock) or `failing`.
     public var state: String {
+        if file.state != .ok { return file.state.rawValue }
         let all = troubles.values
         if all.isEmpty { return "ok" }
         return all.contains { $0.busy } ? "busy" : "failing"
@@ -37,7 +52,7 @@ public final class StoreHealth: Sendable {
         failing.withLock { map in
             let isNew = map[service] == nil
             map[service] = Trouble(
-                since: map[service]?.since ?? now, error: "\(error)", busy: StoreHealth.isBusy(error))
+                since: map[service]?.since ?? now, error: StoreHealth.describe(error), busy: StoreHealth.isBusy(error))
             return isNew
         }
     }
@@ -45,6 +60,27 @@ public final class StoreHealth: Sendable {
     /// Records a success; returns the trouble it ends, if any.
     func recover(_ service: String) -> Trouble? {
         failing.withLock { $0.removeValue(forKey: service) }
+    }
+
+    /// An error in words for people: what a database failure means (disk full, file deleted), else as is.
+    public static func describe(_ error: any Error) -> String {
+        StoreFailure.classify(error)?.words ?? "\(error)"
+    }
+
+    /// Records a failed store call of `service` (an HTTP request, say) that is not retried here: the
+    /// first of a spell is logged at error level; `/readyz` says `failing` until `succeeded`.
+    public func failed(_ service: String, _ error: any Error, logger: Logger) {
+        if fail(service, error, now: Int64(Date().timeIntervalSince1970 * 1000)) {
+            logger.error(
+                "database write failed", metadata: ["service": "\(service)", "error": "\(StoreHealth.describe(error))"])
+        }
+    }
+
+    /// Records that `service`'s store calls work again (logged if it ends a spell).
+    public func succeeded(_ service: String, logger: Logger) {
+        guard let ended = recover(service) else { return }
+        let ms = Int64(Date().timeIntervalSince1970 * 1000) - ended.since
+        logger.notice("database usable again", metadata: ["service": "\(service)", "after_ms": "\(ms)"])
     }
 
     /// Whether an error is SQLite saying another connection holds the lock.
@@ -81,7 +117,7 @@ public final class StoreHealth: Sendable {
                         StoreHealth.isBusy(error)
                             ? "database busy (another process holds it); waiting and retrying"
                             : "database error; waiting and retrying",
-                        metadata: ["service": "\(service)", "error": "\(error)"])
+                        metadata: ["service": "\(service)", "error": "\(StoreHealth.describe(error))"])
                 }
                 let delay = min(cap, 0.1 * pow(2, Double(min(attempt - 1, 16))))
                 try await Task.sleep(for: .milliseconds(Int64(delay * 1000)))

@@ -50,6 +50,9 @@ public protocol Store: Sendable {
     func quakes(from: Int64, to: Int64) async throws -> [StoredQuake]
     func quakeRevisions() async throws -> [(key: String, event: QuakeEvent)]
     func quakeRevisionCounts() async throws -> [String: Int]
+    /// Events with origin time in `[from, to]` (ms) at or above `minMagnitude`, newest first, at
+    /// most `limit` (clamped to 1…10,000), with their count and the revision counts of those listed.
+    func quakes(from: Int64, to: Int64, minMagnitude: Double?, limit: Int) async throws -> QuakePage
     func save(trip: Trip, at now: Int64, replace: Bool) async throws
     func trip(owner: String, name: String) async throws -> Trip?
     func trips(owner: String?) async throws -> [Trip]
@@ -76,7 +79,17 @@ public protocol Store: Sendable {
     func transitions() async throws -> [TransitionRecord]
     /// The newest `limit` transitions, newest first (the status site; `transitions()` reads the whole log).
     func recentTransitions(limit: Int) async throws -> [TransitionRecord]
+    /// Every firing alert (the repeat scheduler). Lists that answer requests use the paged
+    /// `firingAlerts(limit:after:)` and `firingAlertCounts()`: this one grows with the firing set.
     func firingAlerts() async throws -> [(key: AlertKey, transitionID: Int64, transition: Transition)]
+    /// A page of firing alerts with their acks, most severe then newest first, after `after`, at
+    /// most `limit` (clamped to 1…10,000); `next` says where the following page starts.
+    func firingAlerts(limit: Int, after: FiringCursor?) async throws -> FiringPage
+    /// How many alerts are firing, by severity (an aggregate query).
+    func firingAlertCounts() async throws -> FiringCounts
+    /// A page of silences (by start, then id) and how many there are: those not ended by `now`,
+    /// or all with `includeExpired`.
+    func silences(now: Int64, includeExpired: Bool, limit: Int, after: SilenceCursor?) async throws -> SilencePage
     @discardableResult
     func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (key: AlertKey, transition: Transition)?
     func acks() async throws -> [AlertKey: Ack]
@@ -132,6 +145,10 @@ public protocol Store: Sendable {
     // MARK: Health
     func metrics() async throws -> StoreMetrics
     func isReachable() async -> Bool
+    /// Whether the database file is still the one opened (SQLite; others: ok). Blocking: off the pool.
+    func storeFile() -> StoreFileCheck
+    /// A small real write, to learn whether writes work again after a failure (others: nothing).
+    func probeWrite() async throws
 }
 
 /// The usual arguments.

@@ -25,6 +25,7 @@ struct Klaxon: AsyncParsableCommand {
     /// by the stop watchdog; every other command keeps the signals' default action.
     static func main() async {
         signal(SIGPIPE, SIG_IGN)
+        StoreFailure.ignoreFileSizeSignal()
         // The daemon: one malloc arena for every thread, set before any other thread allocates (an
         // arena once made stays). It allocates little and often; each further arena kept 3–5 MiB
         // of free memory at the peak of a day's backlog (issue 14's 64 MiB).
@@ -74,19 +75,22 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// Runs `body` with the store these options name, open (read-only if asked, for SQLite) for the
-    /// call: a SQLite file or a PostgreSQL server (see `StoreLocation.withStore`).
+    /// call: a SQLite file or a PostgreSQL server (see `StoreLocation.withStore`). Only commands that
+    /// store readings or trips pass `create: true`; the rest expect a database and never create one
+    /// (a `silence add` on a mistyped path would make a database the daemon never reads).
     func withStore<T>(
-        config: Config?, readOnly: Bool = false, isolation: isolated (any Actor)? = #isolation,
+        config: Config?, readOnly: Bool = false, create: Bool = false, isolation: isolated (any Actor)? = #isolation,
         _ body: (any Store) async throws -> T
     ) async throws -> T {
-        try await location(config).withStore(readOnly: readOnly, logger: storeLogger, body)
+        try await location(config).withStore(readOnly: readOnly, create: create, logger: storeLogger, body)
     }
 
     /// The same, loading `--config` first.
     func withStore<T>(
-        readOnly: Bool = false, isolation: isolated (any Actor)? = #isolation, _ body: (any Store) async throws -> T
+        readOnly: Bool = false, create: Bool = false, isolation: isolated (any Actor)? = #isolation,
+        _ body: (any Store) async throws -> T
     ) async throws -> T {
-        try await withStore(config: try loadConfig(), readOnly: readOnly, body)
+        try await withStore(config: try loadConfig(), readOnly: readOnly, create: create, body)
     }
 }
 
@@ -227,6 +231,7 @@ struct CheckCommand: AsyncParsableCommand {
                 Config.load(path: $0, environment: ProcessInfo.processInfo.environment, diagnostics: Diagnostics())
             }
             let outcome = Check.run(rulePaths: rules.paths(partial), configPath: config)
+            for w in outcome.warnings { printError(w.warningDescription) }
             for d in outcome.diagnostics { printError(d.description) }
             // `levels: nws` rules over stations the database has no flood categories for.
             if outcome.diagnostics.isEmpty, let db = partial?.database, FileManager.default.fileExists(atPath: db),
@@ -290,7 +295,7 @@ struct IngestCommand: AsyncParsableCommand {
     func run() async throws {
         try await guarded {
             let config = try store.loadConfig()
-            return try await store.withStore(config: config) { db in
+            return try await store.withStore(config: config, create: true) { db in
                 let clock = ContinuousClock.now
                 let s = try await Ingest.run(
                     store: db, files: files, format: format, now: nowSeconds(), owmUnits: owmUnits, config: config,
@@ -336,7 +341,7 @@ struct EvaluateCommand: AsyncParsableCommand {
                 let problems = config.check(rules: ruleList)
                 if !problems.isEmpty { throw DiagnosticsError(diagnostics: problems) }
             }
-            return try await store.withStore(config: config) { db in
+            return try await store.withStore(config: config, create: true) { db in
                 // Without receivers there is nowhere to deliver: print the transitions instead.
                 let routing = (config?.receivers.isEmpty ?? true) ? nil : config?.routing
                 for line in try await WaterContext.missingCategories(rules: ruleList, store: db) {
@@ -505,8 +510,9 @@ struct DryRunCommand: AsyncParsableCommand {
                             key: "dry-run-\(i + 1)", receiver: render,
                             alerts: [NotifiedAlert(transition: t, message: renderer.render(t), id: Int64(i + 1))])
                         print(
-                            "--- \(i + 1): \(t.rule) \(t.station) \(t.state.rawValue) at \(Timestamp.format(t.at)) → \(render)"
-                        )
+                            TerminalText.safe(
+                                "--- \(i + 1): \(t.rule) \(t.station) \(t.state.rawValue) at \(Timestamp.format(t.at)) → \(render)"
+                            ))
                         print(try previewer.render(n))
                     }
                     printError(
@@ -719,9 +725,11 @@ struct OutboxCommand: ParsableCommand {
                     }
                     for r in rows {
                         let due = Timestamp.format(r.dueAt / 1000)
+                        // last_error quotes what a receiver answered: hostile text, escaped.
                         print(
-                            "\(r.id)  \(r.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))  \(r.receiver)  \(r.alert)  attempts=\(r.attempts)  due=\(due)\(r.lastError.map { "  error=\($0)" } ?? "")"
-                        )
+                            TerminalText.safe(
+                                "\(r.id)  \(r.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))  \(r.receiver)  \(r.alert)  attempts=\(r.attempts)  due=\(due)\(r.lastError.map { "  error=\($0)" } ?? "")"
+                            ))
                     }
                     return 0
                 }
@@ -764,12 +772,21 @@ struct SilenceCommand: ParsableCommand {
         var `for`: String
         @Option(help: "Why.")
         var comment: String
-        @Option(help: "Who (default: the user running the command).")
-        var author: String = ProcessInfo.processInfo.environment["USER"] ?? "unknown"
+        @Option(
+            help: ArgumentHelp(
+                "Who (default: the user running the command).",
+                discussion:
+                    "web:, slack:, mattermost: and api: are for identities the server verified: a name with one is refused."
+            ))
+        var author: String = ProcessInfo.processInfo.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "unknown"
 
         func run() async throws {
             try await guarded {
                 guard !match.isEmpty else { throw UserError("give at least one --match KEY=VALUE") }
+                // Stored text people read later in a terminal and on the site: no control characters,
+                // and no author only the server may write (`slack:…` is someone a chat platform verified).
+                if let problem = Silence.commentProblem(comment) { throw UserError("--comment: \(problem)") }
+                if let problem = Silence.claimedAuthorProblem(author) { throw UserError("--author: \(problem)") }
                 guard let d = DurationText.parse(self.for), d > 0 else {
                     throw UserError("--for \"\(self.for)\" is not a duration like 2h")
                 }
@@ -781,8 +798,9 @@ struct SilenceCommand: ParsableCommand {
                         comment: comment, createdBy: author)
                     try await db.addSilence(silence, now: now)
                     print(
-                        "\(silence.id)  until \(Timestamp.format(silence.ends))  \(matchers.map(\.description).joined(separator: " "))"
-                    )
+                        TerminalText.safe(
+                            "\(silence.id)  until \(Timestamp.format(silence.ends))  \(matchers.map(\.description).joined(separator: " "))"
+                        ))
                     return 0
                 }
             }
@@ -801,9 +819,11 @@ struct SilenceCommand: ParsableCommand {
                     let list = try await db.silences(now: nowSeconds(), includeExpired: all)
                     if list.isEmpty { print("(no silences)") }
                     for s in list {
+                        // Every part was stored from outside (API, chat, site, an older version): escaped.
                         print(
-                            "\(s.id)  \(Timestamp.format(s.starts)) → \(Timestamp.format(s.ends))  \(s.matchers.map(\.description).joined(separator: " "))  by \(s.createdBy): \(s.comment)"
-                        )
+                            TerminalText.safe(
+                                "\(s.id)  \(Timestamp.format(s.starts)) → \(Timestamp.format(s.ends))  \(s.matchers.map(\.description).joined(separator: " "))  by \(s.createdBy): \(s.comment)"
+                            ))
                     }
                     return 0
                 }

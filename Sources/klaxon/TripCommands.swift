@@ -75,7 +75,7 @@ struct TripCommand: ParsableCommand {
                     }
                 }
                 trip = try await Trips.geocode(trip, config: config)
-                return try await store.withStore(config: config) { db in
+                return try await store.withStore(config: config, create: true) { db in
                     do {
                         try await db.save(trip: trip, at: nowSeconds())
                     } catch let e as TripError {
@@ -110,7 +110,10 @@ struct TripCommand: ParsableCommand {
                         let first = t.stops.first?.arrive ?? "?"
                         let last = Packer.days(of: t).last?.date ?? "?"
                         let owner = actor.all ? "\(t.owner)/" : ""
-                        print("\(owner)\(t.name)  \(first) → \(last)  \(t.stops.map(\.place).joined(separator: " → "))")
+                        print(
+                            TerminalText.safe(
+                                "\(owner)\(t.name)  \(first) → \(last)  \(t.stops.map(\.place).joined(separator: " → "))"
+                            ))
                     }
                     if trips.isEmpty { printError("no trips for \(actor.all ? "anyone" : actor.owner)") }
                     return 0
@@ -135,7 +138,7 @@ struct TripCommand: ParsableCommand {
                     print(
                         format == .json
                             ? try Trips.json(trip, list: list, weather: weather)
-                            : Trips.text(trip, list: list, weather: weather))
+                            : TerminalText.safeLines(Trips.text(trip, list: list, weather: weather)))
                     return 0
                 }
             }
@@ -251,7 +254,7 @@ struct TripCommand: ParsableCommand {
             try await guarded {
                 let config = try store.loadConfig()
                 let owner = try who.actor(config).owner
-                return try await store.withStore(config: config) { db in
+                return try await store.withStore(config: config, create: true) { db in
                     let trip = try await Trips.importTrip(
                         path: file, owner: owner, store: db, now: nowSeconds(), replace: replace)
                     print("imported trip \"\(trip.name)\" for \(trip.owner)")

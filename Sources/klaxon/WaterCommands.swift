@@ -34,9 +34,10 @@ struct FetchCommand: AsyncParsableCommand {
                 sources = sources.filter { source.contains($0.source.name) }
             }
             if sources.isEmpty { throw UserError("\(store.config ?? "the config") defines no sources") }
-            return try await store.withStore(config: config) { db in
-                let outcomes = await Fetch.run(sources: sources, store: db, now: nowSeconds(), force: force)
-                for o in outcomes { print(o.line) }
+            return try await store.withStore(config: config, create: true) { db in
+                let outcomes = await Fetch.run(
+                    sources: sources, store: db, now: nowSeconds(), force: force, future: config.futureBound)
+                for o in outcomes { print(TerminalText.safe(o.line)) }
                 return outcomes.contains { $0.error != nil } ? 1 : 0
             }
         }
@@ -109,7 +110,7 @@ struct GaugeCommand: AsyncParsableCommand {
                     "unknown gauge \"\(id)\": no station or NWS gauge by that id in \(location); run `klaxon gauge \(id) --fetch` to fetch it from USGS and NWS"
                 )
             }
-            print(format == .json ? GaugeReport.json(report) : GaugeReport.text(report))
+            print(format == .json ? GaugeReport.json(report) : TerminalText.safeLines(GaugeReport.text(report)))
             return 0
         }
     }
@@ -170,7 +171,7 @@ struct QuakesCommand: AsyncParsableCommand {
             }
             return try await store.withStore(readOnly: true) { db in
                 let rows = try await QuakeList.find(store: db, filter: filter)
-                for r in rows { print(format == .json ? QuakeList.json(r) : QuakeList.text(r)) }
+                for r in rows { print(format == .json ? QuakeList.json(r) : TerminalText.safeLines(QuakeList.text(r))) }
                 printError("quakes: \(rows.count) event\(rows.count == 1 ? "" : "s")")
                 return 0
             }
@@ -208,7 +209,7 @@ struct AQICommand: AsyncParsableCommand {
                     throw UserError(
                         "no AQI readings for \"\(city)\"; fetch an AQI source first (`klaxon fetch --config …`)")
                 }
-                print(format == .json ? AirReport.json(report) : AirReport.text(report))
+                print(format == .json ? AirReport.json(report) : TerminalText.safeLines(AirReport.text(report)))
                 return 0
             }
         }
@@ -246,6 +247,7 @@ struct RunCommand: AsyncParsableCommand {
             }
             var logger = Logger(label: "klaxon") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = level
+            for w in cfg.warnings { logger.warning("\(w.warningDescription)") }  // a secret file anyone may read
             let location = cfg.store ?? .sqlite(path: StoreLocation.defaultPath)
             // A long-running writer of small batches: modest page caches keep the daemon small. On
             // PostgreSQL each duty (a source's polling, the evaluator, the pruner) keeps a connection.

@@ -149,6 +149,23 @@ struct ChatTests {
         }
     }
 
+    @Test("replies carry data and the user's words escaped: no mention, link or markup from them")
+    func hostileReplies() async throws {
+        try await ChatServer.with { chat in
+            let hostile = ["<!channel>", "<!here|x>", "<@u1>", "<https://evil.example|ack>", "a&b<c>d"]
+            for word in hostile {
+                for command in ["gauge \(word)", "frobnicate\(word)", "trip \(word)", "aqi \(word)"] {
+                    let reply = try chat.text(try await chat.slack(command))
+                    #expect(!reply.contains("<") && !reply.contains(">"), "\(command): \(reply)")
+                    // Slack shows the entities as the characters: the user reads what was written.
+                    let shown = reply.replacingOccurrences(of: "&lt;", with: "<")
+                        .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+                    #expect(shown.contains(word), "\(command): \(reply)")
+                }
+            }
+        }
+    }
+
     @Test("bad signature, stale timestamp or missing header: 401 and nothing changed")
     func rejected() async throws {
         try await ChatServer.with { chat in

@@ -206,6 +206,24 @@ struct IngestFormatTests {
 
     // MARK: - Open-Meteo
 
+    @Test("open-meteo: a fresh forecast's days ahead are stored; the bound for observations does not apply")
+    func openMeteoForecastAhead() async throws {
+        let s = try Scratch()
+        let db = s.path("k.sqlite")
+        let today = Int64(Date().timeIntervalSince1970)
+        func day(_ n: Int64) -> String { String(Timestamp.format(today + n * 86_400).prefix(10)) }
+        let flood = try s.write(
+            "flood.json",
+            """
+            {"latitude":59.9,"longitude":10.75,"utc_offset_seconds":0,"timezone":"GMT",
+             "daily_units":{"time":"iso8601","river_discharge":"m³/s"},
+             "daily":{"time":["\(day(0))","\(day(7))","\(day(90))"],"river_discharge":[412.5,398.06,120.0]}}
+            """)
+        let r = try await klaxonAsync(["ingest", "--db", db, "--format", "open-meteo-json", flood])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("ingest: 3 new, 0 revised, 0 unchanged, 0 rejected"), "\(r.stderr)")
+    }
+
     @Test("open-meteo: the flood API's variables are stored as readings with their unit")
     func openMeteoFloodAPI() async throws {
         let s = try Scratch()

@@ -187,14 +187,19 @@ struct NWSObservationsParserTests {
         }
     }
 
-    @Test("a value no station measures (1e300 km/h) is a gap; an unknown unit code too")
+    @Test("a value no station measures (1e300 km/h) is a gap; an unknown unit code is named, not a gap")
     func hostileValues() throws {
         let body = #"""
             {"features":[{"properties":{"stationId":"KDEN","timestamp":"2024-07-04T18:53:00+00:00","windSpeed":{"unitCode":"wmoUnit:km_h-1","value":1e300},"windGust":{"unitCode":"wmoUnit:furlong_fortnight-1","value":3},"temperature":{"unitCode":"wmoUnit:degC","value":-1e300}}}]}
             """#
-        let b = try NWSObservationsParser.parse(Data(body.utf8), units: .us)
-        #expect(b.readings.isEmpty)
-        #expect(b.gaps == 3)
+        // Issue 27: a value in an unknown unit is not a missing value; a body with nothing else to
+        // store is an error that names the code (it was 3 gaps, stored nothing, exit 0).
+        let error = caughtParseError { _ = try NWSObservationsParser.parse(Data(body.utf8), units: .us) }
+        #expect("\(error.map { "\($0)" } ?? "parsed")".contains("saw unitCode 'wmoUnit:furlong_fortnight-1' 1 time"))
+        let known = body.replacingOccurrences(of: "furlong_fortnight-1", with: "km_h-1")
+        let b = try NWSObservationsParser.parse(Data(known.utf8), units: .us)
+        #expect(b.readings.map(\.metric) == ["wind_gust"])
+        #expect(b.gaps == 2)
     }
 }
 

@@ -18,12 +18,20 @@ extension StatusSite {
     ///
     /// Every POST is checked in this order: a bounded, strict form; a session; its CSRF token; a
     /// same-origin `Origin`/`Referer`; the team role. Success answers 303 back to the page.
-    static func addActions(to router: Router<BasicRequestContext>, site: Context) {
+    static func addActions(to router: RouterGroup<BasicRequestContext>, site: Context) {
         router.get("/alerts") { request, _ -> Response in
             let session = SiteSession.from(request, settings: site.settings, now: site.now())
-            let firing = try await site.store.firingAlerts()
-            let acks = try await site.store.acks()
-            return ActionPages.alerts(firing, acks: acks, session: session, request: request, site: site)
+            // One page (`?after=` pages on) and the counts: bounded work however many fire.
+            let position: (after: FiringCursor?, start: Int)
+            do {
+                position = try SitePaging.position(request, as: FiringCursor.self)
+            } catch let e as SiteError {
+                return SiteReplies.problem(e.status, "Bad request", e.message, request: request, site: site)
+            }
+            let page = try await site.store.firingAlerts(limit: SitePaging.pageSize, after: position.after)
+            let counts = try await site.store.firingAlertCounts()
+            return ActionPages.alerts(
+                page, counts: counts, start: position.start, session: session, request: request, site: site)
         }
         router.post("/alerts/:id/ack") { request, context -> Response in
             let session: SiteSession
@@ -55,8 +63,15 @@ extension StatusSite {
                     .forbidden, "For the team", "Silences are managed with the team token: sign in with it.",
                     request: request, site: site, back: "/signin")
             }
-            let silences = try await site.store.silences(now: site.now())
-            return ActionPages.silences(silences, session: session, request: request, site: site)
+            let position: (after: SilenceCursor?, start: Int)
+            do {
+                position = try SitePaging.position(request, as: SilenceCursor.self)
+            } catch let e as SiteError {
+                return SiteReplies.problem(e.status, "Bad request", e.message, request: request, site: site)
+            }
+            let page = try await site.store.silences(
+                now: site.now(), includeExpired: false, limit: SitePaging.pageSize, after: position.after)
+            return ActionPages.silences(page, start: position.start, session: session, request: request, site: site)
         }
         router.post("/silences") { request, _ -> Response in
             let session: SiteSession
@@ -129,10 +144,10 @@ extension StatusSite {
             return .empty
         }
         return .form(
-            .class("inline ack"), .action("/alerts/\(transitionID)/ack"), .method(.post),
+            .class("inline ack"), .safeAction("/alerts/\(transitionID)/ack"), .method(.post),
             SiteReplies.hidden(session: session, request: request, site: site, back: SiteReplies.here(request)),
             .button(
-                .type(.submit), .attribute(named: "aria-label", value: "Ack alert \(transitionID)"), .text("Ack"))
+                .type(.submit), .safeAttribute(named: "aria-label", value: "Ack alert \(transitionID)"), .text("Ack"))
         )
     }
 

@@ -11,7 +11,7 @@ extension StatusSite {
     /// An owner sees their own trips; the team token signs a team member in who sees every owner's
     /// (`/trips/NAME?owner=OWNER`). Another owner's trip is 404, exactly as a trip that does not
     /// exist. See `SiteSession` for the cookie and the CSRF token.
-    static func addOwnerPages(to router: Router<BasicRequestContext>, site: Context) {
+    static func addOwnerPages(to router: RouterGroup<BasicRequestContext>, site: Context) {
         router.get("/signin") { request, _ -> Response in
             let session = SiteSession.from(request, settings: site.settings, now: site.now())
             let next = SiteForm.localPath(request.uri.queryParameters.get("next"))
@@ -55,7 +55,8 @@ extension StatusSite {
         router.post("/signout") { request, _ -> Response in
             switch await StatusSite.checkedAction(request, site: site, fields: [], teamOnly: false) {
             case .refused(let response): return response
-            case .accepted:
+            case .accepted(let session, _):
+                site.settings.revocations.revoke(nonce: session.nonce, expires: session.expires, now: site.now())
                 return SiteReplies.seeOther("/signin", setCookie: SiteSession.clearCookie)
             }
         }

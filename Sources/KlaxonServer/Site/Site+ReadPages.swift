@@ -2,7 +2,7 @@ import Hummingbird
 
 extension StatusSite {
     /// `/`, `/gauges`, `/gauges/ID`, `/air`, `/air/CITY`, `/quakes`, `/stations/ID`.
-    static func addReadPages(to router: Router<BasicRequestContext>, site: Context) {
+    static func addReadPages(to router: RouterGroup<BasicRequestContext>, site: Context) {
         router.get("/") { request, _ in
             try await site.respond(request) { try await OverviewPage.page(request: request, site: site) }
         }

@@ -34,8 +34,8 @@ struct SitePage {
                 .meta(.charset(.utf8)),
                 .meta(.name("viewport"), .content("width=device-width, initial-scale=1")),
                 // Escaped in full (Plot's text escaping leaves entities such as `&amp;` as written).
-                .element(named: "title", nodes: [.raw(HTMLText.escape(title))]),
-                .element(named: "style", nodes: [.raw(SiteStyle.css)])
+                .element(named: "title", nodes: [SafeHTML.text(title)]),
+                SafeHTML.style(SiteStyle.css)
             ),
             .body(
                 .header(
@@ -44,7 +44,9 @@ struct SitePage {
                         .attribute(named: "aria-label", value: "Sections"),
                         .group(
                             SiteStyle.sections.map { section in
-                                .a(.href(SitePage.link(section.path, refreshOff: refreshOff)), .text(section.label))
+                                .a(
+                                    .safeHref(SitePage.link(section.path, refreshOff: refreshOff)),
+                                    SafeHTML.text(section.label))
                             })
                     )
                 ),

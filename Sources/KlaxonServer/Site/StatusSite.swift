@@ -38,6 +38,10 @@ public enum StatusSite {
         public var aqiScale: AQIScale
         /// A station's own scale where a rule names one for it.
         public var aqiScales: [String: AQIScale]
+        /// The `Host` names the site answers (`site.hosts` and the listener; see `SiteHosts`).
+        public var hosts: SiteHosts = .loopback
+        /// Sessions signed out before they expired (in memory, per process).
+        let revocations = SessionRevocations()
 
         public init(
             enabled: Bool = true, teamToken: String? = nil, ownerTokens: [String: String] = [:],
@@ -87,8 +91,10 @@ public enum StatusSite {
     ) {
         guard settings.enabled else { return }
         let site = Context(store: store, settings: settings, now: now)
-        addReadPages(to: router, site: site)
-        addOwnerPages(to: router, site: site)
-        addActions(to: router, site: site)
+        // Every site route checks `Host` first (DNS rebinding); the API and chat have their own auth.
+        let routes = router.group().add(middleware: SiteHostCheck(hosts: settings.hosts))
+        addReadPages(to: routes, site: site)
+        addOwnerPages(to: routes, site: site)
+        addActions(to: routes, site: site)
     }
 }

@@ -57,11 +57,23 @@ public enum NWSObservationsParser {
     /// Observations, and the stations they name; or a station (`/stations/{id}`); or a list of
     /// stations (`/stations?state=…`). `station` overrides the id the observations give (the source
     /// knows which station it asked for).
+    ///
+    /// Values in a unit code this parser does not know are not stored (nor counted as missing); a
+    /// body whose values are all in unknown units is an error that names the codes it saw.
     public static func parse(_ data: Data, units: StationUnits = .metric, station: String? = nil) throws
         -> SourceBatch
     {
+        try parseReporting(data, units: units, station: station).batch
+    }
+
+    /// `parse`, and the values left out for their unit code: code → how many (a body with some
+    /// values in known units is stored, and the caller may say what was left out).
+    public static func parseReporting(_ data: Data, units: StationUnits = .metric, station: String? = nil) throws
+        -> (batch: SourceBatch, unknownUnits: [String: Int])
+    {
         let body = try JSONInput.decode(Body.self, from: data, format: format)
         var batch = SourceBatch()
+        var unknown: [String: Int] = [:]
         var stations = StationList()
         let features: [(Feature, String)]
         switch body {
@@ -72,7 +84,7 @@ public enum NWSObservationsParser {
             guard let p = feature.properties?.fields else { continue }
             if p["timestamp"] != nil {
                 let id = try station ?? observationStation(p, path: path)
-                try observation(p, station: id, path: path, units: units, into: &batch)
+                try observation(p, station: id, path: path, units: units, into: &batch, unknown: &unknown)
                 if let name = nonEmpty(p["stationName"]?.string) {
                     stations.add(StationInfo(id: id, source: source, name: name))
                 }
@@ -81,7 +93,40 @@ public enum NWSObservationsParser {
             }
         }
         batch.stations = stations.stations
-        return batch
+        if batch.readings.isEmpty && !unknown.isEmpty {
+            throw ParseError(
+                .badValue, format: format,
+                "no observation had a value in a known unit: " + unknownUnitsSummary(unknown)
+                    + " (known: the wmoUnit:, wmo:, unit:, nwsUnit: and uc: spellings of °C, °F, K, km/h, m/s, kt, "
+                    + "Pa, hPa, m, km, mm, degrees and percent)")
+        }
+        return (batch, unknown)
+    }
+
+    /// A unit code from the payload as it may be shown: at most 40 characters, control and format
+    /// characters (terminal escapes, bidi overrides) as `?`.
+    static func printable(_ code: String) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in code.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned:
+                out.append("?")
+            default:
+                out.append(scalar)
+            }
+        }
+        return ParseError.excerpt(String(out), limit: 40)
+    }
+
+    /// `saw unitCode 'unit:xyz' 40 times, 'foo' 2 times`: the most frequent codes first, at most 5.
+    public static func unknownUnitsSummary(_ unknown: [String: Int]) -> String {
+        let sorted = unknown.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        var text =
+            "saw unitCode "
+            + sorted.prefix(5).map { "'\(printable($0.key))' \($0.value) time\($0.value == 1 ? "" : "s")" }
+            .joined(separator: ", ")
+        if sorted.count > 5 { text += " and \(sorted.count - 5) other codes" }
+        return text
     }
 
     /// A station document (`/stations/{id}`); nil when the body is a Feature but not a station.
@@ -106,7 +151,8 @@ public enum NWSObservationsParser {
     }
 
     static func observation(
-        _ p: [String: JSONValue], station: String, path: String, units: StationUnits, into batch: inout SourceBatch
+        _ p: [String: JSONValue], station: String, path: String, units: StationUnits, into batch: inout SourceBatch,
+        unknown: inout [String: Int]
     ) throws {
         guard let text = p["timestamp"]?.string, let time = Timestamp.parse(text) else {
             let shown = p["timestamp"]?.string.map { "'\(ParseError.excerpt($0, limit: 40))'" } ?? "value"
@@ -132,9 +178,16 @@ public enum NWSObservationsParser {
             case nil, .null?:
                 batch.gaps += 1
             case .number(let raw)?:
-                guard abs(raw) <= largest, let v = convert(raw, from: unitCode, quantity: quantity, to: units)
-                else {
+                guard abs(raw) <= largest else {
                     batch.gaps += 1
+                    continue
+                }
+                guard let v = convert(raw, from: unitCode, quantity: quantity, to: units) else {
+                    // Not a missing value: a value this parser cannot read. Counted apart, by code, so
+                    // a body in an unknown spelling says so instead of storing nothing quietly.
+                    if unknown.count < 100 || unknown[unitCode ?? ""] != nil {
+                        unknown[unitCode ?? "", default: 0] += 1
+                    }
                     continue
                 }
                 batch.readings.append(
@@ -185,31 +238,49 @@ public enum NWSObservationsParser {
         }
     }
 
-    /// `value` in `unitCode` (`wmoUnit:km_h-1`) as `quantity` in `units`; nil for a unit code the
-    /// quantity does not come in. A missing unit code is the unit NWS documents for the property.
-    /// A converted value is rounded to 4 decimals; one that needs no conversion is kept as it is.
+    /// The namespaces a unit code may carry. The API documents `{namespace}:{unit}` with `wmoUnit`
+    /// or `wmo` (WMO codes: `degC`, `km_h-1`), `nwsUnit` (NWS's own) and `uc` or none (UCUM: `Cel`,
+    /// `km/h`); observations before October 2021 wrote WMO codes as `unit:degC`, `unit:m_s-1`.
+    static let namespaces: Set<Substring> = ["wmoUnit", "wmo", "unit", "nwsUnit", "uc"]
+
+    /// A unit code without its namespace (`wmoUnit:km_h-1` → `km_h-1`); other text as it is.
+    static func unitName(_ code: String) -> String {
+        guard let colon = code.firstIndex(of: ":"), namespaces.contains(code[..<colon]) else { return code }
+        return String(code[code.index(after: colon)...])
+    }
+
+    /// `value` in `unitCode` (`wmoUnit:km_h-1`, `unit:km_h-1`, `uc:km/h`) as `quantity` in `units`;
+    /// nil for a unit code the quantity does not come in. A missing unit code is the unit NWS
+    /// documents for the property. A converted value is rounded to 4 decimals; one that needs no
+    /// conversion is kept as it is.
     static func convert(_ value: Double, from unitCode: String?, quantity: Quantity, to units: StationUnits)
         -> Double?
     {
-        let code = unitCode.map { $0.hasPrefix("wmoUnit:") ? String($0.dropFirst(8)) : $0 }
-        // To the metric unit first (factor, offset), then to US units.
+        let code = unitCode.map(unitName)
+        // To the metric unit first (factor, offset), then to US units. WMO codes, then UCUM.
         let toMetric: (scale: Double, offset: Double)
         switch (quantity, code) {
-        case (.temperature, nil), (.temperature, "degC"?): toMetric = (1, 0)
-        case (.temperature, "degF"?): toMetric = (5.0 / 9.0, -32.0 * 5.0 / 9.0)
+        case (.temperature, nil), (.temperature, "degC"?), (.temperature, "Cel"?): toMetric = (1, 0)
+        case (.temperature, "degF"?), (.temperature, "[degF]"?): toMetric = (5.0 / 9.0, -32.0 * 5.0 / 9.0)
         case (.temperature, "K"?): toMetric = (1, -273.15)
-        case (.speed, nil), (.speed, "km_h-1"?): toMetric = (1, 0)
-        case (.speed, "m_s-1"?): toMetric = (3.6, 0)
-        case (.speed, "kn"?), (.speed, "kt"?): toMetric = (1.852, 0)
+        case (.speed, nil), (.speed, "km_h-1"?), (.speed, "km/h"?): toMetric = (1, 0)
+        case (.speed, "m_s-1"?), (.speed, "m/s"?): toMetric = (3.6, 0)
+        case (.speed, "kn"?), (.speed, "kt"?), (.speed, "[kn_i]"?): toMetric = (1.852, 0)
+        case (.speed, "[mi_i]/h"?): toMetric = (1.609_344, 0)
         case (.pressure, nil), (.pressure, "Pa"?): toMetric = (0.01, 0)
         case (.pressure, "hPa"?): toMetric = (1, 0)
+        case (.pressure, "kPa"?): toMetric = (10, 0)
+        case (.pressure, "[in_i'Hg]"?): toMetric = (33.863_89, 0)
         case (.distance, nil), (.distance, "m"?): toMetric = (1, 0)
         case (.distance, "km"?): toMetric = (1000, 0)
+        case (.distance, "[mi_i]"?): toMetric = (1_609.344, 0)
+        case (.distance, "[ft_i]"?): toMetric = (0.3048, 0)
         case (.precipitation, nil), (.precipitation, "mm"?): toMetric = (1, 0)
         case (.precipitation, "m"?): toMetric = (1000, 0)
         case (.precipitation, "cm"?): toMetric = (10, 0)
-        case (.angle, nil), (.angle, "degree_(angle)"?): toMetric = (1, 0)
-        case (.percent, nil), (.percent, "percent"?): toMetric = (1, 0)
+        case (.precipitation, "[in_i]"?): toMetric = (25.4, 0)
+        case (.angle, nil), (.angle, "degree_(angle)"?), (.angle, "deg"?): toMetric = (1, 0)
+        case (.percent, nil), (.percent, "percent"?), (.percent, "%"?): toMetric = (1, 0)
         default: return nil
         }
         let fromUS: (scale: Double, offset: Double)

@@ -7,13 +7,18 @@ import Plot
 
 /// `/alerts` and `/silences`.
 enum ActionPages {
+    /// One page of firing alerts (`SitePaging`), with the counts and a link to the next page.
     static func alerts(
-        _ firing: [(key: AlertKey, transitionID: Int64, transition: Transition)], acks: [AlertKey: Ack],
-        session: SiteSession?, request: Request, site: StatusSite.Context
+        _ firingPage: FiringPage, counts: FiringCounts, start: Int, session: SiteSession?, request: Request,
+        site: StatusSite.Context
     ) -> Response {
+        let firing = firingPage.alerts
         let page = SitePage(title: "Alerts — Klaxon") {
             Node<HTML.BodyContext>.h1(.text("Firing alerts"))
             SiteReplies.sessionBar(session, request: request, site: site)
+            if counts.total > 0 {
+                Node<HTML.BodyContext>.p(.safeClass("severities"), SafeHTML.text(SitePaging.severities(counts)))
+            }
             if firing.isEmpty {
                 Node<HTML.BodyContext>.p(.class("muted"), .text("Nothing is firing."))
             } else {
@@ -28,33 +33,40 @@ enum ActionPages {
                         .tbody(
                             .forEach(firing) { a in
                                 .tr(
-                                    .attribute(named: "data-alert", value: String(a.transitionID)),
-                                    .td(.text("#\(a.transitionID)")),
+                                    .safeAttribute(named: "data-alert", value: String(a.transitionID)),
+                                    .td(SafeHTML.text("#\(a.transitionID)")),
                                     .td(
                                         .if(
-                                            acks[a.key] != nil,
+                                            a.ack != nil,
                                             .span(
                                                 .class("acked"),
-                                                .text(
-                                                    "acked by \(acks[a.key]?.by ?? "") at \(SiteReplies.time(acks[a.key]?.at ?? 0, site: site))"
+                                                SafeHTML.text(
+                                                    "acked by \(a.ack?.by ?? "") at \(SiteReplies.time(a.ack?.at ?? 0, site: site))"
                                                 )),
                                             else: StatusSite.ackForm(
                                                 transitionID: a.transitionID, request: request, site: site)
                                         )),
-                                    .td(.text(a.transition.severity.rawValue)),
-                                    .td(.text(a.key.rule)), .td(.text(a.key.station)),
-                                    .td(.text(SiteReplies.time(a.transition.at, site: site))),
-                                    .td(.text(a.transition.summary)))
+                                    .td(SafeHTML.text(a.transition.severity.rawValue)),
+                                    .td(SafeHTML.text(a.key.rule)), .td(SafeHTML.text(a.key.station)),
+                                    .td(SafeHTML.text(SiteReplies.time(a.transition.at, site: site))),
+                                    .td(SafeHTML.text(a.transition.summary)))
                             })
                     ))
+            }
+            if counts.total > 0 || start > 1 {
+                SitePaging.nav(
+                    path: "/alerts", shown: firing.count, start: start, total: counts.total, what: "firing",
+                    next: firingPage.next?.description, request: request)
             }
         }
         return page.response(for: request, refreshSeconds: site.settings.refreshSeconds)
     }
 
-    static func silences(_ silences: [Silence], session: SiteSession, request: Request, site: StatusSite.Context)
-        -> Response
-    {
+    /// One page of the silences not ended (`SitePaging`), and the form that adds one.
+    static func silences(
+        _ silencePage: SilencePage, start: Int, session: SiteSession, request: Request, site: StatusSite.Context
+    ) -> Response {
+        let silences = silencePage.silences
         let back = SiteReplies.here(request)
         let page = SitePage(title: "Silences — Klaxon", refreshes: false) {
             Node<HTML.BodyContext>.h1(.text("Silences"))
@@ -73,25 +85,31 @@ enum ActionPages {
                         .tbody(
                             .forEach(silences) { s in
                                 .tr(
-                                    .attribute(named: "data-silence", value: s.id),
-                                    .td(.text(s.matchers.map(\.description).joined(separator: " "))),
-                                    .td(.text(SiteReplies.time(s.ends, site: site))),
+                                    .safeAttribute(named: "data-silence", value: s.id),
+                                    .td(SafeHTML.text(s.matchers.map(\.description).joined(separator: " "))),
+                                    .td(SafeHTML.text(SiteReplies.time(s.ends, site: site))),
                                     .td(
                                         .form(
-                                            .class("inline expire"), .action("/silences/\(s.id)/expire"),
+                                            .class("inline expire"),
+                                            .safeAction("/silences/" + SafeHTML.segment(s.id) + "/expire"),
                                             .method(.post),
                                             SiteReplies.hidden(
                                                 session: session, request: request, site: site, back: back),
                                             .button(
                                                 .type(.submit),
-                                                .attribute(
+                                                .safeAttribute(
                                                     named: "aria-label", value: "Expire silence \(s.id.prefix(8))"),
                                                 .text("Expire")))),
-                                    .td(.code(.text(String(s.id.prefix(8))))),
-                                    .td(.text(SiteReplies.time(s.starts, site: site))),
-                                    .td(.text(s.createdBy)), .td(.text(s.comment)))
+                                    .td(.code(SafeHTML.text(String(s.id.prefix(8))))),
+                                    .td(SafeHTML.text(SiteReplies.time(s.starts, site: site))),
+                                    .td(SafeHTML.text(s.createdBy)), .td(SafeHTML.text(s.comment)))
                             })
                     ))
+            }
+            if silencePage.total > silences.count || start > 1 {
+                SitePaging.nav(
+                    path: "/silences", shown: silences.count, start: start, total: silencePage.total,
+                    what: "silences", next: silencePage.next?.description, request: request)
             }
             Node<HTML.BodyContext>.h2(.text("Add a silence"))
             Node<HTML.BodyContext>.p(

@@ -14,11 +14,12 @@ enum OwnerPages {
         let page = SitePage(title: "Sign in — Klaxon", status: status, refreshes: false) {
             Node<HTML.BodyContext>.h1(.text("Sign in"))
             if let session {
-                Node<HTML.BodyContext>.p(.text("You are signed in as \(session.name)."))
+                Node<HTML.BodyContext>.p(SafeHTML.text("You are signed in as \(session.name)."))
                 SiteReplies.sessionBar(session, request: request, site: site)
             }
             if let error {
-                Node<HTML.BodyContext>.p(.class("problem"), .attribute(named: "role", value: "alert"), .text(error))
+                Node<HTML.BodyContext>.p(
+                    .class("problem"), .attribute(named: "role", value: "alert"), SafeHTML.text(error))
             }
             Node<HTML.BodyContext>.p(
                 .text(
@@ -34,7 +35,7 @@ enum OwnerPages {
                 .input(
                     .type(.text), .id("name"), .name("name"), .attribute(named: "maxlength", value: "40"),
                     .autocomplete(false)),
-                .if(next != nil, .input(.type(.hidden), .name("next"), .value(next ?? ""))),
+                .if(next != nil, .input(.type(.hidden), .name("next"), .safeValue(next ?? ""))),
                 .button(.type(.submit), .text("Sign in"))
             )
         }
@@ -45,7 +46,7 @@ enum OwnerPages {
     static func trips(_ trips: [Trip], session: SiteSession, request: Request, site: StatusSite.Context) -> Response {
         let off = SitePage.refreshOff(request)
         let page = SitePage(title: "Trips — Klaxon") {
-            Node<HTML.BodyContext>.h1(.text(session.isTeam ? "Trips" : "Your trips"))
+            Node<HTML.BodyContext>.h1(SafeHTML.text(session.isTeam ? "Trips" : "Your trips"))
             SiteReplies.sessionBar(session, request: request, site: site)
             if trips.isEmpty {
                 Node<HTML.BodyContext>.p(
@@ -65,18 +66,18 @@ enum OwnerPages {
                                 let days = Packer.days(of: t)
                                 let span = [days.first?.date, days.last?.date].compactMap { $0 }
                                 return .tr(
-                                    .attribute(named: "data-trip", value: t.name),
+                                    .safeAttribute(named: "data-trip", value: t.name),
                                     .td(
                                         .a(
-                                            .href(SitePage.link(link(t, session: session), refreshOff: off)),
-                                            .text(t.name))),
-                                    .if(session.isTeam, .td(.text(t.owner))),
-                                    .td(.text(t.stops.map(\.place).joined(separator: " → "))),
+                                            .safeHref(SitePage.link(link(t, session: session), refreshOff: off)),
+                                            SafeHTML.text(t.name))),
+                                    .if(session.isTeam, .td(SafeHTML.text(t.owner))),
+                                    .td(SafeHTML.text(t.stops.map(\.place).joined(separator: " → "))),
                                     .td(
-                                        .text(
+                                        SafeHTML.text(
                                             span.count == 2 && span[0] != span[1]
                                                 ? "\(span[0]) – \(span[1])" : span.first ?? "—")),
-                                    .td(.text(t.purpose.rawValue)))
+                                    .td(SafeHTML.text(t.purpose.rawValue)))
                             })
                     ))
             }
@@ -94,13 +95,13 @@ enum OwnerPages {
     static func choose(_ trips: [Trip], session: SiteSession, request: Request, site: StatusSite.Context) -> Response {
         let off = SitePage.refreshOff(request)
         let page = SitePage(title: "Which trip? — Klaxon", refreshes: false) {
-            Node<HTML.BodyContext>.h1(.text("Several owners have a trip called \(trips[0].name)"))
+            Node<HTML.BodyContext>.h1(SafeHTML.text("Several owners have a trip called \(trips[0].name)"))
             Node<HTML.BodyContext>.ul(
                 .forEach(trips) { t in
                     .li(
                         .a(
-                            .href(SitePage.link(link(t, session: session), refreshOff: off)),
-                            .text("\(t.name) (\(t.owner))")))
+                            .safeHref(SitePage.link(link(t, session: session), refreshOff: off)),
+                            SafeHTML.text("\(t.name) (\(t.owner))")))
                 })
         }
         return page.response(for: request, refreshSeconds: site.settings.refreshSeconds)
@@ -115,17 +116,17 @@ enum OwnerPages {
         let units = trip.preferences.units
         let days = TripView.days(trip, weather: weather)
         let page = SitePage(title: "\(trip.name) — Trips — Klaxon") {
-            Node<HTML.BodyContext>.h1(.text(trip.name))
+            Node<HTML.BodyContext>.h1(SafeHTML.text(trip.name))
             SiteReplies.sessionBar(session, request: request, site: site)
             Node<HTML.BodyContext>.p(
                 .class("muted"),
-                .text(
+                SafeHTML.text(
                     "\(trip.owner) · \(trip.purpose.rawValue)"
                         + (trip.activities.isEmpty ? "" : " · " + trip.activities.joined(separator: ", "))))
             Node<HTML.BodyContext>.ul(
                 .id("stops"),
                 .forEach(trip.stops) { s in
-                    .li(.text("\(s.place): arrive \(s.arrive), \(s.nights) night\(s.nights == 1 ? "" : "s")"))
+                    .li(SafeHTML.text("\(s.place): arrive \(s.arrive), \(s.nights) night\(s.nights == 1 ? "" : "s")"))
                 })
             Node<HTML.BodyContext>.h2(.text("Weather"))
             Node<HTML.BodyContext>.div(
@@ -137,13 +138,13 @@ enum OwnerPages {
                         .forEach(days) { day in
                             guard let w = day.weather else {
                                 return .tr(
-                                    .class("none"), .td(.text(day.date)), .td(.text(day.place)),
+                                    .class("none"), .td(SafeHTML.text(day.date)), .td(SafeHTML.text(day.place)),
                                     .td(.class("muted"), .text("no forecast yet")), .td(.text("—")))
                             }
                             return .tr(
-                                .class(w.climatology ? "climatology" : "forecast"),
-                                .td(.text(day.date)), .td(.text(day.place)),
-                                .td(.text(TripView.conditions(w, units: units).joined(separator: ", "))),
+                                .safeClass(w.climatology ? "climatology" : "forecast"),
+                                .td(SafeHTML.text(day.date)), .td(SafeHTML.text(day.place)),
+                                .td(SafeHTML.text(TripView.conditions(w, units: units).joined(separator: ", "))),
                                 .td(
                                     w.climatology
                                         ? .element(named: "mark", nodes: [.text("climatology")])
@@ -165,18 +166,19 @@ enum OwnerPages {
                     .thead(.tr(.th(.text("Item")), .th(.class("num"), .text("Quantity")), .th(.text("Reason")))),
                     .forEach(list.byCategory) { group in
                         .tbody(
-                            .attribute(named: "data-category", value: group.category),
+                            .safeAttribute(named: "data-category", value: group.category),
                             .tr(
                                 .class("category"),
                                 .th(
                                     .attribute(named: "colspan", value: "3"),
                                     .attribute(named: "scope", value: "rowgroup"),
-                                    .text(group.category))),
+                                    SafeHTML.text(group.category))),
                             .forEach(group.items) { item in
                                 .tr(
-                                    .attribute(named: "data-item", value: item.item),
-                                    .td(.text(item.item)), .td(.class("num"), .text(String(item.quantity))),
-                                    .td(.text(item.reasons.joined(separator: "; "))))
+                                    .safeAttribute(named: "data-item", value: item.item),
+                                    .td(SafeHTML.text(item.item)),
+                                    .td(.class("num"), SafeHTML.text(String(item.quantity))),
+                                    .td(SafeHTML.text(item.reasons.joined(separator: "; "))))
                             })
                     }
                 ))
@@ -196,8 +198,9 @@ enum OwnerPages {
                         .tbody(
                             .forEach(history) { h in
                                 .tr(
-                                    .td(.text(SiteReplies.time(h.at, site: site))), .td(.text(h.summary)),
-                                    .td(.text(h.state == "changed" ? h.explanation : "")))
+                                    .td(SafeHTML.text(SiteReplies.time(h.at, site: site))),
+                                    .td(SafeHTML.text(h.summary)),
+                                    .td(SafeHTML.text(h.state == "changed" ? h.explanation : "")))
                             })
                     ))
             }

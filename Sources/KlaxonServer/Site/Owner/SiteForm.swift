@@ -85,11 +85,15 @@ struct SiteForm: Sendable {
     static func bad(_ message: String) -> Problem { Problem(status: .badRequest, message: message) }
 
     /// A local path to go back to after a form (`back`, `next`): it must start with one `/` (no
-    /// `//` or `/\`, which browsers read as another host), be short and printable ASCII.
+    /// `//` or `/\`, which browsers read as another host), be short and printable ASCII without a
+    /// backslash or characters a browser would have percent-encoded (`"<>` and the like); no scheme
+    /// can follow a leading `/`. Anything else is nil: the caller's default.
     static func localPath(_ text: String?) -> String? {
-        guard let t = text, t.hasPrefix("/"), !t.hasPrefix("//"), !t.hasPrefix("/\\"), t.utf8.count <= 512,
-            t.utf8.allSatisfy({ $0 > 32 && $0 < 127 })
+        guard let t = text, t.hasPrefix("/"), !t.hasPrefix("//"), t.utf8.count <= 512,
+            t.utf8.allSatisfy({ $0 > 32 && $0 < 127 && !notInPaths.contains($0) })
         else { return nil }
         return t
     }
+
+    private static let notInPaths = Set("\\\"<>`".utf8)
 }

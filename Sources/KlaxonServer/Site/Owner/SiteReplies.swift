@@ -18,7 +18,7 @@ enum SiteReplies {
 
     /// The sign-in page, coming back to this request's page afterwards.
     static func signIn(_ request: Request) -> Response {
-        seeOther("/signin?next=" + (here(request).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"))
+        seeOther("/signin?next=" + SafeHTML.segment(here(request)))
     }
 
     /// This request's path and query, to come back to.
@@ -35,10 +35,11 @@ enum SiteReplies {
     ) -> Response {
         let off = SitePage.refreshOff(request)
         let page = SitePage(title: title, status: status, refreshes: false) {
-            Node<HTML.BodyContext>.h1(.text(title))
-            Node<HTML.BodyContext>.p(.class("problem"), .attribute(named: "role", value: "alert"), .text(message))
+            Node<HTML.BodyContext>.h1(SafeHTML.text(title))
+            Node<HTML.BodyContext>.p(
+                .class("problem"), .attribute(named: "role", value: "alert"), SafeHTML.text(message))
             if let back {
-                Node<HTML.BodyContext>.p(.a(.href(SitePage.link(back, refreshOff: off)), .text("Back")))
+                Node<HTML.BodyContext>.p(.a(.safeHref(SitePage.link(back, refreshOff: off)), .text("Back")))
             }
         }
         return page.response(for: request, refreshSeconds: site.settings.refreshSeconds)
@@ -56,17 +57,17 @@ enum SiteReplies {
         guard let session else {
             return .p(
                 .class("session"),
-                .a(.href(SitePage.link("/signin", refreshOff: off)), .text("Sign in")),
+                .a(.safeHref(SitePage.link("/signin", refreshOff: off)), .text("Sign in")),
                 .text(" to see your trips, or with the team token to ack alerts and manage silences."))
         }
         return .div(
             .class("session"),
             .span(
-                .text("Signed in as "), .strong(.text(session.name)),
-                .text(session.isTeam ? " (team)" : " (owner)")),
-            .a(.href(SitePage.link("/trips", refreshOff: off)), .text("Trips")),
-            .if(session.isTeam, .a(.href(SitePage.link("/alerts", refreshOff: off)), .text("Alerts"))),
-            .if(session.isTeam, .a(.href(SitePage.link("/silences", refreshOff: off)), .text("Silences"))),
+                .text("Signed in as "), .strong(SafeHTML.text(session.name)),
+                SafeHTML.text(session.isTeam ? " (team)" : " (owner)")),
+            .a(.safeHref(SitePage.link("/trips", refreshOff: off)), .text("Trips")),
+            .if(session.isTeam, .a(.safeHref(SitePage.link("/alerts", refreshOff: off)), .text("Alerts"))),
+            .if(session.isTeam, .a(.safeHref(SitePage.link("/silences", refreshOff: off)), .text("Silences"))),
             .form(
                 .class("inline"), .action("/signout"), .method(.post),
                 hidden(session: session, request: request, site: site, back: nil),
@@ -80,8 +81,8 @@ enum SiteReplies {
         -> Node<HTML.FormContext>
     {
         .group(
-            .input(.type(.hidden), .name("csrf"), .value(session.csrfToken(settings: site.settings))),
-            .if(back != nil, .input(.type(.hidden), .name("back"), .value(back ?? "")))
+            .input(.type(.hidden), .name("csrf"), .safeValue(session.csrfToken(settings: site.settings))),
+            .if(back != nil, .input(.type(.hidden), .name("back"), .safeValue(back ?? "")))
         )
     }
 
@@ -94,10 +95,6 @@ enum SiteReplies {
         return f.string(from: Date(timeIntervalSince1970: TimeInterval(t)))
     }
 
-    /// A path segment, percent-encoded.
-    static func segment(_ s: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return s.addingPercentEncoding(withAllowedCharacters: allowed) ?? s
-    }
+    /// A path segment, percent-encoded (ASCII unreserved characters only).
+    static func segment(_ s: String) -> String { SafeHTML.segment(s) }
 }

@@ -20,6 +20,9 @@ import Hummingbird
 /// it recomputes the token from the request's own cookie and compares in constant time; another
 /// site can neither read the token (it is in the page, not a cookie) nor make it (it needs the
 /// secret). Each POST is also checked for a same-origin `Origin` (else `Referer`) header.
+///
+/// Signing out revokes the session on the server too (`SessionRevocations`, in memory): a copy of
+/// the cookie kept after sign-out is refused until it would have expired.
 struct SiteSession: Sendable, Equatable {
     enum Role: String, Sendable {
         /// Signed in with the team token (`api.token`): sees every trip, acks, silences.
@@ -123,7 +126,9 @@ struct SiteSession: Sendable, Equatable {
             let signedWith = Self.token(role: role, name: fields[4], settings: settings),
             HMAC<SHA256>.isValidAuthenticationCode(
                 mac, authenticating: payload + digestData(signedWith), using: SymmetricKey(data: settings.secret)),
-            let expires = ChatEndpoints.strictInteger(fields[1], in: 0...Int64(9_999_999_999)), expires > now
+            let expires = ChatEndpoints.strictInteger(fields[1], in: 0...Int64(9_999_999_999)), expires > now,
+            // Signed out: a copy of the cookie is no session either.
+            !settings.revocations.isRevoked(nonce: fields[3], expires: expires)
         else { return nil }
         return SiteSession(role: role, name: fields[4], expires: expires, nonce: fields[3])
     }

@@ -197,12 +197,12 @@ enum GaugePages {
                     ranges.map { r in
                         let here = range.key == r.key
                         return .a(
-                            .href(SiteHTML.attr(SitePage.link(path + "?range=" + r.key, refreshOff: refreshOff))),
-                            .class(here ? "range current" : "range"),
-                            .attribute(named: "aria-current", value: here ? "page" : nil), .text(r.label))
+                            .safeHref(SitePage.link(path + "?range=" + r.key, refreshOff: refreshOff)),
+                            .safeClass(here ? "range current" : "range"),
+                            .safeAttribute(named: "aria-current", value: here ? "page" : nil), SiteHTML.text(r.label))
                     }),
                 .form(
-                    .class("since"), .action(SiteHTML.attr(path)), .method(.get),
+                    .class("since"), .safeAction(path), .method(.get),
                     .label(.text("since "), .input(.type(.date), .name("since"))),
                     .if(refreshOff, .input(.type(.hidden), .name("refresh"), .value("off"))),
                     .button(.type(.submit), .text("Show")))
@@ -226,7 +226,7 @@ enum GaugePages {
                                         background: SiteHTML.floodColour(cat?.name),
                                         classes: "category-\(cat?.name ?? "none")")
                             return .tr(
-                                .class("series-\(isHeight ? "stage" : "discharge")"),
+                                .safeClass("series-\(isHeight ? "stage" : "discharge")"),
                                 .td(SiteHTML.text(isHeight ? "Stage (\(p.metric))" : "Discharge (\(p.metric))")),
                                 .td(
                                     .class("value"),

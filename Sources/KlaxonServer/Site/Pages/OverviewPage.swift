@@ -14,11 +14,14 @@ enum OverviewPage {
         let store = site.store
         let now = site.now()
         let zone = site.settings.timeZone
-        let firing = try await store.firingAlerts().sorted {
-            ($0.transition.severity, $1.transition.at) > ($1.transition.severity, $0.transition.at)
-        }
-        let acks = try await store.acks()
-        let silences = try await store.activeSilences(now: now)
+        // One page of firing alerts (most severe, then newest first) and their counts: bounded
+        // work however many fire (`?after=` pages on).
+        let position = try SitePaging.position(request, as: FiringCursor.self)
+        let page = try await store.firingAlerts(limit: SitePaging.pageSize, after: position.after)
+        let firing = page.alerts
+        let counts = try await store.firingAlertCounts()
+        let silenced = try await SitePaging.silencing(
+            firing, silences: try await store.activeSilences(now: now), now: now)
         let sources = try await store.sourceStates()
         let newest = try await store.newestReadings(limit: newestShown)
         let transitions = try await store.recentTransitions(limit: transitionsShown)
@@ -27,7 +30,11 @@ enum OverviewPage {
 
         return SitePage(title: "Klaxon — overview") {
             Node<HTML.BodyContext>.h1("Overview")
-            Node<HTML.BodyContext>.h2(.text("Firing alerts "), .span(.class("count"), .text("(\(firing.count))")))
+            Node<HTML.BodyContext>.h2(
+                .text("Firing alerts "), .span(.class("count"), SafeHTML.text("(\(SitePaging.grouped(counts.total)))")))
+            if counts.total > 0 {
+                Node<HTML.BodyContext>.p(.safeClass("severities"), SafeHTML.text(SitePaging.severities(counts)))
+            }
             if firing.isEmpty {
                 Node<HTML.BodyContext>.p(.class("quiet"), "Nothing is firing.")
             } else {
@@ -37,10 +44,10 @@ enum OverviewPage {
                     .group(
                         firing.map { a in
                             let t = a.transition
-                            let ack = acks[a.key]
-                            let silence = silences.first { $0.mutes(t.matchLabels, at: now) }
+                            let ack = a.ack
+                            let silence = silenced[a.transitionID]
                             return .tr(
-                                .class("alert severity-\(t.severity.rawValue)\(ack == nil ? "" : " acked")"),
+                                .safeClass("alert severity-\(t.severity.rawValue)\(ack == nil ? "" : " acked")"),
                                 .td(
                                     SiteHTML.badge(
                                         t.severity.rawValue, background: SiteHTML.severityColour(t.severity),
@@ -76,6 +83,11 @@ enum OverviewPage {
                         })
                 )
             }
+            if counts.total > firing.count || position.after != nil {
+                SitePaging.nav(
+                    path: "/", shown: firing.count, start: position.start, total: counts.total, what: "firing",
+                    next: page.next?.description, request: request)
+            }
 
             Node<HTML.BodyContext>.h2("Sources")
             if sources.isEmpty {
@@ -88,7 +100,7 @@ enum OverviewPage {
                         sources.map { s in
                             let failing = s.failures > 0
                             return .tr(
-                                .class("source \(failing ? "source-failing" : "source-ok")"),
+                                .safeClass("source \(failing ? "source-failing" : "source-ok")"),
                                 .td(SiteHTML.text(s.source)),
                                 .td(SiteHTML.text(s.lastSuccess.map { SiteTime.ago($0, now: now) } ?? "never")),
                                 .td(
@@ -130,7 +142,7 @@ enum OverviewPage {
                     .group(
                         transitions.map { t in
                             .tr(
-                                .class("transition state-\(SiteHTML.attr(t.state))"),
+                                .safeClass("transition state-\(t.state)"),
                                 .td(SiteHTML.text(SiteTime.short(t.at, zone: zone))),
                                 .td(SiteHTML.text(t.state + (t.level.map { " (\($0))" } ?? ""))),
                                 .td(SiteHTML.text("\(t.rule) · \(name(t.station)) · \(t.metric)")),

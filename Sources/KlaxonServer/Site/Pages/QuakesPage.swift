@@ -65,14 +65,15 @@ enum QuakesPage {
         let now = site.now()
         let f = try filter(request, now: now, zone: zone)
         let places = site.settings.places
-        let revisions = try await site.store.quakeRevisionCounts()
+        // The newest `listLimit` of the span, their count and their revision counts: bounded work
+        // however far back `from` reaches.
+        let stored = try await site.store.quakes(
+            from: f.from * 1000, to: f.to * 1000, minMagnitude: f.minMagnitude, limit: listLimit)
+        let revisions = stored.revisions
+        let total = stored.total
         var rows: [Row] = []
-        var total = 0
-        for q in try await site.store.quakes(from: f.from * 1000, to: f.to * 1000) {
+        for q in stored.quakes {
             let e = q.event
-            if let m = f.minMagnitude, (e.magnitude ?? -.infinity) < m { continue }
-            total += 1
-            guard rows.count < listLimit else { continue }
             let nearest = places.map { p -> (name: String, km: Double) in
                 (p.name, Geo.distanceKm(lat1: p.latitude, lon1: p.longitude, lat2: e.latitude, lon2: e.longitude))
             }.min { $0.km < $1.km }
@@ -108,8 +109,9 @@ enum QuakesPage {
                 .group(
                     spans.map { s in
                         .a(
-                            .href(SiteHTML.attr(spanLink(s.key))), .class(f.span == s.key ? "range current" : "range"),
-                            .attribute(named: "aria-current", value: f.span == s.key ? "page" : nil), .text(s.key))
+                            .safeHref(spanLink(s.key)), .safeClass(f.span == s.key ? "range current" : "range"),
+                            .safeAttribute(named: "aria-current", value: f.span == s.key ? "page" : nil),
+                            SiteHTML.text(s.key))
                     }),
                 .form(
                     .class("since"), .action("/quakes"), .method(.get),
@@ -120,7 +122,7 @@ enum QuakesPage {
                         .input(
                             .type(.number), .name("minmagnitude"), .attribute(named: "step", value: "0.1"),
                             .attribute(named: "min", value: "-2"), .attribute(named: "max", value: "10"),
-                            .value(f.minMagnitude.map(formatValue) ?? ""))),
+                            .safeValue(f.minMagnitude.map(formatValue) ?? ""))),
                     .if(refreshOff, .input(.type(.hidden), .name("refresh"), .value("off"))),
                     .button(.type(.submit), .text("Show")))
             )
@@ -158,7 +160,7 @@ enum QuakesPage {
         if e.isDeleted { status = "deleted" }
         if e.tsunami { status += ", tsunami flag" }
         return .tr(
-            .class("quake\(e.isDeleted ? " deleted" : "")"),
+            .safeClass("quake\(e.isDeleted ? " deleted" : "")"),
             .td(
                 SiteHTML.text(SiteTime.full(e.timeSeconds, zone: zone)), .br(),
                 .small(.class("muted"), SiteHTML.text(SiteTime.ago(e.timeSeconds, now: now)))),
@@ -173,7 +175,7 @@ enum QuakesPage {
             .td(SiteHTML.text(String(r.revisions))),
             .td(
                 url.map { u -> Node<HTML.BodyContext> in
-                    .a(.href(SiteHTML.attr(u)), .attribute(named: "rel", value: "noreferrer"), SiteHTML.text(e.id))
+                    .a(.safeHref(u), .attribute(named: "rel", value: "noreferrer"), SiteHTML.text(e.id))
                 }
                     ?? SiteHTML.text(e.id)))
     }

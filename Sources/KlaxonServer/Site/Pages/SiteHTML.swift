@@ -15,38 +15,33 @@ struct SiteError: Error {
 }
 
 /// Small pieces the read pages share. Everything that comes from the store or the request goes
-/// through `text` or `attr`: Plot escapes `<`, `>` and `&` in text but leaves entities alone, and
-/// writes attribute values as given.
+/// through `SafeHTML` (here `text`, or the `safe…` attributes): Plot escapes `<`, `>` and `&` in
+/// text but leaves entities alone, and writes attribute values as given.
 enum SiteHTML {
     /// Text, fully escaped (an entity in a station's name is shown as typed).
-    static func text<C>(_ s: String) -> Node<C> { .raw(HTMLText.escape(s)) }
+    static func text<C>(_ s: String) -> Node<C> { SafeHTML.text(s) }
 
     /// An attribute value, escaped.
-    static func attr(_ s: String) -> String { HTMLText.escape(s) }
+    static func attr(_ s: String) -> String { SafeHTML.escape(s) }
 
     /// A link within the site (keeping `refresh=off`), its path and label escaped.
     static func link(_ path: String, _ label: String, request: Request) -> Node<HTML.BodyContext> {
-        .a(.href(attr(SitePage.link(path, refreshOff: SitePage.refreshOff(request)))), text(label))
+        .a(.safeHref(SitePage.link(path, refreshOff: SitePage.refreshOff(request))), text(label))
     }
 
     /// A path segment for an id: percent-encoded beyond unreserved characters.
-    static func segment(_ id: String) -> String {
-        id.addingPercentEncoding(withAllowedCharacters: unreserved) ?? id
-    }
-    private static let unreserved = CharacterSet(
-        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    static func segment(_ id: String) -> String { SafeHTML.segment(id) }
 
     /// A chart written by the chart code (escaped there).
-    static func svg(_ svg: String) -> Node<HTML.BodyContext> { .raw(svg) }
+    static func svg(_ svg: String) -> Node<HTML.BodyContext> { SafeHTML.chart(svg) }
 
     /// `<span class="badge CLASS">label</span>` on `background`, its text black or white, whichever
     /// meets 4.5:1.
     static func badge(_ label: String, background: String, classes: String) -> Node<HTML.BodyContext> {
         .span(
-            .class("badge " + attr(classes)),
-            .attribute(
-                named: "style",
-                value: attr("background:\(background);color:\(SiteColour.text(on: background))")),
+            .safeClass("badge " + classes),
+            .safeAttribute(
+                named: "style", value: "background:\(background);color:\(SiteColour.text(on: background))"),
             text(label))
     }
 
@@ -57,20 +52,21 @@ enum SiteHTML {
         return unit.map { $0.isEmpty ? s : "\(s) \($0)" } ?? s
     }
 
-    /// An id from a path: 1–64 letters, digits, `.`, `_`, `-` or `:`; otherwise a 400.
+    /// An id from a path segment, percent-decoded once: any id ingest takes (at most 128 bytes of
+    /// UTF-8, no control, line-separator or bidirectional formatting character; spaces, `/` and
+    /// letters of any script are fine, as links encode them); otherwise a 400.
     static func pathID(_ context: BasicRequestContext, _ name: String, what: String) throws -> String {
-        var raw = context.parameters.get(name) ?? ""
-        if raw.contains("%") { raw = raw.removingPercentEncoding ?? raw }
-        guard !raw.isEmpty, raw.utf8.count <= 64,
-            raw.unicodeScalars.allSatisfy({ idCharacters.contains($0) })
-        else {
-            throw SiteError.badRequest(
-                "\"\(raw.prefix(80))\" is not a \(what) id: use letters, digits, '.', '_', '-' or ':' (at most 64)")
+        let raw = context.parameters.get(name) ?? ""
+        guard let id = raw.removingPercentEncoding, !id.isEmpty else {
+            throw SiteError.badRequest("That is not a \(what) id: it is empty or wrongly percent-encoded.")
         }
-        return raw
+        if let problem = ReadingsParser.textProblem(
+            "the \(what) id", id, limit: ReadingsParser.Limits.stationBytes)
+        {
+            throw SiteError.badRequest("That is not a \(what) id: \(problem).")
+        }
+        return id
     }
-    private static let idCharacters = CharacterSet(
-        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-:")
 
     /// A query parameter, or nil when absent or empty.
     static func query(_ request: Request, _ name: String) -> String? {
@@ -153,7 +149,7 @@ extension StatusSite.Context {
         } catch let e as SiteError {
             let title = e.status == .notFound ? "Not found" : "Bad request"
             page = SitePage(title: title, status: e.status, refreshes: false) {
-                Node<HTML.BodyContext>.h1(.text(title))
+                Node<HTML.BodyContext>.h1(SafeHTML.text(title))
                 Node<HTML.BodyContext>.p(.class("error"), SiteHTML.text(e.message))
                 Node<HTML.BodyContext>.p(SiteHTML.link("/", "Back to the overview", request: request))
             }

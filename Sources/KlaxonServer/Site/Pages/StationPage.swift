@@ -86,7 +86,7 @@ enum StationPage {
                             .element(
                                 named: "figure",
                                 nodes: [
-                                    .class("metric"), .attribute(named: "data-metric", value: SiteHTML.attr(m.metric)),
+                                    .class("metric"), .safeAttribute(named: "data-metric", value: m.metric),
                                     .element(
                                         named: "figcaption",
                                         nodes: [

@@ -36,36 +36,6 @@ private func logLines(_ daemon: DaemonProcess, containing text: String) -> [Stri
     daemon.logText.split(separator: "\n").map(String.init).filter { $0.contains(text) }
 }
 
-/// `klaxon run --config` started through `prefix` (`prlimit --fsize=N`), like `DaemonProcess.start`.
-private func startDaemon(config: String, in dir: URL, prefix: [String]) async throws -> DaemonProcess {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: prefix[0])
-    p.arguments = Array(prefix.dropFirst()) + [klaxonBinary.path, "run", "--config", config]
-    p.currentDirectoryURL = dir
-    let log = dir.appendingPathComponent("daemon-\(UUID().uuidString.prefix(8)).log")
-    FileManager.default.createFile(atPath: log.path, contents: nil)
-    p.standardError = try FileHandle(forWritingTo: log)
-    p.standardOutput = FileHandle.nullDevice
-    let exit = ProcessExit(p)
-    try p.run()
-    var port = 0
-    do {
-        try await poll(until: "klaxon run listens") {
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            if let r = text.range(of: "klaxon: listening on 127.0.0.1:") {
-                port = Int(text[r.upperBound...].prefix { $0.isNumber }) ?? 0
-            }
-            guard port == 0 else { return true }
-            if exit.hasExited { throw SinkError(message: "klaxon run exited: \(text)") }
-            return false
-        }
-    } catch {
-        await DaemonProcess(process: p, log: log, port: port, exit: exit).killIfRunning()
-        throw error
-    }
-    return DaemonProcess(process: p, log: log, port: port, exit: exit)
-}
-
 /// Runs a program to its end; its status and what it said on stderr.
 @discardableResult
 private func run(_ path: String, _ arguments: [String]) async throws -> (status: Int32, stderr: String) {
@@ -243,7 +213,7 @@ struct DatabaseFileTests {
         let cfg = try daemonConfig(s)
         // Room for the schema and small pushes, not for a push of 60,000 readings. A soft limit (the
         // hard one stays unlimited), so that the test can lift it without privileges.
-        let daemon = try await startDaemon(
+        let daemon = try await DaemonProcess.start(
             config: cfg, in: s.dir, prefix: ["/usr/bin/prlimit", "--fsize=\(1_500_000):unlimited"])
         let outcome = await Result {
             let small = try await push(daemon, readingsCSV(10))

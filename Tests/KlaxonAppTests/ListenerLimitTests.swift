@@ -291,35 +291,11 @@ private func expectClosed(
     #expect(conn.received.components(separatedBy: "HTTP/1.1 200").count - 1 == answered, "\(name): \(conn.received)")
 }
 
-/// Starts `klaxon run --config config` under `limits` (a shell `ulimit` command), like
-/// `DaemonProcess.start`; `exec` keeps the daemon's pid.
+/// Starts `klaxon run --config config` under `limits` (a shell `ulimit` command); `exec` keeps the
+/// daemon's pid.
 private func startLimitedDaemon(config: String, in dir: URL, limits: String) async throws -> DaemonProcess {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/bin/sh")
-    p.arguments = ["-c", "\(limits) && exec \"$0\" run --config \"$1\"", klaxonBinary.path, config]
-    p.currentDirectoryURL = dir
-    let log = dir.appendingPathComponent("daemon-\(UUID().uuidString.prefix(8)).log")
-    FileManager.default.createFile(atPath: log.path, contents: nil)
-    p.standardError = try FileHandle(forWritingTo: log)
-    p.standardOutput = FileHandle.nullDevice
-    let exit = ProcessExit(p)
-    try p.run()
-    var port = 0
-    do {
-        try await poll(until: "klaxon run listens") {
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            if let r = text.range(of: "klaxon: listening on 127.0.0.1:") {
-                port = Int(text[r.upperBound...].prefix { $0.isNumber }) ?? 0
-            }
-            guard port == 0 else { return true }
-            if exit.hasExited { throw SinkError(message: "klaxon run exited: \(text)") }
-            return false
-        }
-    } catch {
-        await DaemonProcess(process: p, log: log, port: port, exit: exit).killIfRunning()
-        throw error
-    }
-    return DaemonProcess(process: p, log: log, port: port, exit: exit)
+    try await DaemonProcess.start(
+        config: config, in: dir, prefix: ["/bin/sh", "-c", "\(limits) && exec \"$0\" \"$@\""])
 }
 
 /// `/proc/PID/limits`' "Max open files" as "SOFT HARD".

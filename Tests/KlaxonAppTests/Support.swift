@@ -119,11 +119,17 @@ struct DaemonProcess {
 
     /// Starts `klaxon run --config config` in `dir` and waits until it listens. A daemon that exits
     /// first, or has not said where it listens after a minute (it takes well under a second), is an
-    /// error; the process is then killed.
-    static func start(config: String, in dir: URL) async throws -> DaemonProcess {
+    /// error; the process is then killed. `prefix` is a launcher that execs the daemon with its
+    /// arguments appended (`prlimit --fsize=N`), so the process is still the daemon's.
+    static func start(config: String, in dir: URL, prefix: [String] = []) async throws -> DaemonProcess {
         let p = Process()
-        p.executableURL = klaxonBinary
-        p.arguments = ["run", "--config", config]
+        if let launcher = prefix.first {
+            p.executableURL = URL(fileURLWithPath: launcher)
+            p.arguments = Array(prefix.dropFirst()) + [klaxonBinary.path, "run", "--config", config]
+        } else {
+            p.executableURL = klaxonBinary
+            p.arguments = ["run", "--config", config]
+        }
         p.currentDirectoryURL = dir
         let log = dir.appendingPathComponent("daemon-\(UUID().uuidString.prefix(8)).log")
         FileManager.default.createFile(atPath: log.path, contents: nil)

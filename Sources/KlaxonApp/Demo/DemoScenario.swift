@@ -115,13 +115,16 @@ public struct DemoScenario: Sendable {
     static let quakeListed = 6.2
     static let quakeRevised = 8.2
 
+    /// Whether the quake is in the feed at `t`.
+    public func quakeListed(at t: Int64) -> Bool { hours(min(t, end)) >= Self.quakeListed }
+
     /// The USGS `significant_day` GeoJSON feed at `t`: empty before the quake is listed, then the
-    /// automatic M6.8, then the reviewed M7.0.
-    public func quakeFeed(at t: Int64) -> String {
+    /// automatic M6.8, then (when `revisable`) the reviewed M7.0.
+    public func quakeFeed(at t: Int64, revisable: Bool = true) -> String {
         let h = hours(min(t, end))
         var features: [String] = []
         if h >= Self.quakeListed {
-            let revised = h >= Self.quakeRevised
+            let revised = revisable && h >= Self.quakeRevised
             let origin = (start + Int64(Self.quakeOrigin * 3_600)) * 1000
             let updated =
                 (start + Int64((revised ? Self.quakeRevised : Self.quakeListed) * 3_600)) * 1000

@@ -46,8 +46,15 @@ public struct DemoUpstreams: Sendable {
         var requests: [String: Int] = [:]
         var posts: [ChatPage.Post] = []
         var connections = 0
+        /// The quake's first, automatic version has been served: only then is the revision shown.
+        var quakeListingServed = false
 
         func count(_ service: String) { requests[service, default: 0] += 1 }
+        /// Whether the feed may show the quake's revision, and records a feed that showed its listing.
+        func quakeFeed(listed: Bool) -> Bool {
+            defer { if listed { quakeListingServed = true } }
+            return quakeListingServed
+        }
         func connected() { connections += 1 }
         /// Records a post and rewrites the page, in turn: concurrent posts never write an older page
         /// over a newer one.
@@ -223,7 +230,10 @@ extension DemoUpstreams.World {
         case (.get, "/nwps/v1/gauges/\(DemoScenario.lid)"):
             return await json(scenario.nwpsGauge(), service: "nwps")
         case (.get, "/earthquakes/feed/v1.0/summary/significant_day.geojson"):
-            return await json(scenario.quakeFeed(at: now), service: "usgs-quakes")
+            // The story's two versions of the quake are each served at least once, however late a
+            // starved daemon polls: the revision shows only after the automatic version was served.
+            let revisable = await state.quakeFeed(listed: scenario.quakeListed(at: now))
+            return await json(scenario.quakeFeed(at: now, revisable: revisable), service: "usgs-quakes")
         case (.get, "/stations/\(DemoScenario.summitStation)"):
             return await json(scenario.nwsStation(), service: "nws-observations")
         case (.get, "/stations/\(DemoScenario.summitStation)/observations"):

@@ -92,7 +92,13 @@ struct ListenerLimitTests {
             try await expectClosed(
                 conn, name: "trickled body", after: .seconds(2),
                 trickling: [head] + Array(repeating: "station,", count: 100))
-            // A client that sends its request in pieces, within the limits, gets its answer.
+        }
+        // A client that sends its request in pieces, within the limits, gets its answer. Limits far
+        // beyond the test's run: a loaded machine may take seconds between the pieces.
+        let patient = ConnectionLimits(
+            maxConnections: 2048, reserve: 0, headTimeout: .seconds(600), bodyTimeout: .seconds(600),
+            idleTimeout: .seconds(600))
+        try await withServer(patient) { port in
             let prompt = try RawSocket(port: port)
             defer { prompt.close() }
             for piece in ["GET /hea", "lthz HTTP/1.1\r\n", "Host: x\r\n", "Connection: close\r\n\r\n"] {
@@ -164,9 +170,11 @@ struct ListenerLimitTests {
 
     @Test("at the cap, the longest-silent connection makes room; with every slot busy, a newcomer is closed")
     func capAndShedding() async throws {
+        // Every timeout far beyond the test's run, so what happens here is the cap's doing alone,
+        // however slowly a loaded machine runs it (the body timeout is `slowBodyAndPromptClient`'s).
         var limits = ConnectionLimits(
-            maxConnections: 20, reserve: 0, headTimeout: .seconds(60), bodyTimeout: .seconds(3),
-            idleTimeout: .seconds(60))
+            maxConnections: 20, reserve: 0, headTimeout: .seconds(600), bodyTimeout: .seconds(600),
+            idleTimeout: .seconds(600))
         #expect(limits.effectiveMaximum(softLimit: 1_000_000) == 20)
         #expect(limits.effectiveMaximum(softLimit: 30) == 20)
         limits.reserve = 100
@@ -203,8 +211,9 @@ struct ListenerLimitTests {
             try await poll(until: "the newcomer is closed") { newcomer.closedByPeer }
             #expect(!newcomer.received.contains("200"))
             #expect(busy.allSatisfy { !$0.closedByPeer }, "a request in progress is never shed")
-            // The body timeout frees the slots, and /healthz answers again.
-            try await poll(until: "/healthz answers once the slow bodies are cut") {
+            // The clients that held the slots go: the slots are free, and /healthz answers again.
+            busy.forEach { $0.close() }
+            try await poll(until: "/healthz answers once the busy clients have gone") {
                 await rawGet(port: port, "/healthz")?.status == 200
             }
         }
@@ -336,7 +345,7 @@ private func rawGet(port: Int, _ path: String) async -> (status: Int, body: Stri
 /// A plain TCP client socket to 127.0.0.1 (non-blocking unless asked): sends text, and tells
 /// whether the server closed it.
 private final class RawSocket: @unchecked Sendable {
-    // @unchecked: `buffer` is only touched under `lock`.
+    // @unchecked: `buffer` and `closed` are only touched under `lock`.
     let fd: Int32
     private let lock = NSLock()
     private var buffer = ""
@@ -367,7 +376,16 @@ private final class RawSocket: @unchecked Sendable {
         self.fd = fd
     }
 
-    func close() { Foundation.close(fd) }
+    private var closed = false
+
+    /// Closes the socket once; a second call does nothing (the number may be another socket's by then).
+    func close() {
+        let first = lock.withLock {
+            defer { closed = true }
+            return !closed
+        }
+        if first { Foundation.close(fd) }
+    }
 
     /// Sends `text` (what does not fit the socket's buffer is dropped: these are a few bytes).
     func send(_ text: String) {

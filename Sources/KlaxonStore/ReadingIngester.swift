@@ -143,8 +143,11 @@ public final class ReadingIngester: ReadingWriter {
                 ids[i] = id
             }
             // One unit per series: readings in another unit are converted to it or left out.
-            var batch = batch
-            let units = try Self.applyUnitRule(&batch, db) { seriesIDs[$0] ?? cacheAdditions[$0] }
+            var converted = batch
+            let units = try Self.applyUnitRule(&converted, db) { seriesIDs[$0] ?? cacheAdditions[$0] }
+            // A constant from here on: the nested writers below capture it, and a captured variable
+            // would be boxed, every reading copied out of the box (a fifth more CPU for 1 M readings).
+            let batch = converted
             stats.note(units)
             // Which readings are suspect (in the unit they are stored in).
             var suspect = [Bool](repeating: false, count: batch.count)

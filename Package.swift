@@ -37,18 +37,29 @@ let package = Package(
             dependencies: [.product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
-        // SQLite (WAL) through GRDB: migrations, records, queries.
+        // The store's specification: the role protocols consumers take, the value types they speak, and
+        // the logic every backend shares (evaluation, event rules, group timing, metric deltas). No driver.
         .target(
             name: "KlaxonStore",
             dependencies: [
                 "KlaxonCore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // SQLite (WAL) through GRDB: one backend of `KlaxonStore` (migrations, SQL, binds, decoding).
+        .target(
+            name: "KlaxonSQLite",
+            dependencies: [
+                "KlaxonCore", "KlaxonStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
-        // PostgreSQL through postgres-nio: the same `Store` on a server (issue 17). Nothing imports it upward.
+        // PostgreSQL through postgres-nio: the sibling backend of `KlaxonStore` (issue 17). It never imports
+        // `KlaxonSQLite`, nor the other way round.
         .target(
             name: "KlaxonPostgres",
             dependencies: [
@@ -126,14 +137,14 @@ let package = Package(
         .target(
             name: "KlaxonApp",
             dependencies: [
-                "KlaxonCore", "KlaxonStore", "KlaxonPostgres", "KlaxonDelivery", "KlaxonSources", "KlaxonServer",
+                "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonPostgres", "KlaxonDelivery", "KlaxonSources",
+                "KlaxonServer",
                 .product(name: "Yams", package: "Yams"),
                 // The demo's local stand-ins for the upstreams and its chat sink.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -141,7 +152,7 @@ let package = Package(
         .executableTarget(
             name: "klaxon",
             dependencies: [
-                "KlaxonApp", "KlaxonCore", "KlaxonStore", "KlaxonDelivery",
+                "KlaxonApp", "KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonSources",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -157,21 +168,21 @@ let package = Package(
         // Release-build delivery benchmark: the durable outbox to a loopback webhook sink.
         .executableTarget(
             name: "klaxon-delivery-bench",
-            dependencies: ["KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonTesting"],
+            dependencies: ["KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonDelivery", "KlaxonTesting"],
             path: "Sources/KlaxonDeliveryBench",
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "KlaxonCoreTests", dependencies: ["KlaxonCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KlaxonStoreTests",
-            dependencies: ["KlaxonCore", "KlaxonStore"],
+            dependencies: ["KlaxonCore", "KlaxonStore", "KlaxonSQLite"],
             swiftSettings: swiftSettings
         ),
         // One store conformance suite, run against SQLite and a throw-away PostgreSQL.
         .testTarget(
             name: "KlaxonStoreConformanceTests",
             dependencies: [
-                "KlaxonCore", "KlaxonStore", "KlaxonPostgres", "KlaxonTesting",
+                "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonPostgres", "KlaxonTesting",
                 .product(name: "Logging", package: "swift-log"),
                 // Each backend's SQL behind the store's back, to make a write fail.
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -182,7 +193,7 @@ let package = Package(
         .testTarget(
             name: "KlaxonAppTests",
             dependencies: [
-                "KlaxonApp", "KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonTesting",
+                "KlaxonApp", "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonDelivery", "KlaxonTesting",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
@@ -195,7 +206,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KlaxonDeliveryTests",
-            dependencies: ["KlaxonDelivery", "KlaxonCore", "KlaxonStore", "KlaxonTesting"],
+            dependencies: ["KlaxonDelivery", "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonTesting"],
             swiftSettings: swiftSettings
         ),
     ]

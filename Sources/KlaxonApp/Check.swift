@@ -1,5 +1,6 @@
 import Foundation
 import KlaxonCore
+import KlaxonSQLite
 
 /// `klaxon check`: validates rule files (and the config) and reports every problem.
 public enum Check {
@@ -9,6 +10,16 @@ public enum Check {
         public var diagnostics: [Diagnostic] = []
         /// Printed, but they do not fail the check (a secret file anyone may read).
         public var warnings: [Diagnostic] = []
+    }
+
+    /// Warnings about `levels: nws` rules over stations the SQLite database at `database` (when it
+    /// exists) has no flood categories for. Opens it read-only; says nothing when it cannot.
+    public static func missingCategories(rulePaths: [String], database: String?) async -> [String] {
+        guard let db = database, FileManager.default.fileExists(atPath: db),
+            let ruleList = try? RuleLoader.load(paths: rulePaths),
+            let store = try? SQLiteStore.openReadOnly(path: db)
+        else { return [] }
+        return (try? await WaterContext.missingCategories(rules: ruleList, store: store)) ?? []
     }
 
     public static func run(rulePaths: [String], configPath: String?) -> Outcome {

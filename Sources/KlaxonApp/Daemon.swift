@@ -105,7 +105,7 @@ public final class Daemon: Sendable {
     func serve(duty: String, _ body: @escaping @Sendable () async throws -> Void) async {
         let duties = health.duties
         let logger = self.logger
-        let shared = !(store is SQLiteStore)
+        let shared = store.sharesDuties
         duties.want(duty)
         var onStandby = false
         while !Task.isCancelled {

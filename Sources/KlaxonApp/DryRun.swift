@@ -192,13 +192,11 @@ public struct DryRun: Sendable {
         let runner = QuakeRunner(rules: engine.rules, from: from, to: to)
         guard !runner.isEmpty else { return [] }
         var index = QuakeIndex()
-        var announced: [String: [String: QuakeRule.Announced]] = [:]
-        var out: [Transition] = []
-        for (given, e) in versions.sorted(by: { ($0.event.updated, $0.event.id) < ($1.event.updated, $1.event.id) }) {
-            let key = given ?? index.add(e).key ?? e.id
-            runner.assess(key: key, event: e, announced: &announced[key, default: [:]], into: &out)
+        let keyed = versions.sorted(by: { ($0.event.updated, $0.event.id) < ($1.event.updated, $1.event.id) }).map {
+            given, e in (key: given ?? index.add(e).key ?? e.id, event: e)
         }
-        return out
+        var announced: [String: [String: QuakeRule.Announced]] = [:]
+        return EventRounds.quakes(keyed, runner: runner, announced: &announced).transitions
     }
 
     /// Trip-packing rules over stored trips and forecasts, from a clean state: what each rule would
@@ -208,14 +206,14 @@ public struct DryRun: Sendable {
         let runner = TripRunner(rules: engine.rules)
         guard !runner.isEmpty else { return [] }
         let today = TripRunner.today(now)
-        var out: [Transition] = []
+        var inputs: [EventRounds.TripInput] = []
         for trip in try await store.trips(owner: nil) where TripRunner.isAhead(trip, today: today) {
-            var announced: [String: TripPackingRule.Announced] = [:]
-            runner.assess(
-                trip: trip, weather: try await store.weather(for: trip), alerts: try await store.alerts(for: trip),
-                announced: &announced, now: now, into: &out)
+            inputs.append(
+                EventRounds.TripInput(
+                    trip: trip, weather: try await store.weather(for: trip), alerts: try await store.alerts(for: trip)))
         }
-        return out
+        var announced: [TripKey: [String: TripPackingRule.Announced]] = [:]
+        return EventRounds.trips(inputs, runner: runner, now: now, announced: &announced).transitions
     }
 
     /// Lets time run to the end of the replay, so a series that went quiet is seen as stale.

@@ -1,5 +1,6 @@
 import Foundation
 import KlaxonPostgres
+import KlaxonSQLite
 import KlaxonStore
 import Logging
 

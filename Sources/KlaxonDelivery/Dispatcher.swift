@@ -4,6 +4,10 @@ import KlaxonStore
 import Logging
 import Synchronization
 
+/// What the dispatcher needs of the store: the outbox (with the instances that claim from it) and
+/// the silences that mute it. Tests hand it any backend, or a fake of these two roles.
+public typealias DeliveryStore = OutboxStore & SilenceStore
+
 /// Delivers the outbox. A chain of small stages per claimed batch, as in Alertmanager:
 /// claim → mute (silences) → quiet hours (defer or drop) → render and send → record
 /// (sent, retry with backoff, or dead with a `delivery-failing` alert to the fallback receiver).
@@ -38,7 +42,7 @@ public final class Dispatcher: Sendable {
         public init() {}
     }
 
-    let store: any Store
+    let store: any DeliveryStore
     let notifiers: [String: any Notifier]
     let routing: Routing
     let settings: Settings
@@ -113,7 +117,7 @@ public final class Dispatcher: Sendable {
     }
 
     public init(
-        store: any Store, notifiers: [String: any Notifier], routing: Routing, settings: Settings = Settings(),
+        store: any DeliveryStore, notifiers: [String: any Notifier], routing: Routing, settings: Settings = Settings(),
         logger: Logger = Logger(label: "klaxon.dispatch"),
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }, health: StoreHealth = StoreHealth()

@@ -6,6 +6,7 @@
 import Foundation
 import KlaxonCore
 import KlaxonDelivery
+import KlaxonSQLite
 import KlaxonStore
 import KlaxonTesting
 import Synchronization

@@ -7,17 +7,9 @@ extension PostgresStore {
     /// Every firing alert with the transition that last announced it (for reminders).
     public func firingAlerts() async throws -> [(key: AlertKey, transitionID: Int64, transition: Transition)] {
         try await records(
-            """
-            SELECT to_jsonb(t)::text FROM transitions t JOIN (
-                SELECT max(t.id) AS tid
-                FROM alert_states a JOIN transitions t
-                  ON t.rule = a.rule AND t.station = a.station AND t.metric = a.metric
-                WHERE a.status = 'firing'
-                GROUP BY a.rule, a.station, a.metric
-            ) f ON t.id = f.tid
-            ORDER BY t.id
-            """, as: TransitionRecord.self
-        ).map { r in (AlertKey(rule: r.rule, station: r.station, metric: r.metric), r.id ?? 0, r.transition) }
+            PostgresQuery(unsafeSQL: AlertSQL.firingLatest(select: "to_jsonb(t)::text")), as: TransitionRecord.self).map { r in
+            (AlertKey(rule: r.rule, station: r.station, metric: r.metric), r.id ?? 0, r.transition)
+        }
     }
 
     public func addSilence(_ s: Silence, now: Int64) async throws {
@@ -51,14 +43,8 @@ extension PostgresStore {
                 SELECT id FROM silences WHERE ends_at > \(now) AND starts_with(id, \(id)) ORDER BY id FOR UPDATE
                 """, on: c
             ).map { try $0[0].decode(String.self) }
-            let target: String
-            if ids.contains(id) {
-                target = id
-            } else if ids.count == 1 {
-                target = ids[0]
-            } else {
-                return ids.isEmpty ? .notFound : .ambiguous(ids)
-            }
+            let found = ExpireOutcome.target(id, among: ids)
+            guard let target = found.id else { return found.otherwise }
             try await self.execute(
                 "UPDATE silences SET starts_at = least(starts_at, \(now) - 1), ends_at = \(now) WHERE id = \(target)",
                 on: c)
@@ -210,40 +196,18 @@ extension PostgresStore {
     /// The counts behind `/metrics`, from `metric_counts` and the live waiting rows, as
     /// `SQLiteStore.metrics()` reads them.
     public func metrics() async throws -> StoreMetrics {
-        var m = StoreMetrics()
-        let bounds = StoreMetrics.latencyBounds
-        m.latencyByBucket = Array(repeating: (0, 0), count: bounds.count + 1)
-        for row in try await rows("SELECT family, a, b, n, total FROM metric_counts") {
-            let family = try row[0].decode(String.self)
-            let a = try row[1].decode(String.self)
-            let b = try row[2].decode(String.self)
-            let n = Int(try row[3].decode(Int64.self))
-            switch family {
-            case "readings": m.readingsBySource[a] = n
-            case "transitions": m.transitions[a, default: [:]][b] = n
-            case "outbox": if a != "pending" && a != "sending" { m.outbox[a] = n }
-            case "deliveries": m.deliveries[a, default: [:]][b] = n
-            case "latency":
-                let total = try row[4].decode(Double.self)
-                if let i = Int(a), m.latencyByBucket.indices.contains(i) { m.latencyByBucket[i] = (n, total) }
-            default: break
-            }
+        let counts = try await rows("SELECT family, a, b, n, total FROM metric_counts").map { row in
+            MetricDeltas.Row(
+                family: try row[0].decode(String.self), a: try row[1].decode(String.self),
+                b: try row[2].decode(String.self), n: Int(try row[3].decode(Int64.self)),
+                total: try row[4].decode(Double.self))
         }
-        var cumulative = 0
-        m.latencyBuckets = bounds.enumerated().map { i, b in
-            cumulative += m.latencyByBucket[i].count
-            return (b, cumulative)
-        }
-        m.latencyCount = m.latencyByBucket.reduce(0) { $0 + $1.count }
-        m.latencySum = m.latencyByBucket.reduce(0) { $0 + $1.sum }
-        m.outbox["pending"] = 0
-        m.outbox["sending"] = 0
+        var waiting: [String: Int] = [:]
         for row in try await rows(
             "SELECT state, count(*) FROM outbox WHERE state IN ('pending', 'sending') GROUP BY state")
         {
-            m.outbox[try row[0].decode(String.self)] = Int(try row[1].decode(Int64.self))
+            waiting[try row[0].decode(String.self)] = Int(try row[1].decode(Int64.self))
         }
-        m.sources = try await sourceStates()
-        return m
+        return StoreMetrics(counts: counts, waiting: waiting, sources: try await sourceStates())
     }
 }

@@ -9,6 +9,8 @@ extension PostgresStore {
     /// How often a held duty's connection is asked whether it is still there.
     static let dutyCheck = Duration.seconds(2)
 
+    public var sharesDuties: Bool { true }
+
     /// Runs `body` while this process holds `duty`: a session advisory lock taken with
     /// `pg_try_advisory_lock` on a connection leased from the pool for as long as `body` runs (each
     /// duty held keeps one connection). The server frees the lock when that connection ends, so when

@@ -87,10 +87,7 @@ extension PostgresStore {
                 seen.insert(k).inserted,
                 let json = try await scalar("SELECT event FROM quake_events WHERE id = \(k)", as: String.self, on: c)
             else { continue }
-            let stored =
-                (try? JSONDecoder().decode(QuakeEvent.self, from: Data(json.utf8)))
-                ?? QuakeEvent(id: k, time: 0, updated: 0, latitude: 0, longitude: 0)
-            out.append((k, stored))
+            out.append((k, QuakeEvent.stored(json: json, key: k)))
         }
         return out
     }
@@ -251,29 +248,19 @@ extension PostgresStore {
     func weather(for trip: Trip, radiusKm: Double, on c: PostgresConnection?) async throws -> [DayWeather] {
         let places = try await rows("SELECT DISTINCT place, latitude, longitude FROM forecasts", on: c).map {
             (
-                place: try $0[0].decode(String.self), lat: try $0[1].decode(Double.self),
-                lon: try $0[2].decode(Double.self)
+                place: try $0[0].decode(String.self), latitude: try $0[1].decode(Double.self),
+                longitude: try $0[2].decode(Double.self)
             )
         }
         var out: [DayWeather] = []
-        var seen: Set<String> = []
-        for day in Packer.days(of: trip) {
-            let stop = trip.stops[day.stopIndex]
-            guard let lat = stop.latitude, let lon = stop.longitude else { continue }
-            var best: (String, Double)? = nil
-            for p in places {
-                let d = Geo.distanceKm(lat1: lat, lon1: lon, lat2: p.lat, lon2: p.lon)
-                if d <= radiusKm, d < (best?.1 ?? .infinity) { best = (p.place, d) }
-            }
-            guard let place = best?.0, !seen.contains("\(place)|\(day.date)") else { continue }
-            seen.insert("\(place)|\(day.date)")
+        for day in TripPlaces.forecastDays(trip, places: places, radiusKm: radiusKm) {
             let json = try await scalar(
                 """
-                SELECT weather FROM forecasts WHERE place = \(place) AND date = \(day.date)
+                SELECT weather FROM forecasts WHERE place = \(day.place) AND date = \(day.date)
                 ORDER BY climatology, issued DESC LIMIT 1
                 """, as: String.self, on: c)
             if var w = json.flatMap({ try? JSONDecoder().decode(DayWeather.self, from: Data($0.utf8)) }) {
-                w.place = stop.place
+                w.place = day.stopPlace
                 out.append(w)
             }
         }
@@ -292,13 +279,7 @@ extension PostgresStore {
             guard let p = PlacePoint(key: try row[0].decode(String.self)),
                 let a = try? JSONDecoder().decode(WeatherAlert.self, from: Data(try row[1].decode(String.self).utf8))
             else { continue }
-            for (i, stop) in trip.stops.enumerated() {
-                guard let lat = stop.latitude, let lon = stop.longitude else { continue }
-                if Geo.distanceKm(lat1: lat, lon1: lon, lat2: p.latitude, lon2: p.longitude) <= radiusKm {
-                    out.append((i, a))
-                    break
-                }
-            }
+            if let i = TripPlaces.stop(of: trip, near: p, radiusKm: radiusKm) { out.append((i, a)) }
         }
         return out
     }

@@ -43,24 +43,45 @@ extension PostgresStore {
         var alerts: [String] = []
         var groups: [String] = []
         var due: [Int64] = []
+        /// For rows claimed as they are queued (`QueueClaim`): their batch and lease (else "" and 0).
+        var batches: [String] = []
+        var leases: [Int64] = []
 
+        /// Adds a row; with `claim`, the row is claimed for this process's dispatcher if it takes it.
         mutating func add(
-            transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, dueAt: Int64
+            transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, dueAt: Int64,
+            now: Int64, claim: QueueClaim? = nil, record: TransitionRecord? = nil
         ) {
-            ids.append(OutboxRecord.newID())
+            let id = OutboxRecord.newID()
+            let alert = OutboxRecord.alertKey(transition)
+            ids.append(id)
             transitions.append(transitionID)
             receivers.append(receiver)
             routes.append(Int64(route ?? 0))
             routed.append(route != nil)
-            alerts.append(OutboxRecord.alertKey(transition))
+            alerts.append(alert)
             groups.append(groupKey)
             due.append(dueAt)
+            if let claim, claim.takes(receiver, alert: alert, dueAt: dueAt) {
+                let row = claim.take(
+                    OutboxRecord(
+                        id: id, seq: 0, transitionID: transitionID, receiver: receiver, route: route, alert: alert,
+                        groupKey: groupKey, purpose: "transition", state: .sending, batch: nil, attempts: 1,
+                        dueAt: dueAt, leaseUntil: nil, createdAt: now, sentAt: nil, lastError: nil),
+                    transition: record)
+                batches.append(row.batch ?? id)
+                leases.append(row.leaseUntil ?? 0)
+            } else {
+                claim?.queued(alert: alert, receiver: receiver)
+                batches.append("")
+                leases.append(0)
+            }
         }
 
-        func insert(_ store: PostgresStore, now: Int64, on c: PostgresConnection) async throws {
+        func insert(_ store: PostgresStore, now: Int64, claimedBy: String?, on c: PostgresConnection) async throws {
             guard !ids.isEmpty else { return }
             try await store.execute("SELECT pg_advisory_xact_lock(\(PostgresStore.outboxLock))", on: c)
-            var binds = PostgresBindings(capacity: 9)
+            var binds = PostgresBindings(capacity: 12)
             try binds.append(ids)
             try binds.append(transitions)
             try binds.append(receivers)
@@ -70,14 +91,21 @@ extension PostgresStore {
             try binds.append(groups)
             try binds.append(due)
             binds.append(now)
+            try binds.append(batches)
+            try binds.append(leases)
+            binds.append(claimedBy ?? "")
             try await store.execute(
                 PostgresQuery(
                     unsafeSQL: """
                         INSERT INTO outbox (id, transition_id, receiver, route, alert, group_key, purpose, state,
-                          attempts, due_at, created_at)
-                        SELECT id, t, r, CASE WHEN has_route THEN route END, a, g, 'transition', 'pending', 0, d, $9
+                          attempts, due_at, created_at, batch, lease_until, claimed_by)
+                        SELECT id, t, r, CASE WHEN has_route THEN route END, a, g, 'transition',
+                          CASE WHEN b = '' THEN 'pending' ELSE 'sending' END, CASE WHEN b = '' THEN 0 ELSE 1 END,
+                          d, $9, NULLIF(b, ''), CASE WHEN b = '' THEN NULL ELSE l END,
+                          CASE WHEN b = '' THEN NULL ELSE $12::text END
                         FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bool[], $6::text[],
-                          $7::text[], $8::bigint[]) WITH ORDINALITY AS u(id, t, r, route, has_route, a, g, d, n)
+                          $7::text[], $8::bigint[], $10::text[], $11::bigint[])
+                          WITH ORDINALITY AS u(id, t, r, route, has_route, a, g, d, b, l, n)
                         ORDER BY n
                         """, binds: binds), on: c)
         }
@@ -92,30 +120,24 @@ extension PostgresStore {
         try await enqueue(transitionID: transitionID, transition: transition, deliveries: rows, now: now, on: c)
     }
 
-    /// Group timing, as `SQLiteStore.dueTime`: join a waiting group, else wait out `group_interval`
-    /// after the group's last send, else wait `group_wait`.
+    /// When a delivery is due (`GroupTiming`), from the group's rows.
     func dueTime(_ p: PlannedDelivery, now: Int64, on c: PostgresConnection) async throws -> Int64 {
-        if p.groupWait == 0 && p.groupInterval == 0 { return now }
+        if GroupTiming.isImmediate(p) { return now }
         let routeKey = p.route.map { Int64($0) } ?? -1
-        if let waiting = try await scalar(
+        let waiting = try await scalar(
             """
             SELECT min(due_at) FROM outbox WHERE receiver = \(p.receiver) AND coalesce(route, -1) = \(routeKey)
               AND group_key = \(p.groupKey) AND state = 'pending' AND batch IS NULL AND due_at >= \(now)
             """, as: Int64.self, on: c)
-        {
-            return waiting
-        }
-        let interval = p.groupInterval.multipliedClamped(by: 1000)
-        if let lastSent = try await scalar(
-            """
-            SELECT max(sent_at) FROM outbox WHERE receiver = \(p.receiver) AND coalesce(route, -1) = \(routeKey)
-              AND group_key = \(p.groupKey) AND state = 'sent'
-            """, as: Int64.self, on: c),
-            lastSent.addingClamped(interval) > now
-        {
-            return lastSent.addingClamped(interval)
-        }
-        return now.addingClamped(p.groupWait.multipliedClamped(by: 1000))
+        let lastSent =
+            waiting != nil
+            ? nil
+            : try await scalar(
+                """
+                SELECT max(sent_at) FROM outbox WHERE receiver = \(p.receiver) AND coalesce(route, -1) = \(routeKey)
+                  AND group_key = \(p.groupKey) AND state = 'sent'
+                """, as: Int64.self, on: c)
+        return GroupTiming.due(p, now: now, waiting: waiting, lastSent: lastSent)
     }
 
     public func record(
@@ -125,7 +147,7 @@ extension PostgresStore {
             var deltas = MetricDeltas()
             for (t, message, deliveries) in transitions {
                 let id = try await self.insert(TransitionRecord(t, message: message, recordedAt: now / 1000), on: c)
-                deltas.add("transitions", t.rule, t.state.rawValue)
+                deltas.transition(rule: t.rule, state: t.state.rawValue)
                 try await self.enqueue(transitionID: id, transition: t, planned: deliveries, now: now, on: c)
             }
             try await deltas.write(self, on: c)

@@ -5,7 +5,7 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-extension PostgresStore {
+extension PostgresStore: StationMetadataSource {
     /// The transaction-scoped advisory lock taken before appending to `ingest_log`: appends are then
     /// serialized until commit, so `seq` grows in commit order and an evaluation that read up to
     /// some `seq` never meets a smaller one committed later.
@@ -374,48 +374,12 @@ extension PostgresStore {
         try await scalar("SELECT fetched_at FROM gauges WHERE lid = \(lid)", as: Int64.self)
     }
 
-    public func stationInfos() async throws -> [String: StationInfo] {
-        try await stationInfos(gauges: gauges())
-    }
-
-    public func stationsAndFloods() async throws -> (stations: [String: StationInfo], floods: [String: FloodCategories])
-    {
-        let gauges = try await gauges()
-        return (try await stationInfos(gauges: gauges), Self.floodCategories(gauges))
-    }
-
-    /// Station metadata with NWS gauges folded in, as `SQLiteStore.stationInfos()` does.
-    func stationInfos(gauges: [GaugeInfo]) async throws -> [String: StationInfo] {
-        var out: [String: StationInfo] = [:]
-        for r in try await records("SELECT to_jsonb(s)::text FROM stations s", as: StationRecord.self) {
-            out[r.id] = r.info
-        }
-        for g in gauges {
-            var s = out[g.stationID] ?? StationInfo(id: g.stationID, source: "nwps")
-            s.nwsLID = g.lid
-            s.usgsID = s.usgsID ?? g.usgsID
-            s.name = g.description ?? g.name ?? s.name
-            s.timeZone = s.timeZone ?? g.timeZone
-            s.latitude = s.latitude ?? g.latitude
-            s.longitude = s.longitude ?? g.longitude
-            out[g.stationID] = s
-        }
-        return out
-    }
-
-    public func floodCategories() async throws -> [String: FloodCategories] {
-        Self.floodCategories(try await gauges())
-    }
-
-    static func floodCategories(_ gauges: [GaugeInfo]) -> [String: FloodCategories] {
-        var out: [String: FloodCategories] = [:]
-        for g in gauges where !g.categories.isEmpty { out[g.stationID] = g.categories }
-        return out
+    public func stationRecords() async throws -> [StationRecord] {
+        try await records("SELECT to_jsonb(s)::text FROM stations s", as: StationRecord.self)
     }
 
     public func resolveStation(_ typed: String) async throws -> String? {
-        let trimmed = typed.trimmingCharacters(in: .whitespaces)
-        let id = trimmed.uppercased().hasPrefix("USGS-") ? String(trimmed.dropFirst(5)) : trimmed
+        let id = StationMetadata.typedID(typed)
         if try await scalar("SELECT EXISTS (SELECT 1 FROM stations WHERE id = \(id))", as: Bool.self) == true {
             return id
         }

@@ -3,31 +3,11 @@ import KlaxonCore
 import KlaxonStore
 import PostgresNIO
 
-/// Retention, as `SQLiteStore` prunes: the same kinds, cut-offs and exceptions (a firing alert's
+/// Retention as the conformance suite specifies it (`RetentionConformanceTests`): the same kinds, cut-offs and exceptions (a firing alert's
 /// latest transition and its last notification per receiver, undelivered rows and their
 /// transitions, unevaluated readings, a series' look-back and newest reading, the current version of
 /// each quake event), one bounded transaction per step.
 extension PostgresStore {
-    static let firingCTE = """
-        WITH firing(tid) AS (
-            SELECT max(t.id) FROM alert_states a JOIN transitions t
-              ON t.rule = a.rule AND t.station = a.station AND t.metric = a.metric
-            WHERE a.status = 'firing' GROUP BY a.rule, a.station, a.metric),
-        firing_keys(k) AS (
-            SELECT rule || '|' || station || '|' || metric FROM alert_states WHERE status = 'firing')
-        """
-
-    /// Outbox rows (alias `o`) of a finished state that may go (`cut` is a SQL expression, in ms).
-    static func outboxPrunable(cut: String) -> String {
-        """
-        o.due_at < \(cut) AND coalesce(o.sent_at, 0) < \(cut)
-          AND o.transition_id NOT IN (SELECT tid FROM firing WHERE tid IS NOT NULL)
-          AND NOT (o.state = 'sent' AND o.alert IN (SELECT k FROM firing_keys)
-            AND o.seq = (SELECT p.seq FROM outbox p WHERE p.alert = o.alert AND p.receiver = o.receiver
-                           AND p.state = 'sent' ORDER BY p.sent_at DESC, p.seq DESC LIMIT 1))
-        """
-    }
-
     /// Transitions (alias `t`) that may go (`cut` in seconds); the caller closes the parenthesis,
     /// after adding `outboxGoingFirst` for a dry run.
     static func transitionsPrunable(cut: String) -> String {
@@ -41,8 +21,8 @@ extension PostgresStore {
 
     static func outboxGoingFirst(delivered: String, dead: String) -> String {
         """
-         AND NOT ((o.state IN ('sent', 'muted', 'dropped') AND \(outboxPrunable(cut: delivered)))
-                  OR (o.state = 'dead' AND \(outboxPrunable(cut: dead))))
+         AND NOT ((o.state IN ('sent', 'muted', 'dropped') AND \(RetentionSQL.outboxPrunable(cut: delivered)))
+                  OR (o.state = 'dead' AND \(RetentionSQL.outboxPrunable(cut: dead))))
         """
     }
 
@@ -97,15 +77,15 @@ extension PostgresStore {
         case .delivered, .dead:
             return try await n(
                 """
-                \(Self.firingCTE) SELECT count(*) FROM outbox o
-                WHERE o.state = $1 AND \(Self.outboxPrunable(cut: "$2::bigint"))
+                \(RetentionSQL.firingCTE) SELECT count(*) FROM outbox o
+                WHERE o.state = $1 AND \(RetentionSQL.outboxPrunable(cut: "$2::bigint"))
                 """.with(state ?? "", cut.multipliedClamped(by: 1000)))
         case .transitions:
             let delivered = plan.cutoff(.delivered).map { $0.multipliedClamped(by: 1000) } ?? Int64.min
             let dead = plan.cutoff(.dead).map { $0.multipliedClamped(by: 1000) } ?? Int64.min
             return try await n(
                 """
-                \(Self.firingCTE) SELECT count(*) FROM transitions t
+                \(RetentionSQL.firingCTE) SELECT count(*) FROM transitions t
                 WHERE \(Self.transitionsPrunable(cut: "$1::bigint"))
                   \(Self.outboxGoingFirst(delivered: "$2::bigint", dead: "$3::bigint")))
                 """.with(cut, delivered, dead))
@@ -126,7 +106,7 @@ extension PostgresStore {
                       AND k.source IS NOT DISTINCT FROM l.source AND k.seq < l.seq)
                 """)
         case .forecasts:
-            return try await n("SELECT count(*) FROM forecasts WHERE date < \(SQLiteStore.day(cut))")
+            return try await n("SELECT count(*) FROM forecasts WHERE date < \(RetentionPlan.day(cut))")
         case .quakeRevisions:
             return try await n(
                 "SELECT count(*) FROM quake_revisions r WHERE \(Self.revisionsPrunable(cut: "$1::bigint"))"
@@ -157,10 +137,10 @@ extension PostgresStore {
             // stays counted (`metric_outbox_delete`).
             let found = try await rows(
                 """
-                \(Self.firingCTE), gone AS (
+                \(RetentionSQL.firingCTE), gone AS (
                   DELETE FROM outbox WHERE seq IN (
                     SELECT o.seq FROM outbox o
-                    WHERE o.state = $1 AND \(Self.outboxPrunable(cut: "$2::bigint"))
+                    WHERE o.state = $1 AND \(RetentionSQL.outboxPrunable(cut: "$2::bigint"))
                       AND (o.due_at, o.seq) > ($3::bigint, $4::bigint)
                     ORDER BY o.due_at, o.seq LIMIT $5)
                   RETURNING due_at, seq)
@@ -175,7 +155,7 @@ extension PostgresStore {
         case .transitions:
             let found = try await rows(
                 """
-                \(Self.firingCTE), gone AS (
+                \(RetentionSQL.firingCTE), gone AS (
                   DELETE FROM transitions WHERE id IN (
                     SELECT t.id FROM transitions t
                     WHERE \(Self.transitionsPrunable(cut: "$1::bigint")))
@@ -248,7 +228,7 @@ extension PostgresStore {
             let n = try await execute(
                 """
                 DELETE FROM forecasts WHERE ctid IN (
-                  SELECT ctid FROM forecasts WHERE date < \(SQLiteStore.day(cut)) LIMIT \(limit))
+                  SELECT ctid FROM forecasts WHERE date < \(RetentionPlan.day(cut)) LIMIT \(limit))
                 RETURNING 1
                 """, on: c)
             return (n, n == limit ? cursor : cursor.next())

@@ -1,10 +1,8 @@
 import Foundation
-import GRDB
 import KlaxonCore
 
 /// A row of `stations`.
-public struct StationRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "stations"
+public struct StationRecord: Codable, Sendable, Equatable {
     public var id: String
     public var source: String?
     public var name: String?
@@ -36,8 +34,7 @@ public struct StationRecord: Codable, Sendable, Equatable, FetchableRecord, Pers
 }
 
 /// A row of `series`: one metric at one station.
-public struct SeriesRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "series"
+public struct SeriesRecord: Codable, Sendable, Equatable {
     public var id: Int64
     public var station: String
     public var metric: String
@@ -45,7 +42,7 @@ public struct SeriesRecord: Codable, Sendable, Equatable, FetchableRecord, Persi
 }
 
 /// A row of `readings`, with its series spelled out.
-public struct StoredReading: Sendable, Equatable, FetchableRecord {
+public struct StoredReading: Sendable, Equatable {
     public var station: String
     public var metric: String
     public var time: Int64
@@ -70,22 +67,10 @@ public struct StoredReading: Sendable, Equatable, FetchableRecord {
         self.revised = revised
         self.suspect = suspect
     }
-
-    public init(row: Row) throws {
-        station = row["station"]
-        metric = row["metric"]
-        time = row["time"]
-        value = row["value"]
-        unit = row["unit"]
-        quality = row["quality"]
-        revised = row["revised"]
-        suspect = (row["suspect"] as Bool?) ?? false
-    }
 }
 
 /// A row of `alert_states`: the state of one alert.
-public struct AlertStateRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "alert_states"
+public struct AlertStateRecord: Codable, Sendable, Equatable {
     public var rule: String
     public var station: String
     public var metric: String
@@ -115,14 +100,14 @@ public struct AlertStateRecord: Codable, Sendable, Equatable, FetchableRecord, P
     public var alertState: AlertState { Self.decode(state: state) }
 
     /// An `AlertState` from its stored JSON (a fresh state if it does not decode).
-    static func decode(state: String) -> AlertState {
+    package static func decode(state: String) -> AlertState {
         (try? decoder.decode(AlertState.self, from: Data(state.utf8))) ?? AlertState()
     }
 
     /// The state as JSON, written directly (every evaluated series saves its states: `JSONEncoder`
     /// cost more than the row's insert). Decodes with `JSONDecoder` like the encoder's output; a
     /// value that is not finite is left out (nil), which `JSONEncoder` would have refused.
-    static func encode(state: AlertState) -> String {
+    package static func encode(state: AlertState) -> String {
         var out = "{\"status\":\""
         out += state.status.rawValue
         out += "\""
@@ -148,8 +133,7 @@ public struct AlertStateRecord: Codable, Sendable, Equatable, FetchableRecord, P
 }
 
 /// A row of `transitions`: the log of every alert state change with its explanation.
-public struct TransitionRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
-    public static let databaseTableName = "transitions"
+public struct TransitionRecord: Codable, Sendable, Equatable {
     public var id: Int64?
     public var rule: String
     public var kind: String
@@ -194,64 +178,30 @@ public struct TransitionRecord: Codable, Sendable, Equatable, FetchableRecord, M
         self.recordedAt = recordedAt
     }
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) {
-        id = inserted.rowID
-    }
-}
-
-extension TransitionRecord {
-    /// Decoded by column, not through `Codable`: the dispatcher reads one per notification, and the
-    /// generic decoder cost more than the query.
-    public init(row: Row) { self.init(row: row, prefix: "") }
-
-    /// From columns named with `prefix` (a join's aliased columns).
-    init(row: Row, prefix: String) {
-        id = row[prefix + "id"]
-        rule = row[prefix + "rule"]
-        kind = row[prefix + "kind"]
-        station = row[prefix + "station"]
-        metric = row[prefix + "metric"]
-        state = row[prefix + "state"]
-        level = row[prefix + "level"]
-        fromLevel = row[prefix + "from_level"]
-        at = row[prefix + "at"]
-        value = row[prefix + "value"]
-        unit = row[prefix + "unit"]
-        severity = row[prefix + "severity"]
-        labels = row[prefix + "labels"]
-        summary = row[prefix + "summary"]
-        explanation = row[prefix + "explanation"]
-        message = row[prefix + "message"]
-        recordedAt = row[prefix + "recorded_at"]
+    public init(
+        id: Int64?, rule: String, kind: String, station: String, metric: String, state: String, level: String?,
+        fromLevel: String?, at: Int64, value: Double?, unit: String?, severity: String, labels: String, summary: String,
+        explanation: String, message: String, recordedAt: Int64
+    ) {
+        self.id = id
+        self.rule = rule
+        self.kind = kind
+        self.station = station
+        self.metric = metric
+        self.state = state
+        self.level = level
+        self.fromLevel = fromLevel
+        self.at = at
+        self.value = value
+        self.unit = unit
+        self.severity = severity
+        self.labels = labels
+        self.summary = summary
+        self.explanation = explanation
+        self.message = message
+        self.recordedAt = recordedAt
     }
 
-    /// The columns `init(row:at:)` reads, in its order.
-    static let columns = [
-        "id", "rule", "kind", "station", "metric", "state", "level", "from_level", "at", "value", "unit", "severity",
-        "labels", "summary", "explanation", "message", "recorded_at",
-    ]
-
-    /// From `columns`, selected in that order from column `i` on: by index, for the dispatcher's
-    /// claim (a lookup by name lower-cases the name, and that was 8 % of dispatch).
-    init(row: Row, at i: Int) {
-        id = row[i]
-        rule = row[i + 1]
-        kind = row[i + 2]
-        station = row[i + 3]
-        metric = row[i + 4]
-        state = row[i + 5]
-        level = row[i + 6]
-        fromLevel = row[i + 7]
-        at = row[i + 8]
-        value = row[i + 9]
-        unit = row[i + 10]
-        severity = row[i + 11]
-        labels = row[i + 12]
-        summary = row[i + 13]
-        explanation = row[i + 14]
-        message = row[i + 15]
-        recordedAt = row[i + 16]
-    }
 }
 
 extension TransitionRecord {

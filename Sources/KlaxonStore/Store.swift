@@ -1,504 +1,352 @@
-import Foundation
-import GRDB
 import KlaxonCore
 
-/// The SQLite `Store`: Klaxon's database (WAL mode, named migrations). Pass a path to open a file; the file and
-/// its schema are created on first use.
-public final class SQLiteStore: Store {
-    public let path: String
-    /// Readers: every query goes through this.
-    let reader: any DatabaseReader
-    /// Nil when the store was opened read-only.
-    let writer: (any DatabaseWriter)?
-    /// The file opened (its device and inode): a deleted or replaced file is seen (`storeFile()`),
-    /// and the writer refuses to commit to it. Nil when opened read-only.
-    let file: DatabaseFileIdentity?
+/// Klaxon's persistence, shaped by the transactions the product needs, in roles: each consumer takes
+/// the roles it uses (the dispatcher `OutboxStore & SilenceStore`), the daemon all of them (`Store`).
+/// Every method may suspend and none blocks its caller's thread: async code (the daemon, the
+/// dispatcher, the HTTP server) awaits the store and the cooperative pool stays free. The backends
+/// (`KlaxonSQLite`, `KlaxonPostgres`) implement every role; what each requirement must do is what the
+/// conformance suite (`KlaxonStoreConformanceTests`) checks of every backend.
+public protocol Store: ReadingStore, EventStore, AlertStore, SilenceStore, OutboxStore, RetentionStore, DutyStore,
+    StoreProbe
+{}
 
-    private init(
-        path: String, reader: any DatabaseReader, writer: (any DatabaseWriter)?, file: DatabaseFileIdentity? = nil
-    ) {
-        self.path = path
-        self.reader = reader
-        self.writer = writer
-        self.file = file
-    }
-
-    /// Opens (creating if needed) a database file for reading and writing, and migrates it.
-    /// `writerCacheMiB` is the writing connection's page cache: 32 MiB suits bulk ingest; the daemon,
-    /// which writes a little at a time and stays up, takes less.
-    /// `readerCacheMiB` is each reader's (the daemon keeps them small: its reads are narrow).
-    /// With `create: false` (a command that expects a database: `silence add`, `outbox list`), a path
-    /// with no file, or a file that is not a Klaxon database, is an error and nothing is created.
-    public static func open(
-        path: String, writerCacheMiB: Int = 32, readerCacheMiB: Int = 4, create: Bool = true
-    ) throws -> SQLiteStore {
-        if !create { try requireKlaxonDatabase(path: path) }
-        let file = DatabaseFileIdentity(path: path)
-        let fileGuard = DatabaseFileGuard(file: file)
-        var config = Configuration()
-        config.busyMode = .timeout(10)
-        // Readers serve the API, chat and pages: a few of them, with small caches. The writer's cache
-        // is the one bulk ingest and evaluation lean on.
-        config.maximumReaderCount = 3
-        config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            // A large page cache for the writer (bulk ingest touches many index pages), 4 MiB for each
-            // reader.
-            let kib = (db.configuration.readonly ? max(1, readerCacheMiB) : max(1, writerCacheMiB)) * 1024
-            try db.execute(sql: "PRAGMA cache_size = -\(kib)")
-            // Statement journals (an insert checked against a foreign key keeps one) in memory, not
-            // in a temporary file opened per statement: a fifth of an evaluation's time went there.
-            try db.execute(sql: "PRAGMA temp_store = MEMORY")
-            // The writer commits nothing once its file is no longer the one at the path.
-            if !db.configuration.readonly { db.add(transactionObserver: fileGuard, extent: .databaseLifetime) }
-        }
-        let pool: DatabasePool
-        do {
-            pool = try DatabasePool(path: path, configuration: config)
-        } catch {
-            throw StoreError.cannotOpen(path: path, reason: "\(error)")
-        }
-        // The file exists now (and its write-ahead log): what is at the path from here on must be it.
-        file.capture()
-        try migrator.migrate(pool)
-        return SQLiteStore(path: path, reader: pool, writer: pool, file: file)
-    }
-
-    /// There is a file (not a folder) at `path`.
-    static func requireFile(path: String) throws {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
-            throw StoreError.missingFile(path: path)
-        }
-        guard !isFolder.boolValue else {
-            throw StoreError.cannotOpen(path: path, reason: "it is a folder, not a database file")
-        }
-    }
-
-    /// A command that expects a database finds one at `path`: a file with Klaxon's first migration.
-    static func requireKlaxonDatabase(path: String) throws {
-        try requireFile(path: path)
-        var config = Configuration()
-        config.readonly = true
-        config.busyMode = .timeout(10)
-        let applied: Set<String>
-        do {
-            let queue = try DatabaseQueue(path: path, configuration: config)
-            applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
-        } catch {
-            throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (\(error))")
-        }
-        guard applied.contains("v1-readings") else {
-            throw StoreError.cannotOpen(
-                path: path,
-                reason:
-                    "not a Klaxon database; start `klaxon run` or `klaxon ingest` on it first, or check --db/--config")
-        }
-    }
-
-    /// Opens an existing database read-only: nothing can write to it through this store.
-    public static func openReadOnly(path: String) throws -> SQLiteStore {
-        try requireFile(path: path)
-        var config = Configuration()
-        config.readonly = true
-        config.busyMode = .timeout(10)
-        let queue: DatabaseQueue
-        do {
-            queue = try DatabaseQueue(path: path, configuration: config)
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
-            throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (\(error))")
-        } catch {
-            throw StoreError.cannotOpen(path: path, reason: "\(error)")
-        }
-        let applied: Set<String>
-        let complete: Bool
-        do {
-            (applied, complete) = try queue.read { db in
-                (try migrator.appliedIdentifiers(db), try migrator.hasCompletedMigrations(db))
-            }
-        } catch let error as DatabaseError where StoreFailure.classify(error)?.kind != .busy {
-            // A file that is not a database at all (text, a foreign format) or cannot be read.
-            throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (\(error))")
-        }
-        guard applied.contains("v1-readings") else {
-            throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (run `klaxon ingest` first)")
-        }
-        // Queries read columns the newer migrations added (`readings.suspect`): an older schema cannot
-        // be read here, and read-only it cannot be upgraded.
-        guard complete else {
-            throw StoreError.cannotOpen(
-                path: path,
-                reason:
-                    "written by an older klaxon; run a command that writes to it once (`klaxon ingest`, `evaluate`) to upgrade it"
-            )
-        }
-        return SQLiteStore(path: path, reader: queue, writer: nil)
-    }
-
-    public func readingWriter() throws -> any ReadingWriter { ReadingIngester(writer: try requireWriter()) }
-
-    func requireWriter() throws -> any DatabaseWriter {
-        guard let writer else { throw StoreError.readOnly(path: path) }
-        return writer
-    }
-
-    /// The schema, one named migration per step. Never edit a shipped migration: add one.
-    static let migrator: DatabaseMigrator = {
-        var m = DatabaseMigrator()
-        m.registerMigration("v1-readings") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE stations (
-                        id TEXT PRIMARY KEY NOT NULL CHECK (id <> ''),
-                        source TEXT,
-                        name TEXT,
-                        latitude REAL CHECK (latitude IS NULL OR latitude BETWEEN -90 AND 90),
-                        longitude REAL CHECK (longitude IS NULL OR longitude BETWEEN -180 AND 180),
-                        time_zone TEXT,
-                        attributes TEXT NOT NULL DEFAULT '{}'
-                    );
-                    CREATE TABLE series (
-                        id INTEGER PRIMARY KEY,
-                        station TEXT NOT NULL REFERENCES stations(id),
-                        metric TEXT NOT NULL CHECK (metric <> ''),
-                        unit TEXT,
-                        UNIQUE (station, metric)
-                    );
-                    CREATE TABLE readings (
-                        -- No REFERENCES clause: the ingester resolves every series_id itself, and a
-                        -- foreign-key probe per row would cost a fifth of bulk-ingest time.
-                        series_id INTEGER NOT NULL,
-                        time INTEGER NOT NULL,
-                        value REAL NOT NULL,
-                        quality TEXT,
-                        revised INTEGER NOT NULL DEFAULT 0 CHECK (revised IN (0, 1)),
-                        PRIMARY KEY (series_id, time)
-                    ) WITHOUT ROWID;
-                    -- What each ingest batch changed, per series: evaluation reads this instead of a
-                    -- per-reading sequence column, whose index would cost every insert a second B-tree write.
-                    CREATE TABLE ingest_log (
-                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                        series_id INTEGER NOT NULL REFERENCES series(id),
-                        min_time INTEGER NOT NULL,
-                        count INTEGER NOT NULL CHECK (count > 0)
-                    );
-                    CREATE TABLE meta (
-                        key TEXT PRIMARY KEY NOT NULL,
-                        value TEXT NOT NULL
-                    );
-                    """)
-        }
-        m.registerMigration("v1-alerts") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE alert_states (
-                        rule TEXT NOT NULL,
-                        station TEXT NOT NULL,
-                        metric TEXT NOT NULL,
-                        status TEXT NOT NULL CHECK (status IN ('inactive', 'pending', 'firing')),
-                        level TEXT,
-                        since INTEGER,
-                        state TEXT NOT NULL,
-                        updated_at INTEGER NOT NULL,
-                        PRIMARY KEY (rule, station, metric)
-                    );
-                    CREATE TABLE transitions (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        rule TEXT NOT NULL,
-                        kind TEXT NOT NULL,
-                        station TEXT NOT NULL,
-                        metric TEXT NOT NULL,
-                        state TEXT NOT NULL CHECK (state IN ('firing', 'resolved', 'changed')),
-                        level TEXT,
-                        from_level TEXT,
-                        at INTEGER NOT NULL,
-                        value REAL,
-                        unit TEXT,
-                        severity TEXT NOT NULL CHECK (severity IN ('info', 'warning', 'critical')),
-                        labels TEXT NOT NULL DEFAULT '{}',
-                        summary TEXT NOT NULL,
-                        explanation TEXT NOT NULL,
-                        message TEXT NOT NULL,
-                        recorded_at INTEGER NOT NULL
-                    );
-                    CREATE INDEX transitions_by_alert ON transitions(rule, station, metric, id);
-                    """)
-        }
-        m.registerMigration("v2-outbox") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE outbox (
-                        id TEXT PRIMARY KEY NOT NULL,
-                        seq INTEGER NOT NULL UNIQUE,
-                        transition_id INTEGER NOT NULL REFERENCES transitions(id),
-                        receiver TEXT NOT NULL,
-                        route INTEGER,
-                        alert TEXT NOT NULL,
-                        group_key TEXT NOT NULL,
-                        purpose TEXT NOT NULL DEFAULT 'transition'
-                            CHECK (purpose IN ('transition', 'repeat', 'system')),
-                        state TEXT NOT NULL DEFAULT 'pending'
-                            CHECK (state IN ('pending', 'sending', 'sent', 'dead', 'muted', 'dropped')),
-                        batch TEXT,
-                        attempts INTEGER NOT NULL DEFAULT 0,
-                        due_at INTEGER NOT NULL,
-                        lease_until INTEGER,
-                        created_at INTEGER NOT NULL,
-                        sent_at INTEGER,
-                        last_error TEXT
-                    );
-                    CREATE INDEX outbox_by_state_due ON outbox(state, due_at);
-                    CREATE INDEX outbox_by_alert ON outbox(alert, receiver, seq);
-                    CREATE TABLE silences (
-                        id TEXT PRIMARY KEY NOT NULL,
-                        matchers TEXT NOT NULL,
-                        starts_at INTEGER NOT NULL,
-                        ends_at INTEGER NOT NULL CHECK (ends_at > starts_at),
-                        comment TEXT NOT NULL,
-                        created_by TEXT NOT NULL,
-                        created_at INTEGER NOT NULL
-                    );
-                    """)
-        }
-        m.registerMigration("v3-water") { db in
-            try db.execute(
-                sql: """
-                    -- NWS gauges (NWPS metadata): flood categories and the USGS id <-> NWS LID mapping.
-                    CREATE TABLE gauges (
-                        lid TEXT PRIMARY KEY NOT NULL CHECK (lid <> ''),
-                        usgs_id TEXT,
-                        info TEXT NOT NULL,
-                        fetched_at INTEGER NOT NULL
-                    );
-                    CREATE INDEX gauges_by_usgs_id ON gauges(usgs_id);
-                    -- Per configured source: where its next fetch starts, and how the last ones went.
-                    CREATE TABLE source_state (
-                        source TEXT PRIMARY KEY NOT NULL,
-                        cursor TEXT,
-                        last_attempt INTEGER,
-                        last_success INTEGER,
-                        last_error TEXT,
-                        failures INTEGER NOT NULL DEFAULT 0,
-                        -- A server's Retry-After: no fetch before this time.
-                        not_before INTEGER
-                    );
-                    """)
-        }
-        m.registerMigration("v4-quakes") { db in
-            try db.execute(
-                sql: """
-                    -- Quake events, stored once under the id first seen; `seq` orders changes for evaluation.
-                    CREATE TABLE quake_events (
-                        id TEXT PRIMARY KEY NOT NULL,
-                        time INTEGER NOT NULL,
-                        updated INTEGER NOT NULL,
-                        magnitude REAL,
-                        latitude REAL NOT NULL,
-                        longitude REAL NOT NULL,
-                        depth_km REAL,
-                        status TEXT NOT NULL,
-                        type TEXT NOT NULL,
-                        event TEXT NOT NULL,
-                        seq INTEGER NOT NULL,
-                        first_seen INTEGER NOT NULL
-                    );
-                    CREATE INDEX quake_events_by_time ON quake_events(time);
-                    CREATE INDEX quake_events_by_seq ON quake_events(seq);
-                    -- Every id an event is known by (USGS merges events under another network's id).
-                    CREATE TABLE quake_aliases (
-                        alias TEXT PRIMARY KEY NOT NULL,
-                        event_id TEXT NOT NULL REFERENCES quake_events(id)
-                    );
-                    -- Every version of every event, by its `updated` time.
-                    CREATE TABLE quake_revisions (
-                        event_id TEXT NOT NULL REFERENCES quake_events(id),
-                        updated INTEGER NOT NULL,
-                        event TEXT NOT NULL,
-                        recorded_at INTEGER NOT NULL,
-                        PRIMARY KEY (event_id, updated)
-                    );
-                    -- What each quake rule last announced for each event.
-                    CREATE TABLE quake_announcements (
-                        rule TEXT NOT NULL,
-                        event_id TEXT NOT NULL,
-                        announced TEXT NOT NULL,
-                        PRIMARY KEY (rule, event_id)
-                    );
-                    """)
-        }
-        m.registerMigration("v5-trips") { db in
-            try db.execute(
-                sql: """
-                    -- Saved trips, each owned by one owner.
-                    CREATE TABLE trips (
-                        owner TEXT NOT NULL CHECK (owner <> ''),
-                        name TEXT NOT NULL CHECK (name <> ''),
-                        trip TEXT NOT NULL,
-                        created_at INTEGER NOT NULL,
-                        updated_at INTEGER NOT NULL,
-                        PRIMARY KEY (owner, name)
-                    );
-                    -- Daily weather per place (a "lat,lon" key), date and source; the newest issue wins.
-                    CREATE TABLE forecasts (
-                        place TEXT NOT NULL,
-                        date TEXT NOT NULL,
-                        source TEXT NOT NULL,
-                        latitude REAL NOT NULL,
-                        longitude REAL NOT NULL,
-                        issued INTEGER NOT NULL,
-                        climatology INTEGER NOT NULL CHECK (climatology IN (0, 1)),
-                        weather TEXT NOT NULL,
-                        seq INTEGER NOT NULL,
-                        PRIMARY KEY (place, date, source)
-                    );
-                    CREATE INDEX forecasts_by_seq ON forecasts(seq);
-                    CREATE TABLE weather_alerts (
-                        id TEXT NOT NULL,
-                        place TEXT NOT NULL,
-                        alert TEXT NOT NULL,
-                        seq INTEGER NOT NULL,
-                        PRIMARY KEY (id, place)
-                    );
-                    -- What each trip-packing rule last announced for each trip.
-                    CREATE TABLE trip_announcements (
-                        rule TEXT NOT NULL,
-                        owner TEXT NOT NULL,
-                        name TEXT NOT NULL,
-                        announced TEXT NOT NULL,
-                        PRIMARY KEY (rule, owner, name)
-                    );
-                    """)
-        }
-        m.registerMigration("v6-acks") { db in
-            try db.execute(
-                sql: """
-                    -- An ack holds for the transition it acknowledged: a new state clears it.
-                    CREATE TABLE acks (
-                        rule TEXT NOT NULL,
-                        station TEXT NOT NULL,
-                        metric TEXT NOT NULL,
-                        transition_id INTEGER NOT NULL,
-                        acked_by TEXT NOT NULL,
-                        acked_at INTEGER NOT NULL,
-                        PRIMARY KEY (rule, station, metric)
-                    );
-                    """)
-        }
-        m.registerMigration("v7-ingest-source") { db in
-            // The configured source that wrote a batch, so readings are counted by the source that
-            // fetched them, not by whichever source last described the station.
-            try db.execute(sql: "ALTER TABLE ingest_log ADD COLUMN source TEXT")
-        }
-        m.registerMigration("v8-instances") { db in
-            try db.execute(
-                sql: """
-                    -- Each dispatcher process that claimed outbox rows: a restarted daemon on the same host
-                    -- sees that the process behind a claim is gone and takes the claim back at once.
-                    CREATE TABLE instances (
-                        id TEXT PRIMARY KEY NOT NULL,
-                        host TEXT NOT NULL,
-                        pid INTEGER NOT NULL,
-                        -- The process's start time (clock ticks since boot), so a reused pid is not taken for it.
-                        process_start INTEGER NOT NULL,
-                        registered_at INTEGER NOT NULL,
-                        heartbeat_at INTEGER NOT NULL
-                    );
-                    ALTER TABLE outbox ADD COLUMN claimed_by TEXT;
-                    CREATE INDEX outbox_by_claim ON outbox(claimed_by) WHERE state = 'sending';
-                    """)
-        }
-        m.registerMigration("v9-alert-states-by-series") { db in
-            // Evaluation loads a series' alert states by station and metric (every rule at once); the
-            // primary key leads with the rule, so without this each load scanned the whole table and
-            // a backlog over 20,000 alerting series took a minute.
-            try db.execute(sql: "CREATE INDEX alert_states_by_series ON alert_states(station, metric)")
-        }
-        m.registerMigration("v10-retention") { db in
-            try db.execute(
-                sql: """
-                    -- Retention walks transitions by age; recorded_at grows with id, so each insert
-                    -- appends at the index's end.
-                    CREATE INDEX transitions_by_recorded ON transitions(recorded_at);
-                    -- Pruning folds evaluated ingest-log entries into the oldest of their series and source.
-                    CREATE INDEX ingest_log_by_series ON ingest_log(series_id, source);
-                    CREATE INDEX forecasts_by_date ON forecasts(date);
-                    """)
-        }
-        m.registerMigration("v11-metric-counts") { db in
-            // `/metrics` reads these few rows instead of counting whole tables at every scrape. Triggers
-            // keep them in the same transaction as the event, whichever process writes it; they are
-            // seeded once here from what the tables hold.
-            try db.execute(sql: metricCountsSchema)
-        }
-        m.registerMigration("v12-reading-quality") { db in
-            try db.execute(
-                sql: """
-                    -- A reading out of its metric's physical range, or flagged bad by its source's quality
-                    -- code (KlaxonCore's Plausibility): kept and shown, but evaluation and statistics skip it.
-                    -- 0 or 1. No NOT NULL or CHECK: SQLite tests those on every inserted row, a tenth more
-                    -- CPU for bulk ingest; the ingester binds 0 or 1 itself, and older rows read the default.
-                    ALTER TABLE readings ADD COLUMN suspect INTEGER DEFAULT 0;
-                    -- How many of an entry's readings are suspect: evaluation steps count - suspect of them.
-                    ALTER TABLE ingest_log ADD COLUMN suspect INTEGER NOT NULL DEFAULT 0;
-                    """)
-            try markSuspectReadings(db)
-        }
-        m.registerMigration("v13-outbox-open") { db in
-            try db.execute(
-                sql: """
-                    -- The rows a dispatcher may still send, in queue order: a claim walks this from the
-                    -- oldest and stops at its limit, instead of reading every due row and sorting them.
-                    CREATE INDEX outbox_open_by_seq ON outbox(seq) WHERE state IN ('pending', 'sending');
-                    -- "Is an earlier row of this alert still unsent?" (claims keep a firing before its
-                    -- resolve) without walking the alert's delivered history.
-                    CREATE INDEX outbox_open_by_alert ON outbox(alert, receiver, seq)
-                        WHERE state IN ('pending', 'sending');
-                    """)
-        }
-        return m
-    }()
+/// Readings, their series and stations, and the sources that fetched them.
+public protocol ReadingStore: Sendable {
+    /// A writer for bulk readings (ingest, push): batches, one transaction each.
+    func readingWriter() throws -> any ReadingWriter
+    @discardableResult
+    func write(_ batch: SourceBatch, source: String?, cursor: String?, at now: Int64) async throws -> IngestStats
+    func recordFailure(source: String, error: String, at now: Int64, notBefore: Int64?) async throws
+    func sourceState(_ source: String) async throws -> SourceStateRecord?
+    func sourceStates() async throws -> [SourceStateRecord]
+    func upsert(station: StationRecord) async throws
+    func station(id: String) async throws -> StationRecord?
+    func readings(station: String, metric: String) async throws -> [StoredReading]
+    func readingCount() async throws -> Int
+    /// A number that grows whenever readings are stored (by any process): cheap to poll.
+    func ingestMark() async throws -> Int64
+    func forEachReading(
+        from: Int64?, to: Int64?, page: Int,
+        _ body: (_ series: SeriesKey, _ unit: String?, _ readings: [(time: Int64, value: Double)]) throws -> Void
+    ) async throws
+    func gauges() async throws -> [GaugeInfo]
+    func gaugeFetchedAt(lid: String) async throws -> Int64?
+    func stationInfos() async throws -> [String: StationInfo]
+    func stationsAndFloods() async throws -> (stations: [String: StationInfo], floods: [String: FloodCategories])
+    func floodCategories() async throws -> [String: FloodCategories]
+    func resolveStation(_ typed: String) async throws -> String?
+    func series(station: String) async throws -> [(metric: String, unit: String?)]
+    func latest(station: String, metric: String, at: Int64, includingSuspect: Bool) async throws -> StoredReading?
+    func summary(station: String, metric: String, from: Int64, to: Int64) async throws -> SeriesSummary?
+    func suspectReadings(station: String, metric: String, from: Int64, to: Int64, limit: Int) async throws
+        -> (count: Int, newest: [StoredReading])
+    func values(station: String, metric: String, from: Int64, to: Int64) async throws -> [(time: Int64, value: Double)]
+    func latestTimes(metric: String?) async throws -> [SeriesKey: Int64]
+    /// The newest reading (not suspect) of each series, newest first, at most `limit` (the status site).
+    func newestReadings(limit: Int) async throws -> [StoredReading]
+    /// The newest `limit` readings (not suspect) of a series, oldest first.
+    func lastValues(station: String, metric: String, limit: Int) async throws -> [(time: Int64, value: Double)]
 }
 
-/// Errors the store reports to people.
-public struct StoreError: Error, CustomStringConvertible, Sendable {
-    private enum Code: Sendable {
-        case cannotOpen, readOnly, missingFile, databaseFile, noRoom
+/// Events that are not series: quakes, and trips with their places' weather.
+public protocol EventStore: Sendable {
+    @discardableResult
+    func write(quakes: [QuakeEvent], at now: Int64) async throws -> QuakeWriteStats
+    func quakes(from: Int64, to: Int64) async throws -> [StoredQuake]
+    func quakeRevisions() async throws -> [(key: String, event: QuakeEvent)]
+    func quakeRevisionCounts() async throws -> [String: Int]
+    /// Events with origin time in `[from, to]` (ms) at or above `minMagnitude`, newest first, at
+    /// most `limit` (clamped to 1…10,000), with their count and the revision counts of those listed.
+    func quakes(from: Int64, to: Int64, minMagnitude: Double?, limit: Int) async throws -> QuakePage
+    func save(trip: Trip, at now: Int64, replace: Bool) async throws
+    func trip(owner: String, name: String) async throws -> Trip?
+    func trips(owner: String?) async throws -> [Trip]
+    @discardableResult
+    func removeTrip(owner: String, name: String) async throws -> Bool
+    @discardableResult
+    func write(weather: [DayWeather], alerts: [PlaceAlert]) async throws -> Int
+    func weather(for trip: Trip, radiusKm: Double) async throws -> [DayWeather]
+    func alerts(for trip: Trip, radiusKm: Double) async throws -> [(stop: Int, alert: WeatherAlert)]
+    func forecasts(place: String) async throws -> [DayWeather]
+    func tripAnnouncement(rule: String, owner: String, name: String) async throws -> String?
+    /// A trip's packing-list history: the `packing` transitions its trip-packing rules logged
+    /// (list ready, list changed), newest first, at most `limit`.
+    func tripHistory(owner: String, name: String, limit: Int) async throws -> [TransitionRecord]
+}
+
+/// Alert states and the transition log: evaluation, acks, firing alerts.
+public protocol AlertStore: Sendable {
+    /// Records an evaluation: alert states, the transition log, outbox rows and cursors, in bounded
+    /// transactions (`EvaluationBackend.runEvaluation`: every backend's evaluation is that one).
+    func evaluate(_ e: Evaluation) async throws -> EvaluationResult
+    /// Logs transitions made outside evaluation and queues their deliveries (`now` in ms).
+    func record(_ transitions: [(transition: Transition, message: String, deliveries: [PlannedDelivery])], now: Int64)
+        async throws
+    func alertStates() async throws -> [AlertKey: AlertState]
+    func transitions() async throws -> [TransitionRecord]
+    /// The newest `limit` transitions, newest first (the status site; `transitions()` reads the whole log).
+    func recentTransitions(limit: Int) async throws -> [TransitionRecord]
+    /// Every firing alert (the repeat scheduler). Lists that answer requests use the paged
+    /// `firingAlerts(limit:after:)` and `firingAlertCounts()`: this one grows with the firing set.
+    func firingAlerts() async throws -> [(key: AlertKey, transitionID: Int64, transition: Transition)]
+    /// A page of firing alerts with their acks, most severe then newest first, after `after`, at
+    /// most `limit` (clamped to 1…10,000); `next` says where the following page starts.
+    func firingAlerts(limit: Int, after: FiringCursor?) async throws -> FiringPage
+    /// How many alerts are firing, by severity (an aggregate query).
+    func firingAlertCounts() async throws -> FiringCounts
+    @discardableResult
+    func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (key: AlertKey, transition: Transition)?
+    func acks() async throws -> [AlertKey: Ack]
+}
+
+/// Silences.
+public protocol SilenceStore: Sendable {
+    /// A page of silences (by start, then id) and how many there are: those not ended by `now`,
+    /// or all with `includeExpired`.
+    func silences(now: Int64, includeExpired: Bool, limit: Int, after: SilenceCursor?) async throws -> SilencePage
+    func addSilence(_ s: Silence, now: Int64) async throws
+    func silences(now: Int64, includeExpired: Bool) async throws -> [Silence]
+    func expireSilence(id: String, now: Int64) async throws -> ExpireOutcome
+    func activeSilences(now: Int64) async throws -> [Silence]
+}
+
+/// The durable outbox and the instances that claim from it.
+public protocol OutboxStore: Sendable {
+    /// Claims due rows: pending rows whose time has come and sending rows whose lease ran out, per
+    /// alert and receiver only the oldest unsent, batched by receiver, route and group
+    /// (`OutboxBatch.group`), leased until `now + lease`; none of the receivers in `excluding` (a dispatcher
+    /// whose queue for a receiver is full takes no more of its rows, so a receiver that hangs cannot
+    /// fill the dispatcher and hold up the others).
+    func claim(now: Int64, lease: Int64, limit: Int, instance: String?, excluding: [String]) async throws
+        -> [OutboxBatch]
+    func release(_ batches: [OutboxBatch]) async throws
+    func apply(_ outcomes: [OutboxOutcome]) async throws
+    func nextDue() async throws -> Int64?
+    func outbox(state: OutboxRecord.State?, limit: Int) async throws -> [OutboxRecord]
+    func outboxCounts() async throws -> [OutboxRecord.State: Int]
+    func retryOutbox(id: String, now: Int64) async throws -> Bool
+    func lastNotified(alert: String, receiver: String) async throws -> (sentAt: Int64?, queued: Bool)
+    func firstQueued(alert: String, transitionID: Int64) async throws -> Int64?
+    func hasNotification(alert: String, receiver: String, transitionID: Int64) async throws -> Bool
+    func enqueueRepeat(
+        transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, now: Int64
+    ) async throws
+    func register(_ instance: InstanceRecord) async throws
+    @discardableResult
+    func renewLeases(instance: String, until: Int64, now: Int64) async throws -> Int
+    func claimHolders(excluding instance: String) async throws -> [InstanceRecord]
+    @discardableResult
+    func releaseClaims(of instances: [String]) async throws -> Int
+}
+
+/// Pruning old history.
+public protocol RetentionStore: Sendable {
+    /// How many rows a prune with this plan would remove now; removes nothing (`klaxon prune --dry-run`).
+    func prunable(_ plan: RetentionPlan) async throws -> PruneCounts
+    /// One step of a prune pass: one short write transaction removing at most `plan.batch` rows.
+    /// Never removes alert states, a firing alert's latest transition, an undelivered outbox row or
+    /// its transition. Loop from `.start` until the cursor is done (`prune(_:between:)` does).
+    func prune(_ plan: RetentionPlan, from cursor: PruneCursor) async throws -> (
+        removed: PruneCounts, next: PruneCursor
+    )
+}
+
+/// Duties, for several daemons on one database.
+public protocol DutyStore: Sendable {
+    /// Whether daemons on several machines may share this store, so that duties are contended
+    /// (PostgreSQL); false for one machine's store (SQLite), where every duty is this process's.
+    var sharesDuties: Bool { get }
+    /// Runs `body` while this process holds `duty` (a source's polling, the evaluator), or returns
+    /// nil at once when another process holds it: of all the processes sharing the store, at most one
+    /// holds a duty at a time. On PostgreSQL a duty is a session advisory lock on a connection of its
+    /// own, so it is free again as soon as its holder's connection ends (the holder died); if the
+    /// holder loses it while `body` runs, `body` is cancelled and this throws `DutyLost`. SQLite is one
+    /// machine's store: there every duty is this process's, and `body` just runs.
+    func holding<T: Sendable>(duty: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T?
+}
+
+/// Where the store is and how it fares.
+public protocol StoreProbe: Sendable {
+    /// Where the store lives, for messages (a file path, a connection description).
+    var path: String { get }
+    func metrics() async throws -> StoreMetrics
+    func isReachable() async -> Bool
+    /// Whether the database file is still the one opened (SQLite; others: ok). Blocking: off the pool.
+    func storeFile() -> StoreFileCheck
+    /// A small real write, to learn whether writes work again after a failure (others: nothing).
+    func probeWrite() async throws
+}
+
+/// The usual arguments.
+extension ReadingStore {
+    @discardableResult
+    public func write(_ batch: SourceBatch, source: String? = nil, cursor: String? = nil, at now: Int64) async throws
+        -> IngestStats
+    {
+        try await write(batch, source: source, cursor: cursor, at: now)
     }
-
-    private let code: Code
-    public let description: String
-    /// For a database file deleted or replaced under the process: what was found.
-    public private(set) var fileCheck: StoreFileCheck? = nil
-
-    /// A command that expects a database found none at the path (and created none).
-    public var isMissingFile: Bool { code == .missingFile }
-
-    /// No room to write the database (a full disk, a file-size limit).
-    public var isNoRoom: Bool { code == .noRoom }
-
-    static func noRoom(_ problem: String) -> StoreError {
-        StoreError(code: .noRoom, description: "the database could not be written: \(problem)")
+    public func recordFailure(source: String, error: String, at now: Int64) async throws {
+        try await recordFailure(source: source, error: error, at: now, notBefore: nil)
     }
-
-    public static func missingFile(path: String) -> StoreError {
-        StoreError(
-            code: .missingFile,
-            description:
-                "cannot open database \(path): no such file; start `klaxon run` or `klaxon ingest` first (they "
-                + "create it), or check --db/--config")
+    public func forEachReading(
+        from: Int64? = nil, to: Int64? = nil,
+        _ body: (_ series: SeriesKey, _ unit: String?, _ readings: [(time: Int64, value: Double)]) throws -> Void
+    ) async throws {
+        try await forEachReading(from: from, to: to, page: 50_000, body)
     }
-
-    static func databaseFile(_ check: StoreFileCheck) -> StoreError {
-        var e = StoreError(code: .databaseFile, description: check.message ?? "the database file changed")
-        e.fileCheck = check
-        return e
+    /// The newest reading of a series that is not suspect.
+    public func latest(station: String, metric: String) async throws -> StoredReading? {
+        try await latest(station: station, metric: metric, at: .max, includingSuspect: false)
     }
-
-    public static func cannotOpen(path: String, reason: String) -> StoreError {
-        StoreError(code: .cannotOpen, description: "cannot open database \(path): \(reason)")
+    /// The newest reading of a series at or before `at` that is not suspect.
+    public func latest(station: String, metric: String, at: Int64) async throws -> StoredReading? {
+        try await latest(station: station, metric: metric, at: at, includingSuspect: false)
     }
+    public func latestTimes() async throws -> [SeriesKey: Int64] { try await latestTimes(metric: nil) }
+}
 
-    public static func readOnly(path: String) -> StoreError {
-        StoreError(code: .readOnly, description: "database \(path) is open read-only")
+/// The usual arguments.
+extension EventStore {
+    public func quakes() async throws -> [StoredQuake] { try await quakes(from: .min, to: .max) }
+    public func save(trip: Trip, at now: Int64) async throws { try await save(trip: trip, at: now, replace: false) }
+    @discardableResult
+    public func write(weather: [DayWeather]) async throws -> Int { try await write(weather: weather, alerts: []) }
+    public func weather(for trip: Trip) async throws -> [DayWeather] { try await weather(for: trip, radiusKm: 30) }
+    public func alerts(for trip: Trip) async throws -> [(stop: Int, alert: WeatherAlert)] {
+        try await alerts(for: trip, radiusKm: 30)
     }
+}
+
+/// The usual arguments.
+extension SilenceStore {
+    public func silences(now: Int64) async throws -> [Silence] { try await silences(now: now, includeExpired: false) }
+}
+
+/// The usual arguments.
+extension OutboxStore {
+    public func claim(now: Int64, lease: Int64, limit: Int = 100) async throws -> [OutboxBatch] {
+        try await claim(now: now, lease: lease, limit: limit, instance: nil, excluding: [])
+    }
+    public func claim(now: Int64, lease: Int64, limit: Int, instance: String?) async throws -> [OutboxBatch] {
+        try await claim(now: now, lease: lease, limit: limit, instance: instance, excluding: [])
+    }
+    public func outbox(state: OutboxRecord.State? = nil) async throws -> [OutboxRecord] {
+        try await outbox(state: state, limit: 200)
+    }
+}
+
+/// A duty this process held was lost while its work ran (the connection that held it ended): the
+/// work was cancelled, and another process may hold the duty now.
+public struct DutyLost: Error, CustomStringConvertible, Sendable {
+    public let duty: String
+    public init(duty: String) { self.duty = duty }
+    public var description: String { "lost the duty \(duty) (its database connection ended)" }
+}
+
+/// Writes readings in batches (ingest, push), one transaction per batch.
+public protocol ReadingWriter: Sendable {
+    func write(_ batch: [Reading]) async throws -> IngestStats
+}
+
+/// What to evaluate and how: the engine, the event runners, and the pure routing decision. The
+/// store applies it in its own transactions.
+public struct Evaluation: Sendable {
+    public var engine: RuleEngine
+    public var quakes: QuakeRunner
+    public var trips: TripRunner
+    /// The evaluation time (seconds): stale checks run up to it; it dates the transition log.
+    public var now: Int64
+    /// The wall-clock time (ms) outbox rows are queued at: delivery timing (group waits, give-up)
+    /// runs on the real clock even when `now` replays the past.
+    public var queuedAt: Int64
+    /// The message of a transition.
+    public var render: @Sendable (Transition) -> String
+    /// Where a transition goes (nil: record transitions only, deliver nothing).
+    public var route: (@Sendable (Transition) -> [PlannedDelivery])?
+    /// The most readings stepped in one transaction.
+    public var sliceReadings: Int
+    /// The most series (changed or quiet) handled in one transaction.
+    public var sliceSeries: Int
+    /// A transaction ends once its series have logged this many transitions, so their
+    /// notifications can go out while the rest is evaluated.
+    public var sliceTransitions: Int
+    /// Called after each transaction that logged transitions commits, with how many it logged (the
+    /// daemon wakes its dispatcher).
+    public var committed: (@Sendable (Int) -> Void)?
+    /// Whether the result lists the transitions with their messages. The daemon, which delivers them
+    /// through the outbox, only counts them: its memory does not grow with a backlog's output.
+    public var keepTransitions = true
+    /// This process's running dispatcher, if any: each slice claims for it, in the slice's own
+    /// transaction, the rows that are due, so they go out without a claim of their own (SQLite).
+    public var handoff: Handoff? = nil
+
+    public init(
+        engine: RuleEngine, quakes: QuakeRunner, trips: TripRunner, now: Int64, queuedAt: Int64,
+        render: @escaping @Sendable (Transition) -> String,
+        route: (@Sendable (Transition) -> [PlannedDelivery])? = nil, sliceReadings: Int = 50_000,
+        sliceSeries: Int = 2_000, sliceTransitions: Int = 1_000, committed: (@Sendable (Int) -> Void)? = nil
+    ) {
+        self.sliceTransitions = max(1, sliceTransitions)
+        self.committed = committed
+        self.engine = engine
+        self.quakes = quakes
+        self.trips = trips
+        self.now = now
+        self.queuedAt = queuedAt
+        self.render = render
+        self.route = route
+        self.sliceReadings = max(1, sliceReadings)
+        self.sliceSeries = max(1, sliceSeries)
+    }
+}
+
+/// How an evaluation hands the notifications it queues to this process's dispatcher: each row due
+/// now is written already claimed, in the transaction that queues it, so the rows are the
+/// dispatcher's when the slice commits. The claim follows the dispatcher's rules (the order check per
+/// alert and receiver, batches by group, its lease and instance), so a crash or a stop gives the rows
+/// back as for any claim.
+public struct Handoff: Sendable {
+    /// The claiming instance (registered before `room` offers anything).
+    public var instance: String
+    /// How long a claim lasts (ms).
+    public var lease: Int64
+    /// The claimer's clock (ms).
+    public var clock: @Sendable () -> Int64
+    /// How many rows the dispatcher takes now, and the receivers whose lanes are full; nil when it
+    /// takes none (not running, or stopping).
+    public var room: @Sendable () -> (limit: Int, excluding: [String])?
+    /// Takes committed claims; false when the dispatcher has stopped meanwhile (the caller gives
+    /// them back).
+    public var take: @Sendable ([OutboxBatch]) -> Bool
+
+    public init(
+        instance: String, lease: Int64, clock: @escaping @Sendable () -> Int64,
+        room: @escaping @Sendable () -> (limit: Int, excluding: [String])?,
+        take: @escaping @Sendable ([OutboxBatch]) -> Bool
+    ) {
+        self.instance = instance
+        self.lease = lease
+        self.clock = clock
+        self.room = room
+        self.take = take
+    }
+}
+
+/// What one incremental evaluation did.
+public struct EvaluationResult: Sendable {
+    /// Transitions recorded, in output order, each with its rendered message (empty when the
+    /// evaluation did not keep them: `Evaluation.keepTransitions`).
+    public var transitions: [(transition: Transition, message: String)] = []
+    /// How many transitions were recorded, kept or not.
+    public var transitionCount = 0
+    /// Readings that arrived since the previous evaluation.
+    public var newReadings = 0
+    /// Readings that arrived marked suspect (`Plausibility`): not evaluated.
+    public var suspectReadings = 0
+    /// New readings not newer than what their alerts had already seen (late or revised history): ignored.
+    public var lateReadings = 0
+    /// Transitions not resolved that no receiver was queued for (when routing was given).
+    public var unrouted: [Transition] = []
+
+    public init() {}
 }

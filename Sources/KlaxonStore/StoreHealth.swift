@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Logging
 import Synchronization
 
@@ -83,10 +82,9 @@ public final class StoreHealth: Sendable {
         logger.notice("database usable again", metadata: ["service": "\(service)", "after_ms": "\(ms)"])
     }
 
-    /// Whether an error is SQLite saying another connection holds the lock.
+    /// Whether an error is the database saying another connection holds the lock.
     public static func isBusy(_ error: any Error) -> Bool {
-        guard let e = error as? DatabaseError else { return false }
-        return e.resultCode == .SQLITE_BUSY || e.resultCode == .SQLITE_LOCKED
+        StoreFailure.classify(error)?.kind == .busy
     }
 
     /// Runs `body` until it succeeds: after a failure it waits (exponential, from 100 ms to `cap`

@@ -234,11 +234,9 @@ struct CheckCommand: AsyncParsableCommand {
             for w in outcome.warnings { printError(w.warningDescription) }
             for d in outcome.diagnostics { printError(d.description) }
             // `levels: nws` rules over stations the database has no flood categories for.
-            if outcome.diagnostics.isEmpty, let db = partial?.database, FileManager.default.fileExists(atPath: db),
-                let ruleList = try? RuleLoader.load(paths: rules.paths(partial)),
-                let store = try? SQLiteStore.openReadOnly(path: db)
-            {
-                for line in try await WaterContext.missingCategories(rules: ruleList, store: store) {
+            if outcome.diagnostics.isEmpty {
+                for line in await Check.missingCategories(rulePaths: rules.paths(partial), database: partial?.database)
+                {
                     printError("warning: \(line)")
                 }
             }

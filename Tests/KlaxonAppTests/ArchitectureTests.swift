@@ -10,8 +10,9 @@ struct ArchitectureTests {
 
     /// Modules the daemon runs (test support and benchmarks are not among them).
     static let daemonPath = [
-        "KlaxonCore", "KlaxonStore", "KlaxonPostgres", "KlaxonSources", "KlaxonDelivery", "KlaxonServer", "KlaxonApp",
-        "klaxon",
+        "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonPostgres", "KlaxonSources", "KlaxonDelivery",
+        "KlaxonServer",
+        "KlaxonApp", "klaxon",
     ]
 
     /// Each file allowed a blocking call, and why it does not block the pool.
@@ -63,55 +64,149 @@ struct ArchitectureTests {
         #expect(found.isEmpty, "blocking calls on the daemon's path: \(found)")
     }
 
-    @Test("only the store imports GRDB; the store's public interface is async and shows no Database")
-    func storeBoundary() throws {
+    /// What each module on the daemon's path may import (besides Foundation, the standard library's
+    /// modules and the C library): the module graph, from the core up. A backend never imports the
+    /// other; `KlaxonStore` imports no driver.
+    static let allowedImports: [String: Set<String>] = [
+        "KlaxonCore": ["Logging"],
+        "KlaxonStore": ["KlaxonCore", "Logging"],
+        "KlaxonSQLite": ["KlaxonCore", "KlaxonStore", "GRDB", "GRDBSQLite", "Logging"],
+        "KlaxonPostgres": ["KlaxonCore", "KlaxonStore", "PostgresNIO", "NIOCore", "NIOPosix", "Logging"],
+    ]
+
+    static let systemModules: Set<String> = [
+        "Foundation", "FoundationEssentials", "Dispatch", "Synchronization", "Glibc", "Musl", "Darwin", "Testing",
+    ]
+
+    static func imports(_ text: String) -> Set<String> {
+        var out: Set<String> = []
+        for line in text.split(separator: "\n") {
+            var t = line.trimmingCharacters(in: .whitespaces)
+            for prefix in ["@testable ", "@_exported ", "package ", "public ", "internal ", "@preconcurrency "]
+            where t.hasPrefix(prefix) {
+                t.removeFirst(prefix.count)
+            }
+            guard t.hasPrefix("import ") else { continue }
+            let name = t.dropFirst("import ".count).split(separator: " ").last.map(String.init) ?? ""
+            out.insert(String(name.split(separator: ".").first ?? ""))
+        }
+        return out
+    }
+
+    @Test("each store module imports only what its place in the graph allows: no driver in KlaxonStore, no sibling")
+    func storeModuleImports() throws {
         var found: [String] = []
-        for module in Self.daemonPath where module != "KlaxonStore" {
-            for (path, text) in try Self.sources(module) where text.contains("import GRDB") {
-                found.append("\(path) imports GRDB")
+        for (module, allowed) in Self.allowedImports {
+            let files = try Self.sources(module)
+            #expect(!files.isEmpty, "no sources for \(module)")
+            for (path, text) in files {
+                for name in Self.imports(text) where !allowed.contains(name) && !Self.systemModules.contains(name) {
+                    found.append("\(path) imports \(name)")
+                }
             }
         }
-        // Opening is synchronous (a one-shot at start); everything else awaits.
-        let syncAllowed = ["open(path:", "openReadOnly(path:", "readingWriter("]
-        for (path, text) in try Self.sources("KlaxonStore") {
-            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            for (n, line) in lines.enumerated() {
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
-                if trimmed.hasPrefix("public") && (trimmed.contains("Database") && !trimmed.contains("DatabaseError")) {
-                    found.append("\(path):\(n + 1): public API shows a Database: \(trimmed)")
+        // Nothing outside the backends (and the wiring that picks one) imports a backend or a driver.
+        let wiring: Set<String> = ["KlaxonApp", "klaxon", "KlaxonSQLite", "KlaxonPostgres"]
+        for module in Self.daemonPath where !wiring.contains(module) {
+            for (path, text) in try Self.sources(module) {
+                let names = Self.imports(text)
+                for banned in ["GRDB", "GRDBSQLite", "PostgresNIO", "KlaxonSQLite", "KlaxonPostgres"]
+                where names.contains(banned) {
+                    found.append("\(path) imports \(banned)")
                 }
-                guard trimmed.hasPrefix("public func") || trimmed.hasPrefix("public static func") else { continue }
-                // The signature runs to the line that opens the body.
-                var signature = trimmed
-                var k = n
-                while !signature.hasSuffix("{"), k + 1 < lines.count {
-                    k += 1
-                    signature += " " + lines[k].trimmingCharacters(in: .whitespaces)
-                }
-                // A signature wrapped after its parenthesis reads as if written on one line.
-                signature = signature.replacingOccurrences(of: "( ", with: "(")
-                let isStoreMethod = path.hasPrefix("KlaxonStore/Store")
-                guard isStoreMethod, signature.contains("throws"), !signature.contains("async"),
-                    !syncAllowed.contains(where: { signature.contains($0) })
-                else { continue }
-                found.append("\(path):\(n + 1): a synchronous store call: \(trimmed)")
             }
         }
         #expect(found.isEmpty, "\(found)")
     }
 
-    @Test("only the PostgreSQL store imports PostgresNIO; it imports neither GRDB nor anything above the store")
-    func postgresBoundary() throws {
-        var found: [String] = []
-        for module in Self.daemonPath where module != "KlaxonPostgres" {
-            for (path, text) in try Self.sources(module) where text.contains("import PostgresNIO") {
-                found.append("\(path) imports PostgresNIO")
+    /// The targets of `Package.swift` and what each depends on (targets and products by name), read
+    /// from the manifest's text: `.target(name: "X", dependencies: [...])`.
+    static func manifest() throws -> [String: [String]] {
+        let text = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        var out: [String: [String]] = [:]
+        var rest = Substring(text)
+        while let open = rest.range(of: "name: \"") {
+            let afterName = rest[open.upperBound...]
+            guard let close = afterName.firstIndex(of: "\"") else { break }
+            let name = String(afterName[..<close])
+            rest = afterName[close...]
+            // A target's dependencies follow its name, before the next target's name.
+            let next = rest.range(of: "\n        .")?.lowerBound ?? rest.endIndex
+            let body = rest[..<next]
+            guard let deps = body.range(of: "dependencies: [") else { continue }
+            var depth = 1
+            var i = deps.upperBound
+            while i < body.endIndex, depth > 0 {
+                if body[i] == "[" { depth += 1 } else if body[i] == "]" { depth -= 1 }
+                i = body.index(after: i)
             }
+            let list = body[deps.upperBound..<i]
+            var names: [String] = []
+            var scan = list
+            while let q = scan.firstIndex(of: "\"") {
+                let from = scan.index(after: q)
+                guard let end = scan[from...].firstIndex(of: "\"") else { break }
+                let word = String(scan[from..<end])
+                // `.product(name: "P", package: "p")`: the product's name, not the package's.
+                let before = scan[..<q]
+                if !before.hasSuffix("package: ") { names.append(word) }
+                scan = scan[scan.index(after: end)...]
+            }
+            out[name] = names
         }
-        let above = ["GRDB", "KlaxonSources", "KlaxonDelivery", "KlaxonServer", "KlaxonApp"]
-        for (path, text) in try Self.sources("KlaxonPostgres") {
-            for module in above where text.contains("import \(module)\n") {
-                found.append("\(path) imports \(module)")
+        return out
+    }
+
+    @Test("KlaxonDelivery and KlaxonServer link no database driver; the backends never depend on each other")
+    func linkedDrivers() throws {
+        let graph = try Self.manifest()
+        func closure(_ target: String) -> Set<String> {
+            var seen: Set<String> = []
+            var stack = [target]
+            while let t = stack.popLast() {
+                for d in graph[t] ?? [] where seen.insert(d).inserted { stack.append(d) }
+            }
+            return seen
+        }
+        #expect(graph["KlaxonStore"] != nil && graph["KlaxonSQLite"] != nil && graph["KlaxonPostgres"] != nil)
+        let drivers: Set<String> = ["GRDB", "GRDBSQLite", "PostgresNIO", "KlaxonSQLite", "KlaxonPostgres"]
+        for target in ["KlaxonStore", "KlaxonDelivery", "KlaxonServer", "KlaxonSources", "KlaxonCore"] {
+            #expect(
+                closure(target).isDisjoint(with: drivers), "\(target) links \(closure(target).intersection(drivers))")
+        }
+        #expect(!closure("KlaxonSQLite").contains("KlaxonPostgres") && !closure("KlaxonSQLite").contains("PostgresNIO"))
+        #expect(!closure("KlaxonPostgres").contains("KlaxonSQLite") && !closure("KlaxonPostgres").contains("GRDB"))
+    }
+
+    @Test("the store's public interface is async and shows no Database")
+    func storeBoundary() throws {
+        var found: [String] = []
+        // Opening is synchronous (a one-shot at start); everything else awaits.
+        let syncAllowed = ["open(path:", "openReadOnly(path:", "readingWriter("]
+        for module in ["KlaxonStore", "KlaxonSQLite"] {
+            for (path, text) in try Self.sources(module) {
+                let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                for (n, line) in lines.enumerated() {
+                    let trimmed = line.trimmingCharacters(in: .whitespaces)
+                    if module == "KlaxonStore", trimmed.hasPrefix("public"), trimmed.contains("Database"),
+                        !trimmed.contains("DatabaseError")
+                    {
+                        found.append("\(path):\(n + 1): public API shows a Database: \(trimmed)")
+                    }
+                    guard trimmed.hasPrefix("public func") else { continue }
+                    // The signature runs to the line that opens the body.
+                    var signature = trimmed
+                    var k = n
+                    while !signature.hasSuffix("{"), k + 1 < lines.count {
+                        k += 1
+                        signature += " " + lines[k].trimmingCharacters(in: .whitespaces)
+                    }
+                    signature = signature.replacingOccurrences(of: "( ", with: "(")
+                    guard path.hasPrefix("KlaxonSQLite/SQLiteStore"), signature.contains("throws"),
+                        !signature.contains("async"), !syncAllowed.contains(where: { signature.contains($0) })
+                    else { continue }
+                    found.append("\(path):\(n + 1): a synchronous store call: \(trimmed)")
+                }
             }
         }
         #expect(found.isEmpty, "\(found)")

@@ -1,4 +1,5 @@
 import Foundation
+import KlaxonSQLite
 import KlaxonStore
 import KlaxonTesting
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import KlaxonApp
 import KlaxonCore
 import KlaxonDelivery
+import KlaxonSQLite
 import KlaxonStore
 import KlaxonTesting
 import Testing

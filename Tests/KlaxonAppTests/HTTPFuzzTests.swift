@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import KlaxonApp
 import KlaxonCore
+import KlaxonSQLite
 import KlaxonStore
 import KlaxonTesting
 import NIOCore

@@ -1,5 +1,6 @@
 import Foundation
 import KlaxonCore
+import KlaxonSQLite
 import KlaxonServer
 import KlaxonStore
 import KlaxonTesting

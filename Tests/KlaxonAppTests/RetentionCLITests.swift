@@ -1,5 +1,6 @@
 import Foundation
 import KlaxonApp
+import KlaxonSQLite
 import KlaxonStore
 import Testing
 

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import KlaxonApp
 import KlaxonCore
+import KlaxonSQLite
 import KlaxonServer
 import KlaxonStore
 import KlaxonTesting

@@ -1,6 +1,7 @@
 import Foundation
 import KlaxonApp
 import KlaxonCore
+import KlaxonSQLite
 import KlaxonStore
 import KlaxonTesting
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import KlaxonCore
+import KlaxonSQLite
 import KlaxonServer
 import KlaxonSources
 import KlaxonStore

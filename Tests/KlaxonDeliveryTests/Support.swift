@@ -1,6 +1,7 @@
 import Foundation
 import KlaxonCore
 import KlaxonDelivery
+import KlaxonSQLite
 import KlaxonStore
 
 /// A temporary database with transitions queued for delivery.

@@ -7,6 +7,7 @@ import Logging
 import PostgresNIO
 import Testing
 
+@testable import KlaxonSQLite
 @testable import KlaxonStore
 
 /// The stores every conformance test runs against: SQLite on a temporary file, PostgreSQL on a

@@ -3,6 +3,7 @@ import GRDB
 import KlaxonCore
 import Testing
 
+@testable import KlaxonSQLite
 @testable import KlaxonStore
 
 private let day: Int64 = 86_400
@@ -171,11 +172,11 @@ private func count(_ store: SQLiteStore, _ sql: String) async throws -> Int {
     }
 
     @Test func forecastDaysAreCivilDates() {
-        #expect(SQLiteStore.day(0) == "1970-01-01")
-        #expect(SQLiteStore.day(t("2024-02-29T23:59:59Z")) == "2024-02-29")
-        #expect(SQLiteStore.day(t("2026-03-01T00:00:00Z")) == "2026-03-01")
-        #expect(SQLiteStore.day(-1) == "1969-12-31")
-        #expect(SQLiteStore.day(.min) == "0000-01-01")
-        #expect(SQLiteStore.day(.max) == "9999-12-31")
+        #expect(RetentionPlan.day(0) == "1970-01-01")
+        #expect(RetentionPlan.day(t("2024-02-29T23:59:59Z")) == "2024-02-29")
+        #expect(RetentionPlan.day(t("2026-03-01T00:00:00Z")) == "2026-03-01")
+        #expect(RetentionPlan.day(-1) == "1969-12-31")
+        #expect(RetentionPlan.day(.min) == "0000-01-01")
+        #expect(RetentionPlan.day(.max) == "9999-12-31")
     }
 }

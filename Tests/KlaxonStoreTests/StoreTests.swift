@@ -3,6 +3,7 @@ import GRDB
 import KlaxonCore
 import Testing
 
+@testable import KlaxonSQLite
 @testable import KlaxonStore
 
 /// A fresh database file in a temporary folder, removed afterwards.

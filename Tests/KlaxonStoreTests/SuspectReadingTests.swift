@@ -3,6 +3,7 @@ import GRDB
 import KlaxonCore
 import Testing
 
+@testable import KlaxonSQLite
 @testable import KlaxonStore
 
 func flow(_ time: String, _ value: Double, quality: String? = "3") -> Reading {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import KlaxonCore
 import KlaxonDelivery
+import KlaxonSQLite
 import KlaxonStore
 import Logging
 import NIOCore

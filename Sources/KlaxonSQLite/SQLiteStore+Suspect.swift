@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import KlaxonCore
+import KlaxonStore
 
 extension SQLiteStore {
     /// Marks the stored readings `Plausibility` calls suspect (the `v12-reading-quality` migration:

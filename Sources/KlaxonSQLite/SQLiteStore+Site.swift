@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import KlaxonCore
+import KlaxonStore
 
 /// Bounded reads for the status site: each returns at most `limit` rows, whatever the history holds.
 extension SQLiteStore {

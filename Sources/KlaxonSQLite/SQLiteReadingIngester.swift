@@ -2,51 +2,8 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import KlaxonCore
+import KlaxonStore
 import Synchronization
-
-/// Counts of what an ingest did.
-public struct IngestStats: Sendable, Equatable {
-    /// New readings.
-    public var inserted = 0
-    /// Readings whose value or quality changed for a key already stored (marked revised).
-    public var revised = 0
-    /// Readings identical to what was stored: nothing written.
-    public var unchanged = 0
-    /// Quake events kept apart from a stored event they share an associated id with (tell a person).
-    public var quakeConflicts: [QuakeIDConflict] = []
-    /// Of the new and revised readings, those marked suspect (`Plausibility`): stored, but left out of
-    /// evaluation and statistics.
-    public var suspect = 0
-    /// Readings not stored because their unit is not their series' and cannot be converted to it
-    /// (`SeriesUnitRule`), and the first `listedUnitNotes` of them by series and unit.
-    public var unitRefusedCount = 0
-    public var unitRefused: [SeriesUnitRule.Refusal] = []
-    /// Readings converted to their series' unit before they were stored (the first `listedUnitNotes`).
-    public var unitConverted: [SeriesUnitRule.Converted] = []
-
-    /// The most unit refusals and conversions listed (the count says how many readings in all).
-    public static let listedUnitNotes = 100
-
-    public init() {}
-
-    public static func += (a: inout IngestStats, b: IngestStats) {
-        a.inserted += b.inserted
-        a.revised += b.revised
-        a.unchanged += b.unchanged
-        a.quakeConflicts += b.quakeConflicts
-        a.suspect += b.suspect
-        a.unitRefusedCount += b.unitRefusedCount
-        a.unitRefused += b.unitRefused.prefix(max(0, listedUnitNotes - a.unitRefused.count))
-        a.unitConverted += b.unitConverted.prefix(max(0, listedUnitNotes - a.unitConverted.count))
-    }
-
-    /// Records what `SeriesUnitRule.apply` did to a batch.
-    public mutating func note(_ units: SeriesUnitRule.Outcome) {
-        unitRefusedCount += units.refusedCount
-        unitRefused += units.refused.prefix(max(0, Self.listedUnitNotes - unitRefused.count))
-        unitConverted += units.converted.prefix(max(0, Self.listedUnitNotes - unitConverted.count))
-    }
-}
 
 /// Writes readings in batches, one transaction per batch. Idempotent: the same reading twice is one
 /// row; a changed value for the same (station, metric, time) updates the row and marks it revised.

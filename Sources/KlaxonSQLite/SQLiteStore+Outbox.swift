@@ -2,252 +2,10 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import KlaxonCore
+import KlaxonStore
 import Synchronization
 
-/// A row of `outbox`: one notification owed to one receiver. Its `id` is stable for life and is the
-/// idempotency key: a retry, or a resend after a crash, carries the same key.
-public struct OutboxRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "outbox"
-
-    public enum State: String, Codable, Sendable, CaseIterable {
-        case pending, sending, sent, dead, muted, dropped
-    }
-
-    public var id: String
-    public var seq: Int64
-    public var transitionID: Int64
-    public var receiver: String
-    /// Index of the route whose timing applies (nil: defaults).
-    public var route: Int?
-    /// `rule|station|metric`: deliveries of one alert to one receiver go out in order.
-    public var alert: String
-    public var groupKey: String
-    public var purpose: String
-    public var state: State
-    /// The id of the batch (the idempotency key) a claimed row is sent in; kept across crashes.
-    public var batch: String?
-    public var attempts: Int
-    /// Milliseconds since the epoch.
-    public var dueAt: Int64
-    public var leaseUntil: Int64?
-    public var createdAt: Int64
-    public var sentAt: Int64?
-    public var lastError: String?
-
-    enum CodingKeys: String, CodingKey {
-        case id, seq
-        case transitionID = "transition_id"
-        case receiver, route, alert
-        case groupKey = "group_key"
-        case purpose, state, batch, attempts
-        case dueAt = "due_at"
-        case leaseUntil = "lease_until"
-        case createdAt = "created_at"
-        case sentAt = "sent_at"
-        case lastError = "last_error"
-    }
-
-    public static func alertKey(_ t: Transition) -> String { "\(t.rule)|\(t.station)|\(t.metric)" }
-
-    /// A new row id: a time-ordered (version 7, RFC 9562) UUID in lower case: the milliseconds since
-    /// the epoch, then 74 random bits. Ids made one after another sort together, so the outbox's
-    /// primary-key index grows at its end instead of taking each new row on a random page (with
-    /// version 4 ids, a slice of 250 rows dirtied about as many index pages, each written to the WAL
-    /// at commit). Written directly (`uuidString.lowercased()` cost as much as the row's insert) from
-    /// a generator seeded once from the system's: `UUID()` asks the kernel for randomness every time.
-    /// The ids are keys, not secrets.
-    public static func newID(now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) -> String {
-        let (a, b) = idGenerator.withLock { ($0.next(), $0.next()) }
-        let ms = UInt64(clamping: max(0, now))
-        var bytes = (0..<6).map { UInt8(truncatingIfNeeded: ms >> (8 * (5 - $0))) }
-        bytes += (0..<2).map { UInt8(truncatingIfNeeded: a >> (8 * $0)) }
-        bytes += (0..<8).map { UInt8(truncatingIfNeeded: b >> (8 * $0)) }
-        bytes[6] = bytes[6] & 0x0f | 0x70  // version 7
-        bytes[8] = bytes[8] & 0x3f | 0x80  // RFC 9562 variant
-        var out: [UInt8] = []
-        out.reserveCapacity(36)
-        for (i, b) in bytes.enumerated() {
-            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
-            out.append(hexDigits[Int(b >> 4)])
-            out.append(hexDigits[Int(b & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-    private static let idGenerator = Mutex(Xoshiro256())
-}
-
-/// xoshiro256** (Blackman and Vigna), seeded from the system's generator.
-struct Xoshiro256: RandomNumberGenerator {
-    private var s: (UInt64, UInt64, UInt64, UInt64)
-
-    init() {
-        var system = SystemRandomNumberGenerator()
-        s = (system.next(), system.next(), system.next(), system.next())
-        if s == (0, 0, 0, 0) { s.0 = 1 }
-    }
-
-    mutating func next() -> UInt64 {
-        let result = (s.1 &* 5).rotatedLeft(7) &* 9
-        let t = s.1 << 17
-        s.2 ^= s.0
-        s.3 ^= s.1
-        s.1 ^= s.2
-        s.0 ^= s.3
-        s.2 ^= t
-        s.3 = s.3.rotatedLeft(45)
-        return result
-    }
-}
-
-extension UInt64 {
-    fileprivate func rotatedLeft(_ k: UInt64) -> UInt64 { (self << k) | (self >> (64 - k)) }
-}
-
-extension OutboxRecord {
-    /// Decoded by column, not through `Codable` (see `TransitionRecord.init(row:)`).
-    public init(row: Row) {
-        id = row["id"]
-        seq = row["seq"]
-        transitionID = row["transition_id"]
-        receiver = row["receiver"]
-        route = row["route"]
-        alert = row["alert"]
-        groupKey = row["group_key"]
-        purpose = row["purpose"]
-        state = State(rawValue: row["state"]) ?? .pending
-        batch = row["batch"]
-        attempts = row["attempts"]
-        dueAt = row["due_at"]
-        leaseUntil = row["lease_until"]
-        createdAt = row["created_at"]
-        sentAt = row["sent_at"]
-        lastError = row["last_error"]
-    }
-
-    /// The columns `init(row:at:)` reads, in its order.
-    static let columns = [
-        "id", "seq", "transition_id", "receiver", "route", "alert", "group_key", "purpose", "state", "batch",
-        "attempts", "due_at", "lease_until", "created_at", "sent_at", "last_error",
-    ]
-
-    /// From `columns`, selected in that order from column `i` on (by index: see
-    /// `TransitionRecord.init(row:at:)`).
-    init(row: Row, at i: Int) {
-        id = row[i]
-        seq = row[i + 1]
-        transitionID = row[i + 2]
-        receiver = row[i + 3]
-        route = row[i + 4]
-        alert = row[i + 5]
-        groupKey = row[i + 6]
-        purpose = row[i + 7]
-        state = State(rawValue: row[i + 8]) ?? .pending
-        batch = row[i + 9]
-        attempts = row[i + 10]
-        dueAt = row[i + 11]
-        leaseUntil = row[i + 12]
-        createdAt = row[i + 13]
-        sentAt = row[i + 14]
-        lastError = row[i + 15]
-    }
-}
-
-/// A claimed notification: the rows sent together as one message, with their transitions.
-public struct OutboxBatch: Sendable {
-    /// The idempotency key: the id of the batch's first row, the same on every attempt.
-    public var key: String
-    public var receiver: String
-    public var route: Int?
-    public var rows: [OutboxRecord]
-    public var transitions: [TransitionRecord]
-    /// 1 on the first attempt.
-    public var attempt: Int
-    /// When the oldest row was created (ms), for give-up decisions.
-    public var firstCreatedAt: Int64
-
-    /// A batch another backend claimed (`KlaxonPostgres`).
-    public init(
-        key: String, receiver: String, route: Int?, rows: [OutboxRecord], transitions: [TransitionRecord],
-        attempt: Int, firstCreatedAt: Int64
-    ) {
-        self.key = key
-        self.receiver = receiver
-        self.route = route
-        self.rows = rows
-        self.transitions = transitions
-        self.attempt = attempt
-        self.firstCreatedAt = firstCreatedAt
-    }
-}
-
-extension OutboxBatch {
-    /// What rows sent together share: receiver, route and group.
-    static func groupKey(_ row: OutboxRecord) -> String {
-        "\(row.receiver)\u{1F}\(row.route.map(String.init) ?? "-")\u{1F}\(row.groupKey)"
-    }
-
-    /// Claimed rows (in queue order, each with its transition) gathered into batches: rows of one
-    /// receiver, route and group go out together, and a row that was already in a batch keeps it (the
-    /// same idempotency key after a crash). Each row is marked as this claim leaves it: sending,
-    /// leased until `now + lease`, one attempt more. Every store's claim shares this.
-    public static func group(_ claimed: [(OutboxRecord, TransitionRecord?)], now: Int64, lease: Int64)
-        -> [OutboxBatch]
-    {
-        var batches: [OutboxBatch] = []
-        var index: [String: Int] = [:]
-        for (found, transition) in claimed {
-            var row = found
-            let key = row.batch ?? groupKey(row)
-            row.state = .sending
-            row.leaseUntil = now + lease
-            row.attempts += 1
-            if let i = index[key] {
-                batches[i].rows.append(row)
-                if let transition { batches[i].transitions.append(transition) }
-                batches[i].attempt = max(batches[i].attempt, row.attempts)
-                batches[i].firstCreatedAt = min(batches[i].firstCreatedAt, row.createdAt)
-            } else {
-                index[key] = batches.count
-                batches.append(
-                    OutboxBatch(
-                        key: row.batch ?? row.id, receiver: row.receiver, route: row.route, rows: [row],
-                        transitions: transition.map { [$0] } ?? [], attempt: row.attempts,
-                        firstCreatedAt: row.createdAt))
-            }
-        }
-        return batches
-    }
-}
-
-/// Rows claimed as they are queued, for this process's dispatcher (`Evaluation.handoff`): the claim
-/// the dispatcher would make right after the commit, made by the queueing itself. A row is taken
-/// when it is due, the receiver's lane has room, and its alert has no earlier row unsent to that
-/// receiver (the claim's own order rule); it is inserted `sending`, leased and marked with the
-/// instance, in one batch with the others of its receiver, route and group taken in this
-/// transaction. Anything else is queued `pending`, for a claim.
-final class QueueClaim {
-    let instance: String
-    let lease: Int64
-    let now: Int64
-    var room: Int
-    let excluding: Set<String>
-    private(set) var batches: [OutboxBatch] = []
-    private var index: [String: Int] = [:]
-    /// The outbox's last `seq` (read once per transaction, then counted here).
-    var seq: Int64?
-    /// `alert|receiver` of the rows unsent (pending or sending) among the transaction's alerts.
-    private var open: Set<String> = []
-
-    init(instance: String, lease: Int64, now: Int64, room: Int, excluding: [String]) {
-        self.instance = instance
-        self.lease = lease
-        self.now = now
-        self.room = room
-        self.excluding = Set(excluding)
-    }
-
+extension QueueClaim {
     /// Reads which of `alerts` (outbox alert keys) have rows unsent, in one query: `takes` must know
     /// of every such row queued before the transaction. Rows queued in it are counted by `queued`.
     func loadOpen(alerts: [String], _ db: Database) throws {
@@ -260,31 +18,13 @@ final class QueueClaim {
                     WHERE alert IN (SELECT value FROM json_each(?)) AND state IN ('pending', 'sending')
                     """), arguments: [keys])
         while let row = try rows.next() {
-            let alert: String = row[0]
-            let receiver: String = row[1]
-            open.insert(alert + "\u{1F}" + receiver)
+            noteOpen(alert: row[0], receiver: row[1])
         }
-    }
-
-    /// Whether a row queued now for `receiver` is taken: not while an earlier row of the alert is
-    /// still unsent to the receiver (pending or in flight), which goes first.
-    func takes(_ receiver: String, alert: String, dueAt: Int64) -> Bool {
-        room > 0 && dueAt <= now && !excluding.contains(receiver) && !open.contains(alert + "\u{1F}" + receiver)
-    }
-
-    /// A row queued (pending or claimed): it goes before any later row of its alert and receiver.
-    func queued(alert: String, receiver: String) {
-        open.insert(alert + "\u{1F}" + receiver)
     }
 
     /// Inserts `row` claimed, in its batch.
     func insert(_ found: OutboxRecord, transition: TransitionRecord?, _ db: Database) throws {
-        var row = found
-        let key = OutboxBatch.groupKey(row)
-        let i = index[key]
-        row.batch = i.map { batches[$0].key } ?? row.id
-        row.leaseUntil = now + lease
-        row.state = .sending
+        let row = take(found, transition: transition)
         try db.cachedStatement(
             sql: """
                 INSERT INTO outbox (id, seq, transition_id, receiver, route, alert, group_key, purpose, state, attempts,
@@ -295,18 +35,6 @@ final class QueueClaim {
             row.id, row.seq, row.transitionID, row.receiver, row.route, row.alert, row.groupKey, row.purpose,
             row.attempts, row.batch, row.dueAt, row.leaseUntil, row.createdAt, instance,
         ])
-        room -= 1
-        queued(alert: row.alert, receiver: row.receiver)
-        if let i {
-            batches[i].rows.append(row)
-            if let transition { batches[i].transitions.append(transition) }
-        } else {
-            index[key] = batches.count
-            batches.append(
-                OutboxBatch(
-                    key: row.id, receiver: row.receiver, route: row.route, rows: [row],
-                    transitions: transition.map { [$0] } ?? [], attempt: row.attempts, firstCreatedAt: row.createdAt))
-        }
     }
 }
 
@@ -378,32 +106,26 @@ extension SQLiteStore {
             record: record)
     }
 
-    /// Group timing, after Alertmanager: a new group waits `group_wait` to collect alerts; a group
-    /// already waiting is joined; a group notified recently waits until `group_interval` has passed.
+    /// When a delivery is due (`GroupTiming`), from the group's rows.
     static func dueTime(_ db: Database, _ p: PlannedDelivery, now: Int64) throws -> Int64 {
-        if p.groupWait == 0 && p.groupInterval == 0 { return now }
+        if GroupTiming.isImmediate(p) { return now }
         let routeKey = p.route.map { Int64($0) } ?? -1
-        if let waiting = try Int64.fetchOne(
+        let waiting = try Int64.fetchOne(
             db.cachedStatement(
                 sql:
                     "SELECT min(due_at) FROM outbox WHERE receiver = ? AND coalesce(route, -1) = ? AND group_key = ? AND state = 'pending' AND batch IS NULL AND due_at >= ?"
             ),
             arguments: [p.receiver, routeKey, p.groupKey, now])
-        {
-            return waiting
-        }
-        let interval = p.groupInterval.multipliedClamped(by: 1000)
-        if let lastSent = try Int64.fetchOne(
-            db.cachedStatement(
-                sql:
-                    "SELECT max(sent_at) FROM outbox WHERE receiver = ? AND coalesce(route, -1) = ? AND group_key = ? AND state = 'sent'"
-            ),
-            arguments: [p.receiver, routeKey, p.groupKey]),
-            lastSent.addingClamped(interval) > now
-        {
-            return lastSent.addingClamped(interval)
-        }
-        return now.addingClamped(p.groupWait.multipliedClamped(by: 1000))
+        let lastSent =
+            waiting != nil
+            ? nil
+            : try Int64.fetchOne(
+                db.cachedStatement(
+                    sql:
+                        "SELECT max(sent_at) FROM outbox WHERE receiver = ? AND coalesce(route, -1) = ? AND group_key = ? AND state = 'sent'"
+                ),
+                arguments: [p.receiver, routeKey, p.groupKey])
+        return GroupTiming.due(p, now: now, waiting: waiting, lastSent: lastSent)
     }
 
     /// Logs transitions made outside evaluation (tests, benchmarks, tools) with their messages and
@@ -558,16 +280,7 @@ extension SQLiteStore {
             // One query: each firing alert's newest transition (not one query per alert).
             try TransitionRecord.fetchAll(
                 db,
-                sql: """
-                    SELECT t.* FROM transitions t JOIN (
-                        SELECT max(t.id) AS tid
-                        FROM alert_states a JOIN transitions t
-                          ON t.rule = a.rule AND t.station = a.station AND t.metric = a.metric
-                        WHERE a.status = 'firing'
-                        GROUP BY a.rule, a.station, a.metric
-                    ) f ON t.id = f.tid
-                    ORDER BY t.id
-                    """
+                sql: AlertSQL.firingLatest(select: "t.*")
             ).map { record in
                 (
                     AlertKey(rule: record.rule, station: record.station, metric: record.metric), record.id ?? 0,
@@ -642,15 +355,6 @@ extension SQLiteStore {
             for id in ids { try release.execute(arguments: [id]) }
         }
     }
-}
-
-public enum OutboxOutcome: Sendable {
-    /// Sent, dead, muted or dropped; or back to pending at `retryAt` (ms).
-    case finish(OutboxBatch, state: OutboxRecord.State, now: Int64, retryAt: Int64?, error: String?)
-    /// Held for a quiet-hours digest under `batchKey`, due at `dueAt` (ms).
-    case reschedule(OutboxBatch, batchKey: String, dueAt: Int64)
-    /// A transition Klaxon raises about itself, queued for one receiver.
-    case system(Transition, message: String, receiver: String, now: Int64)
 }
 
 extension SQLiteStore {

@@ -1,12 +1,7 @@
 import Foundation
 import GRDB
 import KlaxonCore
-
-/// Errors about trips, worded for people.
-public struct TripError: Error, CustomStringConvertible, Sendable {
-    public let description: String
-    public init(_ description: String) { self.description = description }
-}
+import KlaxonStore
 
 extension SQLiteStore {
     /// Saves a new trip; a trip of the same owner and name is an error unless `replace`.
@@ -144,34 +139,23 @@ extension SQLiteStore {
     }
 
     static func weather(for trip: Trip, radiusKm: Double, _ db: Database) throws -> [DayWeather] {
-        do {
-            let places = try Row.fetchAll(db, sql: "SELECT DISTINCT place, latitude, longitude FROM forecasts")
-            var out: [DayWeather] = []
-            var seen: Set<String> = []
-            for day in Packer.days(of: trip) {
-                let stop = trip.stops[day.stopIndex]
-                guard let lat = stop.latitude, let lon = stop.longitude else { continue }
-                var best: (String, Double)? = nil
-                for p in places {
-                    let d = Geo.distanceKm(lat1: lat, lon1: lon, lat2: p["latitude"], lon2: p["longitude"])
-                    if d <= radiusKm, d < (best?.1 ?? .infinity) { best = (p["place"], d) }
-                }
-                guard let place = best?.0, !seen.contains("\(place)|\(day.date)") else { continue }
-                seen.insert("\(place)|\(day.date)")
-                let rows = try String.fetchAll(
-                    db,
-                    sql: """
-                        SELECT weather FROM forecasts WHERE place = ? AND date = ?
-                        ORDER BY climatology, issued DESC LIMIT 1
-                        """, arguments: [place, day.date])
-                if var w = rows.first.flatMap({ try? JSONDecoder().decode(DayWeather.self, from: Data($0.utf8)) }) {
-                    // The packing algorithm matches weather to days by the stop's place.
-                    w.place = stop.place
-                    out.append(w)
-                }
-            }
-            return out
+        let places = try Row.fetchAll(db, sql: "SELECT DISTINCT place, latitude, longitude FROM forecasts").map {
+            (place: $0["place"] as String, latitude: $0["latitude"] as Double, longitude: $0["longitude"] as Double)
         }
+        var out: [DayWeather] = []
+        for day in TripPlaces.forecastDays(trip, places: places, radiusKm: radiusKm) {
+            let rows = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT weather FROM forecasts WHERE place = ? AND date = ?
+                    ORDER BY climatology, issued DESC LIMIT 1
+                    """, arguments: [day.place, day.date])
+            if var w = rows.first.flatMap({ try? JSONDecoder().decode(DayWeather.self, from: Data($0.utf8)) }) {
+                w.place = day.stopPlace
+                out.append(w)
+            }
+        }
+        return out
     }
 
     /// Alerts stored for places within `radiusKm` of a trip's stops.
@@ -186,13 +170,7 @@ extension SQLiteStore {
                 guard let p = PlacePoint(key: row["place"]),
                     let a = try? JSONDecoder().decode(WeatherAlert.self, from: Data((row["alert"] as String).utf8))
                 else { continue }
-                for (i, stop) in trip.stops.enumerated() {
-                    guard let lat = stop.latitude, let lon = stop.longitude else { continue }
-                    if Geo.distanceKm(lat1: lat, lon1: lon, lat2: p.latitude, lon2: p.longitude) <= radiusKm {
-                        out.append((i, a))
-                        break
-                    }
-                }
+                if let i = TripPlaces.stop(of: trip, near: p, radiusKm: radiusKm) { out.append((i, a)) }
             }
             return out
         }

@@ -1,55 +1,9 @@
 import Foundation
 import GRDB
 import KlaxonCore
+import KlaxonStore
 
-/// A row of `source_state`: one configured source's cursor and health.
-public struct SourceStateRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "source_state"
-    public var source: String
-    public var cursor: String?
-    public var lastAttempt: Int64?
-    public var lastSuccess: Int64?
-    public var lastError: String?
-    public var failures: Int
-    public var notBefore: Int64?
-
-    enum CodingKeys: String, CodingKey {
-        case source, cursor
-        case lastAttempt = "last_attempt"
-        case lastSuccess = "last_success"
-        case lastError = "last_error"
-        case failures
-        case notBefore = "not_before"
-    }
-}
-
-/// Summary statistics of one series over a time range: of its readings not suspect.
-public struct SeriesSummary: Sendable, Equatable {
-    public var count: Int
-    public var min: Double
-    public var mean: Double
-    public var max: Double
-    public var sum: Double
-    public var first: Int64
-    public var last: Int64
-    /// Suspect readings in the range, left out of the figures.
-    public var suspect = 0
-
-    public init(
-        count: Int, min: Double, mean: Double, max: Double, sum: Double, first: Int64, last: Int64, suspect: Int = 0
-    ) {
-        self.count = count
-        self.min = min
-        self.mean = mean
-        self.max = max
-        self.sum = sum
-        self.first = first
-        self.last = last
-        self.suspect = suspect
-    }
-}
-
-extension SQLiteStore {
+extension SQLiteStore: StationMetadataSource {
     /// Writes what a fetch or an imported file produced, in one transaction: station metadata
     /// (merged: a field a source leaves out keeps its stored value), NWS gauges, readings, quake
     /// events (counted in the stats like readings), and — for a configured source — its new cursor.
@@ -150,57 +104,14 @@ extension SQLiteStore {
         }
     }
 
-    /// Station metadata by station id, with NWS gauges folded in (a gauge's LID and name, and its zone
-    /// and position where the station has none).
-    public func stationInfos() async throws -> [String: StationInfo] {
-        try await stationInfos(gauges: gauges())
-    }
-
-    /// Station metadata and NWS flood categories together, reading the gauges once (what an
-    /// evaluation needs).
-    public func stationsAndFloods() async throws -> (stations: [String: StationInfo], floods: [String: FloodCategories])
-    {
-        let gauges = try await gauges()
-        return (try await stationInfos(gauges: gauges), Self.floodCategories(gauges))
-    }
-
-    func stationInfos(gauges: [GaugeInfo]) async throws -> [String: StationInfo] {
-        try await reader.read { db in
-            var out: [String: StationInfo] = [:]
-            for r in try StationRecord.fetchAll(db) { out[r.id] = r.info }
-            for g in gauges {
-                var s = out[g.stationID] ?? StationInfo(id: g.stationID, source: "nwps")
-                s.nwsLID = g.lid
-                s.usgsID = s.usgsID ?? g.usgsID
-                // NWS names are written for people ("Willamette R at Portland, OR"); USGS site names
-                // often are not ("WILLAMETTE RIVER AT PORTLAND, OR").
-                s.name = g.description ?? g.name ?? s.name
-                s.timeZone = s.timeZone ?? g.timeZone
-                s.latitude = s.latitude ?? g.latitude
-                s.longitude = s.longitude ?? g.longitude
-                out[g.stationID] = s
-            }
-            return out
-        }
-    }
-
-    /// NWS flood categories by station id (the gauge's USGS site when it has one, else its LID);
-    /// gauges with no defined category are left out.
-    public func floodCategories() async throws -> [String: FloodCategories] {
-        Self.floodCategories(try await gauges())
-    }
-
-    static func floodCategories(_ gauges: [GaugeInfo]) -> [String: FloodCategories] {
-        var out: [String: FloodCategories] = [:]
-        for g in gauges where !g.categories.isEmpty { out[g.stationID] = g.categories }
-        return out
+    public func stationRecords() async throws -> [StationRecord] {
+        try await reader.read { db in try StationRecord.fetchAll(db) }
     }
 
     /// The station id readings are stored under for an id a person typed: a station id, a USGS site
     /// (with or without `USGS-`), or an NWS LID (any case). Nil when nothing matches.
     public func resolveStation(_ typed: String) async throws -> String? {
-        let trimmed = typed.trimmingCharacters(in: .whitespaces)
-        let id = trimmed.uppercased().hasPrefix("USGS-") ? String(trimmed.dropFirst(5)) : trimmed
+        let id = StationMetadata.typedID(typed)
         return try await reader.read { db in
             if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stations WHERE id = ?)", arguments: [id])
                 == true
@@ -303,20 +214,5 @@ extension SQLiteStore {
             }
             return out
         }
-    }
-}
-
-extension StationRecord {
-    /// The station as the core sees it (ids of other agencies come from the attributes).
-    public var info: StationInfo {
-        var attrs =
-            (try? JSONSerialization.jsonObject(with: Data(attributes.utf8))) as? [String: Any] ?? [:]
-        let usgs = attrs.removeValue(forKey: "usgs_id") as? String
-        let lid = attrs.removeValue(forKey: "nws_lid") as? String
-        var strings: [String: String] = [:]
-        for (k, v) in attrs { strings[k] = "\(v)" }
-        return StationInfo(
-            id: id, source: source, name: name, latitude: latitude, longitude: longitude, timeZone: timeZone,
-            usgsID: usgs, nwsLID: lid, attributes: strings)
     }
 }

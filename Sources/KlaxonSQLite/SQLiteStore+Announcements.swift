@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import KlaxonStore
 
 /// What an event rule (quake, trip-packing) last announced about one thing, kept as JSON in its
 /// table (`quake_announcements`, `trip_announcements`) under the rule and the thing's key columns.

@@ -1,17 +1,7 @@
 import Foundation
 import GRDB
 import KlaxonCore
-
-/// The tables `klaxon migrate-store` copies from one store to another, parents before the tables
-/// that refer to them. Both backends have these tables with the same columns. `instances` (the
-/// running daemons' leases) is not copied.
-public enum StoreTables {
-    public static let copied = [
-        "stations", "series", "readings", "ingest_log", "meta", "source_state", "gauges", "alert_states",
-        "transitions", "outbox", "silences", "acks", "quake_events", "quake_aliases", "quake_revisions",
-        "quake_announcements", "trips", "forecasts", "weather_alerts", "trip_announcements", "metric_counts",
-    ]
-}
+import KlaxonStore
 
 extension SQLiteStore {
     /// How many rows `table` (one of `StoreTables.copied`) holds.

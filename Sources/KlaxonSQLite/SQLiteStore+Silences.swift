@@ -1,44 +1,7 @@
 import Foundation
 import GRDB
 import KlaxonCore
-
-/// A row of `silences`.
-public struct SilenceRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "silences"
-    public var id: String
-    /// Matchers as text, one per line (`station=01646500`).
-    public var matchers: String
-    public var startsAt: Int64
-    public var endsAt: Int64
-    public var comment: String
-    public var createdBy: String
-    public var createdAt: Int64
-
-    enum CodingKeys: String, CodingKey {
-        case id, matchers
-        case startsAt = "starts_at"
-        case endsAt = "ends_at"
-        case comment
-        case createdBy = "created_by"
-        case createdAt = "created_at"
-    }
-
-    public init(_ s: Silence, createdAt: Int64) {
-        id = s.id
-        matchers = s.matchers.map(\.description).joined(separator: "\n")
-        startsAt = s.starts
-        endsAt = s.ends
-        comment = s.comment
-        createdBy = s.createdBy
-        self.createdAt = createdAt
-    }
-
-    public var silence: Silence? {
-        // Not `try? parse` + compactMap: dropping a matcher that no longer parses would widen the silence.
-        let parsed = matchers.split(separator: "\n").map { Matcher.parseStored(String($0)) }
-        return Silence(id: id, matchers: parsed, starts: startsAt, ends: endsAt, comment: comment, createdBy: createdBy)
-    }
-}
+import KlaxonStore
 
 extension SQLiteStore {
     public func addSilence(_ s: Silence, now: Int64) async throws {
@@ -63,14 +26,8 @@ extension SQLiteStore {
             let ids = try String.fetchAll(
                 db, sql: "SELECT id FROM silences WHERE ends_at > ? AND instr(id, ?) = 1 ORDER BY id",
                 arguments: [now, id])
-            let target: String
-            if ids.contains(id) {
-                target = id
-            } else if ids.count == 1 {
-                target = ids[0]
-            } else {
-                return ids.isEmpty ? .notFound : .ambiguous(ids)
-            }
+            let found = ExpireOutcome.target(id, among: ids)
+            guard let target = found.id else { return found.otherwise }
             try db.execute(
                 sql: "UPDATE silences SET starts_at = min(starts_at, ?1 - 1), ends_at = ?1 WHERE id = ?2",
                 arguments: [now, target])
@@ -87,14 +44,4 @@ extension SQLiteStore {
                 \.silence)
         }
     }
-}
-
-/// What `expireSilence` did.
-public enum ExpireOutcome: Sendable, Equatable {
-    /// The silence with this full id ended now.
-    case expired(String)
-    /// No active or scheduled silence has this id, or an id starting with it.
-    case notFound
-    /// The prefix names several silences (their full ids): nothing was changed.
-    case ambiguous([String])
 }

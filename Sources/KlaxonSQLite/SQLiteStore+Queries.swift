@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import KlaxonCore
+import KlaxonStore
 
 extension SQLiteStore {
     /// Creates or updates a station's metadata.

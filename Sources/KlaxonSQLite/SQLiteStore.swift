@@ -1,0 +1,461 @@
+import Foundation
+import GRDB
+import KlaxonCore
+import KlaxonStore
+
+/// The SQLite `Store`: Klaxon's database (WAL mode, named migrations). Pass a path to open a file; the file and
+/// its schema are created on first use.
+public final class SQLiteStore: Store {
+    public let path: String
+    /// Readers: every query goes through this.
+    let reader: any DatabaseReader
+    /// Nil when the store was opened read-only.
+    let writer: (any DatabaseWriter)?
+    /// The file opened (its device and inode): a deleted or replaced file is seen (`storeFile()`),
+    /// and the writer refuses to commit to it. Nil when opened read-only.
+    let file: DatabaseFileIdentity?
+
+    private init(
+        path: String, reader: any DatabaseReader, writer: (any DatabaseWriter)?, file: DatabaseFileIdentity? = nil
+    ) {
+        self.path = path
+        self.reader = reader
+        self.writer = writer
+        self.file = file
+    }
+
+    /// Opens (creating if needed) a database file for reading and writing, and migrates it.
+    /// `writerCacheMiB` is the writing connection's page cache: 32 MiB suits bulk ingest; the daemon,
+    /// which writes a little at a time and stays up, takes less.
+    /// `readerCacheMiB` is each reader's (the daemon keeps them small: its reads are narrow).
+    /// With `create: false` (a command that expects a database: `silence add`, `outbox list`), a path
+    /// with no file, or a file that is not a Klaxon database, is an error and nothing is created.
+    public static func open(
+        path: String, writerCacheMiB: Int = 32, readerCacheMiB: Int = 4, create: Bool = true
+    ) throws -> SQLiteStore {
+        if !create { try requireKlaxonDatabase(path: path) }
+        let file = DatabaseFileIdentity(path: path)
+        let fileGuard = DatabaseFileGuard(file: file)
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        // Readers serve the API, chat and pages: a few of them, with small caches. The writer's cache
+        // is the one bulk ingest and evaluation lean on.
+        config.maximumReaderCount = 3
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // A large page cache for the writer (bulk ingest touches many index pages), 4 MiB for each
+            // reader.
+            let kib = (db.configuration.readonly ? max(1, readerCacheMiB) : max(1, writerCacheMiB)) * 1024
+            try db.execute(sql: "PRAGMA cache_size = -\(kib)")
+            // Statement journals (an insert checked against a foreign key keeps one) in memory, not
+            // in a temporary file opened per statement: a fifth of an evaluation's time went there.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
+            // The writer commits nothing once its file is no longer the one at the path.
+            if !db.configuration.readonly { db.add(transactionObserver: fileGuard, extent: .databaseLifetime) }
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: "\(error)")
+        }
+        // The file exists now (and its write-ahead log): what is at the path from here on must be it.
+        file.capture()
+        try migrator.migrate(pool)
+        return SQLiteStore(path: path, reader: pool, writer: pool, file: file)
+    }
+
+    /// There is a file (not a folder) at `path`.
+    static func requireFile(path: String) throws {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw StoreError.missingFile(path: path)
+        }
+        guard !isFolder.boolValue else {
+            throw StoreError.cannotOpen(path: path, reason: "it is a folder, not a database file")
+        }
+    }
+
+    /// A command that expects a database finds one at `path`: a file with Klaxon's first migration.
+    static func requireKlaxonDatabase(path: String) throws {
+        try requireFile(path: path)
+        var config = Configuration()
+        config.readonly = true
+        config.busyMode = .timeout(10)
+        let applied: Set<String>
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: config)
+            applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (\(error))")
+        }
+        guard applied.contains("v1-readings") else {
+            throw StoreError.cannotOpen(
+                path: path,
+                reason:
+                    "not a Klaxon database; start `klaxon run` or `klaxon ingest` on it first, or check --db/--config")
+        }
+    }
+
+    /// Opens an existing database read-only: nothing can write to it through this store.
+    public static func openReadOnly(path: String) throws -> SQLiteStore {
+        try requireFile(path: path)
+        var config = Configuration()
+        config.readonly = true
+        config.busyMode = .timeout(10)
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(path: path, configuration: config)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (\(error))")
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: "\(error)")
+        }
+        let applied: Set<String>
+        let complete: Bool
+        do {
+            (applied, complete) = try queue.read { db in
+                (try migrator.appliedIdentifiers(db), try migrator.hasCompletedMigrations(db))
+            }
+        } catch let error as DatabaseError where StoreFailure.classify(error)?.kind != .busy {
+            // A file that is not a database at all (text, a foreign format) or cannot be read.
+            throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (\(error))")
+        }
+        guard applied.contains("v1-readings") else {
+            throw StoreError.cannotOpen(path: path, reason: "not a Klaxon database (run `klaxon ingest` first)")
+        }
+        // Queries read columns the newer migrations added (`readings.suspect`): an older schema cannot
+        // be read here, and read-only it cannot be upgraded.
+        guard complete else {
+            throw StoreError.cannotOpen(
+                path: path,
+                reason:
+                    "written by an older klaxon; run a command that writes to it once (`klaxon ingest`, `evaluate`) to upgrade it"
+            )
+        }
+        return SQLiteStore(path: path, reader: queue, writer: nil)
+    }
+
+    public func readingWriter() throws -> any ReadingWriter { ReadingIngester(writer: try requireWriter()) }
+
+    func requireWriter() throws -> any DatabaseWriter {
+        guard let writer else { throw StoreError.readOnly(path: path) }
+        return writer
+    }
+
+    /// The schema, one named migration per step. Never edit a shipped migration: add one.
+    static let migrator: DatabaseMigrator = {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1-readings") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE stations (
+                        id TEXT PRIMARY KEY NOT NULL CHECK (id <> ''),
+                        source TEXT,
+                        name TEXT,
+                        latitude REAL CHECK (latitude IS NULL OR latitude BETWEEN -90 AND 90),
+                        longitude REAL CHECK (longitude IS NULL OR longitude BETWEEN -180 AND 180),
+                        time_zone TEXT,
+                        attributes TEXT NOT NULL DEFAULT '{}'
+                    );
+                    CREATE TABLE series (
+                        id INTEGER PRIMARY KEY,
+                        station TEXT NOT NULL REFERENCES stations(id),
+                        metric TEXT NOT NULL CHECK (metric <> ''),
+                        unit TEXT,
+                        UNIQUE (station, metric)
+                    );
+                    CREATE TABLE readings (
+                        -- No REFERENCES clause: the ingester resolves every series_id itself, and a
+                        -- foreign-key probe per row would cost a fifth of bulk-ingest time.
+                        series_id INTEGER NOT NULL,
+                        time INTEGER NOT NULL,
+                        value REAL NOT NULL,
+                        quality TEXT,
+                        revised INTEGER NOT NULL DEFAULT 0 CHECK (revised IN (0, 1)),
+                        PRIMARY KEY (series_id, time)
+                    ) WITHOUT ROWID;
+                    -- What each ingest batch changed, per series: evaluation reads this instead of a
+                    -- per-reading sequence column, whose index would cost every insert a second B-tree write.
+                    CREATE TABLE ingest_log (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        series_id INTEGER NOT NULL REFERENCES series(id),
+                        min_time INTEGER NOT NULL,
+                        count INTEGER NOT NULL CHECK (count > 0)
+                    );
+                    CREATE TABLE meta (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        value TEXT NOT NULL
+                    );
+                    """)
+        }
+        m.registerMigration("v1-alerts") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE alert_states (
+                        rule TEXT NOT NULL,
+                        station TEXT NOT NULL,
+                        metric TEXT NOT NULL,
+                        status TEXT NOT NULL CHECK (status IN ('inactive', 'pending', 'firing')),
+                        level TEXT,
+                        since INTEGER,
+                        state TEXT NOT NULL,
+                        updated_at INTEGER NOT NULL,
+                        PRIMARY KEY (rule, station, metric)
+                    );
+                    CREATE TABLE transitions (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        rule TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        station TEXT NOT NULL,
+                        metric TEXT NOT NULL,
+                        state TEXT NOT NULL CHECK (state IN ('firing', 'resolved', 'changed')),
+                        level TEXT,
+                        from_level TEXT,
+                        at INTEGER NOT NULL,
+                        value REAL,
+                        unit TEXT,
+                        severity TEXT NOT NULL CHECK (severity IN ('info', 'warning', 'critical')),
+                        labels TEXT NOT NULL DEFAULT '{}',
+                        summary TEXT NOT NULL,
+                        explanation TEXT NOT NULL,
+                        message TEXT NOT NULL,
+                        recorded_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX transitions_by_alert ON transitions(rule, station, metric, id);
+                    """)
+        }
+        m.registerMigration("v2-outbox") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE outbox (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        seq INTEGER NOT NULL UNIQUE,
+                        transition_id INTEGER NOT NULL REFERENCES transitions(id),
+                        receiver TEXT NOT NULL,
+                        route INTEGER,
+                        alert TEXT NOT NULL,
+                        group_key TEXT NOT NULL,
+                        purpose TEXT NOT NULL DEFAULT 'transition'
+                            CHECK (purpose IN ('transition', 'repeat', 'system')),
+                        state TEXT NOT NULL DEFAULT 'pending'
+                            CHECK (state IN ('pending', 'sending', 'sent', 'dead', 'muted', 'dropped')),
+                        batch TEXT,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        due_at INTEGER NOT NULL,
+                        lease_until INTEGER,
+                        created_at INTEGER NOT NULL,
+                        sent_at INTEGER,
+                        last_error TEXT
+                    );
+                    CREATE INDEX outbox_by_state_due ON outbox(state, due_at);
+                    CREATE INDEX outbox_by_alert ON outbox(alert, receiver, seq);
+                    CREATE TABLE silences (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        matchers TEXT NOT NULL,
+                        starts_at INTEGER NOT NULL,
+                        ends_at INTEGER NOT NULL CHECK (ends_at > starts_at),
+                        comment TEXT NOT NULL,
+                        created_by TEXT NOT NULL,
+                        created_at INTEGER NOT NULL
+                    );
+                    """)
+        }
+        m.registerMigration("v3-water") { db in
+            try db.execute(
+                sql: """
+                    -- NWS gauges (NWPS metadata): flood categories and the USGS id <-> NWS LID mapping.
+                    CREATE TABLE gauges (
+                        lid TEXT PRIMARY KEY NOT NULL CHECK (lid <> ''),
+                        usgs_id TEXT,
+                        info TEXT NOT NULL,
+                        fetched_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX gauges_by_usgs_id ON gauges(usgs_id);
+                    -- Per configured source: where its next fetch starts, and how the last ones went.
+                    CREATE TABLE source_state (
+                        source TEXT PRIMARY KEY NOT NULL,
+                        cursor TEXT,
+                        last_attempt INTEGER,
+                        last_success INTEGER,
+                        last_error TEXT,
+                        failures INTEGER NOT NULL DEFAULT 0,
+                        -- A server's Retry-After: no fetch before this time.
+                        not_before INTEGER
+                    );
+                    """)
+        }
+        m.registerMigration("v4-quakes") { db in
+            try db.execute(
+                sql: """
+                    -- Quake events, stored once under the id first seen; `seq` orders changes for evaluation.
+                    CREATE TABLE quake_events (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        time INTEGER NOT NULL,
+                        updated INTEGER NOT NULL,
+                        magnitude REAL,
+                        latitude REAL NOT NULL,
+                        longitude REAL NOT NULL,
+                        depth_km REAL,
+                        status TEXT NOT NULL,
+                        type TEXT NOT NULL,
+                        event TEXT NOT NULL,
+                        seq INTEGER NOT NULL,
+                        first_seen INTEGER NOT NULL
+                    );
+                    CREATE INDEX quake_events_by_time ON quake_events(time);
+                    CREATE INDEX quake_events_by_seq ON quake_events(seq);
+                    -- Every id an event is known by (USGS merges events under another network's id).
+                    CREATE TABLE quake_aliases (
+                        alias TEXT PRIMARY KEY NOT NULL,
+                        event_id TEXT NOT NULL REFERENCES quake_events(id)
+                    );
+                    -- Every version of every event, by its `updated` time.
+                    CREATE TABLE quake_revisions (
+                        event_id TEXT NOT NULL REFERENCES quake_events(id),
+                        updated INTEGER NOT NULL,
+                        event TEXT NOT NULL,
+                        recorded_at INTEGER NOT NULL,
+                        PRIMARY KEY (event_id, updated)
+                    );
+                    -- What each quake rule last announced for each event.
+                    CREATE TABLE quake_announcements (
+                        rule TEXT NOT NULL,
+                        event_id TEXT NOT NULL,
+                        announced TEXT NOT NULL,
+                        PRIMARY KEY (rule, event_id)
+                    );
+                    """)
+        }
+        m.registerMigration("v5-trips") { db in
+            try db.execute(
+                sql: """
+                    -- Saved trips, each owned by one owner.
+                    CREATE TABLE trips (
+                        owner TEXT NOT NULL CHECK (owner <> ''),
+                        name TEXT NOT NULL CHECK (name <> ''),
+                        trip TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        updated_at INTEGER NOT NULL,
+                        PRIMARY KEY (owner, name)
+                    );
+                    -- Daily weather per place (a "lat,lon" key), date and source; the newest issue wins.
+                    CREATE TABLE forecasts (
+                        place TEXT NOT NULL,
+                        date TEXT NOT NULL,
+                        source TEXT NOT NULL,
+                        latitude REAL NOT NULL,
+                        longitude REAL NOT NULL,
+                        issued INTEGER NOT NULL,
+                        climatology INTEGER NOT NULL CHECK (climatology IN (0, 1)),
+                        weather TEXT NOT NULL,
+                        seq INTEGER NOT NULL,
+                        PRIMARY KEY (place, date, source)
+                    );
+                    CREATE INDEX forecasts_by_seq ON forecasts(seq);
+                    CREATE TABLE weather_alerts (
+                        id TEXT NOT NULL,
+                        place TEXT NOT NULL,
+                        alert TEXT NOT NULL,
+                        seq INTEGER NOT NULL,
+                        PRIMARY KEY (id, place)
+                    );
+                    -- What each trip-packing rule last announced for each trip.
+                    CREATE TABLE trip_announcements (
+                        rule TEXT NOT NULL,
+                        owner TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        announced TEXT NOT NULL,
+                        PRIMARY KEY (rule, owner, name)
+                    );
+                    """)
+        }
+        m.registerMigration("v6-acks") { db in
+            try db.execute(
+                sql: """
+                    -- An ack holds for the transition it acknowledged: a new state clears it.
+                    CREATE TABLE acks (
+                        rule TEXT NOT NULL,
+                        station TEXT NOT NULL,
+                        metric TEXT NOT NULL,
+                        transition_id INTEGER NOT NULL,
+                        acked_by TEXT NOT NULL,
+                        acked_at INTEGER NOT NULL,
+                        PRIMARY KEY (rule, station, metric)
+                    );
+                    """)
+        }
+        m.registerMigration("v7-ingest-source") { db in
+            // The configured source that wrote a batch, so readings are counted by the source that
+            // fetched them, not by whichever source last described the station.
+            try db.execute(sql: "ALTER TABLE ingest_log ADD COLUMN source TEXT")
+        }
+        m.registerMigration("v8-instances") { db in
+            try db.execute(
+                sql: """
+                    -- Each dispatcher process that claimed outbox rows: a restarted daemon on the same host
+                    -- sees that the process behind a claim is gone and takes the claim back at once.
+                    CREATE TABLE instances (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        host TEXT NOT NULL,
+                        pid INTEGER NOT NULL,
+                        -- The process's start time (clock ticks since boot), so a reused pid is not taken for it.
+                        process_start INTEGER NOT NULL,
+                        registered_at INTEGER NOT NULL,
+                        heartbeat_at INTEGER NOT NULL
+                    );
+                    ALTER TABLE outbox ADD COLUMN claimed_by TEXT;
+                    CREATE INDEX outbox_by_claim ON outbox(claimed_by) WHERE state = 'sending';
+                    """)
+        }
+        m.registerMigration("v9-alert-states-by-series") { db in
+            // Evaluation loads a series' alert states by station and metric (every rule at once); the
+            // primary key leads with the rule, so without this each load scanned the whole table and
+            // a backlog over 20,000 alerting series took a minute.
+            try db.execute(sql: "CREATE INDEX alert_states_by_series ON alert_states(station, metric)")
+        }
+        m.registerMigration("v10-retention") { db in
+            try db.execute(
+                sql: """
+                    -- Retention walks transitions by age; recorded_at grows with id, so each insert
+                    -- appends at the index's end.
+                    CREATE INDEX transitions_by_recorded ON transitions(recorded_at);
+                    -- Pruning folds evaluated ingest-log entries into the oldest of their series and source.
+                    CREATE INDEX ingest_log_by_series ON ingest_log(series_id, source);
+                    CREATE INDEX forecasts_by_date ON forecasts(date);
+                    """)
+        }
+        m.registerMigration("v11-metric-counts") { db in
+            // `/metrics` reads these few rows instead of counting whole tables at every scrape. Triggers
+            // keep them in the same transaction as the event, whichever process writes it; they are
+            // seeded once here from what the tables hold.
+            try db.execute(sql: metricCountsSchema)
+        }
+        m.registerMigration("v12-reading-quality") { db in
+            try db.execute(
+                sql: """
+                    -- A reading out of its metric's physical range, or flagged bad by its source's quality
+                    -- code (KlaxonCore's Plausibility): kept and shown, but evaluation and statistics skip it.
+                    -- 0 or 1. No NOT NULL or CHECK: SQLite tests those on every inserted row, a tenth more
+                    -- CPU for bulk ingest; the ingester binds 0 or 1 itself, and older rows read the default.
+                    ALTER TABLE readings ADD COLUMN suspect INTEGER DEFAULT 0;
+                    -- How many of an entry's readings are suspect: evaluation steps count - suspect of them.
+                    ALTER TABLE ingest_log ADD COLUMN suspect INTEGER NOT NULL DEFAULT 0;
+                    """)
+            try markSuspectReadings(db)
+        }
+        m.registerMigration("v13-outbox-open") { db in
+            try db.execute(
+                sql: """
+                    -- The rows a dispatcher may still send, in queue order: a claim walks this from the
+                    -- oldest and stops at its limit, instead of reading every due row and sorting them.
+                    CREATE INDEX outbox_open_by_seq ON outbox(seq) WHERE state IN ('pending', 'sending');
+                    -- "Is an earlier row of this alert still unsent?" (claims keep a firing before its
+                    -- resolve) without walking the alert's delivered history.
+                    CREATE INDEX outbox_open_by_alert ON outbox(alert, receiver, seq)
+                        WHERE state IN ('pending', 'sending');
+                    """)
+        }
+        return m
+    }()
+}

@@ -1,0 +1,272 @@
+import KlaxonCore
+
+/// The step loop of one readings slice, written once for every backend. A backend's transaction:
+///
+///     var step = ReadingsStep(series, e, states: <the series' alert states>)
+///     for want in step.historyWanted { step.seed(want.index, <readings in (from, through], oldest first>) }
+///     let run = step.run(readings: <each wanted series' readings after `after`, in order, at most `readLimit` in all>)
+///     <save run.states>; <log run.transitions (`TransitionLog`)>; <the cursor when run.slice.done == series.count>
+///
+/// Series are stepped in order until `sliceReadings` readings were stepped; a series cut short is
+/// saved as far as it got and resumed in the next slice. A slice also ends once its series logged
+/// `sliceTransitions` transitions, so their notifications can go out while the rest is evaluated.
+public struct ReadingsStep {
+    public let series: [ChangedSeries]
+    let e: Evaluation
+    /// Each series' session (nil: no rule watches it).
+    private var sessions: [SeriesSession?]
+
+    public init(_ series: [ChangedSeries], _ e: Evaluation, states: [SeriesKey: [String: AlertState]]) {
+        self.series = series
+        self.e = e
+        sessions = series.map { e.engine.session(for: $0.key, unit: $0.unit, states: states[$0.key] ?? [:]) }
+    }
+
+    /// Series whose rules look back (rate, flood trends): they resume with the readings they had
+    /// seen, those (not suspect) with time in `(from, through]`.
+    public var historyWanted: [(index: Int, seriesID: Int64, from: Int64, through: Int64)] {
+        sessions.indices.compactMap { i in
+            guard let s = sessions[i], s.history != nil, let last = s.lastTime else { return nil }
+            return (i, series[i].id, last - e.engine.historySpan(of: s), last)
+        }
+    }
+
+    public mutating func seed(_ index: Int, _ readings: [(time: Int64, value: Double)]) {
+        for r in readings { sessions[index]?.seedHistory(time: r.time, value: r.value) }
+    }
+
+    /// The readings to read: for each series a rule watches, in order, those (not suspect) after
+    /// `after`, oldest first; at most `readLimit` in all (exactly what stepping series by series reads).
+    public var readingsWanted: [(index: Int, seriesID: Int64, after: Int64)] {
+        sessions.indices.compactMap { i in
+            sessions[i].map { (i, series[i].id, $0.lastTime ?? Int64.min) }
+        }
+    }
+
+    public var readLimit: Int { e.sliceReadings + 1 }
+
+    /// What a slice made: the slice's counts, the alert states to save, the transitions to log.
+    public struct Outcome {
+        public var slice = ReadingsSlice()
+        public var states: [AlertStateRecord] = []
+        public var transitions: [Transition] = []
+    }
+
+    /// Steps the readings (`readings[i]`: series `i`'s, as `readingsWanted` asked; missing: none).
+    public func run(readings: [Int: [(time: Int64, value: Double)]]) -> Outcome {
+        var outcome = Outcome()
+        var budget = e.sliceReadings
+        var saved: [SeriesSession] = []
+        for (i, changed) in series.enumerated() {
+            guard budget > 0 else { break }
+            guard var session = sessions[i] else {
+                outcome.slice.done += 1
+                continue
+            }
+            var stepped = 0
+            var more = false
+            for r in readings[i] ?? [] {
+                if stepped == budget {
+                    more = true
+                    break
+                }
+                e.engine.step(&session, time: r.time, value: r.value, into: &outcome.transitions)
+                stepped += 1
+            }
+            budget -= stepped
+            if more {
+                saved.append(session)
+                outcome.slice.partial = stepped
+                break
+            }
+            e.engine.advance(&session, to: e.now, into: &outcome.transitions)
+            saved.append(session)
+            outcome.slice.done += 1
+            outcome.slice.late += max(0, changed.count - changed.stepped - stepped)
+            if outcome.transitions.count >= e.sliceTransitions { break }
+        }
+        outcome.states = AlertStateRecord.records(saved, e)
+        return outcome
+    }
+}
+
+/// Time passing for series that got no reading (stale checks), written once for every backend:
+///
+///     let step = QuietStep(series, e, states: <the series' alert states>)
+///     let run = step.run(newest: <for each of step.newestWanted, its newest reading not suspect>)
+///     <save run.states>; <log run.transitions>
+public struct QuietStep {
+    public let series: [ChangedSeries]
+    let e: Evaluation
+    let states: [SeriesKey: [String: AlertState]]
+    let timeRules: [Rule]
+
+    public init(_ series: [ChangedSeries], _ e: Evaluation, states: [SeriesKey: [String: AlertState]]) {
+        self.series = series
+        self.e = e
+        self.states = states
+        timeRules = e.engine.rules.filter { $0.kind.reactsToTime }
+    }
+
+    /// Series never evaluated yet by a time-driven rule: those rules start from the newest reading.
+    public var newestWanted: [(index: Int, seriesID: Int64)] {
+        series.indices.compactMap { i in
+            let stored = states[series[i].key] ?? [:]
+            let unseeded = timeRules.contains { $0.kind.watches(series[i].key) && stored[$0.name]?.lastTime == nil }
+            return unseeded ? (i, series[i].id) : nil
+        }
+    }
+
+    public func run(newest: [Int: (time: Int64, value: Double)]) -> (
+        states: [AlertStateRecord], transitions: [Transition]
+    ) {
+        var out: [Transition] = []
+        var moved: [SeriesSession] = []
+        for (i, quiet) in series.enumerated() {
+            var stored = states[quiet.key] ?? [:]
+            if let last = newest[i] {
+                for rule in timeRules where stored[rule.name]?.lastTime == nil && rule.kind.watches(quiet.key) {
+                    var st = stored[rule.name] ?? AlertState()
+                    st.lastTime = last.time
+                    st.lastValue = last.value
+                    stored[rule.name] = st
+                }
+            }
+            guard var s = e.engine.session(for: quiet.key, unit: quiet.unit, states: stored) else { continue }
+            let before = out.count
+            e.engine.advance(&s, to: e.now, into: &out)
+            if out.count > before { moved.append(s) }
+        }
+        return (AlertStateRecord.records(moved, e), out)
+    }
+}
+
+extension AlertStateRecord {
+    /// The rows of the sessions' alert states, as of `e.now`.
+    static func records(_ sessions: [SeriesSession], _ e: Evaluation) -> [AlertStateRecord] {
+        var records: [AlertStateRecord] = []
+        for session in sessions {
+            for (rule, state) in e.engine.states(of: session) {
+                records.append(
+                    AlertStateRecord(
+                        key: AlertKey(rule: rule, station: session.series.station, metric: session.series.metric),
+                        state: state, updatedAt: e.now))
+            }
+        }
+        return records
+    }
+}
+
+/// The transitions a transaction logs, written once for every backend: in output order, each with
+/// its rendered message and its planned deliveries, and the metric changes they make.
+///
+///     let log = TransitionLog(out, e)
+///     <insert log.records, learning their ids>
+///     for (i, planned) in log.deliveries { <queue planned, due at `GroupTiming.due`> }
+///     <write log.deltas>; return log.logged(ids: ids)
+public struct TransitionLog {
+    public let transitions: [Transition]
+    public var records: [TransitionRecord]
+    /// Each transition's planned deliveries (empty without routing).
+    public let deliveries: [[PlannedDelivery]]
+    public var deltas = MetricDeltas()
+    let routed: Bool
+
+    public init(_ transitions: [Transition], _ e: Evaluation) {
+        self.transitions = transitions.sorted(by: Transition.outputOrder)
+        records = self.transitions.map { TransitionRecord($0, message: e.render($0), recordedAt: e.now) }
+        deliveries = self.transitions.map { e.route?($0) ?? [] }
+        routed = e.route != nil
+        for t in self.transitions { deltas.transition(rule: t.rule, state: t.state.rawValue) }
+    }
+
+    public var isEmpty: Bool { transitions.isEmpty }
+
+    /// The transitions as logged under `ids` (in `records`' order).
+    public func logged(ids: [Int64]) -> [Logged] {
+        transitions.indices.map { i in
+            Logged(
+                transition: transitions[i], message: records[i].message, id: ids[i],
+                routed: !routed || !deliveries[i].isEmpty)
+        }
+    }
+}
+
+/// Group timing, after Alertmanager: a new group waits `group_wait` to collect alerts; a group
+/// already waiting is joined; a group notified recently waits until `group_interval` has passed.
+/// Each backend reads the two facts (`waiting`, `lastSent`) its own way.
+public enum GroupTiming {
+    /// Whether a delivery is due at once without reading the group (no timing configured).
+    public static func isImmediate(_ p: PlannedDelivery) -> Bool { p.groupWait == 0 && p.groupInterval == 0 }
+
+    /// When a delivery is due. `waiting`: the earliest due time of the group's rows still waiting
+    /// (pending, in no batch, due at or after `now`); `lastSent`: when the group last went out.
+    public static func due(_ p: PlannedDelivery, now: Int64, waiting: Int64?, lastSent: Int64?) -> Int64 {
+        if isImmediate(p) { return now }
+        if let waiting { return waiting }
+        let interval = p.groupInterval.multipliedClamped(by: 1000)
+        if let lastSent, lastSent.addingClamped(interval) > now { return lastSent.addingClamped(interval) }
+        return now.addingClamped(p.groupWait.multipliedClamped(by: 1000))
+    }
+}
+
+/// Changes to `metric_counts` summed in memory, written once per transaction (one upsert per key):
+/// a trigger per row had cost a third of delivery's time.
+public struct MetricDeltas: Sendable {
+    public struct Key: Hashable, Sendable, Comparable {
+        public var family: String
+        public var a: String
+        public var b: String
+
+        public static func < (l: Key, r: Key) -> Bool { (l.family, l.a, l.b) < (r.family, r.a, r.b) }
+    }
+    private var changes: [Key: (n: Int, total: Double)] = [:]
+
+    /// A row of `metric_counts`.
+    public struct Row: Sendable {
+        public var family: String
+        public var a: String
+        public var b: String
+        public var n: Int
+        public var total: Double
+
+        public init(family: String, a: String, b: String, n: Int, total: Double) {
+            self.family = family
+            self.a = a
+            self.b = b
+            self.n = n
+            self.total = total
+        }
+    }
+
+    public init() {}
+
+    public mutating func add(_ family: String, _ a: String, _ b: String = "", n: Int = 1, total: Double = 0) {
+        let key = Key(family: family, a: a, b: b)
+        let old = changes[key] ?? (0, 0)
+        changes[key] = (old.n + n, old.total + total)
+    }
+
+    /// A transition logged.
+    public mutating func transition(rule: String, state: String) { add("transitions", rule, state) }
+
+    /// A row reaching a final state (sent, dead, muted, dropped) from `sending`; `latency` in
+    /// seconds from queueing to sending, for `sent`.
+    public mutating func outcome(receiver: String, state: String, latency: Double?) {
+        add("outbox", state)
+        add("deliveries", receiver, state)
+        if let latency { add("latency", String(Self.bucket(latency)), total: latency) }
+    }
+
+    /// The histogram bucket of a latency: the first bound it is within, else past the last.
+    public static func bucket(_ latency: Double) -> Int {
+        StoreMetrics.latencyBounds.firstIndex { latency <= $0 } ?? StoreMetrics.latencyBounds.count
+    }
+
+    /// The changes to write, in key order (a fixed order: two writers lock rows alike), none that is zero.
+    public var rows: [(key: Key, n: Int, total: Double)] {
+        changes.filter { $0.value.n != 0 || $0.value.total != 0 }.sorted { $0.key < $1.key }.map {
+            ($0.key, $0.value.n, $0.value.total)
+        }
+    }
+}

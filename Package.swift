@@ -140,9 +140,21 @@ let package = Package(
                 "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonPostgres", "KlaxonDelivery", "KlaxonSources",
                 "KlaxonServer",
                 .product(name: "Yams", package: "Yams"),
-                // The demo's local stand-ins for the upstreams and its chat sink.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // `klaxon demo`: the daemon offline, with local stand-ins for the upstreams and a chat sink (the
+        // only reason anything above the server links Hummingbird).
+        .target(
+            name: "KlaxonDemo",
+            dependencies: [
+                "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonDelivery", "KlaxonServer", "KlaxonApp",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -152,7 +164,7 @@ let package = Package(
         .executableTarget(
             name: "klaxon",
             dependencies: [
-                "KlaxonApp", "KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonSources",
+                "KlaxonApp", "KlaxonDemo", "KlaxonCore", "KlaxonStore", "KlaxonDelivery", "KlaxonSources",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -193,7 +205,7 @@ let package = Package(
         .testTarget(
             name: "KlaxonAppTests",
             dependencies: [
-                "KlaxonApp", "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonDelivery", "KlaxonTesting",
+                "KlaxonApp", "KlaxonDemo", "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonDelivery", "KlaxonTesting",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings

@@ -3,6 +3,7 @@ import Foundation
 import KlaxonApp
 import KlaxonCore
 import KlaxonDelivery
+import KlaxonDemo
 import KlaxonSources
 import KlaxonStore
 import Logging
@@ -102,17 +103,6 @@ let storeLogger: Logger = {
     logger.logLevel = .error
     return logger
 }()
-
-/// Runs `body` with the store at `location` open for the call, or with nil when there is none.
-func withOptionalStore<T>(
-    _ location: StoreLocation?, readOnly: Bool, isolation: isolated (any Actor)? = #isolation,
-    _ body: ((any Store)?) async throws -> T
-) async throws -> T {
-    guard let location else { return try await body(nil) }
-    return try await location.withStore(readOnly: readOnly, logger: storeLogger) { store in
-        try await body(store)
-    }
-}
 
 struct RulesOption: ParsableArguments {
     @Option(
@@ -421,119 +411,11 @@ struct DryRunCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await guarded {
-            let clock = ContinuousClock.now
-            let cfg = try config.map { try Config.load(path: $0) }
-            let ruleList = try loadRules(rules.paths(cfg))
-            var previewer: (any Notifier)? = nil
-            if let render, let cfg {
-                guard let n = try DeliveryWiring.notifiers(cfg)[render] else {
-                    throw UserError("--render: no receiver \"\(render)\"\(cfg.knownReceivers)")
-                }
-                previewer = n
-            }
-            // Station names and NWS flood categories come from the replayed database, else from the
-            // config's database when it is a SQLite file that exists (PostgreSQL: give --db).
-            let sourceLocation = try db.map {
-                try StoreLocation.parse($0, environment: ProcessInfo.processInfo.environment)
-            }
-            var contextLocation = sourceLocation
-            if contextLocation == nil, let path = cfg?.database, FileManager.default.fileExists(atPath: path) {
-                contextLocation = .sqlite(path: path)
-            }
-            return try await withOptionalStore(contextLocation, readOnly: true) { context in
-                let source = sourceLocation == nil ? nil : context
-                var stations: [String: StationInfo] = [:]
-                var floods: [String: FloodCategories] = [:]
-                if let context, ruleList.contains(where: { $0.kind is LevelsRule || $0.kind is RateRule }) {
-                    stations = try await context.stationInfos()
-                    floods = try await context.floodCategories()
-                    for line in try await WaterContext.missingCategories(rules: ruleList, store: context) {
-                        printError("warning: \(line)")
-                    }
-                }
-                let dry = DryRun(
-                    rules: ruleList, from: try parseTime(from, option: "--from"), to: try parseTime(to, option: "--to"),
-                    stations: stations, floods: floods)
-                let renderer = try MessageRenderer(rules: ruleList)
-                // Transitions go to the output as they are made; it orders them in bounded memory.
-                let output = DryRunOutput(format: format, explain: explain, renderer: renderer)
-                var result: DryRun.Result
-                if let source {
-                    result = try await dry.run(store: source)
-                } else if previewer == nil {
-                    // Files of any size are read and replayed on a thread of their own, not on the pool.
-                    let files = readings
-                    // The output renders and spills on a third thread meanwhile (parse, evaluate, render).
-                    result = try await offPool {
-                        output.beginBackground()
-                        let replay = Swift.Result {
-                            try dry.run(files: files, emit: { try output.add($0) }, discard: { output.discard($0) })
-                        }
-                        try output.endBackground()
-                        return try replay.get()
-                    }
-                } else {
-                    let files = readings
-                    result = try await offPool { try dry.run(files: files) }
-                }
-                // Trip-packing rules: the stored trips and forecasts, as of --to (default now).
-                if let source, ruleList.contains(where: { $0.kind is TripPackingRule }) {
-                    let trips = try await dry.replay(
-                        trips: source, now: try parseTime(to, option: "--to") ?? nowSeconds())
-                    result.transitions = (result.transitions + trips).sorted(by: Transition.outputOrder)
-                }
-                // Quake rules: the stored revision history, or events files.
-                if ruleList.contains(where: { $0.kind is QuakeRule }) {
-                    var versions: [(key: String?, event: QuakeEvent)] = []
-                    if let source, events.isEmpty {
-                        versions = try await source.quakeRevisions().map { ($0.key, $0.event) }
-                    }
-                    for path in events {
-                        guard let data = try await readFile(path) else {
-                            throw UserError("\(path): cannot read the file")
-                        }
-                        do {
-                            versions += try QuakeParser.parse(data).map { (nil, $0) }
-                        } catch {
-                            throw UserError("\(path): \(error)")
-                        }
-                    }
-                    let quakes = dry.replay(quakes: versions)
-                    result.transitions = (result.transitions + quakes).sorted(by: Transition.outputOrder)
-                }
-                if let previewer, let render {
-                    // The exact payloads, one per transition, as the receiver would get them.
-                    for (i, t) in result.transitions.enumerated() {
-                        let n = AlertNotification(
-                            key: "dry-run-\(i + 1)", receiver: render,
-                            alerts: [NotifiedAlert(transition: t, message: renderer.render(t), id: Int64(i + 1))])
-                        print(
-                            TerminalText.safe(
-                                "--- \(i + 1): \(t.rule) \(t.station) \(t.state.rawValue) at \(Timestamp.format(t.at)) → \(render)"
-                            ))
-                        print(try previewer.render(n))
-                    }
-                    printError(
-                        "dry-run: \(result.readings) readings replayed, \(result.transitions.count) payloads rendered for \(render)"
-                    )
-                    return result.rejected > 0 ? 1 : 0
-                }
-                for t in result.transitions { try output.add(t) }
-                let printed = try await offPool {
-                    let out = BufferedStandardOutput()
-                    let n = try output.finish(out.line)
-                    out.flush()
-                    return n
-                }
-                let elapsed = clock.duration(to: .now)
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                var summary =
-                    "dry-run: \(result.readings) readings replayed, \(printed) transitions, \(String(format: "%.2f", seconds)) s"
-                if result.rejected > 0 { summary += ", \(result.rejected) rows rejected" }
-                if result.suspect > 0 { summary += ", \(result.suspect) suspect readings skipped" }
-                printError(summary)
-                return result.rejected > 0 ? 1 : 0
-            }
+            let job = DryRunJob(
+                rules: rules.rules, readings: readings, events: events, db: db,
+                from: try parseTime(from, option: "--from"), to: try parseTime(to, option: "--to"), format: format,
+                explain: explain, render: render, config: config)
+            return try await job.run()
         }
     }
 }

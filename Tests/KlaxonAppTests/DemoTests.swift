@@ -1,5 +1,6 @@
 import Foundation
 import KlaxonApp
+@testable import KlaxonDemo
 import KlaxonCore
 import KlaxonSources
 import KlaxonTesting

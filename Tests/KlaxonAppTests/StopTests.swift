@@ -12,6 +12,7 @@ import Synchronization
 import Testing
 
 @testable import KlaxonApp
+@testable import KlaxonDemo
 
 /// A TCP connection to 127.0.0.1 made with plain sockets: one that sends nothing (as an HTTP
 /// client's spare pooled connection does), or a request cut off halfway. Closed by `close()`.

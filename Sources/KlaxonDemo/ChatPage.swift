@@ -1,4 +1,5 @@
 import Foundation
+import KlaxonApp
 import KlaxonCore
 
 /// A page showing webhook posts as a team chat would: what the demo's local chat sink received.

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import KlaxonApp
 import KlaxonCore
 import KlaxonDelivery
 import KlaxonSQLite

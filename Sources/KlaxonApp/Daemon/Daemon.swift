@@ -27,7 +27,7 @@ public final class Daemon: Sendable {
     let renderer: MessageRenderer?
     /// Wakes the evaluator (a signal, not a stream: an evaluator cancelled when its duty is lost must
     /// not end the wake-ups of the next one, as a cancelled `AsyncStream` consumer ends the stream).
-    let wake = Wake()
+    package let wake = Wake()
     /// Wakes the dispatcher when an evaluation queued notifications (set once it exists).
     let queued = Box<(@Sendable () -> Void)?>(nil)
     /// The dispatcher's handoff: evaluations claim for it as they commit (set once it exists).
@@ -403,8 +403,8 @@ struct DispatcherService: Service {
 
 /// The evaluator's wake-up: `yield` from anywhere; `next` returns at the first wake-up since the last
 /// `next` (at once if one came meanwhile), or when the waiting task is cancelled.
-final class Wake: Sendable {
+package final class Wake: Sendable {
     private let nudge = Nudge()
-    func yield() { nudge.signal() }
+    package func yield() { nudge.signal() }
     func next() async { await nudge.wait(milliseconds: 3_600_000) }
 }

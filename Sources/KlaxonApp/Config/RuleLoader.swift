@@ -8,16 +8,47 @@ import Yams
 /// problem in every file is reported, not just the first.
 public enum RuleLoader {
     static let commonKeys = ["name", "kind", "severity", "labels", "notify", "message"]
-    static let kindKeys: [String: [String]] = [
-        ThresholdRule.kindName: ["metric", "stations", "above", "below", "clear", "for"],
-        LevelsRule.kindName: ["metric", "stations", "levels", "scale", "direction", "deadband", "min_dwell"],
-        StaleRule.kindName: ["metric", "stations", "after"],
-        RateRule.kindName: ["metric", "stations", "rising", "falling", "per", "window", "clear", "for"],
-        TripPackingRule.kindName: ["trips", "alert_severities"],
-        QuakeRule.kindName: [
-            "min_magnitude", "max_depth_km", "min_sig", "alert_at_least", "tsunami", "near", "types", "reviewed_only",
-        ],
+
+    /// One rule kind as data: its name, its keys (besides `commonKeys`), what it does, and how its
+    /// keys are read. Config reading, `klaxon check`'s messages and the list of kinds all come from
+    /// `ruleKinds`; a new kind is one entry here and its reader.
+    struct RuleKindSpec: Sendable {
+        var name: String
+        var keys: [String]
+        var help: String
+        var read: @Sendable (_ m: inout YAMLMap, _ file: YAMLFile, _ what: String) -> (any RuleKind)?
+    }
+
+    static let ruleKinds: [RuleKindSpec] = [
+        RuleKindSpec(
+            name: ThresholdRule.kindName, keys: ["metric", "stations", "above", "below", "clear", "for"],
+            help: "a value above or below a threshold, for a while", read: { threshold(&$0, file: $1, what: $2) }),
+        RuleKindSpec(
+            name: LevelsRule.kindName,
+            keys: ["metric", "stations", "levels", "scale", "direction", "deadband", "min_dwell"],
+            help: "named levels (flood stages, AQI categories)", read: { levels(&$0, file: $1, what: $2) }),
+        RuleKindSpec(
+            name: StaleRule.kindName, keys: ["metric", "stations", "after"],
+            help: "a series with no reading for too long", read: { stale(&$0, file: $1, what: $2) }),
+        RuleKindSpec(
+            name: RateRule.kindName,
+            keys: ["metric", "stations", "rising", "falling", "per", "window", "clear", "for"],
+            help: "a value rising or falling fast", read: { rate(&$0, file: $1, what: $2) }),
+        RuleKindSpec(
+            name: TripPackingRule.kindName, keys: ["trips", "alert_severities"],
+            help: "a trip's packing list, from its forecasts", read: { tripPacking(&$0, file: $1, what: $2) }),
+        RuleKindSpec(
+            name: QuakeRule.kindName,
+            keys: [
+                "min_magnitude", "max_depth_km", "min_sig", "alert_at_least", "tsunami", "near", "types",
+                "reviewed_only",
+            ],
+            help: "a significant earthquake", read: { quake(&$0, file: $1, what: $2) }),
     ]
+
+    /// The kinds by name, and each kind's keys (for messages and docs).
+    static let kindsByName = Dictionary(uniqueKeysWithValues: ruleKinds.map { ($0.name, $0) })
+    static var kindKeys: [String: [String]] { kindsByName.mapValues(\.keys) }
 
     /// The rule files under the given paths: files as given, folders' `*.yaml`/`*.yml` (not recursive,
     /// so `Rules/tests/` holds tests, not rules), sorted for a stable order.
@@ -125,30 +156,14 @@ public enum RuleLoader {
         var kind: (any RuleKind)? = nil
         var known = commonKeys
         if let kindName {
-            if let keys = kindKeys[kindName] {
-                known += keys
-                switch kindName {
-                case ThresholdRule.kindName: kind = threshold(&m, file: file, what: what)
-                case LevelsRule.kindName: kind = levels(&m, file: file, what: what)
-                case RateRule.kindName: kind = rate(&m, file: file, what: what)
-                case QuakeRule.kindName: kind = quake(&m, file: file, what: what)
-                case TripPackingRule.kindName:
-                    let trips = m.value("trips").flatMap { file.stringList($0, what: "trips") }.map(Set.init)
-                    var severities: Set<String> = ["Extreme", "Severe"]
-                    if let n = m.value("alert_severities"), let list = file.stringList(n, what: "alert_severities") {
-                        let known = ["Extreme", "Severe", "Moderate", "Minor"]
-                        for v in list where !known.contains(v) {
-                            file.error(n, "alert severity \"\(v)\" is not one of \(known.joined(separator: ", "))")
-                        }
-                        severities = Set(list)
-                    }
-                    kind = TripPackingRule(trips: trips, alertSeverities: severities)
-                default: kind = stale(&m, file: file, what: what)
-                }
+            if let spec = kindsByName[kindName] {
+                known += spec.keys
+                kind = spec.read(&m, file, what)
             } else {
                 file.error(
                     kindNode,
-                    "unknown kind \"\(kindName)\" (kinds are \(kindKeys.keys.sorted().joined(separator: ", ")))")
+                    "unknown kind \"\(kindName)\" (kinds are \(ruleKinds.map(\.name).sorted().joined(separator: ", ")))"
+                )
                 m.markAllUsed()
             }
         }
@@ -284,6 +299,19 @@ public enum RuleLoader {
         return LevelsRule(
             metric: ms.0, stations: ms.1, levels: ladder, deadband: deadband, minDwell: dwell, nws: nws, scale: scale,
             direction: direction)
+    }
+
+    static func tripPacking(_ m: inout YAMLMap, file: YAMLFile, what: String) -> TripPackingRule? {
+        let trips = m.value("trips").flatMap { file.stringList($0, what: "trips") }.map(Set.init)
+        var severities: Set<String> = ["Extreme", "Severe"]
+        if let n = m.value("alert_severities"), let list = file.stringList(n, what: "alert_severities") {
+            let known = ["Extreme", "Severe", "Moderate", "Minor"]
+            for v in list where !known.contains(v) {
+                file.error(n, "alert severity \"\(v)\" is not one of \(known.joined(separator: ", "))")
+            }
+            severities = Set(list)
+        }
+        return TripPackingRule(trips: trips, alertSeverities: severities)
     }
 
     static func quake(_ m: inout YAMLMap, file: YAMLFile, what: String) -> QuakeRule? {

@@ -1,4 +1,5 @@
 import Foundation
+import KlaxonApp
 import KlaxonCore
 
 /// What the demo's upstream stand-ins serve: `length` seconds of a made-up world starting at

@@ -142,6 +142,17 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
         return out + (try decoded(rest))
     }
 
+    /// Runs `body` with the store at `location` open for the call, or with nil when there is none.
+    public static func withOptionalStore<T>(
+        _ location: StoreLocation?, readOnly: Bool, isolation: isolated (any Actor)? = #isolation,
+        _ body: ((any Store)?) async throws -> T
+    ) async throws -> T {
+        guard let location else { return try await body(nil) }
+        var logger = Logger(label: "klaxon.store") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = .error
+        return try await location.withStore(readOnly: readOnly, logger: logger) { store in try await body(store) }
+    }
+
     /// Runs `body` with the store open: a SQLite file (read-only if asked), or PostgreSQL through a
     /// pool that runs for the call, after one connection has shown the server answers (else an error
     /// naming `postgres://host:port/database` and the reason). Everything opened is closed before this

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
+import KlaxonApp
 import KlaxonCore
 import KlaxonServer
 import Logging

@@ -34,6 +34,7 @@
 # database (its schema made by that command, so included) and by
 #   psql -c "\copy plain FROM file WITH (FORMAT csv, HEADER true)"
 # into `plain(station text, metric text, time timestamptz, value double precision)` in another new
+# database, and into `keyed`, the same with klaxon's unique key (station, metric, time), in a third
 # database (the table made before timing); and, for reference, `klaxon ingest` into a new SQLite file.
 # Also timed: `klaxon ingest` of a header-only file into a new database (process, connection, schema:
 # the fixed part of the first).
@@ -411,6 +412,20 @@ PY
         record psql_size "$(pg_sql "$db" -c "SELECT pg_database_size(current_database())")"
         drop_db "$db"
 
+        # psql \copy into a table with klaxon's unique key (station, metric, time): the index
+        # maintenance a store that keeps one reading per key cannot avoid.
+        db=ingest_keyed_$run
+        new_db "$db"
+        pg_sql "$db" -c "CREATE TABLE keyed(station text, metric text, time timestamptz, value double precision, UNIQUE (station, metric, time))"
+        t0=$(now)
+        pg_sql "$db" -c "\\copy keyed FROM '$csv' WITH (FORMAT csv, HEADER true)" >"$work/ingest/keyed-$run.log" 2>&1 ||
+            fail "psql \\copy (keyed) failed: $(tail -n 2 "$work/ingest/keyed-$run.log")"
+        t1=$(now)
+        got=$(count_rows "$db" keyed)
+        [[ "$got" == "$m" ]] || fail "psql \\copy (keyed) stored $got rows of $m"
+        record psql_keyed "$(secs "$t0" "$t1")"
+        drop_db "$db"
+
         # klaxon ingest into SQLite, for reference.
         file=$work/ingest/sqlite-$run.sqlite
         t0=$(now)
@@ -419,7 +434,7 @@ PY
         t1=$(now)
         record klaxon_sqlite "$(secs "$t0" "$t1")"
         [[ "${KEEP:-0}" == 1 ]] || rm -f "$file" "$file-wal" "$file-shm"
-        say "run $run: klaxon ingest → PostgreSQL $(last klaxon_pg) s (of which fixed $(last fixed) s), psql \\copy $(last psql) s, klaxon ingest → SQLite $(last klaxon_sqlite) s"
+        say "run $run: klaxon ingest → PostgreSQL $(last klaxon_pg) s (of which fixed $(last fixed) s), psql \\copy $(last psql) s (keyed $(last psql_keyed) s), klaxon ingest → SQLite $(last klaxon_sqlite) s"
     done
 fi
 
@@ -462,10 +477,13 @@ if [[ "$skip_ingest" != 1 ]]; then
     echo "| | seconds | readings/s | vs psql \\copy | database size |"
     echo "|---|---|---|---|---|"
     echo "| psql \\copy into a plain table (4 columns, no keys) | $p | $(rate "$m" "$p") | 1.00× | $(mib "$(get psql_size)") |"
+    q=$(get psql_keyed)
+    echo "| psql \\copy into a table with klaxon's unique key (station, metric, time) | $q | $(rate "$m" "$q") | $(ratio "$q" "$p")× | |"
     echo "| klaxon ingest → PostgreSQL (new database, schema included) | $k | $(rate "$m" "$k") | $(ratio "$k" "$p")× | $(mib "$(get klaxon_pg_size)") |"
     echo "| · of which process, connection and schema (an empty file) | $(get fixed) | | | |"
     echo "| klaxon ingest → SQLite (new file), for reference | $s | $(rate "$m" "$s") | $(ratio "$s" "$p")× | |"
     echo
-    echo "klaxon ingest into PostgreSQL took $(ratio "$k" "$p") times as long as psql \\copy."
+    echo "klaxon ingest into PostgreSQL took $(ratio "$k" "$p") times as long as psql \\copy into a plain table,"
+    echo "and $(ratio "$k" "$q") times as long as psql \\copy into a table with the same unique key."
 fi
 exit $status

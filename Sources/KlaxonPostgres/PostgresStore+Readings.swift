@@ -177,22 +177,23 @@ extension PostgresStore: StationMetadataSource {
         }
         if !changed.isEmpty {
             try await execute("SELECT pg_advisory_xact_lock(\(Self.logLock))", on: c)
-            var binds = PostgresBindings()
-            var values: [String] = []
-            for (n, (id, x)) in changed.sorted(by: { $0.key < $1.key }).enumerated() {
-                binds.append(id)
-                binds.append(x.minTime)
-                binds.append(x.count)
-                binds.append(x.suspect)
-                if let source { binds.append(source) } else { binds.appendNull() }
-                let p = 5 * n
-                values.append(
-                    "($\(p + 1)::bigint, $\(p + 2)::bigint, $\(p + 3)::bigint, $\(p + 4)::bigint, $\(p + 5)::text)")
-            }
+            // One statement, its columns as arrays (a statement of 25,000 parameters took 20 ms to parse).
+            let rows = changed.sorted(by: { $0.key < $1.key })
+            var binds = PostgresBindings(capacity: 6)
+            try binds.append(rows.map(\.key))
+            try binds.append(rows.map(\.value.minTime))
+            try binds.append(rows.map(\.value.count))
+            try binds.append(rows.map(\.value.suspect))
+            binds.append(source ?? "")
+            binds.append(source != nil)
             try await execute(
                 PostgresQuery(
-                    unsafeSQL: "INSERT INTO ingest_log (series_id, min_time, count, suspect, source) VALUES "
-                        + values.joined(separator: ", "), binds: binds), on: c)
+                    unsafeSQL: """
+                        INSERT INTO ingest_log (series_id, min_time, count, suspect, source)
+                        SELECT s, t, n, x, CASE WHEN $6::bool THEN $5::text END
+                        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS u(s, t, n, x, o)
+                        ORDER BY o
+                        """, binds: binds), on: c)
         }
         return stats
     }

@@ -248,7 +248,27 @@ extension PostgresStore {
             CREATE TRIGGER metric_outbox_delete AFTER DELETE ON outbox FOR EACH ROW
                 WHEN (OLD.state IN ('sent', 'dead', 'muted', 'dropped')) EXECUTE FUNCTION metric_outbox_delete();
             """
-        )
+        ),
+        (
+            // The readings count once per statement, not once per `ingest_log` row: a batch of 5,000
+            // new series wrote 5,000 rows, and 5,000 updates of the one `metric_counts` row took 0.45 s
+            // (each walks the row's chain of dead versions), most of an ingest's time.
+            "v2-metric-readings-per-statement",
+            """
+            DROP TRIGGER metric_readings ON ingest_log;
+            CREATE FUNCTION metric_readings_batch() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO metric_counts (family, a, n)
+                SELECT 'readings', coalesce(l.source, st.source, ''), sum(l.count)
+                FROM new_rows l LEFT JOIN series s ON s.id = l.series_id LEFT JOIN stations st ON st.id = s.station
+                GROUP BY 2
+                ON CONFLICT (family, a, b) DO UPDATE SET n = metric_counts.n + excluded.n;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER metric_readings AFTER INSERT ON ingest_log REFERENCING NEW TABLE AS new_rows
+                FOR EACH STATEMENT EXECUTE FUNCTION metric_readings_batch();
+            """
+        ),
     ]
 
     /// Applies the migrations not yet applied. Safe to run from several processes at once: a

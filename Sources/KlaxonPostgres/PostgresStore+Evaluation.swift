@@ -63,24 +63,24 @@ extension PostgresStore: EvaluationBackend {
     {
         try await transaction { c in
             try await self.evaluationTurn(on: c)
-            var step = ReadingsStep(series, e, states: try await self.loadStates(series.map(\.key), on: c))
-            for want in step.historyWanted {
-                step.seed(
-                    want.index,
-                    try await self.pairs(
-                        """
-                        SELECT time, value FROM readings
-                        WHERE series_id = \(want.seriesID) AND time > \(want.from) AND time <= \(want.through)
-                          AND NOT suspect ORDER BY time
-                        """, on: c))
+            let step = ReadingsStep(series, e)
+            let states = try await self.loadStates(series.map(\.key), on: c)
+            let wanted = step.wanted { states[series[$0].key] ?? [:] }
+            var history: [Int: ReadingsStep.Values] = [:]
+            for want in wanted.history {
+                history[want.index] = try await self.pairs(
+                    """
+                    SELECT time, value FROM readings
+                    WHERE series_id = \(want.seriesID) AND time > \(want.from) AND time <= \(want.through)
+                      AND NOT suspect ORDER BY time
+                    """, on: c)
             }
-            var readings: [Int: [(time: Int64, value: Double)]] = [:]
-            let wanted = step.readingsWanted
-            if !wanted.isEmpty {
+            var readings: [Int: ReadingsStep.Values] = [:]
+            if !wanted.readings.isEmpty {
                 var binds = PostgresBindings(capacity: 4)
-                try binds.append(wanted.map(\.seriesID))
-                try binds.append(wanted.map(\.after))
-                try binds.append(wanted.map { Int64($0.index) })
+                try binds.append(wanted.readings.map(\.seriesID))
+                try binds.append(wanted.readings.map(\.after))
+                try binds.append(wanted.readings.map { Int64($0.index) })
                 binds.append(Int64(step.readLimit))
                 for row in try await self.rows(
                     PostgresQuery(
@@ -97,7 +97,10 @@ extension PostgresStore: EvaluationBackend {
                         (try row[1].decode(Int64.self), try row[2].decode(Double.self)))
                 }
             }
-            let run = step.run(readings: readings)
+            let (seeds, read) = (history, readings)
+            let run = step.run(
+                states: { states[series[$0].key] ?? [:] }, history: { i, _, _, _ in seeds[i] ?? [] },
+                readings: { i, _, _, _ in read[i] ?? [] })
             try await self.save(run.states, on: c)
             var slice = run.slice
             slice.logged = try await self.log(run.transitions, e, claim: claim, on: c)

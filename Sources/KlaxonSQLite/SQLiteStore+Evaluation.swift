@@ -54,30 +54,24 @@ extension SQLiteStore: EvaluationBackend {
         async throws -> ReadingsSlice
     {
         try await requireWriter().write { db in
-            var step = ReadingsStep(series, e, states: try Self.loadStates(series.map(\.key), db))
-            for want in step.historyWanted {
-                step.seed(
-                    want.index,
+            let run = try ReadingsStep(series, e).run(
+                states: { i in try Self.loadStates([series[i].key], db)[series[i].key] ?? [:] },
+                history: { _, seriesID, from, through in
                     try Self.pairs(
                         db,
                         """
                         SELECT time, value FROM readings
                         WHERE series_id = ? AND time > ? AND time <= ? AND suspect = 0 ORDER BY time
-                        """, [want.seriesID, want.from, want.through]))
-            }
-            var readings: [Int: [(time: Int64, value: Double)]] = [:]
-            var left = step.readLimit
-            for want in step.readingsWanted where left > 0 {
-                let some = try Self.pairs(
-                    db,
-                    """
-                    SELECT time, value FROM readings
-                    WHERE series_id = ? AND time > ? AND suspect = 0 ORDER BY time LIMIT ?
-                    """, [want.seriesID, want.after, left])
-                left -= some.count
-                readings[want.index] = some
-            }
-            let run = step.run(readings: readings)
+                        """, [seriesID, from, through])
+                },
+                readings: { _, seriesID, after, limit in
+                    try Self.pairs(
+                        db,
+                        """
+                        SELECT time, value FROM readings
+                        WHERE series_id = ? AND time > ? AND suspect = 0 ORDER BY time LIMIT ?
+                        """, [seriesID, after, limit])
+                })
             try Self.save(run.states, db)
             var slice = run.slice
             slice.logged = try Self.log(run.transitions, db, e, claim: claim)

@@ -1,46 +1,48 @@
 import KlaxonCore
 
-/// The step loop of one readings slice, written once for every backend. A backend's transaction:
+/// The step loop of one readings slice, written once for every backend. Series are stepped in
+/// order until `sliceReadings` readings were stepped; a series cut short is saved as far as it got and
+/// resumed in the next slice. A slice also ends once its series logged `sliceTransitions`
+/// transitions, so their notifications can go out while the rest is evaluated.
 ///
-///     var step = ReadingsStep(series, e, states: <the series' alert states>)
-///     for want in step.historyWanted { step.seed(want.index, <readings in (from, through], oldest first>) }
-///     let run = step.run(readings: <each wanted series' readings after `after`, in order, at most `readLimit` in all>)
+/// A backend's transaction runs it with three readers, each asked for one series when the loop
+/// reaches it, so a slice that ends early reads nothing for the series it does not step:
+///
+///     let run = try ReadingsStep(series, e).run(
+///         states: { i in <series i's alert states> },
+///         history: { i, seriesID, from, through in <its readings in (from, through], oldest first> },
+///         readings: { i, seriesID, after, limit in <its readings after `after`, oldest first, at most `limit`> })
 ///     <save run.states>; <log run.transitions (`TransitionLog`)>; <the cursor when run.slice.done == series.count>
 ///
-/// Series are stepped in order until `sliceReadings` readings were stepped; a series cut short is
-/// saved as far as it got and resumed in the next slice. A slice also ends once its series logged
-/// `sliceTransitions` transitions, so their notifications can go out while the rest is evaluated.
+/// (Readings not suspect, throughout.) A backend for which a query per series costs a round trip
+/// reads the slice's states first, asks `wanted(states:)` what else the loop could read, reads that
+/// in a few statements, and answers the readers from what it read.
 public struct ReadingsStep {
     public let series: [ChangedSeries]
     let e: Evaluation
-    /// Each series' session (nil: no rule watches it).
-    private var sessions: [SeriesSession?]
 
-    public init(_ series: [ChangedSeries], _ e: Evaluation, states: [SeriesKey: [String: AlertState]]) {
+    public init(_ series: [ChangedSeries], _ e: Evaluation) {
         self.series = series
         self.e = e
-        sessions = series.map { e.engine.session(for: $0.key, unit: $0.unit, states: states[$0.key] ?? [:]) }
     }
 
-    /// Series whose rules look back (rate, flood trends): they resume with the readings they had
-    /// seen, those (not suspect) with time in `(from, through]`.
-    public var historyWanted: [(index: Int, seriesID: Int64, from: Int64, through: Int64)] {
-        sessions.indices.compactMap { i in
-            guard let s = sessions[i], s.history != nil, let last = s.lastTime else { return nil }
-            return (i, series[i].id, last - e.engine.historySpan(of: s), last)
+    /// What the loop may read, given every series' alert states: the history of series whose rules
+    /// look back (rate, flood trends: they resume with the readings they had seen), and the new
+    /// readings of each series a rule watches, at most `readLimit` in all.
+    public func wanted(states: (Int) -> [String: AlertState]) -> (
+        history: [(index: Int, seriesID: Int64, from: Int64, through: Int64)],
+        readings: [(index: Int, seriesID: Int64, after: Int64)]
+    ) {
+        var history: [(index: Int, seriesID: Int64, from: Int64, through: Int64)] = []
+        var readings: [(index: Int, seriesID: Int64, after: Int64)] = []
+        for (i, changed) in series.enumerated() {
+            guard let s = e.engine.session(for: changed.key, unit: changed.unit, states: states(i)) else { continue }
+            if s.history != nil, let last = s.lastTime {
+                history.append((i, changed.id, last - e.engine.historySpan(of: s), last))
+            }
+            readings.append((i, changed.id, s.lastTime ?? Int64.min))
         }
-    }
-
-    public mutating func seed(_ index: Int, _ readings: [(time: Int64, value: Double)]) {
-        for r in readings { sessions[index]?.seedHistory(time: r.time, value: r.value) }
-    }
-
-    /// The readings to read: for each series a rule watches, in order, those (not suspect) after
-    /// `after`, oldest first; at most `readLimit` in all (exactly what stepping series by series reads).
-    public var readingsWanted: [(index: Int, seriesID: Int64, after: Int64)] {
-        sessions.indices.compactMap { i in
-            sessions[i].map { (i, series[i].id, $0.lastTime ?? Int64.min) }
-        }
+        return (history, readings)
     }
 
     public var readLimit: Int { e.sliceReadings + 1 }
@@ -52,20 +54,30 @@ public struct ReadingsStep {
         public var transitions: [Transition] = []
     }
 
-    /// Steps the readings (`readings[i]`: series `i`'s, as `readingsWanted` asked; missing: none).
-    public func run(readings: [Int: [(time: Int64, value: Double)]]) -> Outcome {
+    public typealias Values = [(time: Int64, value: Double)]
+
+    public func run(
+        states: (_ index: Int) throws -> [String: AlertState],
+        history: (_ index: Int, _ seriesID: Int64, _ from: Int64, _ through: Int64) throws -> Values,
+        readings: (_ index: Int, _ seriesID: Int64, _ after: Int64, _ limit: Int) throws -> Values
+    ) rethrows -> Outcome {
         var outcome = Outcome()
         var budget = e.sliceReadings
         var saved: [SeriesSession] = []
         for (i, changed) in series.enumerated() {
             guard budget > 0 else { break }
-            guard var session = sessions[i] else {
+            guard var session = e.engine.session(for: changed.key, unit: changed.unit, states: try states(i)) else {
                 outcome.slice.done += 1
                 continue
             }
+            if session.history != nil, let last = session.lastTime {
+                for r in try history(i, changed.id, last - e.engine.historySpan(of: session), last) {
+                    session.seedHistory(time: r.time, value: r.value)
+                }
+            }
             var stepped = 0
             var more = false
-            for r in readings[i] ?? [] {
+            for r in try readings(i, changed.id, session.lastTime ?? Int64.min, budget + 1) {
                 if stepped == budget {
                     more = true
                     break

@@ -1,0 +1,225 @@
+import Foundation
+import KlaxonCore
+import KlaxonDelivery
+import KlaxonStore
+import Synchronization
+import Testing
+
+/// The two roles the dispatcher takes (`DeliveryStore`: the outbox and the silences), kept in memory:
+/// the store split lets a dispatcher test run without a database. It keeps the rules the dispatcher
+/// relies on (due rows only, one unsent row per alert and receiver at a time, batches by receiver,
+/// route and group through the shared `OutboxBatch.group`, leases); the conformance suite is what
+/// checks a real backend's.
+final class InMemoryDeliveryStore: DeliveryStore, Sendable {
+    private struct State {
+        var rows: [OutboxRecord] = []
+        var transitions: [Int64: TransitionRecord] = [:]
+        var silences: [Silence] = []
+        var instances: [String: InstanceRecord] = [:]
+        var claimedBy: [String: String] = [:]
+    }
+    private let state = Mutex(State())
+
+    /// Queues a transition for the receivers, due at `dueAt` (ms).
+    func queue(_ t: Transition, receivers: [String], dueAt: Int64) {
+        state.withLock { s in
+            let id = Int64(s.transitions.count + 1)
+            var record = TransitionRecord(t, message: t.summary, recordedAt: dueAt / 1000)
+            record.id = id
+            s.transitions[id] = record
+            for r in receivers {
+                s.rows.append(
+                    OutboxRecord(
+                        id: OutboxRecord.newID(now: dueAt), seq: Int64(s.rows.count + 1), transitionID: id, receiver: r,
+                        route: nil, alert: OutboxRecord.alertKey(t), groupKey: "rule=\(t.rule),station=\(t.station)",
+                        purpose: "transition", state: .pending, batch: nil, attempts: 0, dueAt: dueAt, leaseUntil: nil,
+                        createdAt: dueAt, sentAt: nil, lastError: nil))
+            }
+        }
+    }
+
+    func rows() -> [OutboxRecord] { state.withLock { $0.rows } }
+
+    // MARK: OutboxStore
+
+    func claim(now: Int64, lease: Int64, limit: Int, instance: String?, excluding: [String]) async throws
+        -> [OutboxBatch]
+    {
+        state.withLock { s in
+            var taken: [(OutboxRecord, TransitionRecord?)] = []
+            var open: Set<String> = []
+            for row in s.rows.sorted(by: { $0.seq < $1.seq }) where row.state == .pending || row.state == .sending {
+                let key = row.alert + "|" + row.receiver
+                defer { open.insert(key) }
+                let due = row.state == .pending ? row.dueAt <= now : (row.leaseUntil ?? 0) <= now
+                guard taken.count < limit, due, !open.contains(key), !excluding.contains(row.receiver) else { continue }
+                taken.append((row, s.transitions[row.transitionID]))
+            }
+            let batches = OutboxBatch.group(taken, now: now, lease: lease)
+            for batch in batches {
+                for claimed in batch.rows {
+                    guard let i = s.rows.firstIndex(where: { $0.id == claimed.id }) else { continue }
+                    s.rows[i] = claimed
+                    s.rows[i].batch = batch.key
+                    if let instance { s.claimedBy[claimed.id] = instance }
+                }
+            }
+            return batches
+        }
+    }
+
+    func release(_ batches: [OutboxBatch]) async throws {
+        state.withLock { s in
+            for id in batches.flatMap({ $0.rows.map(\.id) }) {
+                guard let i = s.rows.firstIndex(where: { $0.id == id }), s.rows[i].state == .sending else { continue }
+                s.rows[i].state = .pending
+                s.rows[i].leaseUntil = nil
+                s.claimedBy[id] = nil
+            }
+        }
+    }
+
+    func apply(_ outcomes: [OutboxOutcome]) async throws {
+        state.withLock { s in
+            for outcome in outcomes {
+                switch outcome {
+                case .finish(let batch, let final, let now, let retryAt, let error):
+                    for row in batch.rows {
+                        guard let i = s.rows.firstIndex(where: { $0.id == row.id }) else { continue }
+                        s.rows[i].leaseUntil = nil
+                        s.rows[i].lastError = error
+                        s.claimedBy[row.id] = nil
+                        if let retryAt {
+                            s.rows[i].state = .pending
+                            s.rows[i].dueAt = retryAt
+                        } else {
+                            s.rows[i].state = final
+                            if final == .sent { s.rows[i].sentAt = now }
+                        }
+                    }
+                case .reschedule(let batch, let key, let dueAt):
+                    for row in batch.rows {
+                        guard let i = s.rows.firstIndex(where: { $0.id == row.id }) else { continue }
+                        s.rows[i].state = .pending
+                        s.rows[i].dueAt = dueAt
+                        s.rows[i].batch = key
+                        s.rows[i].attempts -= 1
+                    }
+                case .system(let t, _, let receiver, let now):
+                    let id = Int64(s.transitions.count + 1)
+                    s.transitions[id] = TransitionRecord(t, message: t.summary, recordedAt: now / 1000)
+                    s.rows.append(
+                        OutboxRecord(
+                            id: OutboxRecord.newID(now: now), seq: Int64(s.rows.count + 1), transitionID: id,
+                            receiver: receiver, route: nil, alert: OutboxRecord.alertKey(t), groupKey: "system",
+                            purpose: "system", state: .pending, batch: nil, attempts: 0, dueAt: now, leaseUntil: nil,
+                            createdAt: now, sentAt: nil, lastError: nil))
+                }
+            }
+        }
+    }
+
+    func nextDue() async throws -> Int64? {
+        state.withLock { s in
+            s.rows.compactMap { $0.state == .pending ? $0.dueAt : $0.state == .sending ? $0.leaseUntil : nil }.min()
+        }
+    }
+
+    func outbox(state wanted: OutboxRecord.State?, limit: Int) async throws -> [OutboxRecord] {
+        Array(rows().filter { wanted == nil || $0.state == wanted }.prefix(limit))
+    }
+
+    func outboxCounts() async throws -> [OutboxRecord.State: Int] {
+        Dictionary(grouping: rows(), by: \.state).mapValues(\.count)
+    }
+
+    func retryOutbox(id: String, now: Int64) async throws -> Bool { false }
+
+    func lastNotified(alert: String, receiver: String) async throws -> (sentAt: Int64?, queued: Bool) {
+        let mine = rows().filter { $0.alert == alert && $0.receiver == receiver }
+        return (mine.compactMap(\.sentAt).max(), mine.contains { $0.state == .pending || $0.state == .sending })
+    }
+
+    func firstQueued(alert: String, transitionID: Int64) async throws -> Int64? {
+        rows().filter { $0.alert == alert && $0.transitionID == transitionID }.map(\.createdAt).min()
+    }
+
+    func hasNotification(alert: String, receiver: String, transitionID: Int64) async throws -> Bool {
+        rows().contains { $0.alert == alert && $0.receiver == receiver && $0.transitionID == transitionID }
+    }
+
+    func enqueueRepeat(
+        transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, now: Int64
+    ) async throws {}
+
+    func register(_ instance: InstanceRecord) async throws { state.withLock { $0.instances[instance.id] = instance } }
+
+    func renewLeases(instance: String, until: Int64, now: Int64) async throws -> Int {
+        state.withLock { s in
+            var n = 0
+            for i in s.rows.indices where s.rows[i].state == .sending && s.claimedBy[s.rows[i].id] == instance {
+                s.rows[i].leaseUntil = until
+                n += 1
+            }
+            return n
+        }
+    }
+
+    func claimHolders(excluding instance: String) async throws -> [InstanceRecord] {
+        state.withLock { s in
+            Set(s.claimedBy.values).subtracting([instance]).compactMap { s.instances[$0] }
+        }
+    }
+
+    func releaseClaims(of instances: [String]) async throws -> Int { 0 }
+
+    // MARK: SilenceStore
+
+    func silences(now: Int64, includeExpired: Bool, limit: Int, after: SilenceCursor?) async throws -> SilencePage {
+        SilencePage(silences: [], total: 0, next: nil)
+    }
+    func addSilence(_ s: Silence, now: Int64) async throws { state.withLock { $0.silences.append(s) } }
+    func silences(now: Int64, includeExpired: Bool) async throws -> [Silence] {
+        state.withLock { $0.silences.filter { includeExpired || $0.ends > now } }
+    }
+    func expireSilence(id: String, now: Int64) async throws -> ExpireOutcome { .notFound }
+    func activeSilences(now: Int64) async throws -> [Silence] {
+        state.withLock { $0.silences.filter { $0.starts <= now && now < $0.ends } }
+    }
+}
+
+/// A notifier that keeps what it was asked to send.
+final class RecordingNotifier: Notifier, Sendable {
+    private let sent = Mutex<[AlertNotification]>([])
+    func render(_ notification: AlertNotification) throws -> String { notification.key }
+    func send(_ notification: AlertNotification) async throws { sent.withLock { $0.append(notification) } }
+    var notifications: [AlertNotification] { sent.withLock { $0 } }
+}
+
+/// The dispatcher over the in-memory roles: no database, no server, no time waited.
+@Suite("dispatcher over an in-memory delivery store") struct InMemoryDeliveryStoreTests {
+    @Test("due rows go out once each, in one batch per group; silenced ones are muted; nothing is left claimed")
+    func deliversAndMutes() async throws {
+        let store = InMemoryDeliveryStore()
+        let now = nowMillis()
+        store.queue(transition(station: "A"), receivers: ["r"], dueAt: now - 1)
+        store.queue(transition(station: "B"), receivers: ["r"], dueAt: now - 1)
+        store.queue(transition(station: "C"), receivers: ["r"], dueAt: now + 3_600_000)
+        try await store.addSilence(
+            Silence(
+                id: "s1", matchers: [try Matcher.parse("station=B")], starts: now / 1000 - 60, ends: now / 1000 + 3600,
+                comment: "maintenance", createdBy: "test"), now: now / 1000)
+        let notifier = RecordingNotifier()
+        let dispatcher = Dispatcher(
+            store: store, notifiers: ["r": notifier], routing: Routing(), settings: fastSettings(),
+            clock: { now })
+        // Passes until one claims nothing (the clock stands still: C stays an hour away).
+        for _ in 0..<5 where try await dispatcher.dispatchOnce().batches > 0 {}
+        let rows = store.rows()
+        #expect(notifier.notifications.flatMap(\.alerts).map(\.transition.station) == ["A"])
+        #expect(rows.first { $0.alert.contains("|A|") }?.state == .sent)
+        #expect(rows.first { $0.alert.contains("|B|") }?.state == .muted)
+        #expect(rows.first { $0.alert.contains("|C|") }?.state == .pending)
+        #expect(!rows.contains { $0.state == .sending })
+    }
+}

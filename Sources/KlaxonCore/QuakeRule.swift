@@ -8,7 +8,7 @@ import Foundation
 /// id, what was last announced (`Announced`, stored as JSON) and asks `assess` about each version
 /// of an event it fetches. A new quake fires once; later revisions that matter (magnitude, PAGER
 /// level, review) are updates (`changed`), and a deletion by USGS is a withdrawal (`resolved`).
-public struct QuakeRule: RuleKind {
+public struct QuakeRule: QuakeFamilyRule {
     public static let kindName = "quake"
 
     /// A place the rule watches: events count only within `radiusKm` of one of them.

@@ -3,7 +3,7 @@
 /// transition listing `+ added`, `− removed` and `~ quantity changed` items with the weather change
 /// behind each; a critical weather alert for a stop during the trip is announced once. Nothing is
 /// said about a trip that has ended. Trips are not readings: `step` never fires.
-public struct TripPackingRule: RuleKind {
+public struct TripPackingRule: TripFamilyRule {
     public static let kindName = "trip-packing"
 
     /// Trip names the rule watches; nil = every trip.

@@ -147,12 +147,11 @@ extension PostgresStore: EvaluationBackend {
                 else { continue }
                 versions.append((try row[0].decode(String.self), event))
             }
-            var announced: [String: [String: QuakeRule.Announced]] = [:]
+            var announced: [String: [String: String]] = [:]
             for key in Set(versions.map(\.key)) {
-                for (rule, _) in e.quakes.rules {
-                    announced[key, default: [:]][rule.name] = try await self.loadAnnouncement(
-                        QuakeRule.Announced.self, table: EventRounds.quakeTable,
-                        key: EventRounds.quakeKey(rule: rule.name, event: key), on: c)
+                for rule in e.quakes.ruleNames {
+                    announced[key, default: [:]][rule] = try await self.loadAnnouncement(
+                        table: EventRounds.quakeTable, key: EventRounds.quakeKey(rule: rule, event: key), on: c)
                 }
             }
             let round = EventRounds.quakes(versions, runner: e.quakes, announced: &announced)
@@ -172,16 +171,15 @@ extension PostgresStore: EvaluationBackend {
             try await self.evaluationTurn(on: c)
             let today = TripRunner.today(e.now)
             var inputs: [EventRounds.TripInput] = []
-            var announced: [TripKey: [String: TripPackingRule.Announced]] = [:]
+            var announced: [TripKey: [String: String]] = [:]
             for trip in try await self.trips(owner: nil, on: c) where TripRunner.isAhead(trip, today: today) {
                 inputs.append(
                     EventRounds.TripInput(
                         trip: trip, weather: try await self.weather(for: trip, radiusKm: 30, on: c),
                         alerts: try await self.alerts(for: trip, radiusKm: 30, on: c)))
-                for (rule, _) in e.trips.rules {
-                    announced[TripKey(trip), default: [:]][rule.name] = try await self.loadAnnouncement(
-                        TripPackingRule.Announced.self, table: EventRounds.tripTable,
-                        key: EventRounds.tripKey(rule: rule.name, trip: TripKey(trip)), on: c)
+                for rule in e.trips.ruleNames {
+                    announced[TripKey(trip), default: [:]][rule] = try await self.loadAnnouncement(
+                        table: EventRounds.tripTable, key: EventRounds.tripKey(rule: rule, trip: TripKey(trip)), on: c)
                 }
             }
             let round = EventRounds.trips(inputs, runner: e.trips, now: e.now, announced: &announced)

@@ -300,23 +300,27 @@ extension PostgresStore {
     // MARK: Announcements
 
     /// What an event rule last announced about one thing, stored as JSON under its key columns.
-    func loadAnnouncement<T: Decodable>(
-        _ type: T.Type, table: String, key: [(column: String, value: String)], on c: PostgresConnection
-    ) async throws -> T? {
+    /// The announcement (a rule's JSON) stored under `key` (column, value pairs), or nil.
+    func loadAnnouncement(table: String, key: [(column: String, value: String)], on c: PostgresConnection)
+        async throws -> String?
+    {
         var binds = PostgresBindings()
         for k in key { binds.append(k.value) }
         let condition = key.enumerated().map { "\($0.element.column) = $\($0.offset + 1)" }.joined(separator: " AND ")
         return try await rows(
             PostgresQuery(unsafeSQL: "SELECT announced FROM \(table) WHERE \(condition)", binds: binds), on: c
-        ).first.flatMap { try? JSONDecoder().decode(T.self, from: Data(try $0[0].decode(String.self).utf8)) }
+        ).first.map { try $0[0].decode(String.self) }
     }
 
-    func saveAnnouncement<T: Encodable>(
-        _ value: T, table: String, key: [(column: String, value: String)], on c: PostgresConnection
-    ) async throws {
+    /// Stores `json` under `key`, replacing what was there.
+    func saveAnnouncement(
+        _ json: String, table: String, key: [(column: String, value: String)], on c: PostgresConnection
+    )
+        async throws
+    {
         var binds = PostgresBindings()
         for k in key { binds.append(k.value) }
-        binds.append(String(decoding: try JSONEncoder().encode(value), as: UTF8.self))
+        binds.append(json)
         let columns = key.map(\.column).joined(separator: ", ")
         let marks = (1...(key.count + 1)).map { "$\($0)" }.joined(separator: ", ")
         try await execute(

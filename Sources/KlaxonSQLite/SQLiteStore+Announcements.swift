@@ -5,24 +5,18 @@ import KlaxonStore
 /// What an event rule (quake, trip-packing) last announced about one thing, kept as JSON in its
 /// table (`quake_announcements`, `trip_announcements`) under the rule and the thing's key columns.
 enum Announcements {
-    /// The announcement stored under `key` (column, value pairs), or nil (none yet, or unreadable).
-    static func load<T: Decodable>(
-        _ type: T.Type, _ db: Database, table: String, key: [(column: String, value: String)]
-    ) throws -> T? {
+    /// The announcement (a rule's JSON) stored under `key` (column, value pairs), or nil.
+    static func load(_ db: Database, table: String, key: [(column: String, value: String)]) throws -> String? {
         let condition = key.map { "\($0.column) = ?" }.joined(separator: " AND ")
         return try String.fetchOne(
             db, sql: "SELECT announced FROM \(table) WHERE \(condition)",
-            arguments: StatementArguments(key.map(\.value))
-        ).flatMap { try? JSONDecoder().decode(T.self, from: Data($0.utf8)) }
+            arguments: StatementArguments(key.map(\.value)))
     }
 
-    /// Stores `value` under `key`, replacing what was there.
-    static func save<T: Encodable>(
-        _ value: T, _ db: Database, table: String, key: [(column: String, value: String)]
-    ) throws {
+    /// Stores `json` under `key`, replacing what was there.
+    static func save(_ json: String, _ db: Database, table: String, key: [(column: String, value: String)]) throws {
         let columns = key.map(\.column).joined(separator: ", ")
         let marks = Array(repeating: "?", count: key.count + 1).joined(separator: ", ")
-        let json = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
         try db.execute(
             sql: """
                 INSERT INTO \(table) (\(columns), announced) VALUES (\(marks))

@@ -168,12 +168,11 @@ extension SQLiteStore: EvaluationBackend {
                 else { continue }
                 versions.append((row["id"], event))
             }
-            var announced: [String: [String: QuakeRule.Announced]] = [:]
+            var announced: [String: [String: String]] = [:]
             for key in Set(versions.map(\.key)) {
-                for (rule, _) in e.quakes.rules {
-                    announced[key, default: [:]][rule.name] = try Announcements.load(
-                        QuakeRule.Announced.self, db, table: EventRounds.quakeTable,
-                        key: EventRounds.quakeKey(rule: rule.name, event: key))
+                for rule in e.quakes.ruleNames {
+                    announced[key, default: [:]][rule] = try Announcements.load(
+                        db, table: EventRounds.quakeTable, key: EventRounds.quakeKey(rule: rule, event: key))
                 }
             }
             let round = EventRounds.quakes(versions, runner: e.quakes, announced: &announced)
@@ -192,16 +191,15 @@ extension SQLiteStore: EvaluationBackend {
         try await requireWriter().write { db in
             let today = TripRunner.today(e.now)
             var inputs: [EventRounds.TripInput] = []
-            var announced: [TripKey: [String: TripPackingRule.Announced]] = [:]
+            var announced: [TripKey: [String: String]] = [:]
             for trip in try Self.trips(owner: nil, db) where TripRunner.isAhead(trip, today: today) {
                 inputs.append(
                     EventRounds.TripInput(
                         trip: trip, weather: try Self.weather(for: trip, radiusKm: 30, db),
                         alerts: try Self.alerts(for: trip, radiusKm: 30, db)))
-                for (rule, _) in e.trips.rules {
-                    announced[TripKey(trip), default: [:]][rule.name] = try Announcements.load(
-                        TripPackingRule.Announced.self, db, table: EventRounds.tripTable,
-                        key: EventRounds.tripKey(rule: rule.name, trip: TripKey(trip)))
+                for rule in e.trips.ruleNames {
+                    announced[TripKey(trip), default: [:]][rule] = try Announcements.load(
+                        db, table: EventRounds.tripTable, key: EventRounds.tripKey(rule: rule, trip: TripKey(trip)))
                 }
             }
             let round = EventRounds.trips(inputs, runner: e.trips, now: e.now, announced: &announced)

@@ -22,12 +22,12 @@ public enum EventRounds {
         [("rule", rule), ("owner", trip.owner), ("name", trip.name)]
     }
 
-    /// Quake event versions (in the order they were stored) through the quake rules: a revision is
-    /// an update, never a second new alert. `announced` holds, by event key and rule, what each rule
-    /// last announced; it is updated, and the pairs that changed are returned.
+    /// Quake event versions (in the order they were stored) through the quake family's rules: a
+    /// revision is an update, never a second new alert. `announced` holds, by event key and rule, what
+    /// each rule last announced (its stored JSON); it is updated, and the pairs that changed are returned.
     public static func quakes(
         _ versions: [(key: String, event: QuakeEvent)], runner: QuakeRunner,
-        announced: inout [String: [String: QuakeRule.Announced]]
+        announced: inout [String: [String: String]]
     ) -> (transitions: [Transition], changed: [(event: String, rule: String)]) {
         var out: [Transition] = []
         var changed: [(event: String, rule: String)] = []
@@ -54,11 +54,12 @@ public enum EventRounds {
         }
     }
 
-    /// Trip-packing rules over trips that have not ended (`TripRunner.isAhead`): each list is
-    /// computed from the weather; what differs from the last announcement is a transition.
+    /// The trip family's rules over trips that have not ended (`TripRunner.isAhead`): each list is
+    /// computed from the weather; what differs from the last announcement (stored JSON, by trip and
+    /// rule) is a transition.
     public static func trips(
         _ trips: [TripInput], runner: TripRunner, now: Int64,
-        announced: inout [TripKey: [String: TripPackingRule.Announced]]
+        announced: inout [TripKey: [String: String]]
     ) -> (transitions: [Transition], changed: [(trip: TripKey, rule: String)]) {
         var out: [Transition] = []
         var changed: [(trip: TripKey, rule: String)] = []

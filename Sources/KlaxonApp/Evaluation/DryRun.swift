@@ -195,7 +195,7 @@ public struct DryRun: Sendable {
         let keyed = versions.sorted(by: { ($0.event.updated, $0.event.id) < ($1.event.updated, $1.event.id) }).map {
             given, e in (key: given ?? index.add(e).key ?? e.id, event: e)
         }
-        var announced: [String: [String: QuakeRule.Announced]] = [:]
+        var announced: [String: [String: String]] = [:]
         return EventRounds.quakes(keyed, runner: runner, announced: &announced).transitions
     }
 
@@ -212,7 +212,7 @@ public struct DryRun: Sendable {
                 EventRounds.TripInput(
                     trip: trip, weather: try await store.weather(for: trip), alerts: try await store.alerts(for: trip)))
         }
-        var announced: [TripKey: [String: TripPackingRule.Announced]] = [:]
+        var announced: [TripKey: [String: String]] = [:]
         return EventRounds.trips(inputs, runner: runner, now: now, announced: &announced).transitions
     }
 

@@ -96,13 +96,13 @@ public struct DryRunJob: Sendable {
                 result = try await offPool { try dry.run(files: files) }
             }
             // Trip-packing rules: the stored trips and forecasts, as of --to (default now).
-            if let source, ruleList.contains(where: { $0.kind is TripPackingRule }) {
+            if let source, !TripRunner(rules: ruleList).isEmpty {
                 let trips = try await dry.replay(
                     trips: source, now: to ?? Int64(Date().timeIntervalSince1970))
                 result.transitions = (result.transitions + trips).sorted(by: Transition.outputOrder)
             }
             // Quake rules: the stored revision history, or events files.
-            if ruleList.contains(where: { $0.kind is QuakeRule }) {
+            if !QuakeRunner(rules: ruleList).isEmpty {
                 var versions: [(key: String?, event: QuakeEvent)] = []
                 if let source, events.isEmpty {
                     versions = try await source.quakeRevisions().map { ($0.key, $0.event) }

@@ -20,25 +20,75 @@ public struct ConfiguredSource: Sendable {
 /// Reads `sources:` entries of `klaxon.yaml`.
 extension ConfigReader {
     static let commonSourceKeys = ["name", "kind", "base_url", "every", "timeout"]
-    static let sourceKeys: [String: [String]] = [
-        USGSIVSource.kindName: ["sites", "parameters", "period"],
-        USGSOGCSource.kindName: ["sites", "parameters", "period", "api_key", "api_key_file"],
-        NWPSSource.kindName: ["gauges", "observed"],
-        CWMSSource.kindName: ["office", "timeseries", "unit", "period"],
-        USGSQuakesSource.kindName: [
-            "feed", "starttime", "endtime", "minmagnitude", "latitude", "longitude", "maxradiuskm", "minlatitude",
-            "maxlatitude", "minlongitude", "maxlongitude", "window",
-        ],
-        AQIWebSocketSource.kindName: ["url", "sample_every", "max_frame_bytes", "ping_every", "listen"],
-        AirNowSource.kindName: ["api_key", "api_key_file", "locations"],
-        OpenAQSource.kindName: ["api_key", "api_key_file", "locations"],
-        WAQISource.kindName: ["token", "token_file", "stations"],
-        OpenMeteoSource.kindName: ["archive_url", "geocoding_url", "forecast_days"],
-        OWMSource.kindName: ["api_key", "api_key_file", "endpoint"],
-        NWSAlertsSource.kindName: [],
-        NWSObservationsSource.kindName: ["stations", "units", "period", "latest"],
-        HTTPJSONSource.kindName: ["url", "url_file", "records", "time", "station", "metrics", "headers"],
+    /// One source kind as data: its name, its keys (besides `commonSourceKeys`), and its reader. The
+    /// config's reading, `klaxon check`'s unknown-key and unknown-kind messages come from
+    /// `sourceKinds`; a new kind producing readings is its source file, its parser, and an entry here.
+    struct SourceKindSpec: Sendable {
+        struct Context {
+            var name: String
+            var baseURL: String?
+            var every: Int64?
+            var what: String
+        }
+        var name: String
+        var keys: [String]
+        var read: @Sendable (ConfigReader, inout YAMLMap, Context) -> (any Source)?
+    }
+
+    static let sourceKinds: [SourceKindSpec] = [
+        SourceKindSpec(
+            name: USGSIVSource.kindName, keys: ["sites", "parameters", "period"],
+            read: { r, m, c in r.readUSGSIV(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
+        SourceKindSpec(
+            name: USGSOGCSource.kindName, keys: ["sites", "parameters", "period", "api_key", "api_key_file"],
+            read: { r, m, c in r.readUSGSOGC(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
+        SourceKindSpec(
+            name: NWPSSource.kindName, keys: ["gauges", "observed"],
+            read: { r, m, c in r.readNWPS(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
+        SourceKindSpec(
+            name: USGSQuakesSource.kindName,
+            keys: [
+                "feed", "starttime", "endtime", "minmagnitude", "latitude", "longitude", "maxradiuskm", "minlatitude",
+                "maxlatitude", "minlongitude", "maxlongitude", "window",
+            ],
+            read: { r, m, c in r.readUSGSQuakes(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
+        SourceKindSpec(
+            name: AQIWebSocketSource.kindName,
+            keys: ["url", "sample_every", "max_frame_bytes", "ping_every", "listen"],
+            read: { r, m, c in r.readAQIWebSocket(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
+        SourceKindSpec(
+            name: AirNowSource.kindName, keys: ["api_key", "api_key_file", "locations"],
+            read: { r, m, c in r.readAirNow(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
+        SourceKindSpec(
+            name: OpenAQSource.kindName, keys: ["api_key", "api_key_file", "locations"],
+            read: { r, m, c in r.readOpenAQ(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
+        SourceKindSpec(
+            name: OpenMeteoSource.kindName, keys: ["archive_url", "geocoding_url", "forecast_days"],
+            read: { r, m, c in r.readOpenMeteo(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
+        SourceKindSpec(
+            name: OWMSource.kindName, keys: ["api_key", "api_key_file", "endpoint"],
+            read: { r, m, c in r.readOWM(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
+        SourceKindSpec(
+            name: NWSObservationsSource.kindName, keys: ["stations", "units", "period", "latest"],
+            read: { r, m, c in r.readNWSObservations(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what)
+            }),
+        SourceKindSpec(
+            name: HTTPJSONSource.kindName,
+            keys: ["url", "url_file", "records", "time", "station", "metrics", "headers"],
+            read: { r, m, c in r.readHTTPJSON(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
+        SourceKindSpec(
+            name: NWSAlertsSource.kindName, keys: [],
+            read: { r, m, c in r.readNWSAlerts(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
+        SourceKindSpec(
+            name: WAQISource.kindName, keys: ["token", "token_file", "stations"],
+            read: { r, m, c in r.readWAQI(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
+        SourceKindSpec(
+            name: CWMSSource.kindName, keys: ["office", "timeseries", "unit", "period"],
+            read: { r, m, c in r.readCWMS(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
     ]
+
+    static let sourceKindsByName = Dictionary(uniqueKeysWithValues: sourceKinds.map { ($0.name, $0) })
+    static var sourceKeys: [String: [String]] { sourceKindsByName.mapValues(\.keys) }
 
     func source(_ node: Node) -> ConfiguredSource? {
         guard var m = file.map(node, what: "a source") else { return nil }
@@ -63,178 +113,13 @@ extension ConfigReader {
         var built: (any Source)? = nil
         var known = Self.commonSourceKeys
         if let kind, let name {
-            if let keys = Self.sourceKeys[kind] {
-                known += keys
-                switch kind {
-                case USGSIVSource.kindName:
-                    if let sites = sites(&m, what: what) {
-                        built = USGSIVSource(
-                            name: name, baseURL: baseURL ?? USGSIVSource.defaultBaseURL, every: every ?? 900,
-                            sites: sites, parameters: parameters(&m), period: period(&m))
-                    }
-                case USGSOGCSource.kindName:
-                    let key = secret(&m, "api_key", required: false, what: what)
-                    if let sites = sites(&m, what: what) {
-                        built = USGSOGCSource(
-                            name: name, baseURL: baseURL ?? USGSOGCSource.defaultBaseURL, every: every ?? 900,
-                            sites: sites, parameters: parameters(&m), period: period(&m), apiKey: key?.value)
-                    }
-                case NWPSSource.kindName:
-                    let observed = m.value("observed").flatMap { file.bool($0, what: "observed") } ?? false
-                    if let n = m.required("gauges", what: what), let gauges = file.stringList(n, what: "gauges") {
-                        if gauges.isEmpty { file.error(n, "gauges is empty") }
-                        built = NWPSSource(
-                            name: name, baseURL: baseURL ?? NWPSSource.defaultBaseURL, every: every ?? 86_400,
-                            gauges: gauges, observed: observed)
-                    }
-                case USGSQuakesSource.kindName:
-                    built = quakes(&m, name: name, baseURL: baseURL, every: every, what: what)
-                case AQIWebSocketSource.kindName:
-                    built = aqiWebSocket(&m, name: name, what: what)
-                case AirNowSource.kindName:
-                    let key = secret(&m, "api_key", required: true, what: what)
-                    var locations: [AirNowSource.Location] = []
-                    if let n = m.required("locations", what: what), let items = file.list(n, what: "locations") {
-                        for item in items {
-                            guard var lm = file.map(item, what: "a location") else { continue }
-                            let lat = lm.required("latitude", what: "the location").flatMap {
-                                file.number($0, what: "latitude")
-                            }
-                            let lon = lm.required("longitude", what: "the location").flatMap {
-                                file.number($0, what: "longitude")
-                            }
-                            let d = lm.value("distance").flatMap { file.number($0, what: "distance") } ?? 25
-                            lm.rejectUnknown(known: ["latitude", "longitude", "distance"], what: "a location")
-                            if let lat, let lon { locations.append(.init(latitude: lat, longitude: lon, distance: d)) }
-                        }
-                    }
-                    if let key {
-                        built = AirNowSource(
-                            name: name, baseURL: baseURL ?? AirNowSource.defaultBaseURL, every: every ?? 3_600,
-                            apiKey: key.value, locations: locations)
-                    }
-                case OpenAQSource.kindName:
-                    let key = secret(&m, "api_key", required: true, what: what)
-                    var ids: [Int] = []
-                    if let n = m.required("locations", what: what), let items = file.list(n, what: "locations") {
-                        ids = items.compactMap { file.integer($0, what: "an OpenAQ location id") }
-                    }
-                    if let key {
-                        built = OpenAQSource(
-                            name: name, baseURL: baseURL ?? OpenAQSource.defaultBaseURL, every: every ?? 3_600,
-                            apiKey: key.value, locations: ids)
-                    }
-                case OpenMeteoSource.kindName:
-                    func url(_ key: String) -> String? {
-                        guard let n = m.value(key), let v = file.string(n, what: key) else { return nil }
-                        guard let u = URL(string: v), u.scheme == "http" || u.scheme == "https", u.host != nil else {
-                            file.error(n, "\(key) must be an http(s) URL, not \"\(v)\"")
-                            return nil
-                        }
-                        return v
-                    }
-                    var days = 16
-                    if let n = m.value("forecast_days"), let d = file.integer(n, what: "forecast_days") {
-                        if (1...16).contains(d) { days = d } else { file.error(n, "forecast_days must be 1 to 16") }
-                    }
-                    built = OpenMeteoSource(
-                        name: name, baseURL: baseURL ?? OpenMeteoSource.defaultBaseURL,
-                        archiveURL: url("archive_url") ?? OpenMeteoSource.defaultArchiveURL,
-                        geocodingURL: url("geocoding_url") ?? OpenMeteoSource.defaultGeocodingURL,
-                        every: every ?? 3 * 3_600, forecastDays: days)
-                case OWMSource.kindName:
-                    let key = secret(&m, "api_key", required: true, what: what)
-                    var endpoint = OWMSource.Endpoint.forecast
-                    if let n = m.value("endpoint"), let e = file.string(n, what: "endpoint") {
-                        if let v = OWMSource.Endpoint(rawValue: e) {
-                            endpoint = v
-                        } else {
-                            file.error(n, "endpoint must be forecast (5 day / 3 hour) or onecall, not \"\(e)\"")
-                        }
-                    }
-                    if let key {
-                        built = OWMSource(
-                            name: name, baseURL: baseURL ?? OWMSource.defaultBaseURL, every: every ?? 3 * 3_600,
-                            apiKey: key.value, endpoint: endpoint)
-                    }
-                case NWSObservationsSource.kindName:
-                    built = nwsObservations(&m, name: name, baseURL: baseURL, every: every, what: what)
-                case HTTPJSONSource.kindName:
-                    built = httpJSON(&m, name: name, every: every, what: what)
-                case NWSAlertsSource.kindName:
-                    built = NWSAlertsSource(
-                        name: name, baseURL: baseURL ?? NWSAlertsSource.defaultBaseURL, every: every ?? 900)
-                case WAQISource.kindName:
-                    let token = secret(&m, "token", required: true, what: what)
-                    let stations =
-                        m.required("stations", what: what).flatMap { file.stringList($0, what: "stations") } ?? []
-                    if let token {
-                        built = WAQISource(
-                            name: name, baseURL: baseURL ?? WAQISource.defaultBaseURL, every: every ?? 3_600,
-                            token: token.value, stations: stations)
-                    }
-                case CWMSSource.kindName:
-                    let office = m.required("office", what: what).flatMap { file.string($0, what: "office") }
-                    var unit = "EN"
-                    if let n = m.value("unit"), let u = file.string(n, what: "unit") {
-                        if ["EN", "SI"].contains(u.uppercased()) {
-                            unit = u.uppercased()
-                        } else {
-                            file.error(n, "unit must be EN or SI, not \"\(u)\"")
-                        }
-                    }
-                    var series: [CWMSSource.Series] = []
-                    if let n = m.required("timeseries", what: what), let items = file.list(n, what: "timeseries") {
-                        if items.isEmpty { file.error(n, "timeseries is empty") }
-                        for item in items {
-                            if item.scalar != nil, let s = file.string(item, what: "a time series name") {
-                                series.append(.init(name: s))
-                            } else if var tm = file.map(item, what: "a time series") {
-                                let ts = tm.required("name", what: "the time series").flatMap {
-                                    file.string($0, what: "name")
-                                }
-                                let metricNode = tm.value("metric")
-                                let metric = metricNode.flatMap { file.string($0, what: "metric") }
-                                if let metric, metric.isEmpty || metric.utf8.count > 128 {
-                                    file.error(metricNode, "metric must be 1 to 128 bytes")
-                                }
-                                tm.rejectUnknown(known: ["name", "metric"], what: "a time series")
-                                if let ts { series.append(.init(name: ts, metric: metric)) }
-                            }
-                        }
-                        for (i, s) in series.enumerated() where s.name.split(separator: ".").count != 6 {
-                            file.error(
-                                items[min(i, items.count - 1)],
-                                "time series \"\(s.name)\" must be Location.Parameter.Type.Interval.Duration.Version")
-                        }
-                        // Two series given one metric at one location would overwrite each other.
-                        var named: [SeriesKey: String] = [:]
-                        for (i, s) in series.enumerated() {
-                            guard let metric = s.metric, let location = s.name.split(separator: ".").first else {
-                                continue
-                            }
-                            let key = SeriesKey(station: String(location), metric: metric)
-                            if let other = named[key], other.lowercased() != s.name.lowercased() {
-                                file.error(
-                                    items[min(i, items.count - 1)],
-                                    "time series \"\(s.name)\" and \"\(other)\" are both given metric \"\(metric)\": "
-                                        + "each series of a location needs a metric of its own")
-                            }
-                            named[key] = named[key] ?? s.name
-                        }
-                    }
-                    if let office {
-                        built = CWMSSource(
-                            name: name, baseURL: baseURL ?? CWMSSource.defaultBaseURL, every: every ?? 3_600,
-                            office: office, timeseries: series, unitSystem: unit, period: period(&m))
-                    }
-                default:
-                    preconditionFailure("source kind \(kind) is in sourceKeys but has no reader")
-                }
+            if let spec = Self.sourceKindsByName[kind] {
+                known += spec.keys
+                built = spec.read(self, &m, .init(name: name, baseURL: baseURL, every: every, what: what))
             } else {
                 file.error(
                     kindNode,
-                    "unknown source kind \"\(kind)\" (kinds are \(Self.sourceKeys.keys.sorted().joined(separator: ", ")))"
+                    "unknown source kind \"\(kind)\" (kinds are \(Self.sourceKinds.map(\.name).sorted().joined(separator: ", ")))"
                 )
                 m.markAllUsed()
             }
@@ -357,5 +242,235 @@ extension ConfigReader {
             return d * 86_400
         }
         return nil
+    }
+}
+
+/// Each source kind's reader (`sourceKinds`).
+extension ConfigReader {
+    func readUSGSIV(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (any Source)? {
+        var built: (any Source)? = nil
+        if let sites = sites(&m, what: what) {
+            built = USGSIVSource(
+                name: name, baseURL: baseURL ?? USGSIVSource.defaultBaseURL, every: every ?? 900,
+                sites: sites, parameters: parameters(&m), period: period(&m))
+        }
+        return built
+    }
+
+    func readUSGSOGC(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (any Source)? {
+        var built: (any Source)? = nil
+        let key = secret(&m, "api_key", required: false, what: what)
+        if let sites = sites(&m, what: what) {
+            built = USGSOGCSource(
+                name: name, baseURL: baseURL ?? USGSOGCSource.defaultBaseURL, every: every ?? 900,
+                sites: sites, parameters: parameters(&m), period: period(&m), apiKey: key?.value)
+        }
+        return built
+    }
+
+    func readNWPS(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (any Source)? {
+        var built: (any Source)? = nil
+        let observed = m.value("observed").flatMap { file.bool($0, what: "observed") } ?? false
+        if let n = m.required("gauges", what: what), let gauges = file.stringList(n, what: "gauges") {
+            if gauges.isEmpty { file.error(n, "gauges is empty") }
+            built = NWPSSource(
+                name: name, baseURL: baseURL ?? NWPSSource.defaultBaseURL, every: every ?? 86_400,
+                gauges: gauges, observed: observed)
+        }
+        return built
+    }
+
+    func readUSGSQuakes(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (
+        any Source
+    )? {
+        var built: (any Source)? = nil
+        built = quakes(&m, name: name, baseURL: baseURL, every: every, what: what)
+        return built
+    }
+
+    func readAQIWebSocket(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (
+        any Source
+    )? {
+        var built: (any Source)? = nil
+        built = aqiWebSocket(&m, name: name, what: what)
+        return built
+    }
+
+    func readAirNow(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (any Source)? {
+        var built: (any Source)? = nil
+        let key = secret(&m, "api_key", required: true, what: what)
+        var locations: [AirNowSource.Location] = []
+        if let n = m.required("locations", what: what), let items = file.list(n, what: "locations") {
+            for item in items {
+                guard var lm = file.map(item, what: "a location") else { continue }
+                let lat = lm.required("latitude", what: "the location").flatMap {
+                    file.number($0, what: "latitude")
+                }
+                let lon = lm.required("longitude", what: "the location").flatMap {
+                    file.number($0, what: "longitude")
+                }
+                let d = lm.value("distance").flatMap { file.number($0, what: "distance") } ?? 25
+                lm.rejectUnknown(known: ["latitude", "longitude", "distance"], what: "a location")
+                if let lat, let lon { locations.append(.init(latitude: lat, longitude: lon, distance: d)) }
+            }
+        }
+        if let key {
+            built = AirNowSource(
+                name: name, baseURL: baseURL ?? AirNowSource.defaultBaseURL, every: every ?? 3_600,
+                apiKey: key.value, locations: locations)
+        }
+        return built
+    }
+
+    func readOpenAQ(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (any Source)? {
+        var built: (any Source)? = nil
+        let key = secret(&m, "api_key", required: true, what: what)
+        var ids: [Int] = []
+        if let n = m.required("locations", what: what), let items = file.list(n, what: "locations") {
+            ids = items.compactMap { file.integer($0, what: "an OpenAQ location id") }
+        }
+        if let key {
+            built = OpenAQSource(
+                name: name, baseURL: baseURL ?? OpenAQSource.defaultBaseURL, every: every ?? 3_600,
+                apiKey: key.value, locations: ids)
+        }
+        return built
+    }
+
+    func readOpenMeteo(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (any Source)?
+    {
+        var built: (any Source)? = nil
+        func url(_ key: String) -> String? {
+            guard let n = m.value(key), let v = file.string(n, what: key) else { return nil }
+            guard let u = URL(string: v), u.scheme == "http" || u.scheme == "https", u.host != nil else {
+                file.error(n, "\(key) must be an http(s) URL, not \"\(v)\"")
+                return nil
+            }
+            return v
+        }
+        var days = 16
+        if let n = m.value("forecast_days"), let d = file.integer(n, what: "forecast_days") {
+            if (1...16).contains(d) { days = d } else { file.error(n, "forecast_days must be 1 to 16") }
+        }
+        built = OpenMeteoSource(
+            name: name, baseURL: baseURL ?? OpenMeteoSource.defaultBaseURL,
+            archiveURL: url("archive_url") ?? OpenMeteoSource.defaultArchiveURL,
+            geocodingURL: url("geocoding_url") ?? OpenMeteoSource.defaultGeocodingURL,
+            every: every ?? 3 * 3_600, forecastDays: days)
+        return built
+    }
+
+    func readOWM(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (any Source)? {
+        var built: (any Source)? = nil
+        let key = secret(&m, "api_key", required: true, what: what)
+        var endpoint = OWMSource.Endpoint.forecast
+        if let n = m.value("endpoint"), let e = file.string(n, what: "endpoint") {
+            if let v = OWMSource.Endpoint(rawValue: e) {
+                endpoint = v
+            } else {
+                file.error(n, "endpoint must be forecast (5 day / 3 hour) or onecall, not \"\(e)\"")
+            }
+        }
+        if let key {
+            built = OWMSource(
+                name: name, baseURL: baseURL ?? OWMSource.defaultBaseURL, every: every ?? 3 * 3_600,
+                apiKey: key.value, endpoint: endpoint)
+        }
+        return built
+    }
+
+    func readNWSObservations(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (
+        any Source
+    )? {
+        var built: (any Source)? = nil
+        built = nwsObservations(&m, name: name, baseURL: baseURL, every: every, what: what)
+        return built
+    }
+
+    func readHTTPJSON(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (any Source)?
+    {
+        var built: (any Source)? = nil
+        built = httpJSON(&m, name: name, every: every, what: what)
+        return built
+    }
+
+    func readNWSAlerts(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (any Source)?
+    {
+        var built: (any Source)? = nil
+        built = NWSAlertsSource(
+            name: name, baseURL: baseURL ?? NWSAlertsSource.defaultBaseURL, every: every ?? 900)
+        return built
+    }
+
+    func readWAQI(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (any Source)? {
+        var built: (any Source)? = nil
+        let token = secret(&m, "token", required: true, what: what)
+        let stations =
+            m.required("stations", what: what).flatMap { file.stringList($0, what: "stations") } ?? []
+        if let token {
+            built = WAQISource(
+                name: name, baseURL: baseURL ?? WAQISource.defaultBaseURL, every: every ?? 3_600,
+                token: token.value, stations: stations)
+        }
+        return built
+    }
+
+    func readCWMS(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (any Source)? {
+        var built: (any Source)? = nil
+        let office = m.required("office", what: what).flatMap { file.string($0, what: "office") }
+        var unit = "EN"
+        if let n = m.value("unit"), let u = file.string(n, what: "unit") {
+            if ["EN", "SI"].contains(u.uppercased()) {
+                unit = u.uppercased()
+            } else {
+                file.error(n, "unit must be EN or SI, not \"\(u)\"")
+            }
+        }
+        var series: [CWMSSource.Series] = []
+        if let n = m.required("timeseries", what: what), let items = file.list(n, what: "timeseries") {
+            if items.isEmpty { file.error(n, "timeseries is empty") }
+            for item in items {
+                if item.scalar != nil, let s = file.string(item, what: "a time series name") {
+                    series.append(.init(name: s))
+                } else if var tm = file.map(item, what: "a time series") {
+                    let ts = tm.required("name", what: "the time series").flatMap {
+                        file.string($0, what: "name")
+                    }
+                    let metricNode = tm.value("metric")
+                    let metric = metricNode.flatMap { file.string($0, what: "metric") }
+                    if let metric, metric.isEmpty || metric.utf8.count > 128 {
+                        file.error(metricNode, "metric must be 1 to 128 bytes")
+                    }
+                    tm.rejectUnknown(known: ["name", "metric"], what: "a time series")
+                    if let ts { series.append(.init(name: ts, metric: metric)) }
+                }
+            }
+            for (i, s) in series.enumerated() where s.name.split(separator: ".").count != 6 {
+                file.error(
+                    items[min(i, items.count - 1)],
+                    "time series \"\(s.name)\" must be Location.Parameter.Type.Interval.Duration.Version")
+            }
+            // Two series given one metric at one location would overwrite each other.
+            var named: [SeriesKey: String] = [:]
+            for (i, s) in series.enumerated() {
+                guard let metric = s.metric, let location = s.name.split(separator: ".").first else {
+                    continue
+                }
+                let key = SeriesKey(station: String(location), metric: metric)
+                if let other = named[key], other.lowercased() != s.name.lowercased() {
+                    file.error(
+                        items[min(i, items.count - 1)],
+                        "time series \"\(s.name)\" and \"\(other)\" are both given metric \"\(metric)\": "
+                            + "each series of a location needs a metric of its own")
+                }
+                named[key] = named[key] ?? s.name
+            }
+        }
+        if let office {
+            built = CWMSSource(
+                name: name, baseURL: baseURL ?? CWMSSource.defaultBaseURL, every: every ?? 3_600,
+                office: office, timeseries: series, unitSystem: unit, period: period(&m))
+        }
+        return built
     }
 }

@@ -193,8 +193,12 @@ struct ListenerLimitTests {
             #expect(await rawGet(port: port, "/healthz")?.status == 200)
             try await poll(until: "19 silent connections stay") { silent.filter { !$0.closedByPeer }.count == 19 }
             // 20 requests in progress (bodies still coming) fill every slot: none is shed for a newcomer.
+            // Each connection first asks for /healthz, in the same write: the server parses the POST's
+            // head before /healthz's answer goes out, so once every answer is in, every slot is busy in
+            // the server's eyes (a head still unread leaves its connection waiting, and so shed-able).
             let head =
-                "POST /api/v1/readings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\nContent-Length: 100\r\n\r\n"
+                "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "POST /api/v1/readings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\nContent-Length: 100\r\n\r\n"
                 + "station,"
             var busy: [RawSocket] = []
             defer { busy.forEach { $0.close() } }
@@ -205,6 +209,9 @@ struct ListenerLimitTests {
             }
             try await poll(until: "every silent connection makes way for the requests") {
                 silent.allSatisfy(\.closedByPeer)
+            }
+            try await poll(until: "every busy connection's /healthz is answered") {
+                busy.allSatisfy { $0.received.contains("ok\n") }
             }
             let newcomer = try RawSocket(port: port)
             defer { newcomer.close() }

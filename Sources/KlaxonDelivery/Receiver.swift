@@ -126,3 +126,25 @@ public func redactURL(_ url: String) -> String {
     guard let c = URLComponents(string: url), let scheme = c.scheme, let host = c.host else { return "<url>" }
     return "\(scheme)://\(host)\(c.port.map { ":\($0)" } ?? "")/…"
 }
+
+extension Receiver {
+    /// The notifier that delivers to this receiver: a new receiver type is its case here, its
+    /// notifier, and its keys in the config reader. `groupBy`: the labels its route groups by (the
+    /// webhook payloads list them); `smtpCAFile`: a private CA email trusts (tests, private relays).
+    public func notifier(groupBy: [String], smtpCAFile: String?) throws -> any Notifier {
+        switch self {
+        case .stdout(let s): StdoutNotifier(format: s.format)
+        case .webhook(let w): try WebhookNotifier(config: w, groupBy: groupBy)
+        case .email(let e): try EmailNotifier(config: e, caFile: smtpCAFile)
+        }
+    }
+
+    /// The connections it may hold open at once (for the open-files reserve).
+    public var connections: Int {
+        switch self {
+        case .webhook(let w): w.connections
+        case .email(let e): e.connections
+        case .stdout: 1
+        }
+    }
+}

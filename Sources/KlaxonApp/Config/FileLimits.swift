@@ -52,13 +52,7 @@ public enum FileLimits {
     /// connection per duty); each source's fetch or stream; each receiver's connections.
     public static func reserve(config: Config) -> Int {
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        let receivers = config.receivers.reduce(0) { sum, receiver in
-            switch receiver {
-            case .webhook(let w): sum + w.connections
-            case .email(let e): sum + e.connections
-            case .stdout: sum + 1
-            }
-        }
+        let receivers = config.receivers.reduce(0) { $0 + $1.connections }
         var database = 16
         if case .postgres? = config.store { database += config.sources.count + 2 }
         return 96 + 4 * cores + database + 2 * config.sources.count + receivers

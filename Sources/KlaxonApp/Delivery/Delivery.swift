@@ -10,17 +10,11 @@ public enum DeliveryWiring {
     public static func notifiers(_ config: Config) throws -> [String: any Notifier] {
         var out: [String: any Notifier] = [:]
         for receiver in config.receivers {
-            switch receiver {
-            case .stdout(let s): out[s.name] = StdoutNotifier(format: s.format)
-            case .webhook(let w):
-                let groupBy =
-                    config.routing.routes.first { $0.receivers.contains(w.name) }?.groupBy
-                    ?? config.routing.defaults.groupBy
-                out[w.name] = try WebhookNotifier(config: w, groupBy: groupBy)
-            case .email(let e):
-                out[e.name] = try EmailNotifier(
-                    config: e, caFile: ProcessInfo.processInfo.environment["KLAXON_SMTP_CA_FILE"])
-            }
+            let groupBy =
+                config.routing.routes.first { $0.receivers.contains(receiver.name) }?.groupBy
+                ?? config.routing.defaults.groupBy
+            out[receiver.name] = try receiver.notifier(
+                groupBy: groupBy, smtpCAFile: ProcessInfo.processInfo.environment["KLAXON_SMTP_CA_FILE"])
         }
         return out
     }

@@ -189,6 +189,9 @@ public enum Demo {
         if !problems.isEmpty { throw DiagnosticsError(diagnostics: problems) }
         let store = try SQLiteStore.open(path: config.database ?? "")
         try await store.save(trip: scenario.trip, at: scenario.start)
+        await upstreams.gateQuakeRevision {
+            (try? await store.recentTransitions(limit: 1_000))?.contains { $0.station == DemoScenario.quakeID } ?? false
+        }
 
         var logger = Logger(label: "klaxon") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = options.logLevel

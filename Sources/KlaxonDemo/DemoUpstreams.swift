@@ -49,12 +49,20 @@ public struct DemoUpstreams: Sendable {
         var connections = 0
         /// The quake's first, automatic version has been served: only then is the revision shown.
         var quakeListingServed = false
+        /// Whether the daemon has announced the quake's first version (set by the demo, which has the
+        /// store). The store keeps an event's current version: a daemon that fetched both versions
+        /// before it evaluated would announce only the revision, as one new alert, and the story's
+        /// "changed" would never be told.
+        var quakeAnnounced: (@Sendable () async -> Bool)? = nil
 
         func count(_ service: String) { requests[service, default: 0] += 1 }
-        /// Whether the feed may show the quake's revision, and records a feed that showed its listing.
-        func quakeFeed(listed: Bool) -> Bool {
+        func gateQuakeRevision(_ announced: @escaping @Sendable () async -> Bool) { quakeAnnounced = announced }
+        /// Whether the feed may show the quake's revision, and records a feed that showed its listing:
+        /// once the automatic version was served and announced.
+        func quakeFeed(listed: Bool) async -> Bool {
             defer { if listed { quakeListingServed = true } }
-            return quakeListingServed
+            guard quakeListingServed else { return false }
+            return await quakeAnnounced?() ?? true
         }
         func connected() { connections += 1 }
         /// Records a post and rewrites the page, in turn: concurrent posts never write an older page
@@ -73,6 +81,11 @@ public struct DemoUpstreams: Sendable {
     public var url: String { "http://127.0.0.1:\(port)" }
     /// Where the chat page is written (nil: not written).
     public var page: String? { world.page }
+
+    /// Shows the quake's revision only once `announced` says the daemon announced its first version.
+    public func gateQuakeRevision(_ announced: @escaping @Sendable () async -> Bool) async {
+        await world.state.gateQuakeRevision(announced)
+    }
 
     /// Requests served per service, WebSocket connections, and the chat posts received.
     public func served() async -> (requests: [String: Int], connections: Int, posts: [ChatPage.Post]) {

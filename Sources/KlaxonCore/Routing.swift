@@ -20,12 +20,17 @@ public struct Route: Sendable, Hashable {
     /// `escalateTo` (nil: never).
     public var escalateAfter: Int64?
     public var escalateTo: String?
+    /// Seconds: a transition whose data is older than this when it is logged is recorded but not
+    /// sent as news (0: no limit). The configuration's default is an hour (`notify_max_age`).
+    public var notifyMaxAge: Int64
 
     public init(
         matchers: [Matcher] = [], receivers: [String] = [], groupBy: [String] = ["rule", "station", "metric"],
         groupWait: Int64 = 0, groupInterval: Int64 = 0, repeatInterval: Int64? = nil, sendResolved: Bool = true,
-        quietHours: QuietHours? = nil, continue: Bool = false, escalateAfter: Int64? = nil, escalateTo: String? = nil
+        quietHours: QuietHours? = nil, continue: Bool = false, escalateAfter: Int64? = nil, escalateTo: String? = nil,
+        notifyMaxAge: Int64 = 0
     ) {
+        self.notifyMaxAge = notifyMaxAge
         self.escalateAfter = escalateAfter
         self.escalateTo = escalateTo
         self.matchers = matchers
@@ -118,13 +123,24 @@ public struct PlannedDelivery: Sendable, Hashable {
     public var groupWait: Int64
     /// The least seconds between two notifications of one group.
     public var groupInterval: Int64
+    /// Seconds: data older than this is recorded, not sent as news (0: no limit).
+    public var maxAge: Int64
 
-    public init(receiver: String, route: Int?, groupKey: String, groupWait: Int64 = 0, groupInterval: Int64 = 0) {
+    public init(
+        receiver: String, route: Int?, groupKey: String, groupWait: Int64 = 0, groupInterval: Int64 = 0,
+        maxAge: Int64 = 0
+    ) {
         self.receiver = receiver
         self.route = route
         self.groupKey = groupKey
         self.groupWait = groupWait
         self.groupInterval = groupInterval
+        self.maxAge = maxAge
+    }
+
+    /// Whether a transition's data is too old to be sent as news when logged at `now` (seconds).
+    public func isStale(_ t: Transition, now: Int64) -> Bool {
+        maxAge > 0 && now.subtractingClamped(t.at) > maxAge
     }
 }
 
@@ -136,7 +152,7 @@ extension Routing {
             let r = route(d.route)
             return PlannedDelivery(
                 receiver: d.receiver, route: d.route, groupKey: r.groupKey(t), groupWait: r.groupWait,
-                groupInterval: r.groupInterval)
+                groupInterval: r.groupInterval, maxAge: r.notifyMaxAge)
         }
     }
 }

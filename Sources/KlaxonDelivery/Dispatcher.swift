@@ -34,6 +34,8 @@ public final class Dispatcher: Sendable {
         /// Rows claimed per pass. Each receiver sends its share with at most its notifier's
         /// `connections` in flight; receivers send side by side.
         public var claimLimit = 2048
+        /// The base URL people reach the status site at (`external_url`): the payloads' links.
+        public var externalURL = ""
         /// `run`: the most rows one claim takes, and the most batches waiting in one receiver's lane
         /// before its rows are left unclaimed, so a receiver that hangs holds at most about twice
         /// this and the others keep going.
@@ -141,7 +143,9 @@ public final class Dispatcher: Sendable {
         public var muted = 0
         public var dropped = 0
         public var deferred = 0
-        public var batches: Int { sent + retried + dead + muted + dropped + deferred }
+        /// Resolves of alerts their receiver never heard firing: not sent.
+        public var skipped = 0
+        public var batches: Int { sent + retried + dead + muted + dropped + deferred + skipped }
     }
 
     /// Claims what is due now and handles it. Returns what happened. An idle outbox costs one read:
@@ -418,9 +422,27 @@ public final class Dispatcher: Sendable {
     func handle(_ batch: OutboxBatch, silences: [Silence], into outcomes: Outcomes) async throws -> Pass {
         var pass = Pass()
         let now = clock()
-        let alerts = zip(batch.rows, batch.transitions).map { row, record in
-            (row, NotifiedAlert(transition: record.transition, message: record.message, id: record.id ?? 0))
+        let maxAge = routing.route(batch.route).notifyMaxAge
+        let all = zip(batch.rows, batch.transitions).map { row, record in
+            let late = maxAge > 0 && now / 1000 - record.at > maxAge && row.purpose != "system"
+            return (row, NotifiedAlert(record: record, path: PathStep.decode(row.path), late: late))
         }
+
+        // Stage: present. A resolve is news only to a receiver that heard the alert firing
+        // (Alertmanager sends a resolved alert only where its firing was notified).
+        let unheard = all.filter { row, a in
+            a.transition.state == .resolved && row.purpose != "system" && !(row.heard?.isFiring ?? false)
+        }
+        if !unheard.isEmpty {
+            outcomes.add(
+                .finish(
+                    subBatch(batch, unheard.map(\.0)), state: .skipped, now: now, retryAt: nil,
+                    error: "not sent: the receiver never heard this alert firing"))
+            pass.skipped += 1
+        }
+        let alerts = unheard.isEmpty ? all : all.filter { row, _ in !unheard.contains { $0.0.id == row.id } }
+        guard !alerts.isEmpty else { return pass }
+        let batch = unheard.isEmpty ? batch : subBatch(batch, alerts.map(\.0))
 
         // Stage: mute. Silenced alerts keep their state; they are just not sent.
         let muted =
@@ -464,7 +486,8 @@ public final class Dispatcher: Sendable {
         }
         let notification = AlertNotification(
             key: batch.key, receiver: batch.receiver, alerts: live.map(\.1), attempt: batch.attempt,
-            isDigest: batch.key.hasPrefix("digest-"))
+            isDigest: batch.key.hasPrefix("digest-"), externalURL: settings.externalURL,
+            groupBy: routing.route(batch.route).groupBy, routeKey: Self.routeKey(routing, batch.route))
         if let rate = notifier.rateLimit { try await pacer.wait(receiver: batch.receiver, rate: rate, clock: clock) }
         do {
             try await notifier.send(notification)
@@ -519,6 +542,16 @@ public final class Dispatcher: Sendable {
         outcomes.add(.system(t, message: t.summary + ": " + why, receiver: fallback, now: now))
     }
 
+    /// A route's key as Alertmanager prints it: `{}` for the root (Klaxon's defaults), and the
+    /// route's matchers below it (`{}/{severity="critical"}`).
+    static func routeKey(_ routing: Routing, _ index: Int?) -> String {
+        guard let index, routing.routes.indices.contains(index) else { return "{}" }
+        let matchers = routing.routes[index].matchers.map {
+            "\($0.name)\($0.op.rawValue)\(AlertNotification.goQuoted($0.value))"
+        }
+        return "{}/{" + matchers.joined(separator: ",") + "}"
+    }
+
     func subBatch(_ batch: OutboxBatch, _ rows: [OutboxRecord]) -> OutboxBatch {
         var b = batch
         b.rows = rows
@@ -536,6 +569,7 @@ extension Dispatcher.Pass {
         muted += p.muted
         dropped += p.dropped
         deferred += p.deferred
+        skipped += p.skipped
     }
 }
 

@@ -39,7 +39,7 @@ public struct EmailNotifier: Notifier {
 
     func defaultSubject(_ n: AlertNotification) -> String {
         guard let first = n.alerts.first else { return "[Klaxon] (empty)" }
-        if n.alerts.count == 1 { return "[Klaxon] \(WebhookPayloads.title(first.transition).dropFirst(2))" }
+        if n.alerts.count == 1 { return "[Klaxon] \(WebhookPayloads.title(first).dropFirst(2))" }
         return
             "[Klaxon] \(n.alerts.count) alerts\(n.isDigest ? " held during quiet hours" : ""): \(first.transition.rule) …"
     }
@@ -47,7 +47,7 @@ public struct EmailNotifier: Notifier {
     func defaultText(_ n: AlertNotification) -> String {
         var out: [String] = []
         for a in n.alerts {
-            out.append(WebhookPayloads.title(a.transition))
+            out.append(WebhookPayloads.title(a))
             out.append(a.message)
             out.append("Why: \(a.transition.explanation)")
             out.append(WebhookPayloads.footer(a))
@@ -63,7 +63,7 @@ public struct EmailNotifier: Notifier {
             let t = a.transition
             out.append(
                 "<div style=\"border-left:6px solid \(WebhookPayloads.colour(t));padding:4px 12px;margin:8px 0\">"
-                    + "<h3 style=\"margin:4px 0\">\(HTMLText.escape(WebhookPayloads.title(t)))</h3>"
+                    + "<h3 style=\"margin:4px 0\">\(HTMLText.escape(WebhookPayloads.title(a)))</h3>"
                     + "<p>\(HTMLText.escape(a.message))</p>"
                     + "<p style=\"color:#555\">Why: \(HTMLText.escape(t.explanation))<br>\(HTMLText.escape(WebhookPayloads.footer(a)))</p></div>"
             )

@@ -1,18 +1,57 @@
 import Foundation
 import KlaxonCore
+import KlaxonStore
 
 /// One alert inside a notification.
 public struct NotifiedAlert: Sendable {
     public var transition: Transition
     /// The rendered message (rule template or summary).
     public var message: String
-    /// The transition log id.
+    /// The alert's id: its episode's (the id of the firing that opened it), the same in every message
+    /// of the episode; what `ack` takes. 0 for an alert never logged (a test message).
     public var id: Int64
+    /// When the episode began (seconds): `startsAt`, "firing since".
+    public var startedAt: Int64
+    /// The states folded into this notification since the receiver last heard of the alert, oldest
+    /// first ("rose to moderate via minor").
+    public var path: [PathStep]
+    /// The data is older than the route's `notify_max_age`: a catch-up, not news as it happens.
+    public var late: Bool
 
-    public init(transition: Transition, message: String, id: Int64) {
+    public init(
+        transition: Transition, message: String, id: Int64, startedAt: Int64? = nil, path: [PathStep] = [],
+        late: Bool = false
+    ) {
         self.transition = transition
         self.message = message
         self.id = id
+        self.startedAt = startedAt ?? transition.at
+        self.path = path
+        self.late = late
+    }
+
+    /// The notification of a logged transition.
+    public init(record: TransitionRecord, path: [PathStep] = [], late: Bool = false) {
+        self.init(
+            transition: record.transition, message: record.message, id: record.episodeID,
+            startedAt: record.startedAt, path: path, late: late)
+    }
+
+    /// The states of this episode the receiver had not heard, the current one last: the levels
+    /// (or states) it went through (`["action", "minor", "moderate"]`).
+    public var route: [String] {
+        let episode = id
+        var names = path.filter { $0.episode == nil || $0.episode == episode }.map { $0.level ?? $0.state.rawValue }
+        names.append(transition.level ?? transition.fromLevel ?? transition.state.rawValue)
+        var out: [String] = []
+        for n in names where out.last != n { out.append(n) }
+        return out
+    }
+
+    /// Whether the receiver hears of this episode for the first time in this notification (its
+    /// firing was folded in): it is presented as firing, whatever the last transition was.
+    public var isNewToReceiver: Bool {
+        transition.state == .firing || path.contains { $0.state == .firing && $0.episode == id }
     }
 }
 
@@ -27,18 +66,84 @@ public struct AlertNotification: Sendable {
     public var attempt: Int
     /// A digest of notifications held back by quiet hours.
     public var isDigest: Bool
+    /// The base URL people reach the status site at (`external_url`; "" when not set): links.
+    public var externalURL: String
+    /// The label names the notification's route groups by (nil: the notifier's own).
+    public var groupBy: [String]?
+    /// The route's key as Alertmanager prints it (`{}` for the root, `{}/{team="x"}` below it).
+    public var routeKey: String
 
-    public init(key: String, receiver: String, alerts: [NotifiedAlert], attempt: Int = 1, isDigest: Bool = false) {
+    public init(
+        key: String, receiver: String, alerts: [NotifiedAlert], attempt: Int = 1, isDigest: Bool = false,
+        externalURL: String = "", groupBy: [String]? = nil, routeKey: String = "{}"
+    ) {
         self.key = key
         self.receiver = receiver
         self.alerts = alerts
         self.attempt = attempt
         self.isDigest = isDigest
+        self.externalURL = externalURL
+        self.groupBy = groupBy
+        self.routeKey = routeKey
+    }
+
+    /// The page of an alert on the status site, if `external_url` is set.
+    public func link(_ a: NotifiedAlert) -> String? {
+        guard !externalURL.isEmpty, a.id > 0 else { return nil }
+        return Self.trimmed(externalURL) + "/alerts/\(a.id)"
+    }
+
+    /// `external_url` without a trailing `/`.
+    static func trimmed(_ url: String) -> String {
+        var u = url
+        while u.hasSuffix("/") { u.removeLast() }
+        return u
     }
 
     /// `firing` if any alert in it is firing or changed, else `resolved` (Alertmanager's rule).
     public var status: String {
         alerts.contains { $0.transition.state != .resolved } ? "firing" : "resolved"
+    }
+
+    /// The group's labels, as Alertmanager builds them: the values the first alert has for the
+    /// route's `group_by` names (`rule` is the alert's name, `alertname`).
+    public func groupLabels(_ fallback: [String]) -> [(key: String, value: String)] {
+        guard let first = alerts.first else { return [] }
+        let labels = first.transition.matchLabels
+        var out: [(key: String, value: String)] = []
+        for name in Set((groupBy ?? fallback).map { $0 == "rule" ? "alertname" : $0 }) {
+            if let v = labels[name] { out.append((name, v)) }
+        }
+        return out.sorted { $0.key < $1.key }
+    }
+
+    /// Alertmanager's `groupKey`: the route's key, then the group's labels with Go-quoted values
+    /// (`{}:{alertname="FloodStage", station="01646500"}`).
+    public func groupKey(_ fallback: [String]) -> String {
+        let pairs = groupLabels(fallback).map { "\($0.key)=\(Self.goQuoted($0.value))" }
+        return routeKey + ":{" + pairs.joined(separator: ", ") + "}"
+    }
+
+    /// A string as Go's `%q` writes it for printable text: quotes, with `"` and `\` escaped and
+    /// control characters as escapes.
+    static func goQuoted(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            default:
+                if u.value < 0x20 || u.value == 0x7f {
+                    out += String(format: "\\x%02x", u.value)
+                } else {
+                    out.unicodeScalars.append(u)
+                }
+            }
+        }
+        return out + "\""
     }
 }
 

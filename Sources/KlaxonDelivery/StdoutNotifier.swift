@@ -1,5 +1,6 @@
 import Foundation
 import KlaxonCore
+import KlaxonStore
 
 /// Prints transitions: one readable line each, or one JSON object per line.
 public struct StdoutNotifier: Sendable {
@@ -73,9 +74,40 @@ public struct StdoutNotifier: Sendable {
     }
 }
 
+extension StdoutNotifier {
+    /// The line for one notified alert: as `line(for:message:)`, presented as its receiver learns it
+    /// (firing, for an episode first heard of here) with the way it went (`(via action → minor)`),
+    /// its id and, when late, the data's age.
+    public func line(for a: NotifiedAlert) -> String {
+        var t = a.transition
+        let route = a.route
+        if a.isNewToReceiver && t.state != .resolved {
+            t.state = .firing
+            t.fromLevel = nil
+        }
+        switch format {
+        case .text:
+            var line = Self.textLine(t, message: a.message)
+            if t.state != .resolved, route.count > 1, let dash = line.range(of: " — ") {
+                line.insert(contentsOf: " (via " + route.dropLast().joined(separator: " → ") + ")", at: dash.lowerBound)
+            }
+            if a.late, let dash = line.range(of: " — ") { line.insert(contentsOf: " (late)", at: dash.lowerBound) }
+            return line
+        case .json:
+            var o = Self.jsonLine(t, message: a.message)
+            o.removeLast()
+            if a.id > 0 { o += ",\"alert_id\":\(a.id)" }
+            o += ",\"starts_at\":\"\(Timestamp.format(a.startedAt))\""
+            if route.count > 1 { o += ",\"path\":[" + route.map(JSONText.string).joined(separator: ",") + "]" }
+            if a.late { o += ",\"late\":true" }
+            return o + "}"
+        }
+    }
+}
+
 extension StdoutNotifier: Notifier {
     public func render(_ notification: AlertNotification) throws -> String {
-        var lines = notification.alerts.map { line(for: $0.transition, message: $0.message) }
+        var lines = notification.alerts.map { line(for: $0) }
         if notification.isDigest { lines.insert("— digest: \(lines.count) held during quiet hours —", at: 0) }
         return lines.joined(separator: "\n")
     }

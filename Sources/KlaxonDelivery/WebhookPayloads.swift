@@ -45,24 +45,48 @@ public enum WebhookPayloads {
         a.transition.state == .resolved || a.id <= 0 ? nil : "ack \(a.id)"
     }
 
-    /// `data as of 2026-01-01T00:15:00Z · ack 123`.
+    /// `data as of 2026-01-01T00:15:00Z · firing since 2026-01-01T00:00:00Z · ack 123`; a late
+    /// notification says so.
     public static func footer(_ a: NotifiedAlert) -> String {
-        dataTime(a.transition) + (ackHint(a).map { " · \($0)" } ?? "")
+        var s = a.late ? "late: \(dataTime(a.transition))" : dataTime(a.transition)
+        if a.transition.state != .resolved, a.startedAt != a.transition.at {
+            s += " · firing since \(Timestamp.format(a.startedAt))"
+        }
+        return s + (ackHint(a).map { " · \($0)" } ?? "")
     }
 
-    /// One alert's labels (its match labels but `rule`) and annotations in the generic payload.
-    static func genericParts(_ a: NotifiedAlert) -> (labels: [String: String], annotations: [String: String]) {
+    /// The headline of a notification: the state the receiver learns (`firing` for an episode it
+    /// had not heard of, whatever came last) and the way it got there, for chat and mail:
+    /// `🔴 CRITICAL river-levels 01646500 firing moderate (via action → minor)`.
+    public static func title(_ a: NotifiedAlert) -> String {
         let t = a.transition
-        var labels = t.matchLabels
-        labels.removeValue(forKey: "rule")
-        var annotations = ["summary": a.message, "description": t.explanation, "data_time": Timestamp.format(t.at)]
-        if a.id > 0 { annotations["alert_id"] = String(a.id) }
-        if let f = t.fromLevel { annotations["previous_level"] = f }
-        if let v = t.value { annotations["value"] = formatValue(v) }
+        guard !a.path.isEmpty else { return title(t) }
+        var shown = t
+        if a.isNewToReceiver && t.state != .resolved {
+            shown.state = .firing
+            shown.fromLevel = nil
+        }
+        var s = title(shown)
+        let route = a.route
+        if t.state != .resolved, route.count > 1 { s += " (via " + route.dropLast().joined(separator: " → ") + ")" }
+        return s
+    }
+
+    /// One alert's labels (`labelPairs`) and annotations (`annotationPairs`) in the generic payload.
+    static func genericParts(_ a: NotifiedAlert) -> (labels: [String: String], annotations: [String: String]) {
+        let labels = Dictionary(labelPairs(a.transition).map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
+        let annotations = Dictionary(
+            annotationPairs(a, dataTime: Timestamp.format(a.transition.at)).map { ($0.key, $0.value) },
+            uniquingKeysWith: { a, _ in a })
         return (labels, annotations)
     }
 
-    /// Alertmanager webhook payload, version 4, so any Alertmanager consumer accepts Klaxon's.
+    /// The alert's `generatorURL`: its page on the status site, or "" without `external_url`.
+    static func generatorURL(_ n: AlertNotification, _ a: NotifiedAlert) -> String { n.link(a) ?? "" }
+
+    /// Alertmanager webhook payload, version 4, so any Alertmanager consumer accepts Klaxon's: the
+    /// same fields and types as Alertmanager 0.25 sends. An alert's labels and `fingerprint` are
+    /// the same from its firing to its resolve; `startsAt` is when its episode began.
     public static func generic(_ n: AlertNotification, groupBy: [String]) -> [String: Any] {
         let alerts: [[String: Any]] = n.alerts.map { a in
             let t = a.transition
@@ -70,21 +94,18 @@ public enum WebhookPayloads {
             let resolved = t.state == .resolved
             return [
                 "status": resolved ? "resolved" : "firing", "labels": labels, "annotations": annotations,
-                "startsAt": Timestamp.format(t.at), "endsAt": resolved ? Timestamp.format(t.at) : zeroTime,
-                "generatorURL": "", "fingerprint": fingerprint(t),
+                "startsAt": Timestamp.format(a.startedAt), "endsAt": resolved ? Timestamp.format(t.at) : zeroTime,
+                "generatorURL": generatorURL(n, a), "fingerprint": fingerprint(t),
             ]
         }
         let labelSets = alerts.map { $0["labels"] as! [String: String] }
         let annotationSets = alerts.map { $0["annotations"] as! [String: String] }
-        let first = n.alerts.first.map { $0.transition.matchLabels } ?? [:]
-        var groupLabels: [String: String] = [:]
-        for key in groupBy { if let v = first[key] { groupLabels[key] = v } }
+        let groupLabels = Dictionary(
+            n.groupLabels(groupBy).map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
         return [
-            "version": "4",
-            "groupKey":
-                "\(n.receiver):\(groupLabels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
-            "truncatedAlerts": 0, "status": n.status, "receiver": n.receiver, "groupLabels": groupLabels,
-            "commonLabels": common(labelSets), "commonAnnotations": common(annotationSets), "externalURL": "",
+            "version": "4", "groupKey": n.groupKey(groupBy), "truncatedAlerts": 0, "status": n.status,
+            "receiver": n.receiver, "groupLabels": groupLabels, "commonLabels": common(labelSets),
+            "commonAnnotations": common(annotationSets), "externalURL": AlertNotification.trimmed(n.externalURL),
             "alerts": alerts,
         ]
     }
@@ -149,29 +170,25 @@ public enum WebhookPayloads {
             string(resolved ? at : zeroTime)
             raw(",\"fingerprint\":")
             string(fingerprint(t))
-            raw(",\"generatorURL\":\"\",\"labels\":")
+            raw(",\"generatorURL\":")
+            string(generatorURL(n, a))
+            raw(",\"labels\":")
             object(labels)
             raw(",\"startsAt\":")
-            string(at)
+            string(a.startedAt == t.at ? at : Timestamp.format(a.startedAt))
             raw(resolved ? ",\"status\":\"resolved\"}" : ",\"status\":\"firing\"}")
             labelSets.append(labels)
             annotationSets.append(annotations)
         }
-        // The group's labels come from the first alert's match labels (`rule` included).
-        var groupLabels: [(key: String, value: String)] = []
-        if let first = n.alerts.first {
-            for key in Set(groupBy) {
-                let value = key == "rule" ? first.transition.rule : labelSets[0].first { $0.key == key }?.value
-                if let value { groupLabels.append((key, value)) }
-            }
-            groupLabels.sort { $0.key < $1.key }
-        }
+        let groupLabels = n.groupLabels(groupBy)
         raw("],\"commonAnnotations\":")
         object(commonPairs(annotationSets))
         raw(",\"commonLabels\":")
         object(commonPairs(labelSets))
-        raw(",\"externalURL\":\"\",\"groupKey\":")
-        string("\(n.receiver):\(groupLabels.map { "\($0.key)=\($0.value)" }.joined(separator: ","))")
+        raw(",\"externalURL\":")
+        string(AlertNotification.trimmed(n.externalURL))
+        raw(",\"groupKey\":")
+        string(n.groupKey(groupBy))
         raw(",\"groupLabels\":")
         object(groupLabels)
         raw(",\"receiver\":")
@@ -182,14 +199,16 @@ public enum WebhookPayloads {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// `genericParts(a).labels` as pairs sorted by key: the transition's match labels but `rule`.
+    /// An alert's identifying labels as pairs sorted by key: its rule's labels, `alertname`,
+    /// `station`, `metric` and `severity`. The same for the alert's whole episode: the current
+    /// level is an annotation (a label that changed would make it another alert to a consumer that
+    /// keys on labels, and its resolve would never match).
     static func labelPairs(_ t: Transition) -> [(key: String, value: String)] {
         var pairs: [(key: String, value: String)] = []
-        pairs.reserveCapacity(t.labels.count + 5)
+        pairs.reserveCapacity(t.labels.count + 4)
         for (k, v) in t.labels {
             switch k {
-            case "alertname", "rule", "station", "metric", "severity": continue
-            case "level" where t.level != nil: continue
+            case "alertname", "rule", "station", "metric", "severity", "level": continue
             default: pairs.append((k, v))
             }
         }
@@ -197,19 +216,24 @@ public enum WebhookPayloads {
         pairs.append(("station", t.station))
         pairs.append(("metric", t.metric))
         pairs.append(("severity", t.severity.rawValue))
-        if let level = t.level { pairs.append(("level", level)) }
         pairs.sort { $0.key < $1.key }
         return pairs
     }
 
     /// `genericParts(a).annotations` as pairs sorted by key (the keys are fixed, so is their order).
+    /// The current level (the last one, on a resolve), the previous one, the path the alert took
+    /// since the receiver last heard of it, and whether the data is late are annotations.
     static func annotationPairs(_ a: NotifiedAlert, dataTime: String) -> [(key: String, value: String)] {
         let t = a.transition
         var pairs: [(key: String, value: String)] = []
-        pairs.reserveCapacity(6)
+        pairs.reserveCapacity(9)
         if a.id > 0 { pairs.append(("alert_id", String(a.id))) }
         pairs.append(("data_time", dataTime))
         pairs.append(("description", t.explanation))
+        if a.late { pairs.append(("late", "true")) }
+        if let level = t.level ?? t.fromLevel { pairs.append(("level", level)) }
+        let route = a.route
+        if route.count > 1 { pairs.append(("path", route.joined(separator: " → "))) }
         if let f = t.fromLevel { pairs.append(("previous_level", f)) }
         pairs.append(("summary", a.message))
         if let v = t.value { pairs.append(("value", formatValue(v))) }
@@ -237,7 +261,7 @@ public enum WebhookPayloads {
     static func plainText(_ n: AlertNotification, escape e: (String) -> String) -> String {
         var lines: [String] = []
         if n.isDigest { lines.append("Held during quiet hours (\(n.alerts.count)):") }
-        for a in n.alerts { lines.append("\(e(title(a.transition))): \(e(a.message))") }
+        for a in n.alerts { lines.append("\(e(title(a))): \(e(a.message))") }
         return lines.joined(separator: "\n")
     }
 
@@ -251,7 +275,7 @@ public enum WebhookPayloads {
             "text": plainText(n, escape: e),
             "attachments": n.alerts.map { a -> [String: Any] in
                 [
-                    "color": colour(a.transition), "title": e(title(a.transition)), "text": e(a.message),
+                    "color": colour(a.transition), "title": e(title(a)), "text": e(a.message),
                     "fields": [["title": "Why", "value": e(a.transition.explanation), "short": false]],
                     "footer": e(footer(a)), "ts": a.transition.at,
                 ]
@@ -277,7 +301,7 @@ public enum WebhookPayloads {
             "content": truncate(plainText(n, escape: e), to: discordLimit),
             "embeds": n.alerts.prefix(10).map { a -> [String: Any] in
                 [
-                    "title": truncate(e(title(a.transition)), to: 256),
+                    "title": truncate(e(title(a)), to: 256),
                     "description": truncate("\(e(a.message))\n\nWhy: \(e(a.transition.explanation))", to: 4096),
                     "color": Int(colour(a.transition).dropFirst(), radix: 16) ?? 0,
                     "timestamp": Timestamp.format(a.transition.at), "footer": ["text": e(footer(a))],
@@ -298,7 +322,7 @@ public enum WebhookPayloads {
             let t = a.transition
             let colour = t.state == .resolved ? "Good" : (t.severity == .critical ? "Attention" : "Warning")
             body.append([
-                "type": "TextBlock", "text": e(title(t)), "weight": "Bolder", "size": "Medium", "color": colour,
+                "type": "TextBlock", "text": e(title(a)), "weight": "Bolder", "size": "Medium", "color": colour,
                 "wrap": true,
             ])
             body.append(["type": "TextBlock", "text": e(a.message), "wrap": true])
@@ -332,7 +356,7 @@ public enum WebhookPayloads {
         if n.isDigest { lines.append("*Held during quiet hours (\(n.alerts.count))*") }
         for a in n.alerts {
             lines.append(
-                "*\(e(title(a.transition)))*\n\(e(a.message))\n_Why: \(e(a.transition.explanation)); \(e(footer(a)))_")
+                "*\(e(title(a)))*\n\(e(a.message))\n_Why: \(e(a.transition.explanation)); \(e(footer(a)))_")
         }
         return ["text": lines.joined(separator: "\n\n")]
     }
@@ -350,7 +374,7 @@ public enum WebhookPayloads {
             "alerts": n.alerts.map { a -> [String: Any] in
                 var c = MessageRenderer.context(a.transition)
                 c["message"] = a.message
-                c["title"] = title(a.transition)
+                c["title"] = title(a)
                 return c
             },
         ]

@@ -131,6 +131,8 @@ public enum Demo {
             database: klaxon.sqlite
             rules: [rules.yaml]
             listen: 127.0.0.1:\(options.port)
+            # The story is a past day replayed thousands of times faster: its data is old by design.
+            notify_max_age: 0s
             sources:
               - {name: river, kind: usgs-iv, base_url: "\(u)/nwis/iv/", sites: ["\(DemoScenario.site)"], parameters: [gage_height], period: 1d, every: 15m}
               - {name: flood-stages, kind: nwps, base_url: "\(u)/nwps/v1/", gauges: [\(DemoScenario.lid)], every: 6h}

@@ -7,7 +7,8 @@ extension PostgresStore {
     /// Every firing alert with the transition that last announced it (for reminders).
     public func firingAlerts() async throws -> [(key: AlertKey, transitionID: Int64, transition: Transition)] {
         try await records(
-            PostgresQuery(unsafeSQL: AlertSQL.firingLatest(select: "to_jsonb(t)::text")), as: TransitionRecord.self).map { r in
+            PostgresQuery(unsafeSQL: AlertSQL.firingLatest(select: "to_jsonb(t)::text")), as: TransitionRecord.self
+        ).map { r in
             (AlertKey(rule: r.rule, station: r.station, metric: r.metric), r.id ?? 0, r.transition)
         }
     }
@@ -130,7 +131,8 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
-    /// Acknowledges the firing alert whose current transition has this id; nil when none has it.
+    /// Acknowledges the firing alert this id names (its episode's, or any transition's of the
+    /// episode) until it resolves; nil when no firing alert has that id.
     @discardableResult
     public func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (
         key: AlertKey, transition: Transition
@@ -140,7 +142,7 @@ extension PostgresStore {
         try await execute(
             """
             INSERT INTO acks (rule, station, metric, transition_id, acked_by, acked_at)
-            VALUES (\(alert.key.rule), \(alert.key.station), \(alert.key.metric), \(transitionID), \(by), \(now))
+            VALUES (\(alert.key.rule), \(alert.key.station), \(alert.key.metric), \(alert.episode), \(by), \(now))
             ON CONFLICT (rule, station, metric) DO UPDATE SET transition_id = excluded.transition_id,
                 acked_by = excluded.acked_by, acked_at = excluded.acked_at
             """)
@@ -152,13 +154,7 @@ extension PostgresStore {
         // A join in the store: the firing set is never loaded to be matched in memory.
         var out: [AlertKey: Ack] = [:]
         for row in try await rows(
-            """
-            SELECT k.rule, k.station, k.metric, k.transition_id, k.acked_by, k.acked_at FROM acks k
-            JOIN alert_states a ON a.rule = k.rule AND a.station = k.station AND a.metric = k.metric
-            WHERE a.status = 'firing' AND k.transition_id = (
-                SELECT max(x.id) FROM transitions x
-                WHERE x.rule = k.rule AND x.station = k.station AND x.metric = k.metric)
-            """)
+            PostgresQuery(unsafeSQL: AckSQL.holding))
         {
             let key = AlertKey(
                 rule: try row[0].decode(String.self), station: try row[1].decode(String.self),
@@ -204,7 +200,7 @@ extension PostgresStore {
         }
         var waiting: [String: Int] = [:]
         for row in try await rows(
-            "SELECT state, count(*) FROM outbox WHERE state IN ('pending', 'sending') GROUP BY state")
+            "SELECT state, count(*) FROM outbox WHERE state IN ('pending', 'sending', 'held') GROUP BY state")
         {
             waiting[try row[0].decode(String.self)] = Int(try row[1].decode(Int64.self))
         }

@@ -241,86 +241,192 @@ extension PostgresStore: EvaluationBackend {
             """, on: c)
     }
 
-    /// Logs transitions (`TransitionLog`) and queues their deliveries, inside the caller's
-    /// transaction: the transitions in one statement (their ids taken from the sequence first, in
-    /// order), their outbox rows in another. With `claim`, the rows it queues are claimed for this
-    /// process's dispatcher as `claim` allows.
+    /// Logs transitions (`TransitionLog`) with their episodes and queues their deliveries
+    /// (`OutboxPlan`), inside the caller's transaction: the transitions in one statement (their ids
+    /// taken from the sequence first, in order), their outbox rows in another. With `claim`, the
+    /// rows it queues are claimed for this process's dispatcher as `claim` allows.
     func log(_ transitions: [Transition], _ e: Evaluation, claim: QueueClaim? = nil, on c: PostgresConnection)
         async throws -> [Logged]
     {
         var log = TransitionLog(transitions, e)
         guard !log.isEmpty else { return [] }
+        let ids = try await takeTransitionIDs(log.records.count, on: c)
+        var open: [AlertKey: OpenEpisode] = [:]
+        for key in log.episodeLookups { open[key] = try await openEpisode(key, on: c) }
+        log.assign(ids: ids, open: open)
         // JSON has no NaN or infinity: such a value (none is expected) goes in row by row.
-        let ids: [Int64]
         if log.records.allSatisfy({ $0.value?.isFinite ?? true }) {
-            ids = try await rows(
-                "SELECT nextval(pg_get_serial_sequence('transitions', 'id')) FROM generate_series(1, \(Int64(log.records.count)))",
-                on: c
-            ).map { try $0[0].decode(Int64.self) }.sorted()
-            guard ids.count == log.records.count else {
-                throw PostgresStoreError.server(path: path, message: "no ids for new transitions")
-            }
-            for i in log.records.indices { log.records[i].id = ids[i] }
             let json = String(decoding: try JSONEncoder().encode(log.records), as: UTF8.self)
             try await execute(
                 """
                 INSERT INTO transitions (id, rule, kind, station, metric, state, level, from_level, at, value, unit,
-                  severity, labels, summary, explanation, message, recorded_at)
+                  severity, labels, summary, explanation, message, recorded_at, episode, started_at)
                 SELECT id, rule, kind, station, metric, state, level, from_level, at, value, unit,
-                  severity, labels, summary, explanation, message, recorded_at
+                  severity, labels, summary, explanation, message, recorded_at, episode, started_at
                 FROM jsonb_populate_recordset(NULL::transitions, \(json)::jsonb)
                 """, on: c)
         } else {
-            var one: [Int64] = []
-            for i in log.records.indices {
-                one.append(try await insert(log.records[i], on: c))
-                log.records[i].id = one[i]
-            }
-            ids = one
+            for r in log.records { try await insert(r, on: c) }
         }
-        if let claim { try await loadOpen(claim, alerts: log.transitions.map(OutboxRecord.alertKey), on: c) }
-        var queue = OutboxRows()
-        for i in log.transitions.indices {
-            for p in log.deliveries[i] {
+        if e.route != nil {
+            let alerts = Array(Set(log.transitions.map(OutboxRecord.alertKey)))
+            let plan = OutboxPlan(log, queued: try await queuedRows(alerts: alerts, on: c), now: e.now)
+            if let claim {
+                for q in plan.ahead { claim.noteOpen(alert: q.alert, receiver: q.receiver) }
+                claim.heard = try await heard(alerts: alerts, on: c)
+            }
+            if !plan.folded.isEmpty {
+                try await execute(
+                    """
+                    UPDATE outbox SET state = 'superseded', last_error = 'folded into a newer notification of its alert'
+                    WHERE id = ANY(\(plan.folded)::text[])
+                    """, on: c)
+                log.deltas.add("outbox", OutboxRecord.State.superseded.rawValue, n: plan.folded.count)
+            }
+            var queue = OutboxRows()
+            for row in plan.rows {
+                let p = row.delivery
                 queue.add(
-                    transitionID: ids[i], transition: log.transitions[i], receiver: p.receiver, route: p.route,
-                    groupKey: p.groupKey, dueAt: try await dueTime(p, now: e.queuedAt, on: c), now: e.queuedAt,
-                    claim: claim, record: log.records[i])
+                    transitionID: ids[row.index], transition: log.transitions[row.index], receiver: p.receiver,
+                    route: p.route, groupKey: p.groupKey,
+                    dueAt: try await dueTime(p, now: e.queuedAt, on: c), now: e.queuedAt,
+                    claim: claim, record: log.records[row.index], path: row.path, held: row.held)
             }
+            try await queue.insert(self, now: e.queuedAt, claimedBy: claim?.instance, on: c)
         }
-        try await queue.insert(self, now: e.queuedAt, claimedBy: claim?.instance, on: c)
         try await log.deltas.write(self, on: c)
         return log.logged(ids: ids)
     }
 
-    /// Tells `claim` which of `alerts` have rows unsent, in one query.
-    func loadOpen(_ claim: QueueClaim, alerts: [String], on c: PostgresConnection) async throws {
-        guard !alerts.isEmpty else { return }
+    /// `n` new transition ids from the sequence, in order.
+    func takeTransitionIDs(_ n: Int, on c: PostgresConnection) async throws -> [Int64] {
+        let ids = try await rows(
+            "SELECT nextval(pg_get_serial_sequence('transitions', 'id')) FROM generate_series(1, \(Int64(n)))", on: c
+        ).map { try $0[0].decode(Int64.self) }.sorted()
+        guard ids.count == n else { throw PostgresStoreError.server(path: path, message: "no ids for new transitions") }
+        return ids
+    }
+
+    /// An alert's open episode, from its newest transition.
+    func openEpisode(_ key: AlertKey, on c: PostgresConnection) async throws -> OpenEpisode? {
+        var binds = PostgresBindings(capacity: 3)
+        binds.append(key.rule)
+        binds.append(key.station)
+        binds.append(key.metric)
+        guard let row = try await rows(PostgresQuery(unsafeSQL: EpisodeSQL.newest, binds: binds), on: c).first
+        else { return nil }
+        return OpenEpisode.from(
+            episode: try row[3].decode(Int64?.self), startedAt: try row[4].decode(Int64?.self),
+            state: try row[2].decode(String.self), id: try row[0].decode(Int64.self), at: try row[1].decode(Int64.self))
+    }
+
+    /// The rows queued for `alerts` that have not gone out (pending, sending, held), each with its
+    /// transition's state, locked so a claim does not take one this transaction folds.
+    func queuedRows(alerts: [String], on c: PostgresConnection) async throws -> [QueuedRow] {
+        guard !alerts.isEmpty else { return [] }
         var binds = PostgresBindings(capacity: 1)
-        try binds.append(Array(Set(alerts)))
-        for row in try await rows(
+        try binds.append(alerts)
+        return try await rows(
             PostgresQuery(
                 unsafeSQL: """
-                    SELECT alert, receiver FROM outbox
-                    WHERE alert = ANY($1::text[]) AND state IN ('pending', 'sending')
-                    """, binds: binds), on: c)
-        {
-            claim.noteOpen(alert: try row[0].decode(String.self), receiver: try row[1].decode(String.self))
+                    SELECT o.id, o.alert, o.receiver, o.route, o.state, o.batch, o.path, t.state, t.level, t.at,
+                      coalesce(t.episode, t.id)
+                    FROM outbox o JOIN transitions t ON t.id = o.transition_id
+                    WHERE o.alert = ANY($1::text[]) AND o.state IN ('pending', 'sending', 'held')
+                    ORDER BY o.seq
+                    FOR UPDATE OF o
+                    """, binds: binds), on: c
+        ).map { row in
+            QueuedRow(
+                id: try row[0].decode(String.self), alert: try row[1].decode(String.self),
+                receiver: try row[2].decode(String.self), route: try row[3].decode(Int64?.self).map { Int($0) },
+                state: OutboxRecord.State(rawValue: try row[4].decode(String.self)) ?? .pending,
+                batch: try row[5].decode(String?.self), path: try row[6].decode(String?.self),
+                step: PathStep(
+                    state: TransitionState(rawValue: try row[7].decode(String.self)) ?? .firing,
+                    level: try row[8].decode(String?.self), at: try row[9].decode(Int64.self),
+                    episode: try row[10].decode(Int64.self)))
         }
     }
 
-    /// Inserts a transition-log row; returns its id.
-    func insert(_ r: TransitionRecord, on c: PostgresConnection) async throws -> Int64 {
-        let id = try await scalar(
+    /// What each receiver last heard of `alerts`, by `alert|receiver`.
+    func heard(alerts: [String], on c: PostgresConnection) async throws -> [String: Heard] {
+        guard !alerts.isEmpty else { return [:] }
+        var binds = PostgresBindings(capacity: 1)
+        try binds.append(alerts)
+        var out: [String: Heard] = [:]
+        for row in try await rows(
+            PostgresQuery(
+                unsafeSQL: "SELECT alert, receiver, episode, state, level FROM notified WHERE alert = ANY($1::text[])",
+                binds: binds), on: c)
+        {
+            if let h = Heard.from(
+                episode: try row[2].decode(Int64?.self), state: try row[3].decode(String?.self),
+                level: try row[4].decode(String?.self))
+            {
+                out[
+                    QueueClaim.heardKey(alert: try row[0].decode(String.self), receiver: try row[1].decode(String.self))
+                ] =
+                    h
+            }
+        }
+        return out
+    }
+
+    /// Decides every held row (`HeldRow.send`), in one transaction; reads only when none is held.
+    public func settleHeld(now: Int64) async throws -> Int {
+        guard try await scalar("SELECT EXISTS (SELECT 1 FROM outbox WHERE state = 'held')", as: Bool.self) == true
+        else { return 0 }
+        return try await transaction { c in
+            var deltas = MetricDeltas()
+            var sent: [String] = []
+            var skipped: [(String, String)] = []
+            for row in try await self.rows(PostgresQuery(unsafeSQL: EpisodeSQL.held + " FOR UPDATE OF o"), on: c) {
+                let id = try row[0].decode(String.self)
+                let latest = try row[4].decode(Bool.self)
+                let heard = Heard.from(
+                    episode: try row[5].decode(Int64?.self), state: try row[6].decode(String?.self),
+                    level: try row[7].decode(String?.self))
+                if HeldRow.send(
+                    state: TransitionState(rawValue: try row[1].decode(String.self)) ?? .firing,
+                    level: try row[2].decode(String?.self), episode: try row[3].decode(Int64.self), latest: latest,
+                    heard: heard)
+                {
+                    sent.append(id)
+                } else {
+                    skipped.append((id, HeldRow.skipReason(latest: latest)))
+                }
+            }
+            if !sent.isEmpty {
+                try await self.execute(
+                    "UPDATE outbox SET state = 'pending', due_at = greatest(due_at, \(now)) WHERE id = ANY(\(sent)::text[])",
+                    on: c)
+            }
+            for (id, why) in skipped {
+                try await self.execute(
+                    "UPDATE outbox SET state = 'skipped', last_error = \(why) WHERE id = \(id)", on: c)
+                deltas.add("outbox", OutboxRecord.State.skipped.rawValue)
+            }
+            try await deltas.write(self, on: c)
+            return sent.count
+        }
+    }
+
+    /// Inserts a transition-log row (its id taken first when it has none, and then its own
+    /// episode when it has none); returns its id.
+    @discardableResult
+    func insert(_ record: TransitionRecord, on c: PostgresConnection) async throws -> Int64 {
+        var r = record
+        if r.id == nil { r.id = try await takeTransitionIDs(1, on: c)[0] }
+        let id = r.id!
+        try await execute(
             """
-            INSERT INTO transitions (rule, kind, station, metric, state, level, from_level, at, value, unit,
-              severity, labels, summary, explanation, message, recorded_at)
-            VALUES (\(r.rule), \(r.kind), \(r.station), \(r.metric), \(r.state), \(r.level), \(r.fromLevel), \(r.at),
-              \(r.value), \(r.unit), \(r.severity), \(r.labels), \(r.summary), \(r.explanation), \(r.message),
-              \(r.recordedAt))
-            RETURNING id
-            """, as: Int64.self, on: c)
-        guard let id else { throw PostgresStoreError.server(path: path, message: "no id for a new transition") }
+            INSERT INTO transitions (id, rule, kind, station, metric, state, level, from_level, at, value, unit,
+              severity, labels, summary, explanation, message, recorded_at, episode, started_at)
+            VALUES (\(id), \(r.rule), \(r.kind), \(r.station), \(r.metric), \(r.state), \(r.level), \(r.fromLevel),
+              \(r.at), \(r.value), \(r.unit), \(r.severity), \(r.labels), \(r.summary), \(r.explanation), \(r.message),
+              \(r.recordedAt), \(r.episode ?? id), \(r.startedAt ?? r.at))
+            """, on: c)
         return id
     }
 
@@ -339,6 +445,30 @@ extension PostgresStore: EvaluationBackend {
 
     public func transitions() async throws -> [TransitionRecord] {
         try await records("SELECT to_jsonb(t)::text FROM transitions t ORDER BY id", as: TransitionRecord.self)
+    }
+
+    public func episode(_ id: Int64) async throws -> EpisodeHistory? {
+        var binds = PostgresBindings(capacity: 1)
+        binds.append(id)
+        guard
+            let episode = try await rows(PostgresQuery(unsafeSQL: EpisodeHistory.episodeOf, binds: binds)).first.map({
+                try $0[0].decode(Int64.self)
+            })
+        else { return nil }
+        var e = PostgresBindings(capacity: 1)
+        e.append(episode)
+        let transitions = try await rows(
+            PostgresQuery(unsafeSQL: EpisodeHistory.transitionsSQL(select: "to_jsonb(transitions)::text"), binds: e)
+        ).map { try Self.decoder.decode(TransitionRecord.self, from: Data(try $0[0].decode(String.self).utf8)) }
+        guard let first = transitions.first else { return nil }
+        let ids = transitions.compactMap(\.id)
+        let deliveries = try await records(
+            """
+            SELECT to_jsonb(o)::text FROM outbox o
+            WHERE o.alert = \(OutboxRecord.alertKey(first.transition)) AND o.transition_id = ANY(\(ids)::bigint[])
+            ORDER BY o.seq
+            """, as: OutboxRecord.self)
+        return EpisodeHistory(id: episode, transitions: transitions, deliveries: deliveries)
     }
 
     public func recentTransitions(limit: Int) async throws -> [TransitionRecord] {

@@ -46,12 +46,18 @@ extension PostgresStore {
         /// For rows claimed as they are queued (`QueueClaim`): their batch and lease (else "" and 0).
         var batches: [String] = []
         var leases: [Int64] = []
+        /// What each row folded in ("" for nothing), and whether it is held.
+        var paths: [String] = []
+        var held: [Bool] = []
 
         /// Adds a row; with `claim`, the row is claimed for this process's dispatcher if it takes it.
         mutating func add(
             transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, dueAt: Int64,
-            now: Int64, claim: QueueClaim? = nil, record: TransitionRecord? = nil
+            now: Int64, claim: QueueClaim? = nil, record: TransitionRecord? = nil, path: String? = nil,
+            held: Bool = false
         ) {
+            paths.append(path ?? "")
+            self.held.append(held)
             let id = OutboxRecord.newID()
             let alert = OutboxRecord.alertKey(transition)
             ids.append(id)
@@ -62,12 +68,12 @@ extension PostgresStore {
             alerts.append(alert)
             groups.append(groupKey)
             due.append(dueAt)
-            if let claim, claim.takes(receiver, alert: alert, dueAt: dueAt) {
+            if !held, let claim, claim.takes(receiver, alert: alert, dueAt: dueAt) {
                 let row = claim.take(
                     OutboxRecord(
                         id: id, seq: 0, transitionID: transitionID, receiver: receiver, route: route, alert: alert,
                         groupKey: groupKey, purpose: "transition", state: .sending, batch: nil, attempts: 1,
-                        dueAt: dueAt, leaseUntil: nil, createdAt: now, sentAt: nil, lastError: nil),
+                        dueAt: dueAt, leaseUntil: nil, createdAt: now, sentAt: nil, lastError: nil, path: path),
                     transition: record)
                 batches.append(row.batch ?? id)
                 leases.append(row.leaseUntil ?? 0)
@@ -81,7 +87,7 @@ extension PostgresStore {
         func insert(_ store: PostgresStore, now: Int64, claimedBy: String?, on c: PostgresConnection) async throws {
             guard !ids.isEmpty else { return }
             try await store.execute("SELECT pg_advisory_xact_lock(\(PostgresStore.outboxLock))", on: c)
-            var binds = PostgresBindings(capacity: 12)
+            var binds = PostgresBindings(capacity: 14)
             try binds.append(ids)
             try binds.append(transitions)
             try binds.append(receivers)
@@ -94,18 +100,21 @@ extension PostgresStore {
             try binds.append(batches)
             try binds.append(leases)
             binds.append(claimedBy ?? "")
+            try binds.append(paths)
+            try binds.append(held)
             try await store.execute(
                 PostgresQuery(
                     unsafeSQL: """
                         INSERT INTO outbox (id, transition_id, receiver, route, alert, group_key, purpose, state,
-                          attempts, due_at, created_at, batch, lease_until, claimed_by)
+                          attempts, due_at, created_at, batch, lease_until, claimed_by, path)
                         SELECT id, t, r, CASE WHEN has_route THEN route END, a, g, 'transition',
-                          CASE WHEN b = '' THEN 'pending' ELSE 'sending' END, CASE WHEN b = '' THEN 0 ELSE 1 END,
+                          CASE WHEN h THEN 'held' WHEN b = '' THEN 'pending' ELSE 'sending' END,
+                          CASE WHEN b = '' THEN 0 ELSE 1 END,
                           d, $9, NULLIF(b, ''), CASE WHEN b = '' THEN NULL ELSE l END,
-                          CASE WHEN b = '' THEN NULL ELSE $12::text END
+                          CASE WHEN b = '' THEN NULL ELSE $12::text END, NULLIF(p, '')
                         FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bool[], $6::text[],
-                          $7::text[], $8::bigint[], $10::text[], $11::bigint[])
-                          WITH ORDINALITY AS u(id, t, r, route, has_route, a, g, d, b, l, n)
+                          $7::text[], $8::bigint[], $10::text[], $11::bigint[], $13::text[], $14::bool[])
+                          WITH ORDINALITY AS u(id, t, r, route, has_route, a, g, d, b, l, p, h, n)
                         ORDER BY n
                         """, binds: binds), on: c)
         }
@@ -145,8 +154,16 @@ extension PostgresStore {
     ) async throws {
         try await transaction { c in
             var deltas = MetricDeltas()
+            var episodes = Episodes()
             for (t, message, deliveries) in transitions {
-                let id = try await self.insert(TransitionRecord(t, message: message, recordedAt: now / 1000), on: c)
+                if episodes.needsLookup(t) { episodes.found(t.alertKey, try await self.openEpisode(t.alertKey, on: c)) }
+                let id = try await self.takeTransitionIDs(1, on: c)[0]
+                let episode = episodes.next(t, id: id)
+                var record = TransitionRecord(t, message: message, recordedAt: now / 1000)
+                record.id = id
+                record.episode = episode.id
+                record.startedAt = episode.startedAt
+                try await self.insert(record, on: c)
                 deltas.transition(rule: t.rule, state: t.state.rawValue)
                 try await self.enqueue(transitionID: id, transition: t, planned: deliveries, now: now, on: c)
             }
@@ -156,7 +173,7 @@ extension PostgresStore {
 
     static let outboxColumns = [
         "id", "seq", "transition_id", "receiver", "route", "alert", "group_key", "purpose", "state", "batch",
-        "attempts", "due_at", "lease_until", "created_at", "sent_at", "last_error",
+        "attempts", "due_at", "lease_until", "created_at", "sent_at", "last_error", "path",
     ]
 
     /// Claims due notifications, as `SQLiteStore.claim` does, for several claimers at once: rows are
@@ -174,7 +191,8 @@ extension PostgresStore {
             let found = try await self.rows(
                 """
                 SELECT json_build_object(\(unescaped: Self.outboxColumns.map { "'\($0)', o.\($0)" }.joined(separator: ", ")))::text,
-                  (SELECT to_jsonb(t)::text FROM transitions t WHERE t.id = o.transition_id)
+                  (SELECT to_jsonb(t)::text FROM transitions t WHERE t.id = o.transition_id),
+                  n.episode, n.state, n.level
                 FROM (
                   SELECT \(unescaped: columns) FROM outbox o
                   WHERE ((o.state = 'pending' AND o.due_at <= \(now)) OR (o.state = 'sending' AND o.lease_until <= \(now)))
@@ -185,12 +203,18 @@ extension PostgresStore {
                     AND o.receiver <> ALL(\(excluding))
                   ORDER BY o.seq LIMIT \(limit)
                   FOR UPDATE OF o SKIP LOCKED
-                ) o ORDER BY o.seq
+                ) o LEFT JOIN notified n ON n.alert = o.alert AND n.receiver = o.receiver
+                ORDER BY o.seq
                 """, on: c)
             var batches = OutboxBatch.group(
                 try found.map { found in
-                    (
-                        try Self.decoder.decode(OutboxRecord.self, from: Data(try found[0].decode(String.self).utf8)),
+                    var row = try Self.decoder.decode(
+                        OutboxRecord.self, from: Data(try found[0].decode(String.self).utf8))
+                    row.heard = Heard.from(
+                        episode: try found[2].decode(Int64?.self), state: try found[3].decode(String?.self),
+                        level: try found[4].decode(String?.self))
+                    return (
+                        row,
                         try found[1].decode(String?.self).map {
                             try Self.decoder.decode(TransitionRecord.self, from: Data($0.utf8))
                         }
@@ -238,6 +262,19 @@ extension PostgresStore {
             for outcome in outcomes {
                 switch outcome {
                 case .finish(let batch, let state, let now, let retryAt, let error):
+                    if state == .sent && retryAt == nil {
+                        for (row, t) in batch.heardOnSend {
+                            var binds = PostgresBindings(capacity: 7)
+                            binds.append(row.alert)
+                            binds.append(row.receiver)
+                            binds.append(t.episodeID)
+                            binds.append(t.id ?? 0)
+                            binds.append(t.state)
+                            binds.append(t.level)
+                            binds.append(now)
+                            try await self.execute(PostgresQuery(unsafeSQL: EpisodeSQL.notify, binds: binds), on: c)
+                        }
+                    }
                     for row in batch.rows {
                         if let retryAt {
                             try await self.execute(

@@ -15,7 +15,7 @@ extension PostgresStore {
                 SELECT * FROM transitions x WHERE x.rule = a.rule AND x.station = a.station AND x.metric = a.metric
                 ORDER BY x.id DESC LIMIT 1) t
             LEFT JOIN acks k ON k.rule = a.rule AND k.station = a.station AND k.metric = a.metric
-                AND k.transition_id = t.id
+                AND k.transition_id = coalesce(t.episode, t.id)
             WHERE a.status = 'firing'
               AND (\(unescaped: FiringQueries.rank), t.at, t.id) < (\(Int64(b.rank)), \(b.at), \(b.id))
             ORDER BY \(unescaped: FiringQueries.rank) DESC, t.at DESC, t.id DESC
@@ -24,14 +24,10 @@ extension PostgresStore {
         var alerts: [FiringAlert] = []
         for row in rows.prefix(limit) {
             let r = try Self.decoder.decode(TransitionRecord.self, from: Data(try row[0].decode(String.self).utf8))
-            let id = r.id ?? 0
             let ack = try row[1].decode(String?.self).map {
-                Ack(transitionID: id, by: $0, at: try row[2].decode(Int64.self))
+                Ack(transitionID: r.episodeID, by: $0, at: try row[2].decode(Int64.self))
             }
-            alerts.append(
-                FiringAlert(
-                    key: AlertKey(rule: r.rule, station: r.station, metric: r.metric), transitionID: id,
-                    transition: r.transition, ack: ack))
+            alerts.append(FiringAlert(record: r, ack: ack))
         }
         return FiringPage(alerts: alerts, next: rows.count > limit ? alerts.last?.cursor : nil)
     }
@@ -54,17 +50,15 @@ extension PostgresStore {
         return out
     }
 
-    /// The firing alert whose current transition has this id, if any: one probe (for `ack`).
-    func firingAlert(transitionID: Int64) async throws -> (key: AlertKey, transition: Transition)? {
-        try await records(
-            """
-            SELECT to_jsonb(t)::text FROM transitions t
-            JOIN alert_states a ON a.rule = t.rule AND a.station = t.station AND a.metric = t.metric
-            WHERE t.id = \(transitionID) AND a.status = 'firing' AND t.id = (
-                SELECT max(x.id) FROM transitions x
-                WHERE x.rule = t.rule AND x.station = t.station AND x.metric = t.metric)
-            """, as: TransitionRecord.self
-        ).first.map { r in (AlertKey(rule: r.rule, station: r.station, metric: r.metric), r.transition) }
+    /// The firing alert an id names (`AckSQL.firing`), with its episode: one probe (for `ack`).
+    func firingAlert(transitionID: Int64) async throws -> (key: AlertKey, transition: Transition, episode: Int64)? {
+        var binds = PostgresBindings(capacity: 1)
+        binds.append(transitionID)
+        return try await rows(PostgresQuery(unsafeSQL: AckSQL.firing(select: "to_jsonb(t)::text"), binds: binds)).first
+            .map { row in
+                let r = try Self.decoder.decode(TransitionRecord.self, from: Data(try row[0].decode(String.self).utf8))
+                return (AlertKey(rule: r.rule, station: r.station, metric: r.metric), r.transition, r.episodeID)
+            }
     }
 
     public func silences(now: Int64, includeExpired: Bool, limit: Int, after: SilenceCursor?) async throws

@@ -269,6 +269,35 @@ extension PostgresStore {
                 FOR EACH STATEMENT EXECUTE FUNCTION metric_readings_batch();
             """
         ),
+        (
+            // Alert episodes (`Episodes.swift`), as `SQLiteStore`'s v14-episodes.
+            "v3-episodes",
+            """
+            ALTER TABLE transitions ADD COLUMN episode BIGINT;
+            ALTER TABLE transitions ADD COLUMN started_at BIGINT;
+            CREATE INDEX transitions_by_episode ON transitions(episode);
+            ALTER TABLE outbox ADD COLUMN path TEXT;
+            ALTER TABLE outbox DROP CONSTRAINT outbox_state_check;
+            ALTER TABLE outbox ADD CONSTRAINT outbox_state_check CHECK (state IN ('pending', 'sending', 'sent', 'dead',
+                'muted', 'dropped', 'held', 'superseded', 'skipped'));
+            CREATE INDEX outbox_held ON outbox(alert, receiver) WHERE state = 'held';
+            DROP TRIGGER metric_outbox_delete ON outbox;
+            CREATE TRIGGER metric_outbox_delete AFTER DELETE ON outbox FOR EACH ROW
+                WHEN (OLD.state IN ('sent', 'dead', 'muted', 'dropped', 'superseded', 'skipped'))
+                EXECUTE FUNCTION metric_outbox_delete();
+            CREATE TABLE notified (
+                alert TEXT NOT NULL,
+                receiver TEXT NOT NULL,
+                episode BIGINT NOT NULL,
+                transition_id BIGINT NOT NULL,
+                state TEXT NOT NULL,
+                level TEXT,
+                sent_at BIGINT,
+                PRIMARY KEY (alert, receiver)
+            );
+
+            """ + EpisodeSQL.backfill
+        ),
     ]
 
     /// Applies the migrations not yet applied. Safe to run from several processes at once: a

@@ -76,13 +76,15 @@ extension TransitionRecord {
             summary: row[prefix + "summary"],
             explanation: row[prefix + "explanation"],
             message: row[prefix + "message"],
-            recordedAt: row[prefix + "recorded_at"])
+            recordedAt: row[prefix + "recorded_at"],
+            episode: row[prefix + "episode"],
+            startedAt: row[prefix + "started_at"])
     }
 
     /// The columns `init(row:at:)` reads, in its order.
     static let columns = [
         "id", "rule", "kind", "station", "metric", "state", "level", "from_level", "at", "value", "unit", "severity",
-        "labels", "summary", "explanation", "message", "recorded_at",
+        "labels", "summary", "explanation", "message", "recorded_at", "episode", "started_at",
     ]
 
     /// From `columns`, selected in that order from column `i` on: by index, for the dispatcher's
@@ -105,7 +107,9 @@ extension TransitionRecord {
             summary: row[i + 13],
             explanation: row[i + 14],
             message: row[i + 15],
-            recordedAt: row[i + 16])
+            recordedAt: row[i + 16],
+            episode: row[i + 17],
+            startedAt: row[i + 18])
     }
 }
 
@@ -132,13 +136,14 @@ extension OutboxRecord {
             leaseUntil: row["lease_until"],
             createdAt: row["created_at"],
             sentAt: row["sent_at"],
-            lastError: row["last_error"])
+            lastError: row["last_error"],
+            path: row["path"])
     }
 
     /// The columns `init(row:at:)` reads, in its order.
     static let columns = [
         "id", "seq", "transition_id", "receiver", "route", "alert", "group_key", "purpose", "state", "batch",
-        "attempts", "due_at", "lease_until", "created_at", "sent_at", "last_error",
+        "attempts", "due_at", "lease_until", "created_at", "sent_at", "last_error", "path",
     ]
 
     /// From `columns`, selected in that order from column `i` on (by index: see
@@ -160,6 +165,7 @@ extension OutboxRecord {
             leaseUntil: row[i + 12],
             createdAt: row[i + 13],
             sentAt: row[i + 14],
-            lastError: row[i + 15])
+            lastError: row[i + 15],
+            path: row[i + 16])
     }
 }

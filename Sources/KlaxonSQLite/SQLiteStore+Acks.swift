@@ -4,14 +4,16 @@ import KlaxonCore
 import KlaxonStore
 
 extension SQLiteStore {
-    /// Acknowledges the firing alert whose current transition has this id: it stops repeating until
-    /// its state changes. Returns the alert, or nil when no firing alert has that id.
+    /// Acknowledges the firing alert this id names (its episode's id, or any transition of the
+    /// episode): it stops repeating and escalating until it resolves. Returns the alert, or nil when
+    /// no firing alert has that id.
     @discardableResult
     public func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (
         key: AlertKey, transition: Transition
     )? {
         // One probe for that alert, not the whole firing set (an HTTP or chat request asks).
         guard let alert = try await firingAlert(transitionID: transitionID) else { return nil }
+        let episode = alert.episode
         try await requireWriter().write { db in
             try db.execute(
                 sql: """
@@ -19,7 +21,7 @@ extension SQLiteStore {
                     ON CONFLICT (rule, station, metric) DO UPDATE SET transition_id = excluded.transition_id,
                         acked_by = excluded.acked_by, acked_at = excluded.acked_at
                     """,
-                arguments: [alert.key.rule, alert.key.station, alert.key.metric, transitionID, by, now])
+                arguments: [alert.key.rule, alert.key.station, alert.key.metric, episode, by, now])
         }
         return (alert.key, alert.transition)
     }
@@ -31,13 +33,7 @@ extension SQLiteStore {
             var out: [AlertKey: Ack] = [:]
             for row in try Row.fetchAll(
                 db,
-                sql: """
-                    SELECT k.* FROM acks k
-                    JOIN alert_states a ON a.rule = k.rule AND a.station = k.station AND a.metric = k.metric
-                    WHERE a.status = 'firing' AND k.transition_id = (
-                        SELECT max(x.id) FROM transitions x
-                        WHERE x.rule = k.rule AND x.station = k.station AND x.metric = k.metric)
-                    """)
+                sql: AckSQL.holding)
             {
                 let key = AlertKey(rule: row["rule"], station: row["station"], metric: row["metric"])
                 out[key] = Ack(transitionID: row["transition_id"], by: row["acked_by"], at: row["acked_at"])

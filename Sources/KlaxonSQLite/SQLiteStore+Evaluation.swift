@@ -212,40 +212,169 @@ extension SQLiteStore: EvaluationBackend {
         }
     }
 
-    /// Logs transitions (`TransitionLog`) and queues their deliveries, inside the caller's transaction.
-    /// With `claim`, the rows it queues are claimed for this process's dispatcher as `claim` allows.
+    /// Logs transitions (`TransitionLog`) with their episodes and queues their deliveries
+    /// (`OutboxPlan`), inside the caller's transaction. With `claim`, the rows it queues are claimed
+    /// for this process's dispatcher as `claim` allows.
     static func log(_ transitions: [Transition], _ db: Database, _ e: Evaluation, claim: QueueClaim? = nil) throws
         -> [Logged]
     {
-        let log = TransitionLog(transitions, e)
+        var log = TransitionLog(transitions, e)
         guard !log.isEmpty else { return [] }
+        if e.route != nil { try deferForeignKeys(db) }
+        let ids = try takeTransitionIDs(log.records.count, db)
+        var open: [AlertKey: OpenEpisode] = [:]
+        for key in log.episodeLookups { open[key] = try openEpisode(key, db) }
+        log.assign(ids: ids, open: open)
         let insert = try db.cachedStatement(
             sql: """
-                INSERT INTO transitions (rule, kind, station, metric, state, level, from_level, at, value, unit,
-                  severity, labels, summary, explanation, message, recorded_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO transitions (id, rule, kind, station, metric, state, level, from_level, at, value, unit,
+                  severity, labels, summary, explanation, message, recorded_at, episode, started_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
-        if e.route != nil { try deferForeignKeys(db) }
-        try claim?.loadOpen(alerts: log.transitions.map(OutboxRecord.alertKey), db)
-        var ids: [Int64] = []
-        ids.reserveCapacity(log.records.count)
-        for (i, r) in log.records.enumerated() {
+        for r in log.records {
             insert.setUncheckedArguments([
-                r.rule, r.kind, r.station, r.metric, r.state, r.level, r.fromLevel, r.at, r.value, r.unit, r.severity,
-                r.labels, r.summary, r.explanation, r.message, r.recordedAt,
+                r.id, r.rule, r.kind, r.station, r.metric, r.state, r.level, r.fromLevel, r.at, r.value, r.unit,
+                r.severity, r.labels, r.summary, r.explanation, r.message, r.recordedAt, r.episode, r.startedAt,
             ])
             try insert.execute()
-            let id = db.lastInsertedRowID
-            ids.append(id)
-            if e.route != nil {
-                var record = r
-                record.id = id
+        }
+        if e.route != nil {
+            let alerts = Array(Set(log.transitions.map(OutboxRecord.alertKey)))
+            let plan = OutboxPlan(log, queued: try queuedRows(alerts: alerts, db), now: e.now)
+            if let claim {
+                for q in plan.ahead { claim.noteOpen(alert: q.alert, receiver: q.receiver) }
+                claim.heard = try heard(alerts: alerts, db)
+            }
+            try supersede(plan.folded, db)
+            log.deltas.add("outbox", OutboxRecord.State.superseded.rawValue, n: plan.folded.count)
+            for row in plan.rows {
+                let t = log.transitions[row.index]
+                let due = try dueTime(db, row.delivery, now: e.queuedAt)
                 try enqueue(
-                    db, transitionID: id, transition: log.transitions[i], planned: log.deliveries[i], now: e.queuedAt,
-                    claim: claim, record: record)
+                    db, transitionID: ids[row.index], transition: t,
+                    deliveries: [(row.delivery.receiver, row.delivery.route, row.delivery.groupKey, due)],
+                    now: e.queuedAt, claim: row.held ? nil : claim, record: log.records[row.index], path: row.path,
+                    held: row.held)
             }
         }
         try log.deltas.write(db)
         return log.logged(ids: ids)
+    }
+
+    /// `n` new transition ids, in order: after every id ever used (the table is `AUTOINCREMENT`, so
+    /// pruned ids are never reused), taken before the rows are written so each knows its episode.
+    static func takeTransitionIDs(_ n: Int, _ db: Database) throws -> [Int64] {
+        let last =
+            try Int64.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'transitions'), 0),
+                                   coalesce((SELECT max(id) FROM transitions), 0))
+                        """)) ?? 0
+        return (0..<Int64(n)).map { last + 1 + $0 }
+    }
+
+    /// An alert's open episode, from its newest transition.
+    static func openEpisode(_ key: AlertKey, _ db: Database) throws -> OpenEpisode? {
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: EpisodeSQL.newest), arguments: [key.rule, key.station, key.metric])
+        else { return nil }
+        return OpenEpisode.from(episode: row[3], startedAt: row[4], state: row[2], id: row[0], at: row[1])
+    }
+
+    /// The rows queued for `alerts` that have not gone out (pending, sending, held), in queue order,
+    /// each with its transition's state: what `OutboxPlan` folds and orders after.
+    static func queuedRows(alerts: [String], _ db: Database) throws -> [QueuedRow] {
+        guard !alerts.isEmpty else { return [] }
+        let keys = "[" + alerts.map(JSONText.string).joined(separator: ",") + "]"
+        var out: [QueuedRow] = []
+        for sql in [
+            """
+            SELECT o.id, o.alert, o.receiver, o.route, o.state, o.batch, o.path, t.state, t.level, t.at,
+              coalesce(t.episode, t.id), o.seq
+            FROM outbox o INDEXED BY outbox_open_by_alert JOIN transitions t ON t.id = o.transition_id
+            WHERE o.alert IN (SELECT value FROM json_each(?)) AND o.state IN ('pending', 'sending')
+            """,
+            """
+            SELECT o.id, o.alert, o.receiver, o.route, o.state, o.batch, o.path, t.state, t.level, t.at,
+              coalesce(t.episode, t.id), o.seq
+            FROM outbox o INDEXED BY outbox_held JOIN transitions t ON t.id = o.transition_id
+            WHERE o.alert IN (SELECT value FROM json_each(?)) AND o.state = 'held'
+            """,
+        ] {
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [keys])
+            while let row = try rows.next() {
+                out.append(
+                    QueuedRow(
+                        id: row[0], alert: row[1], receiver: row[2], route: row[3],
+                        state: OutboxRecord.State(rawValue: row[4]) ?? .pending, batch: row[5], path: row[6],
+                        step: PathStep(
+                            state: TransitionState(rawValue: row[7]) ?? .firing, level: row[8], at: row[9],
+                            episode: row[10])))
+            }
+        }
+        return out
+    }
+
+    /// What each receiver last heard of `alerts`, by `alert|receiver`.
+    static func heard(alerts: [String], _ db: Database) throws -> [String: Heard] {
+        guard !alerts.isEmpty else { return [:] }
+        let keys = "[" + alerts.map(JSONText.string).joined(separator: ",") + "]"
+        var out: [String: Heard] = [:]
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(
+                sql:
+                    "SELECT alert, receiver, episode, state, level FROM notified WHERE alert IN (SELECT value FROM json_each(?))"
+            ), arguments: [keys])
+        while let row = try rows.next() {
+            if let h = Heard.from(episode: row[2], state: row[3], level: row[4]) {
+                out[QueueClaim.heardKey(alert: row[0], receiver: row[1])] = h
+            }
+        }
+        return out
+    }
+
+    /// Marks queued rows as taken over by newer ones.
+    static func supersede(_ ids: [String], _ db: Database) throws {
+        guard !ids.isEmpty else { return }
+        let update = try db.cachedStatement(
+            sql:
+                "UPDATE outbox SET state = 'superseded', last_error = 'folded into a newer notification of its alert' WHERE id = ?"
+        )
+        for id in ids { try update.execute(arguments: [id]) }
+    }
+}
+
+extension SQLiteStore {
+    /// Decides every held row (`HeldRow.send`), in one transaction; reads only when none is held.
+    public func settleHeld(now: Int64) async throws -> Int {
+        let any = try await reader.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE state = 'held')") ?? false
+        }
+        guard any else { return 0 }
+        return try await requireWriter().write { db in
+            // Due when its group's timing said when it was queued, or now if that has passed.
+            let send = try db.cachedStatement(
+                sql: "UPDATE outbox SET state = 'pending', due_at = max(due_at, ?) WHERE id = ?")
+            let skip = try db.cachedStatement(
+                sql: "UPDATE outbox SET state = 'skipped', last_error = ?, sent_at = NULL WHERE id = ?")
+            var deltas = MetricDeltas()
+            var sent = 0
+            for row in try Row.fetchAll(db, sql: EpisodeSQL.held) {
+                let state = TransitionState(rawValue: row[1]) ?? .firing
+                let latest: Bool = row[4]
+                let heard = Heard.from(episode: row[5], state: row[6], level: row[7])
+                if HeldRow.send(state: state, level: row[2], episode: row[3], latest: latest, heard: heard) {
+                    try send.execute(arguments: [now, row[0] as String])
+                    sent += 1
+                } else {
+                    try skip.execute(arguments: [HeldRow.skipReason(latest: latest), row[0] as String])
+                    deltas.add("outbox", OutboxRecord.State.skipped.rawValue)
+                }
+            }
+            try deltas.write(db)
+            return sent
+        }
     }
 }

@@ -58,7 +58,9 @@ extension SQLiteStore {
             var waiting: [String: Int] = [:]
             for row in try Row.fetchAll(
                 db.cachedStatement(
-                    sql: "SELECT state, count(*) FROM outbox WHERE state IN ('pending', 'sending') GROUP BY state"))
+                    sql:
+                        "SELECT state, count(*) FROM outbox WHERE state IN ('pending', 'sending', 'held') GROUP BY state"
+                ))
             {
                 waiting[row[0]] = row[1]
             }

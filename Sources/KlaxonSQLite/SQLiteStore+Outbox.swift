@@ -28,22 +28,24 @@ extension QueueClaim {
         try db.cachedStatement(
             sql: """
                 INSERT INTO outbox (id, seq, transition_id, receiver, route, alert, group_key, purpose, state, attempts,
-                  batch, due_at, lease_until, created_at, claimed_by)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'sending', ?, ?, ?, ?, ?, ?)
+                  batch, due_at, lease_until, created_at, claimed_by, path)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'sending', ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [
             row.id, row.seq, row.transitionID, row.receiver, row.route, row.alert, row.groupKey, row.purpose,
-            row.attempts, row.batch, row.dueAt, row.leaseUntil, row.createdAt, instance,
+            row.attempts, row.batch, row.dueAt, row.leaseUntil, row.createdAt, instance, row.path,
         ])
     }
 }
 
 extension SQLiteStore {
-    /// Adds one outbox row per delivery, inside the caller's transaction (the transition's own).
+    /// Adds one outbox row per delivery, inside the caller's transaction (the transition's own):
+    /// pending (or claimed for `claim`), or `held` with `held`; `path` is what it folded in.
     static func enqueue(
         _ db: Database, transitionID: Int64, transition: Transition,
         deliveries: [(receiver: String, route: Int?, groupKey: String, dueAt: Int64)],
-        purpose: String = "transition", now: Int64, claim: QueueClaim? = nil, record: TransitionRecord? = nil
+        purpose: String = "transition", now: Int64, claim: QueueClaim? = nil, record: TransitionRecord? = nil,
+        path: String? = nil, held: Bool = false
     ) throws {
         guard !deliveries.isEmpty else { return }
         var seq =
@@ -53,23 +55,24 @@ extension SQLiteStore {
         let insert = try db.cachedStatement(
             sql: """
                 INSERT INTO outbox (id, seq, transition_id, receiver, route, alert, group_key, purpose, state, attempts,
-                  due_at, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
+                  due_at, created_at, path)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)
                 """)
         let alert = OutboxRecord.alertKey(transition)
         for d in deliveries {
             seq += 1
             let id = OutboxRecord.newID()
-            if let claim, claim.takes(d.receiver, alert: alert, dueAt: d.dueAt) {
+            if !held, let claim, claim.takes(d.receiver, alert: alert, dueAt: d.dueAt) {
                 let row = OutboxRecord(
                     id: id, seq: seq, transitionID: transitionID, receiver: d.receiver, route: d.route, alert: alert,
                     groupKey: d.groupKey, purpose: purpose, state: .sending, batch: nil, attempts: 1, dueAt: d.dueAt,
-                    leaseUntil: nil, createdAt: now, sentAt: nil, lastError: nil)
+                    leaseUntil: nil, createdAt: now, sentAt: nil, lastError: nil, path: path)
                 try claim.insert(row, transition: record, db)
                 continue
             }
             insert.setUncheckedArguments([
-                id, seq, transitionID, d.receiver, d.route, alert, d.groupKey, purpose, d.dueAt, now,
+                id, seq, transitionID, d.receiver, d.route, alert, d.groupKey, purpose, held ? "held" : "pending",
+                d.dueAt, now, path,
             ])
             try insert.execute()
             claim?.queued(alert: alert, receiver: d.receiver)
@@ -138,8 +141,14 @@ extension SQLiteStore {
         try await requireWriter().write { db in
             try Self.deferForeignKeys(db)
             var deltas = MetricDeltas()
+            var episodes = Episodes()
             for (t, message, deliveries) in transitions {
+                if episodes.needsLookup(t) { episodes.found(t.alertKey, try Self.openEpisode(t.alertKey, db)) }
                 var record = TransitionRecord(t, message: message, recordedAt: now / 1000)
+                record.id = try Self.takeTransitionIDs(1, db)[0]
+                let episode = episodes.next(t, id: record.id!)
+                record.episode = episode.id
+                record.startedAt = episode.startedAt
                 try record.insert(db)
                 deltas.transition(rule: t.rule, state: t.state.rawValue)
                 try Self.enqueue(db, transitionID: record.id ?? 0, transition: t, planned: deliveries, now: now)
@@ -167,8 +176,9 @@ extension SQLiteStore {
             let found = try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
-                        SELECT \(Self.claimColumns)
+                        SELECT \(Self.claimColumns), n.episode, n.state, n.level
                         FROM outbox o INDEXED BY outbox_open_by_seq LEFT JOIN transitions t ON t.id = o.transition_id
+                        LEFT JOIN notified n ON n.alert = o.alert AND n.receiver = o.receiver
                         WHERE o.state IN ('pending', 'sending')
                           AND ((o.state = 'pending' AND o.due_at <= :now) OR (o.state = 'sending' AND o.lease_until <= :now))
                           AND NOT EXISTS (
@@ -179,9 +189,12 @@ extension SQLiteStore {
                         ORDER BY o.seq LIMIT :limit
                         """), arguments: ["now": now, "limit": limit, "skip": skip])
             let t = OutboxRecord.columns.count
+            let n = t + TransitionRecord.columns.count
             var batches = OutboxBatch.group(
                 found.map { row in
-                    (OutboxRecord(row: row, at: 0), (row[t] as Int64?).map { _ in TransitionRecord(row: row, at: t) })
+                    var record = OutboxRecord(row: row, at: 0)
+                    record.heard = Heard.from(episode: row[n], state: row[n + 1], level: row[n + 2])
+                    return (record, (row[t] as Int64?).map { _ in TransitionRecord(row: row, at: t) })
                 }, now: now, lease: lease)
             // Rows whose batch key is their own id (or the batch they already had) are claimed by one
             // statement; the others of a new multi-row batch take its first row's id one by one.
@@ -372,9 +385,18 @@ extension SQLiteStore {
             )
             try Self.deferForeignKeys(db)
             var deltas = MetricDeltas()
+            let notify = try db.cachedStatement(sql: EpisodeSQL.notify)
             for outcome in outcomes {
                 switch outcome {
                 case .finish(let batch, let state, let now, let retryAt, let error):
+                    if state == .sent && retryAt == nil {
+                        for (row, t) in batch.heardOnSend {
+                            notify.setUncheckedArguments([
+                                row.alert, row.receiver, t.episodeID, t.id, t.state, t.level, now,
+                            ])
+                            try notify.execute()
+                        }
+                    }
                     for row in batch.rows {
                         if let retryAt {
                             retry.setUncheckedArguments([retryAt, error, row.id])

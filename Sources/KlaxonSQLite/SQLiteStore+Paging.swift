@@ -20,19 +20,16 @@ extension SQLiteStore {
                         SELECT max(x.id) FROM transitions x
                         WHERE x.rule = a.rule AND x.station = a.station AND x.metric = a.metric)
                     LEFT JOIN acks k ON k.rule = a.rule AND k.station = a.station AND k.metric = a.metric
-                        AND k.transition_id = t.id
+                        AND k.transition_id = coalesce(t.episode, t.id)
                     WHERE a.status = 'firing' AND (\(FiringQueries.rank), t.at, t.id) < (?, ?, ?)
                     ORDER BY \(FiringQueries.rank) DESC, t.at DESC, t.id DESC
                     LIMIT ?
                     """, arguments: [b.rank, b.at, b.id, limit + 1])
             let alerts = rows.prefix(limit).map { row -> FiringAlert in
                 let record = TransitionRecord(row: row)
-                let id = record.id ?? 0
                 let by: String? = row["ack_by"]
-                let ack = by.map { Ack(transitionID: id, by: $0, at: row["ack_at"]) }
-                return FiringAlert(
-                    key: AlertKey(rule: record.rule, station: record.station, metric: record.metric),
-                    transitionID: id, transition: record.transition, ack: ack)
+                let ack = by.map { Ack(transitionID: record.episodeID, by: $0, at: row["ack_at"]) }
+                return FiringAlert(record: record, ack: ack)
             }
             return FiringPage(alerts: Array(alerts), next: rows.count > limit ? alerts.last?.cursor : nil)
         }
@@ -59,19 +56,12 @@ extension SQLiteStore {
         }
     }
 
-    /// The firing alert whose current transition has this id, if any: one probe (for `ack`).
-    func firingAlert(transitionID: Int64) async throws -> (key: AlertKey, transition: Transition)? {
+    /// The firing alert an id names (`AckSQL.firing`), with its episode: one probe (for `ack`).
+    func firingAlert(transitionID: Int64) async throws -> (key: AlertKey, transition: Transition, episode: Int64)? {
         try await reader.read { db in
-            try TransitionRecord.fetchOne(
-                db,
-                sql: """
-                    SELECT t.* FROM transitions t
-                    JOIN alert_states a ON a.rule = t.rule AND a.station = t.station AND a.metric = t.metric
-                    WHERE t.id = ? AND a.status = 'firing' AND t.id = (
-                        SELECT max(x.id) FROM transitions x
-                        WHERE x.rule = t.rule AND x.station = t.station AND x.metric = t.metric)
-                    """, arguments: [transitionID]
-            ).map { r in (AlertKey(rule: r.rule, station: r.station, metric: r.metric), r.transition) }
+            try TransitionRecord.fetchOne(db, sql: AckSQL.firing(select: "t.*"), arguments: [transitionID]).map { r in
+                (AlertKey(rule: r.rule, station: r.station, metric: r.metric), r.transition, r.episodeID)
+            }
         }
     }
 

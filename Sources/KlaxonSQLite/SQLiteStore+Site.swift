@@ -13,6 +13,25 @@ extension SQLiteStore {
         }
     }
 
+    public func episode(_ id: Int64) async throws -> EpisodeHistory? {
+        try await reader.read { db in
+            guard let episode = try Int64.fetchOne(db, sql: EpisodeHistory.episodeOf, arguments: [id]) else {
+                return nil
+            }
+            let transitions = try TransitionRecord.fetchAll(
+                db, sql: EpisodeHistory.transitionsSQL(select: "*"), arguments: [episode])
+            guard let first = transitions.first else { return nil }
+            let ids = "[" + transitions.compactMap(\.id).map(String.init).joined(separator: ",") + "]"
+            let deliveries = try OutboxRecord.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM outbox WHERE alert = ? AND transition_id IN (SELECT value FROM json_each(?))
+                    ORDER BY seq
+                    """, arguments: [OutboxRecord.alertKey(first.transition), ids])
+            return EpisodeHistory(id: episode, transitions: transitions, deliveries: deliveries)
+        }
+    }
+
     /// The newest reading (not suspect) of each series, newest first, at most `limit` of them: one
     /// primary-key probe per series (`CROSS JOIN` keeps the series as the outer loop; SQLite would
     /// otherwise scan every reading).

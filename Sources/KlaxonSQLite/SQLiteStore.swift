@@ -456,6 +456,69 @@ public final class SQLiteStore: Store {
                         WHERE state IN ('pending', 'sending');
                     """)
         }
+        m.registerMigration("v14-episodes") { db in
+            // Alert episodes (`Episodes.swift`): each transition names the episode it belongs to; the
+            // outbox gains the states of "notify the present" (held, superseded, skipped) and a row's
+            // folded path; `notified` keeps what each receiver last heard of each alert. SQLite cannot
+            // change a CHECK, so the outbox is rebuilt.
+            try db.execute(
+                sql: """
+                    ALTER TABLE transitions ADD COLUMN episode INTEGER;
+                    ALTER TABLE transitions ADD COLUMN started_at INTEGER;
+                    CREATE INDEX transitions_by_episode ON transitions(episode);
+                    CREATE TABLE outbox_v14 (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        seq INTEGER NOT NULL UNIQUE,
+                        transition_id INTEGER NOT NULL REFERENCES transitions(id),
+                        receiver TEXT NOT NULL,
+                        route INTEGER,
+                        alert TEXT NOT NULL,
+                        group_key TEXT NOT NULL,
+                        purpose TEXT NOT NULL DEFAULT 'transition'
+                            CHECK (purpose IN ('transition', 'repeat', 'system')),
+                        state TEXT NOT NULL DEFAULT 'pending'
+                            CHECK (state IN ('pending', 'sending', 'sent', 'dead', 'muted', 'dropped', 'held',
+                                             'superseded', 'skipped')),
+                        batch TEXT,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        due_at INTEGER NOT NULL,
+                        lease_until INTEGER,
+                        created_at INTEGER NOT NULL,
+                        sent_at INTEGER,
+                        last_error TEXT,
+                        claimed_by TEXT,
+                        path TEXT
+                    );
+                    INSERT INTO outbox_v14 (id, seq, transition_id, receiver, route, alert, group_key, purpose, state,
+                      batch, attempts, due_at, lease_until, created_at, sent_at, last_error, claimed_by)
+                    SELECT id, seq, transition_id, receiver, route, alert, group_key, purpose, state,
+                      batch, attempts, due_at, lease_until, created_at, sent_at, last_error, claimed_by FROM outbox;
+                    DROP TABLE outbox;
+                    ALTER TABLE outbox_v14 RENAME TO outbox;
+                    CREATE INDEX outbox_by_state_due ON outbox(state, due_at);
+                    CREATE INDEX outbox_by_alert ON outbox(alert, receiver, seq);
+                    CREATE INDEX outbox_by_claim ON outbox(claimed_by) WHERE state = 'sending';
+                    CREATE INDEX outbox_open_by_seq ON outbox(seq) WHERE state IN ('pending', 'sending');
+                    CREATE INDEX outbox_open_by_alert ON outbox(alert, receiver, seq)
+                        WHERE state IN ('pending', 'sending');
+                    CREATE INDEX outbox_held ON outbox(alert, receiver) WHERE state = 'held';
+                    CREATE TRIGGER metric_outbox_delete AFTER DELETE ON outbox
+                    WHEN OLD.state IN ('sent', 'dead', 'muted', 'dropped', 'superseded', 'skipped') BEGIN
+                        INSERT INTO metric_counts (family, a, n) VALUES ('outbox', OLD.state, -1)
+                        ON CONFLICT (family, a, b) DO UPDATE SET n = n + excluded.n, total = total + excluded.total;
+                    END;
+                    CREATE TABLE notified (
+                        alert TEXT NOT NULL,
+                        receiver TEXT NOT NULL,
+                        episode INTEGER NOT NULL,
+                        transition_id INTEGER NOT NULL,
+                        state TEXT NOT NULL,
+                        level TEXT,
+                        sent_at INTEGER,
+                        PRIMARY KEY (alert, receiver)
+                    );
+                    """ + EpisodeSQL.backfill)
+        }
         return m
     }()
 }

@@ -54,6 +54,36 @@ enum APIRoutes {
             try await store.addSilence(silence, now: t)
             return KlaxonHTTP.json(silenceJSON(silence), status: .created)
         }
+        // Acknowledges a firing alert by its id (the one its messages show): `{"by": "alice"}`
+        // optional. 404 when no firing alert has that id.
+        router.post("/api/v1/alerts/:id/ack") { request, context -> Response in
+            guard KlaxonHTTP.authorized(request, token: settings.apiToken) else {
+                return KlaxonHTTP.unauthorized(settings.apiToken)
+            }
+            guard let text = context.parameters.get("id"), text.utf8.count <= 19, let id = Int64(text), id > 0 else {
+                return KlaxonHTTP.json(["error": "the alert id is a positive number"], status: .badRequest)
+            }
+            let body = try await request.body.collect(upTo: 16 << 10)
+            var by = "api"
+            if body.readableBytes > 0 {
+                guard let o = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
+                else {
+                    return KlaxonHTTP.json(["error": "the body must be a JSON object"], status: .badRequest)
+                }
+                if let named = o["by"] as? String { by = named }
+            }
+            if let problem = Silence.claimedAuthorProblem(by) {
+                return KlaxonHTTP.json(["error": problem], status: .badRequest)
+            }
+            guard let acked = try await store.ack(transitionID: id, by: by, at: now()) else {
+                return KlaxonHTTP.json(["error": "no firing alert has id \(id)"], status: .notFound)
+            }
+            return KlaxonHTTP.json(
+                [
+                    "id": id, "rule": acked.key.rule, "station": acked.key.station, "metric": acked.key.metric,
+                    "acked_by": by,
+                ], status: .ok)
+        }
         router.delete("/api/v1/silences/:id") { request, context -> Response in
             guard KlaxonHTTP.authorized(request, token: settings.apiToken) else {
                 return KlaxonHTTP.unauthorized(settings.apiToken)

@@ -54,11 +54,17 @@ enum APIPaging {
         let data = try await offPool { () -> Data in
             let alerts = page.alerts.map { a -> [String: Any] in
                 let t = a.transition
+                // `id` is the alert's for its whole episode (what `ack` takes); `since` is when the
+                // episode began, `level_since` when its current level was reached.
                 var o: [String: Any] = [
-                    "id": a.transitionID, "rule": a.key.rule, "station": a.key.station, "metric": a.key.metric,
-                    "severity": t.severity.rawValue, "since": Timestamp.format(t.at), "summary": t.summary,
+                    "id": a.episode, "rule": a.key.rule, "station": a.key.station, "metric": a.key.metric,
+                    "severity": t.severity.rawValue, "since": Timestamp.format(a.startedAt), "summary": t.summary,
+                    "transition_id": a.transitionID,
                 ]
-                if let level = t.level { o["level"] = level }
+                if let level = t.level {
+                    o["level"] = level
+                    o["level_since"] = Timestamp.format(t.at)
+                }
                 if let ack = a.ack {
                     o["acked_by"] = ack.by
                     o["acked_at"] = Timestamp.format(ack.at)

@@ -52,7 +52,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
         static let duties = "klaxon_duty_held"
     }
 
-    static let outboxStates = ["pending", "sending", "sent", "dead", "muted", "dropped"]
+    static let outboxStates = OutboxRecord.State.allCases.map(\.rawValue)
 
     /// One evaluation ran.
     public func evaluated() {

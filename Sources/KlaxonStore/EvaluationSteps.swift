@@ -172,9 +172,11 @@ extension AlertStateRecord {
 /// The transitions a transaction logs, written once for every backend: in output order, each with
 /// its rendered message and its planned deliveries, and the metric changes they make.
 ///
-///     let log = TransitionLog(out, e)
-///     <insert log.records, learning their ids>
-///     for (i, planned) in log.deliveries { <queue planned, due at `GroupTiming.due`> }
+///     var log = TransitionLog(out, e)
+///     <take ids for log.records>; <read the open episodes of log.episodeLookups>
+///     log.assign(ids: ids, open: open); <insert log.records>
+///     let plan = OutboxPlan(log, queued: <the alerts' queued rows>, now: e.now)
+///     <mark plan.folded superseded>; for row in plan.rows { <queue it, held or due at `GroupTiming.due`> }
 ///     <write log.deltas>; return log.logged(ids: ids)
 public struct TransitionLog {
     public let transitions: [Transition]
@@ -199,7 +201,7 @@ public struct TransitionLog {
         transitions.indices.map { i in
             Logged(
                 transition: transitions[i], message: records[i].message, id: ids[i],
-                routed: !routed || !deliveries[i].isEmpty)
+                routed: !routed || !deliveries[i].isEmpty, episode: records[i].episode)
         }
     }
 }

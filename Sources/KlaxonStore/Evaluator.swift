@@ -27,6 +27,9 @@ public protocol EvaluationBackend: Sendable {
     func evaluateTrips(_ e: Evaluation) async throws -> [Logged]
     /// Gives claimed rows back (the dispatcher stopped before it took them).
     func release(_ batches: [OutboxBatch]) async throws
+    /// One transaction: decides every `held` row (`HeldRow.send`): due at `now` (ms), or skipped.
+    /// Returns how many were queued to be sent.
+    func settleHeld(now: Int64) async throws -> Int
 }
 
 extension EvaluationBackend {
@@ -95,6 +98,8 @@ extension EvaluationBackend {
         if !e.trips.isEmpty {
             result.add(try await evaluateTrips(e), e)
         }
+        // Caught up: what was held as too old is sent if it is the present and news to its receiver.
+        if e.route != nil, try await settleHeld(now: e.queuedAt) > 0 { e.committed?(0) }
         result.transitions.sort { Transition.outputOrder($0.transition, $1.transition) }
         return result
     }
@@ -151,12 +156,15 @@ public struct Logged: Sendable {
     public var message: String
     public var id: Int64
     public var routed: Bool
+    /// The episode it belongs to (`TransitionLog.assign`).
+    public var episode: Int64
 
-    public init(transition: Transition, message: String, id: Int64, routed: Bool) {
+    public init(transition: Transition, message: String, id: Int64, routed: Bool, episode: Int64? = nil) {
         self.transition = transition
         self.message = message
         self.id = id
         self.routed = routed
+        self.episode = episode ?? id
     }
 }
 

@@ -61,6 +61,7 @@ extension StoreMetrics {
         latencySum = latencyByBucket.reduce(0) { $0 + $1.sum }
         outbox["pending"] = waiting["pending"] ?? 0
         outbox["sending"] = waiting["sending"] ?? 0
+        outbox["held"] = waiting["held"] ?? 0
         self.sources = sources
     }
 }

@@ -7,6 +7,13 @@ import Synchronization
 public struct OutboxRecord: Codable, Sendable, Equatable {
     public enum State: String, Codable, Sendable, CaseIterable {
         case pending, sending, sent, dead, muted, dropped
+        /// Its data was older than `notify_max_age`: decided once the evaluation has caught up.
+        case held
+        /// A newer row of its alert took its place before it went out (see `path`).
+        case superseded
+        /// Not sent by rule: a resolve for a receiver that never heard the alert firing, or held
+        /// data that told nothing new (`last_error` says which).
+        case skipped
     }
 
     public var id: String
@@ -29,6 +36,10 @@ public struct OutboxRecord: Codable, Sendable, Equatable {
     public var createdAt: Int64
     public var sentAt: Int64?
     public var lastError: String?
+    /// The states of its alert folded into this row (`PathStep.encode`): rows it took the place of.
+    public var path: String?
+    /// What the receiver last heard of the alert when the row was claimed (not a column).
+    public var heard: Heard? = nil
 
     enum CodingKeys: String, CodingKey {
         case id, seq
@@ -41,6 +52,7 @@ public struct OutboxRecord: Codable, Sendable, Equatable {
         case createdAt = "created_at"
         case sentAt = "sent_at"
         case lastError = "last_error"
+        case path
     }
 
     public static func alertKey(_ t: Transition) -> String { "\(t.rule)|\(t.station)|\(t.metric)" }
@@ -76,8 +88,9 @@ public struct OutboxRecord: Codable, Sendable, Equatable {
     public init(
         id: String, seq: Int64, transitionID: Int64, receiver: String, route: Int?, alert: String, groupKey: String,
         purpose: String, state: State, batch: String?, attempts: Int, dueAt: Int64, leaseUntil: Int64?,
-        createdAt: Int64, sentAt: Int64?, lastError: String?
+        createdAt: Int64, sentAt: Int64?, lastError: String?, path: String? = nil
     ) {
+        self.path = path
         self.id = id
         self.seq = seq
         self.transitionID = transitionID

@@ -4,16 +4,33 @@ import KlaxonCore
 /// A firing alert as lists show it: its current transition and the ack that holds for it, if any.
 public struct FiringAlert: Sendable {
     public var key: AlertKey
-    /// The id of the transition that last announced the alert (what `ack` takes).
+    /// The id of the transition that last announced the alert.
     public var transitionID: Int64
     public var transition: Transition
     public var ack: Ack?
+    /// The alert's id for its whole episode (what `ack` takes, what messages show).
+    public var episode: Int64
+    /// When the episode began: "firing since". `transition.at` is when its current level was reached.
+    public var startedAt: Int64
 
-    public init(key: AlertKey, transitionID: Int64, transition: Transition, ack: Ack?) {
+    public init(
+        key: AlertKey, transitionID: Int64, transition: Transition, ack: Ack?, episode: Int64? = nil,
+        startedAt: Int64? = nil
+    ) {
         self.key = key
         self.transitionID = transitionID
         self.transition = transition
         self.ack = ack
+        self.episode = episode ?? transitionID
+        self.startedAt = startedAt ?? transition.at
+    }
+
+    /// A firing alert from its newest transition.
+    public init(record: TransitionRecord, ack: Ack?) {
+        self.init(
+            key: AlertKey(rule: record.rule, station: record.station, metric: record.metric),
+            transitionID: record.id ?? 0, transition: record.transition, ack: ack, episode: record.episodeID,
+            startedAt: record.startedAt)
     }
 
     /// Where the next page starts when this alert is the last one shown.

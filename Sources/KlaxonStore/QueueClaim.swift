@@ -22,6 +22,10 @@ public final class QueueClaim: @unchecked Sendable {
     public var seq: Int64?
     /// `alert|receiver` of the rows unsent (pending or sending) among the transaction's alerts.
     private var open: Set<String> = []
+    /// What each receiver last heard of the transaction's alerts (`heardKey`), for the rows taken.
+    public var heard: [String: Heard] = [:]
+
+    public static func heardKey(alert: String, receiver: String) -> String { alert + "\u{1F}" + receiver }
 
     public init(instance: String, lease: Int64, now: Int64, room: Int, excluding: [String]) {
         self.instance = instance
@@ -64,6 +68,7 @@ public final class QueueClaim: @unchecked Sendable {
         row.batch = i.map { batches[$0].key } ?? row.id
         row.leaseUntil = now + lease
         row.state = .sending
+        row.heard = heard[Self.heardKey(alert: row.alert, receiver: row.receiver)]
         room -= 1
         queued(alert: row.alert, receiver: row.receiver)
         if let i {

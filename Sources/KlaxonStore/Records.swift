@@ -151,12 +151,19 @@ public struct TransitionRecord: Codable, Sendable, Equatable {
     public var explanation: String
     public var message: String
     public var recordedAt: Int64
+    /// The alert's episode (first firing to resolve) this transition belongs to: the id of the firing
+    /// transition that opened it. The id people see and `ack` takes, for the episode's whole life.
+    public var episode: Int64?
+    /// When the episode began (the opening firing's data time): `startsAt`, "firing since".
+    public var startedAt: Int64?
 
     enum CodingKeys: String, CodingKey {
         case id, rule, kind, station, metric, state, level
         case fromLevel = "from_level"
         case at, value, unit, severity, labels, summary, explanation, message
         case recordedAt = "recorded_at"
+        case episode
+        case startedAt = "started_at"
     }
 
     public init(_ t: Transition, message: String, recordedAt: Int64) {
@@ -181,7 +188,7 @@ public struct TransitionRecord: Codable, Sendable, Equatable {
     public init(
         id: Int64?, rule: String, kind: String, station: String, metric: String, state: String, level: String?,
         fromLevel: String?, at: Int64, value: Double?, unit: String?, severity: String, labels: String, summary: String,
-        explanation: String, message: String, recordedAt: Int64
+        explanation: String, message: String, recordedAt: Int64, episode: Int64? = nil, startedAt: Int64? = nil
     ) {
         self.id = id
         self.rule = rule
@@ -200,8 +207,12 @@ public struct TransitionRecord: Codable, Sendable, Equatable {
         self.explanation = explanation
         self.message = message
         self.recordedAt = recordedAt
+        self.episode = episode
+        self.startedAt = startedAt
     }
 
+    /// The episode's id (this transition's own for a row logged before episodes were kept).
+    public var episodeID: Int64 { episode ?? id ?? 0 }
 }
 
 extension TransitionRecord {

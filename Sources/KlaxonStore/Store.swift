@@ -94,6 +94,11 @@ public protocol AlertStore: Sendable {
     func firingAlerts(limit: Int, after: FiringCursor?) async throws -> FiringPage
     /// How many alerts are firing, by severity (an aggregate query).
     func firingAlertCounts() async throws -> FiringCounts
+    /// The episode an id names (its own, or any of its transitions'), with its transitions and
+    /// their notifications; nil when no transition has that id.
+    func episode(_ id: Int64) async throws -> EpisodeHistory?
+    /// Acknowledges the firing alert an id names (its episode's, or any of the episode's
+    /// transitions'): no reminders or escalation until it resolves.
     @discardableResult
     func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (key: AlertKey, transition: Transition)?
     func acks() async throws -> [AlertKey: Ack]

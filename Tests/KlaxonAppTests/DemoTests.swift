@@ -1,10 +1,11 @@
 import Foundation
 import KlaxonApp
-@testable import KlaxonDemo
 import KlaxonCore
 import KlaxonSources
 import KlaxonTesting
 import Testing
+
+@testable import KlaxonDemo
 
 /// A counter or gauge from Prometheus text: `name{labels} value`.
 func metric(_ text: String, _ name: String, _ labels: String = "") -> Int? {
@@ -110,19 +111,21 @@ struct DemoTests {
         let r = try await klaxonAsync(["demo", "--page", page])
         #expect(r.status == 0, "\(r.stderr)")
         let out = r.stdout
+        // A flood's levels may come in one evaluation on a loaded machine: they are then one message,
+        // at the latest level, with the way it went (`(via action → minor)`).
         for text in [
-            "reached action stage", "rose from action stage to minor flood stage",
-            "rose from minor flood stage to moderate flood stage", "fell from moderate flood stage",
-            "is back below action stage", "Delhi air quality", "Very Poor", "M6.8 earthquake",
+            "moderate flood stage", "is back below action stage", "Delhi air quality", "Very Poor", "M6.8 earthquake",
             "Update: M6.8 → M7.0", "packing list ready", "+ waterproof boots", "wind_speed",
         ] {
             #expect(out.contains(text), "stdout lacks \(text)")
         }
-        // The flood in order: firing, up through minor and moderate, down through minor and action, resolved.
-        let flood = r.lines.filter { $0.contains("flood-stage") }.map {
-            ["FIRING", "CHANGED", "RESOLVED"].first(where: $0.contains) ?? "?"
-        }
-        #expect(flood == ["FIRING", "CHANGED", "CHANGED", "CHANGED", "CHANGED", "RESOLVED"])
+        // The flood in order: firing, changes up through moderate and down, resolved (one message per
+        // evaluation at most: levels an evaluation passed through are folded into its message).
+        let floodLines = r.lines.filter { $0.contains("flood-stage") }
+        let flood = floodLines.map { ["FIRING", "CHANGED", "RESOLVED"].first(where: $0.contains) ?? "?" }
+        #expect(flood.first == "FIRING" && flood.last == "RESOLVED", "\(floodLines)")
+        #expect(flood.dropFirst().dropLast().allSatisfy { $0 == "CHANGED" } && (3...6).contains(flood.count))
+        #expect(floodLines.contains { $0.contains("moderate") })
         // The summary counts what stdout and the chat page show.
         let alerts = r.lines.count
         #expect(r.stderr.contains("delivered to console (stdout): sent \(alerts)"), "\(r.stderr)")
@@ -215,9 +218,12 @@ struct DemoTests {
         }
         let total = expected.map(\.2).reduce(0, +)
 
-        // Alerts out, on every adapter, and /metrics agrees with what each one received.
+        // Alerts out, on every adapter, and /metrics agrees with what each one received. Changes of one
+        // alert that an evaluation (or a group's wait) saw together go out as one message of the
+        // latest state, so an adapter may get fewer alerts than there were transitions (a loaded
+        // machine folds more), never more.
         let webhookAlerts = posts.compactMap { ($0.json?["alerts"] as? [Any])?.count }.reduce(0, +)
-        #expect(webhookAlerts == total)
+        #expect((total - 6...total).contains(webhookAlerts))
         #expect(metric(m, "klaxon_deliveries_total", #"receiver="automation",outcome="sent""#) == webhookAlerts)
         #expect(posts.allSatisfy { $0.headers["idempotency-key"] != nil })
 
@@ -226,7 +232,7 @@ struct DemoTests {
             guard let r = subject.range(of: #"\] (\d+) alerts"#, options: .regularExpression) else { return 1 }
             return Int(subject[r].dropFirst(2).prefix { $0.isNumber }) ?? 1
         }.reduce(0, +)
-        #expect(mailAlerts == total)
+        #expect((total - 6...total).contains(mailAlerts))
         #expect(metric(m, "klaxon_deliveries_total", #"receiver="mail",outcome="sent""#) == mailAlerts)
         #expect(mails.contains { $0.parts.first?.text.contains("Mill River at Riverton") == true })
 
@@ -234,7 +240,7 @@ struct DemoTests {
         let chatAlerts = report.chatPosts.compactMap {
             ((try? JSONSerialization.jsonObject(with: $0.body)) as? [String: Any])?["attachments"] as? [Any]
         }.map(\.count).reduce(0, +)
-        #expect(chatAlerts == total)
+        #expect((total - 6...total).contains(chatAlerts))
         #expect(metric(m, "klaxon_deliveries_total", #"receiver="team-chat",outcome="sent""#) == chatAlerts)
 
         // Nothing left behind, nothing dead.
@@ -242,7 +248,7 @@ struct DemoTests {
         #expect(metric(m, "klaxon_outbox_depth", #"state="pending""#) == 0)
         #expect(metric(m, "klaxon_outbox_depth", #"state="sending""#) ?? 0 == 0)
         #expect(metric(m, "klaxon_outbox_depth", #"state="dead""#) ?? 0 == 0)
-        #expect(metric(m, "klaxon_delivery_latency_seconds_count") == 3 * total)
+        #expect(metric(m, "klaxon_delivery_latency_seconds_count") == webhookAlerts + mailAlerts + chatAlerts)
     }
 }
 

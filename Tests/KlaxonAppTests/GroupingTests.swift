@@ -40,7 +40,7 @@ import Testing
         let first = await sink.requests()
         #expect(first.count == 1)
         #expect((first.first?.json?["alerts"] as? [[String: Any]])?.count == 2, "one notification for the group")
-        #expect((first.first?.json?["groupLabels"] as? [String: String]) == ["rule": "high"])
+        #expect((first.first?.json?["groupLabels"] as? [String: String]) == ["alertname": "high"])
 
         // A group notified recently waits out group_interval.
         _ = try await ingester.write([Reading(station: "C", metric: "m", time: 1_800_000_060, value: 20)])

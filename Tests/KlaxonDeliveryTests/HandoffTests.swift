@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test(
-        "the slice claims what is due for the dispatcher: leased, its instance, a group in one batch, a resolve left behind its firing"
+        "the slice claims what is due for the dispatcher: leased, its instance, a group in one batch, a firing and its resolve folded into one row"
     )
     func sliceClaimsForTheDispatcher() async throws {
         let fixture = try OutboxFixture()
@@ -58,16 +58,20 @@ import Testing
 
         let batches = taken.withLock { $0 }
         try #require(batches.count == 3)
-        // A's firing, B's two alerts in one batch, C's firing; A's resolve waits for its firing.
+        // B's two alerts in one batch, C's firing, and A's resolve with its firing folded in (queue
+        // order is transition order: A's resolve is the slice's last).
         #expect(
             batches.map { $0.rows.map(\.alert) } == [
-                ["high|A|level"], ["high|B|level", "very-high|B|level"], ["high|C|level"],
+                ["high|B|level", "very-high|B|level"], ["high|C|level"], ["high|A|level"],
             ])
+        let a = try #require(batches[2].rows.first)
+        #expect(PathStep.decode(a.path).map(\.state) == [.firing])
+        #expect(batches[2].transitions.map(\.state) == ["resolved"])
         #expect(batches.allSatisfy { $0.transitions.map(\.id) == $0.rows.map { Optional($0.transitionID) } })
         #expect(batches.allSatisfy { $0.attempt == 1 && $0.key == $0.rows[0].id })
-        #expect(batches[1].transitions.map(\.rule) == ["high", "very-high"])
+        #expect(batches[0].transitions.map(\.rule) == ["high", "very-high"])
         let rows = try await fixture.store.outbox()
-        #expect(rows.count == 5)
+        #expect(rows.count == 4)
         for batch in batches {
             for row in batch.rows {
                 let stored = try #require(rows.first { $0.id == row.id })
@@ -75,12 +79,11 @@ import Testing
                 #expect(stored.leaseUntil == clock + 7_000)
             }
         }
-        let left = rows.filter { $0.state == .pending }
-        #expect(left.map(\.alert) == ["high|A|level"])
+        #expect(rows.filter { $0.state == .pending }.isEmpty)
         // The claims are the instance's: a dispatcher that took them back would name "me".
         let other = try await fixture.store.claim(
             now: clock + 1, lease: 1_000, limit: 100, instance: "other", excluding: [])
-        #expect(other.isEmpty, "A's resolve waits while its firing is in flight")
+        #expect(other.isEmpty, "every row is in flight")
     }
 
     @Test("no room, a full lane or a row not yet due: queued pending, for a claim")
@@ -96,7 +99,7 @@ import Testing
         _ = try await fixture.store.evaluate(evaluation(fixture.store, handoff: handoff, sliceTransitions: 1))
         let rows = try await fixture.store.outbox()
         #expect(rows.filter { $0.state == .sending }.count == 1)
-        #expect(rows.filter { $0.state == .pending }.count == 4)
+        #expect(rows.filter { $0.state == .pending }.count == 3)
 
         let lanes = try OutboxFixture()
         _ = try await lanes.store.readingWriter().write(readings)
@@ -114,7 +117,7 @@ import Testing
             instance: "me", lease: 7_000, clock: { nowMillis() }, room: { (100, []) }, take: { _ in false })
         _ = try await fixture.store.evaluate(evaluation(fixture.store, handoff: handoff))
         let rows = try await fixture.store.outbox()
-        #expect(rows.count == 5 && rows.allSatisfy { $0.state == .pending && $0.leaseUntil == nil })
+        #expect(rows.count == 4 && rows.allSatisfy { $0.state == .pending && $0.leaseUntil == nil })
 
         // A dispatcher that is not running offers no room and takes nothing.
         let idle = Dispatcher(store: fixture.store, notifiers: [:], routing: Routing())
@@ -122,7 +125,9 @@ import Testing
         #expect(!idle.handoff.take([]))
     }
 
-    @Test("the running dispatcher sends what the evaluation handed it, each once, a resolve after its firing")
+    @Test(
+        "the running dispatcher sends what the evaluation handed it, each once; a resolve after its firing was heard, none for a firing never sent"
+    )
     func dispatcherSendsWhatWasHanded() async throws {
         try await HTTPSink.with { sink in try await dispatcherSendsWhatWasHanded(sink: sink) }
     }
@@ -133,7 +138,9 @@ import Testing
         var longLease = fastSettings()
         longLease.lease = 3_600_000
         let fixture = try OutboxFixture()
-        _ = try await fixture.store.readingWriter().write(readings)
+        // A's resolve comes in a later evaluation, after its firing went out.
+        let later = readings.filter { $0.station == "A" && $0.value < 100 }
+        _ = try await fixture.store.readingWriter().write(readings.filter { !later.contains($0) })
         let dispatcher = Dispatcher(
             store: fixture.store,
             notifiers: ["hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h")))],
@@ -143,6 +150,13 @@ import Testing
         let result = await Result {
             // The dispatcher offers room once it has registered its instance.
             try await poll(until: "the dispatcher offers room") { dispatcher.handoff.room() != nil }
+            _ = try await fixture.store.evaluate(
+                evaluation(fixture.store, handoff: dispatcher.handoff, sliceTransitions: 1))
+            try await poll(until: "3 requests") { await sink.requests().count >= 3 }
+            try await poll(until: "every row recorded sent") {
+                try await fixture.store.outbox().allSatisfy { $0.state == .sent }
+            }
+            _ = try await fixture.store.readingWriter().write(later)
             _ = try await fixture.store.evaluate(
                 evaluation(fixture.store, handoff: dispatcher.handoff, sliceTransitions: 1))
             try await poll(until: "4 requests") { await sink.requests().count >= 4 }

@@ -13,11 +13,12 @@ import Testing
         #expect(p["version"] as? String == "4")
         #expect(p["status"] as? String == "firing")
         #expect(p["receiver"] as? String == "ops")
-        #expect(p["groupLabels"] as? [String: String] == ["rule": "river-levels"])
+        #expect(p["groupLabels"] as? [String: String] == ["alertname": "river-levels"])
+        #expect(p["groupKey"] as? String == "{}:{alertname=\"river-levels\"}")
         #expect(p["truncatedAlerts"] as? Int == 0)
         let common = try #require(p["commonLabels"] as? [String: String])
         #expect(common["alertname"] == "river-levels" && common["station"] == "01646500" && common["team"] == "water")
-        #expect(common["level"] == nil)  // differs between the two alerts
+        #expect(common["level"] == nil)  // never a label: it changes during an episode
         let alerts = try #require(p["alerts"] as? [[String: Any]])
         #expect(alerts.count == 2)
         let a = alerts[0]
@@ -26,9 +27,10 @@ import Testing
         #expect(
             labels == [
                 "alertname": "river-levels", "station": "01646500", "metric": "gage_height", "severity": "warning",
-                "level": "minor", "team": "water",
+                "team": "water",
             ])
         let annotations = try #require(a["annotations"] as? [String: String])
+        #expect(annotations["level"] == "minor")
         #expect(annotations["summary"] == firing.summary)
         #expect(annotations["description"] == firing.explanation)
         #expect(annotations["data_time"] == "2026-03-01T06:15:00Z")
@@ -56,7 +58,7 @@ import Testing
         odd.labels = ["team": "wa\nter", "ünï": "🌊\u{1}", "empty": ""]
         odd.summary = "tab\there, quote \" and slash \\ and \u{2028}"
         // Labels that clash with the match labels: the transition's own values win, and a `level` label
-        // stays when the transition has no level.
+        // is never one (the level is an annotation).
         var clash = transition(station: "S9", level: nil)
         clash.labels = ["station": "x", "rule": "y", "level": "z", "alertname": "q", "metric": "m", "severity": "s"]
         for groupBy in [[], ["rule"], ["station", "rule", "missing"], ["team"], ["level", "level"]] {

@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test(
-        "flapping series in one slice: transitions logged and queued in output order, outbox rows in that order",
+        "flapping series in one slice: every transition logged in output order with its episode; one row per alert, the last, with the rest folded in",
         arguments: Backend.allCases)
     func flappingInOneSlice(_ backend: Backend) async throws {
         try await backend.withStore { f in
@@ -84,8 +84,20 @@ import Testing
             // Ids follow the output order (time, then station).
             #expect(log.map(\.id!) == log.map(\.id!).sorted())
             #expect(log.map { "\($0.station)\($0.state.prefix(1))" }.prefix(6) == ["Af", "Bf", "Cf", "Ar", "Br", "Cr"])
+            // Each firing opens an episode under its own id; its resolve belongs to it.
+            for (i, r) in log.enumerated() {
+                let opener = log[..<i].last { $0.station == r.station && $0.state == "firing" }
+                #expect(r.episode == (r.state == "firing" ? r.id : opener?.id))
+                #expect(r.startedAt == (r.state == "firing" ? r.at : opener?.at))
+            }
+            // What is sent is the present: one row per alert (its last transition, queued in the
+            // order logged), the alert's earlier states folded into its path.
             let outbox = try await store.outbox(state: nil, limit: 100).sorted { $0.seq < $1.seq }
-            #expect(outbox.map(\.transitionID) == log.map(\.id!), "queued in the order logged")
+            #expect(outbox.map(\.transitionID) == Array(log.map(\.id!).suffix(3)), "queued in the order logged")
+            #expect(
+                outbox.allSatisfy {
+                    PathStep.decode($0.path).map(\.state.rawValue) == ["firing", "resolved", "firing", "resolved"]
+                })
             let states = try await store.alertStates()
             #expect(states.count == 3 && states.values.allSatisfy { $0.status == .firing })
             // Nothing new: nothing stepped again.

@@ -24,6 +24,12 @@ public struct Config: Sendable {
     public var routing = Routing()
     /// Where a `delivery-failing` alert goes when a notification is given up on.
     public var fallbackReceiver: String?
+    /// Seconds (`notify_max_age`, default 1h; 0 turns it off): a transition whose data is older when
+    /// it is logged is recorded, not sent as news; a route may set its own.
+    public var notifyMaxAge: Int64 = 3600
+    /// The base URL people reach the status site at (`external_url`): the links in messages and
+    /// the webhook payload's `externalURL` and `generatorURL`; nil: no links.
+    public var externalURL: String?
     /// Seconds after which an undelivered notification is dead.
     public var giveUpAfter: Int64 = 86400
     /// Seconds a claimed notification stays with the instance that claimed it (renewed while it is
@@ -87,6 +93,7 @@ public struct Config: Sendable {
     public static let keys = [
         "database", "rules", "sources", "receivers", "routes", "default_receiver", "fallback_receiver",
         "give_up_after", "delivery_lease", "admins", "listen", "api", "chat", "retention", "site", "readings",
+        "notify_max_age", "external_url",
     ]
 
     public func receiver(named name: String) -> Receiver? { receivers.first { $0.name == name } }
@@ -245,6 +252,26 @@ public struct Config: Sendable {
             if let n = m.value("routes"), let items = file.list(n, what: "routes") {
                 config.routing.routes = items.compactMap { reader.route($0, references: &config.references) }
             }
+            if let n = m.value("notify_max_age"), let v = file.duration(n, what: "notify_max_age") {
+                if v < 0 {
+                    file.error(n, "notify_max_age must be 0s (no limit) or longer")
+                } else {
+                    config.notifyMaxAge = v
+                }
+            }
+            config.routing.defaults.notifyMaxAge = config.notifyMaxAge
+            for i in config.routing.routes.indices where config.routing.routes[i].notifyMaxAge < 0 {
+                config.routing.routes[i].notifyMaxAge = config.notifyMaxAge
+            }
+            if let n = m.value("external_url"), let url = file.string(n, what: "external_url") {
+                if let problem = Self.externalURLProblem(url) {
+                    file.error(n, "external_url \"\(String(url.prefix(200)))\" \(problem)")
+                } else {
+                    var u = url
+                    while u.hasSuffix("/") { u.removeLast() }
+                    config.externalURL = u
+                }
+            }
             for key in ["default_receiver", "fallback_receiver"] {
                 if let n = m.value(key), let name = file.string(n, what: key) {
                     if key == "default_receiver" {
@@ -265,6 +292,23 @@ public struct Config: Sendable {
         }
         config.warnings = diagnostics.warnings
         return config
+    }
+
+    /// Why a URL cannot be `external_url` (nil: it can): an absolute http(s) URL with a host, no
+    /// query, fragment or credentials, of reasonable length (it goes into every message).
+    static func externalURLProblem(_ url: String) -> String? {
+        guard url.utf8.count <= 512 else { return "is longer than 512 bytes" }
+        guard let c = URLComponents(string: url), let scheme = c.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = c.host, !host.isEmpty
+        else { return "must be an absolute http:// or https:// URL with a host" }
+        if c.query != nil || c.fragment != nil { return "must not have a query or fragment" }
+        if c.user != nil || c.password != nil { return "must not hold credentials" }
+        if url.unicodeScalars.contains(where: {
+            $0.value < 0x21 || $0.value == 0x7f || $0 == "\"" || $0 == "<" || $0 == ">"
+        }) {
+            return "must not contain spaces, quotes or angle brackets"
+        }
+        return nil
     }
 
     /// ` (receivers are a, b)`, for messages about receiver names.
@@ -539,6 +583,11 @@ struct ConfigReader {
     {
         guard var m = file.map(node, what: "a route") else { return nil }
         var route = Route()
+        // Until the config's own `notify_max_age` is known (-1: the config's).
+        route.notifyMaxAge = -1
+        if let n = m.value("notify_max_age"), let v = file.duration(n, what: "notify_max_age") {
+            if v < 0 { file.error(n, "notify_max_age must be 0s (no limit) or longer") } else { route.notifyMaxAge = v }
+        }
         if let n = m.value("match"), var mm = file.map(n, what: "match") {
             for key in ["rule", "severity", "station", "metric", "level"] {
                 if let v = mm.value(key), let s = file.string(v, what: "match.\(key)") {
@@ -596,7 +645,7 @@ struct ConfigReader {
         m.rejectUnknown(
             known: [
                 "match", "receivers", "group_by", "group_wait", "group_interval", "repeat_interval", "send_resolved",
-                "continue", "quiet_hours", "escalate_after", "escalate_to",
+                "continue", "quiet_hours", "escalate_after", "escalate_to", "notify_max_age",
             ],
             what: "a route")
         return route

@@ -64,7 +64,8 @@ public struct ChatCommands: Sendable {
                 guard let acked = try await store.ack(transitionID: id, by: user.label, at: now) else {
                     return "No firing alert has id \(id); `alerts` lists them."
                 }
-                return "Acked \(acked.key.rule) at \(acked.key.station): no reminders until it changes."
+                return
+                    "Acked \(acked.key.rule) at \(acked.key.station) (#\(id)): no reminders or escalation until it resolves."
             case "trip":
                 guard args.count == 1 else { return "usage: `trip NAME`" }
                 guard let owner = owner(for: user) else {
@@ -121,6 +122,16 @@ public struct ChatCommands: Sendable {
     /// its size); the answer says how many more there are.
     static let alertsListed = 20
 
+    /// ` (moderate since 09:43, firing since 07:28)`: when the current level was reached and when the
+    /// episode began, in UTC.
+    static func since(_ a: FiringAlert) -> String {
+        let started = Timestamp.format(a.startedAt)
+        guard let level = a.transition.level, a.transition.at != a.startedAt else {
+            return " (firing since \(started))"
+        }
+        return " (\(level) since \(Timestamp.format(a.transition.at)), firing since \(started))"
+    }
+
     func alerts() async throws -> String {
         // One page and the counts: bounded work however many fire.
         let page = try await store.firingAlerts(limit: Self.alertsListed, after: nil)
@@ -128,7 +139,8 @@ public struct ChatCommands: Sendable {
         let total = try await store.firingAlertCounts().total
         var lines = page.alerts.map { a in
             var line =
-                "• #\(a.transitionID) \(a.transition.severity.rawValue.uppercased()) \(a.key.rule) \(a.key.station): \(a.transition.summary)"
+                "• #\(a.episode) \(a.transition.severity.rawValue.uppercased()) \(a.key.rule) \(a.key.station): \(a.transition.summary)"
+            line += Self.since(a)
             if let ack = a.ack { line += " (acked by \(ack.by))" }
             return line
         }

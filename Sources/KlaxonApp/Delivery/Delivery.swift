@@ -26,6 +26,7 @@ public enum DeliveryWiring {
         settings.lease = lease ?? config.deliveryLease * 1000
         settings.giveUpAfter = config.giveUpAfter
         settings.fallbackReceiver = config.fallbackReceiver
+        settings.externalURL = config.externalURL ?? ""
         return Dispatcher(
             store: store, notifiers: try notifiers(config), routing: config.routing, settings: settings, logger: logger,
             health: health)

@@ -1,7 +1,7 @@
 import Hummingbird
 
 extension StatusSite {
-    /// `/`, `/gauges`, `/gauges/ID`, `/air`, `/air/CITY`, `/quakes`, `/stations/ID`.
+    /// `/`, `/gauges`, `/gauges/ID`, `/air`, `/air/CITY`, `/quakes`, `/stations/ID`, `/alerts/ID`.
     static func addReadPages(to router: RouterGroup<BasicRequestContext>, site: Context) {
         router.get("/") { request, _ in
             try await site.respond(request) { try await OverviewPage.page(request: request, site: site) }
@@ -22,6 +22,11 @@ extension StatusSite {
         }
         router.get("/quakes") { request, _ in
             try await site.respond(request) { try await QuakesPage.page(request: request, site: site) }
+        }
+        router.get("/alerts/:id") { request, context in
+            try await site.respond(request) {
+                try await EpisodePage.page(request: request, context: context, site: site)
+            }
         }
         router.get("/stations/:id") { request, context in
             try await site.respond(request) {

@@ -33,8 +33,8 @@ enum ActionPages {
                         .tbody(
                             .forEach(firing) { a in
                                 .tr(
-                                    .safeAttribute(named: "data-alert", value: String(a.transitionID)),
-                                    .td(SafeHTML.text("#\(a.transitionID)")),
+                                    .safeAttribute(named: "data-alert", value: String(a.episode)),
+                                    .td(.a(.safeHref("/alerts/\(a.episode)"), SafeHTML.text("#\(a.episode)"))),
                                     .td(
                                         .if(
                                             a.ack != nil,
@@ -44,11 +44,20 @@ enum ActionPages {
                                                     "acked by \(a.ack?.by ?? "") at \(SiteReplies.time(a.ack?.at ?? 0, site: site))"
                                                 )),
                                             else: StatusSite.ackForm(
-                                                transitionID: a.transitionID, request: request, site: site)
+                                                transitionID: a.episode, request: request, site: site)
                                         )),
                                     .td(SafeHTML.text(a.transition.severity.rawValue)),
                                     .td(SafeHTML.text(a.key.rule)), .td(SafeHTML.text(a.key.station)),
-                                    .td(SafeHTML.text(SiteReplies.time(a.transition.at, site: site))),
+                                    .td(
+                                        SafeHTML.text(SiteReplies.time(a.startedAt, site: site)),
+                                        .if(
+                                            a.transition.level != nil && a.transition.at != a.startedAt,
+                                            .group(
+                                                .br(),
+                                                .small(
+                                                    SafeHTML.text(
+                                                        "\(a.transition.level ?? "") since \(SiteReplies.time(a.transition.at, site: site))"
+                                                    ))))),
                                     .td(SafeHTML.text(a.transition.summary)))
                             })
                     ))

@@ -45,7 +45,7 @@ enum OverviewPage {
                         firing.map { a in
                             let t = a.transition
                             let ack = a.ack
-                            let silence = silenced[a.transitionID]
+                            let silence = silenced[a.episode]
                             return .tr(
                                 .safeClass("alert severity-\(t.severity.rawValue)\(ack == nil ? "" : " acked")"),
                                 .td(
@@ -53,7 +53,8 @@ enum OverviewPage {
                                         t.severity.rawValue, background: SiteHTML.severityColour(t.severity),
                                         classes: "severity severity-\(t.severity.rawValue)")),
                                 .td(
-                                    .strong(SiteHTML.text(t.rule)), .text(" · "),
+                                    .a(.safeHref("/alerts/\(a.episode)"), .strong(SiteHTML.text(t.rule))),
+                                    .text(" "), .small(.class("muted"), SiteHTML.text("#\(a.episode)")), .text(" · "),
                                     stationLink(t.station, name(t.station), metric: t.metric, request: request),
                                     .text(" · "), SiteHTML.text(t.metric), .br(),
                                     .small(SiteHTML.text(t.summary))),
@@ -63,8 +64,15 @@ enum OverviewPage {
                                         t.value != nil,
                                         .group(.br(), .small(SiteHTML.text(SiteHTML.value(t.value ?? 0, t.unit)))))),
                                 .td(
-                                    SiteHTML.text(SiteTime.full(t.at, zone: zone)), .br(),
-                                    .small(.class("muted"), SiteHTML.text(SiteTime.ago(t.at, now: now)))),
+                                    SiteHTML.text(SiteTime.full(a.startedAt, zone: zone)), .br(),
+                                    .small(.class("muted"), SiteHTML.text(SiteTime.ago(a.startedAt, now: now))),
+                                    .if(
+                                        t.level != nil && t.at != a.startedAt,
+                                        .group(
+                                            .br(),
+                                            .small(
+                                                SiteHTML.text(
+                                                    "\(t.level ?? "") since \(SiteTime.short(t.at, zone: zone))"))))),
                                 .td(
                                     .class("ack"),
                                     ack.map { ack -> Node<HTML.BodyContext> in
@@ -72,7 +80,7 @@ enum OverviewPage {
                                             .text("acked by "), .strong(SiteHTML.text(ack.by)), .br(),
                                             .small(.class("muted"), SiteHTML.text(SiteTime.ago(ack.at, now: now))))
                                     } ?? .span(.class("muted"), .text("not acked")),
-                                    StatusSite.ackForm(transitionID: a.transitionID, request: request, site: site)),
+                                    StatusSite.ackForm(transitionID: a.episode, request: request, site: site)),
                                 .td(
                                     .class("silence"),
                                     silence.map { s -> Node<HTML.BodyContext> in
@@ -145,7 +153,11 @@ enum OverviewPage {
                                 .safeClass("transition state-\(t.state)"),
                                 .td(SiteHTML.text(SiteTime.short(t.at, zone: zone))),
                                 .td(SiteHTML.text(t.state + (t.level.map { " (\($0))" } ?? ""))),
-                                .td(SiteHTML.text("\(t.rule) · \(name(t.station)) · \(t.metric)")),
+                                .td(
+                                    .a(
+                                        .safeHref("/alerts/\(t.episodeID)"),
+                                        SiteHTML.text("#\(t.episodeID) \(t.rule)")),
+                                    SiteHTML.text(" · \(name(t.station)) · \(t.metric)")),
                                 .td(SiteHTML.text(t.summary)))
                         })
                 )

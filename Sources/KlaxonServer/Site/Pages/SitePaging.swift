@@ -83,7 +83,7 @@ enum SitePaging {
     /// alerts against every active silence).
     static func silencing(_ alerts: [FiringAlert], silences: [Silence], now: Int64) async throws -> [Int64: Silence] {
         guard !silences.isEmpty, !alerts.isEmpty else { return [:] }
-        let labels = alerts.map { ($0.transitionID, $0.transition.matchLabels) }
+        let labels = alerts.map { ($0.episode, $0.transition.matchLabels) }
         return try await offPool {
             var out: [Int64: Silence] = [:]
             for (id, l) in labels {

@@ -1,0 +1,374 @@
+import Foundation
+import KlaxonCore
+
+// Alert episodes and "notify the present", written once for every backend.
+//
+// An episode is one alert's life from its first firing to its resolve. Its id is the id of the firing
+// transition that opened it: the number messages show and `ack` takes, whatever levels the alert
+// passes through. Every transition row carries its episode and the episode's start.
+//
+// What is *sent* is the present, as Alertmanager sends a group's current state: outbox rows of one
+// alert to one receiver (and route) that have not gone out yet are folded into the newest (it takes
+// their place and keeps the states they stood for as its `path`); data older than the route's
+// `notify_max_age` is queued `held` and decided once the evaluation has caught up (`HeldRow`); a
+// resolve goes out only to a receiver that heard the alert firing (`Heard`).
+
+/// An alert's open episode: the id of the firing transition that opened it, and when it began.
+public struct OpenEpisode: Sendable, Equatable {
+    public var id: Int64
+    public var startedAt: Int64
+
+    public init(id: Int64, startedAt: Int64) {
+        self.id = id
+        self.startedAt = startedAt
+    }
+
+    /// The open episode read from an alert's newest transition (`episode`, `started_at`, `state`):
+    /// none when that transition was a resolve.
+    public static func from(episode: Int64?, startedAt: Int64?, state: String, id: Int64, at: Int64) -> OpenEpisode? {
+        guard state != TransitionState.resolved.rawValue else { return nil }
+        return OpenEpisode(id: episode ?? id, startedAt: startedAt ?? at)
+    }
+}
+
+/// A state an alert passed through that was folded into a later notification (`OutboxRecord.path`).
+public struct PathStep: Codable, Sendable, Equatable {
+    public var state: TransitionState
+    public var level: String?
+    /// The data time of the transition.
+    public var at: Int64
+    public var episode: Int64?
+
+    public init(state: TransitionState, level: String?, at: Int64, episode: Int64?) {
+        self.state = state
+        self.level = level
+        self.at = at
+        self.episode = episode
+    }
+
+    public init(_ r: TransitionRecord) {
+        self.init(
+            state: TransitionState(rawValue: r.state) ?? .firing, level: r.level, at: r.at, episode: r.episode ?? r.id)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case state = "s"
+        case level = "l"
+        case at
+        case episode = "e"
+    }
+
+    /// The column's text: a JSON array, nil for no steps.
+    public static func encode(_ steps: [PathStep]) -> String? {
+        guard !steps.isEmpty else { return nil }
+        var out = "["
+        for (i, s) in steps.enumerated() {
+            if i > 0 { out += "," }
+            out += "{\"s\":\"\(s.state.rawValue)\""
+            if let l = s.level { out += ",\"l\":" + JSONText.string(l) }
+            out += ",\"at\":\(s.at)"
+            if let e = s.episode { out += ",\"e\":\(e)" }
+            out += "}"
+        }
+        return out + "]"
+    }
+
+    /// The steps of a column's text (none if it is nil or does not decode).
+    public static func decode(_ text: String?) -> [PathStep] {
+        guard let text, !text.isEmpty else { return [] }
+        return (try? JSONDecoder().decode([PathStep].self, from: Data(text.utf8))) ?? []
+    }
+}
+
+/// What a receiver last heard of an alert: the state of the last notification of it that was sent
+/// (`notified`, written when a notification is recorded sent).
+public struct Heard: Sendable, Equatable {
+    public var episode: Int64
+    public var state: TransitionState
+    public var level: String?
+
+    public init(episode: Int64, state: TransitionState, level: String?) {
+        self.episode = episode
+        self.state = state
+        self.level = level
+    }
+
+    /// Whether the receiver believes the alert is firing: a resolve is news to it only then.
+    public var isFiring: Bool { state != .resolved }
+}
+
+extension TransitionLog {
+    /// Alerts whose open episode the backend must read before `assign` (the newest transition of
+    /// each, `OpenEpisode.from`): those whose first transition here is not a firing.
+    public var episodeLookups: [AlertKey] {
+        var seen: Set<AlertKey> = []
+        var out: [AlertKey] = []
+        for t in transitions where seen.insert(t.alertKey).inserted {
+            if t.state != .firing { out.append(t.alertKey) }
+        }
+        return out
+    }
+
+    /// Numbers the transitions (`ids`, taken in order) and gives each its episode: a firing opens one
+    /// under its own id; any other transition belongs to its alert's open episode (`open`, or one
+    /// opened earlier here); a resolve closes it. A transition with no open episode (history from
+    /// before episodes were kept) opens one of its own.
+    public mutating func assign(ids: [Int64], open: [AlertKey: OpenEpisode]) {
+        var episodes = Episodes(open: open)
+        for i in transitions.indices {
+            let episode = episodes.next(transitions[i], id: ids[i])
+            records[i].id = ids[i]
+            records[i].episode = episode.id
+            records[i].startedAt = episode.startedAt
+        }
+    }
+}
+
+/// Alerts' open episodes as transitions are logged one after another (`TransitionLog.assign`).
+public struct Episodes: Sendable {
+    var current: [AlertKey: OpenEpisode]
+    /// Alerts whose open episode was given (or looked up) already.
+    var known: Set<AlertKey>
+
+    public init(open: [AlertKey: OpenEpisode] = [:]) {
+        current = open
+        known = Set(open.keys)
+    }
+
+    /// Whether the alert's open episode must be looked up before `next` (`OpenEpisode.from`).
+    public func needsLookup(_ t: Transition) -> Bool { t.state != .firing && !known.contains(t.alertKey) }
+
+    /// Tells the open episode looked up for an alert (nil: none).
+    public mutating func found(_ key: AlertKey, _ open: OpenEpisode?) {
+        known.insert(key)
+        current[key] = open
+    }
+
+    /// The episode of the transition logged as `id`.
+    public mutating func next(_ t: Transition, id: Int64) -> OpenEpisode {
+        let key = t.alertKey
+        known.insert(key)
+        if t.state == .firing || current[key] == nil { current[key] = OpenEpisode(id: id, startedAt: t.at) }
+        let episode = current[key]!
+        if t.state == .resolved { current[key] = nil }
+        return episode
+    }
+}
+
+/// A row already queued for one of a log's alerts, as `OutboxPlan` needs it: unsent (pending,
+/// sending) or held, with its transition's state.
+public struct QueuedRow: Sendable {
+    public var id: String
+    public var alert: String
+    public var receiver: String
+    public var route: Int?
+    public var state: OutboxRecord.State
+    public var batch: String?
+    public var path: String?
+    /// The row's own transition, as a step of a later row's path.
+    public var step: PathStep
+
+    public init(
+        id: String, alert: String, receiver: String, route: Int?, state: OutboxRecord.State, batch: String?,
+        path: String?, step: PathStep
+    ) {
+        self.id = id
+        self.alert = alert
+        self.receiver = receiver
+        self.route = route
+        self.state = state
+        self.batch = batch
+        self.path = path
+        self.step = step
+    }
+
+    /// Not yet in any batch, so a newer row may take its place: waiting for its group's time, or held.
+    public var foldable: Bool { batch == nil && (state == .pending || state == .held) }
+
+    var foldKey: String { OutboxPlan.foldKey(alert: alert, receiver: receiver, route: route) }
+}
+
+/// The outbox rows a transition log queues: for each alert, receiver and route, one row, of its
+/// newest transition, which takes the place of the earlier ones (of this log, and a queued row not
+/// yet in a batch) and keeps their states as its `path`. A row whose data is older than its route's
+/// `notify_max_age` is queued `held`.
+public struct OutboxPlan: Sendable {
+    public struct Row: Sendable {
+        /// The transition's index in the log.
+        public var index: Int
+        public var delivery: PlannedDelivery
+        /// The states folded into it (`PathStep.encode`).
+        public var path: String?
+        public var held: Bool
+    }
+
+    public private(set) var rows: [Row] = []
+    /// Ids of queued rows the new ones take the place of.
+    public private(set) var folded: [String] = []
+    /// Queued rows that stay ahead of the new ones (already in a batch): the claim's order rule.
+    public private(set) var ahead: [QueuedRow] = []
+
+    static func foldKey(alert: String, receiver: String, route: Int?) -> String {
+        alert + "\u{1F}" + receiver + "\u{1F}" + (route.map(String.init) ?? "-")
+    }
+
+    /// `now`: the evaluation time (seconds), against which data age is measured.
+    public init(_ log: TransitionLog, queued: [QueuedRow], now: Int64) {
+        var foldable: [String: QueuedRow] = [:]
+        for q in queued {
+            if q.foldable && foldable[q.foldKey] == nil {
+                foldable[q.foldKey] = q
+            } else {
+                ahead.append(q)
+            }
+        }
+        // The transitions of each key in log order; the last one is queued.
+        var order: [String] = []
+        var chains: [String: [(index: Int, delivery: PlannedDelivery)]] = [:]
+        for i in log.transitions.indices {
+            for d in log.deliveries[i] {
+                let key = Self.foldKey(
+                    alert: OutboxRecord.alertKey(log.transitions[i]), receiver: d.receiver, route: d.route)
+                if chains[key] == nil { order.append(key) }
+                chains[key, default: []].append((i, d))
+            }
+        }
+        var made: [Row] = []
+        for key in order {
+            let chain = chains[key]!
+            var steps: [PathStep] = []
+            if let q = foldable.removeValue(forKey: key) {
+                steps = PathStep.decode(q.path) + [q.step]
+                folded.append(q.id)
+            }
+            for link in chain.dropLast() { steps.append(PathStep(log.records[link.index])) }
+            let last = chain.last!
+            made.append(
+                Row(
+                    index: last.index, delivery: last.delivery, path: PathStep.encode(steps),
+                    held: last.delivery.isStale(log.transitions[last.index], now: now)))
+        }
+        // Queue order: by transition, as the log was written.
+        rows = made.enumerated().sorted { ($0.element.index, $0.offset) < ($1.element.index, $1.offset) }.map(\.element)
+        ahead += foldable.values
+    }
+}
+
+/// A held row (data older than `notify_max_age`), decided once the evaluation has caught up: it
+/// goes out only if it tells the receiver something true now that it has not heard.
+public enum HeldRow {
+    /// Whether to send it (else it is skipped). `latest`: its transition is its alert's newest (the
+    /// present, not a step on the way); `heard`: what the receiver last heard of the alert.
+    public static func send(state: TransitionState, level: String?, episode: Int64, latest: Bool, heard: Heard?)
+        -> Bool
+    {
+        guard latest else { return false }
+        if state == .resolved { return heard?.isFiring ?? false }
+        guard let heard, heard.isFiring, heard.episode == episode else { return true }
+        return heard.level != level
+    }
+
+    /// Why a held row was not sent (its `last_error`).
+    public static func skipReason(latest: Bool) -> String {
+        latest
+            ? "not sent: its data was older than notify_max_age and told nothing new"
+            : "not sent: its data was older than notify_max_age and a later state followed"
+    }
+}
+
+/// The migration both backends run to keep episodes: the same statements in both dialects.
+public enum EpisodeSQL {
+    /// Gives every logged transition its episode (the newest firing of its alert at or before it)
+    /// and the episode's start; open alerts get the id and the true start of the episode they are
+    /// in. Then `notified` is filled from the notifications already sent, so an alert firing across
+    /// the upgrade still has its resolve sent.
+    public static let backfill = """
+        UPDATE transitions SET episode = e.ep FROM (
+            SELECT id, coalesce(max(CASE WHEN state = 'firing' THEN id END)
+                OVER (PARTITION BY rule, station, metric ORDER BY id ROWS UNBOUNDED PRECEDING), id) AS ep
+            FROM transitions) AS e
+        WHERE e.id = transitions.id;
+        UPDATE transitions SET started_at = f.at FROM transitions AS f WHERE f.id = transitions.episode;
+        UPDATE transitions SET started_at = at WHERE started_at IS NULL;
+        INSERT INTO notified (alert, receiver, episode, transition_id, state, level, sent_at)
+        SELECT o.alert, o.receiver, t.episode, t.id, t.state, t.level, o.sent_at
+        FROM outbox o JOIN transitions t ON t.id = o.transition_id
+        WHERE o.state = 'sent' AND o.seq = (
+            SELECT max(p.seq) FROM outbox p WHERE p.alert = o.alert AND p.receiver = o.receiver AND p.state = 'sent');
+        """
+
+    /// An alert's newest transition, for its open episode (`OpenEpisode.from`); binds rule, station, metric.
+    public static let newest =
+        "SELECT id, at, state, episode, started_at FROM transitions WHERE rule = $1 AND station = $2 AND metric = $3 ORDER BY id DESC LIMIT 1"
+
+    /// The held rows with what `HeldRow.send` needs: the row, its transition's state, level and
+    /// episode, whether it is its alert's newest transition, and what the receiver heard.
+    public static let held = """
+        SELECT o.id, t.state, t.level, coalesce(t.episode, t.id),
+          NOT EXISTS (SELECT 1 FROM transitions x
+                      WHERE x.rule = t.rule AND x.station = t.station AND x.metric = t.metric AND x.id > t.id),
+          n.episode, n.state, n.level
+        FROM outbox o JOIN transitions t ON t.id = o.transition_id
+        LEFT JOIN notified n ON n.alert = o.alert AND n.receiver = o.receiver
+        WHERE o.state = 'held'
+        ORDER BY o.seq
+        """
+
+    /// Records what a receiver was sent of an alert (binds alert, receiver, episode, transition id,
+    /// state, level, sent at): `Heard`.
+    public static let notify = """
+        INSERT INTO notified (alert, receiver, episode, transition_id, state, level, sent_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7)
+        ON CONFLICT (alert, receiver) DO UPDATE SET episode = excluded.episode,
+          transition_id = excluded.transition_id, state = excluded.state, level = excluded.level,
+          sent_at = excluded.sent_at
+        """
+}
+
+extension Heard {
+    /// From a `notified` row's columns (nil when there is none).
+    public static func from(episode: Int64?, state: String?, level: String?) -> Heard? {
+        guard let episode, let state, let s = TransitionState(rawValue: state) else { return nil }
+        return Heard(episode: episode, state: s, level: level)
+    }
+}
+
+extension OutboxBatch {
+    /// What each row's receiver hears of its alert once the batch is sent (`notified`): the rows
+    /// with their transitions.
+    public var heardOnSend: [(row: OutboxRecord, transition: TransitionRecord)] {
+        var byID: [Int64: TransitionRecord] = [:]
+        for t in transitions { if let id = t.id { byID[id] = t } }
+        return rows.compactMap { row in byID[row.transitionID].map { (row, $0) } }
+    }
+}
+
+/// One alert episode as the status site shows it: every transition it logged (recorded), and the
+/// notifications queued for them with what became of each (sent, folded, held, skipped…).
+public struct EpisodeHistory: Sendable {
+    public var id: Int64
+    public var transitions: [TransitionRecord]
+    public var deliveries: [OutboxRecord]
+
+    public init(id: Int64, transitions: [TransitionRecord], deliveries: [OutboxRecord]) {
+        self.id = id
+        self.transitions = transitions
+        self.deliveries = deliveries
+    }
+
+    /// The most transitions one page of an episode shows (a flapping alert's episode is long).
+    public static let limit = 500
+
+    /// Its transitions, oldest first, at most `limit`, selecting `select` of `transitions` (binds
+    /// the episode's id as `$1`).
+    public static func transitionsSQL(select: String) -> String {
+        """
+        SELECT \(select) FROM transitions
+        WHERE episode = $1 OR (episode IS NULL AND id = $1)
+        ORDER BY id LIMIT \(limit)
+        """
+    }
+
+    /// The episode an id names: its own, or the episode of the transition with that id (`$1`).
+    public static let episodeOf = "SELECT coalesce(episode, id) FROM transitions WHERE id = $1"
+}

@@ -1,0 +1,113 @@
+import Foundation
+import KlaxonCore
+import KlaxonStore
+import Testing
+
+/// Alert episodes and "notify the present" (`Episodes.swift`), the same on every backend.
+@Suite("conformance: episodes, folding, held rows, what a receiver heard", .serialized)
+struct EpisodeConformanceTests {
+    let engine = RuleEngine(rules: [
+        Rule(
+            name: "flood",
+            kind: LevelsRule(
+                metric: "gage_height",
+                levels: [.init(name: "action", at: 9), .init(name: "minor", at: 11), .init(name: "moderate", at: 13)]))
+    ])
+
+    static func route(maxAge: Int64 = 0) -> @Sendable (Transition) -> [PlannedDelivery] {
+        { _ in [PlannedDelivery(receiver: "ops", route: nil, groupKey: "g", maxAge: maxAge)] }
+    }
+
+    @Test(
+        "an episode keeps one id across evaluations; ack takes it (or any of its transitions' ids) and holds until the resolve",
+        arguments: Backend.allCases)
+    func oneIdentity(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            var now = t("2026-01-01T00:00:00Z")
+            for (i, v) in [9.5, 11.5, 13.5].enumerated() {
+                try await store.readingWriter().write([reading("A", "2026-01-01T0\(i):00:00Z", v)])
+                now = t("2026-01-01T0\(i):00:00Z")
+                _ = try await store.evaluate(engine: engine, now: now, route: Self.route())
+            }
+            let log = try await store.transitions()
+            try #require(log.count == 3)
+            let episode = try #require(log[0].id)
+            #expect(log.map(\.episode) == [episode, episode, episode])
+            #expect(log.map(\.startedAt) == Array(repeating: t("2026-01-01T00:00:00Z"), count: 3))
+            let firing = try #require(try await store.firingAlerts(limit: 10, after: nil).alerts.first)
+            #expect(firing.episode == episode && firing.startedAt == t("2026-01-01T00:00:00Z"))
+            #expect(firing.transition.level == "moderate" && firing.transition.at == t("2026-01-01T02:00:00Z"))
+
+            // The episode's id, or a later transition's (an older message's), acks it; a made-up id does not.
+            #expect(try await store.ack(transitionID: episode, by: "a", at: now) != nil)
+            #expect(try await store.ack(transitionID: log[2].id!, by: "b", at: now) != nil)
+            #expect(try await store.ack(transitionID: 99_999, by: "c", at: now) == nil)
+            #expect(try await store.acks().values.map(\.by) == ["b"])
+            // A new level does not lift the ack; the resolve ends it, and the next episode has a new id.
+            try await store.readingWriter().write([reading("A", "2026-01-01T03:00:00Z", 11.5)])
+            _ = try await store.evaluate(engine: engine, now: t("2026-01-01T03:00:00Z"), route: Self.route())
+            #expect(try await store.acks().count == 1)
+            try await store.readingWriter().write([
+                reading("A", "2026-01-01T04:00:00Z", 5), reading("A", "2026-01-01T05:00:00Z", 10),
+            ])
+            _ = try await store.evaluate(engine: engine, now: t("2026-01-01T05:00:00Z"), route: Self.route())
+            #expect(try await store.acks().isEmpty)
+            let after = try await store.transitions()
+            let next = try #require(after.last)
+            #expect(next.state == "firing" && next.episode == next.id && next.episode != episode)
+            #expect(try await store.ack(transitionID: episode, by: "a", at: now) == nil, "that episode is over")
+
+            // The episode's page: its transitions and their notifications.
+            let history = try #require(try await store.episode(log[1].id!))
+            #expect(history.id == episode)
+            #expect(history.transitions.map(\.id) == after.prefix(5).map(\.id))
+            #expect(!history.deliveries.isEmpty)
+        }
+    }
+
+    @Test(
+        "rows of one alert not yet sent are folded into the newest; old data is held, then sent only if it is news",
+        arguments: Backend.allCases)
+    func foldAndHold(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            // Two evaluations before any claim: the second's row takes the first's place.
+            try await store.readingWriter().write([reading("A", "2026-01-01T00:00:00Z", 9.5)])
+            _ = try await store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"), route: Self.route())
+            try await store.readingWriter().write([reading("A", "2026-01-01T00:10:00Z", 11.5)])
+            _ = try await store.evaluate(engine: engine, now: t("2026-01-01T00:10:00Z"), route: Self.route())
+            var rows = try await store.outbox().sorted { $0.seq < $1.seq }
+            #expect(rows.map(\.state) == [.superseded, .pending])
+            #expect(PathStep.decode(rows[1].path).map(\.level) == ["action"])
+            let claimed = try await store.claim(now: t("2026-01-01T00:10:00Z") * 1000 + 1, lease: 60_000)
+            #expect(claimed.flatMap(\.rows).map(\.id) == [rows[1].id])
+            #expect(claimed.first?.rows.first?.heard == nil, "nothing heard yet")
+            try await store.apply([
+                .finish(claimed[0], state: .sent, now: t("2026-01-01T00:10:00Z") * 1000 + 2, retryAt: nil, error: nil)
+            ])
+
+            // Data three hours old with a one-hour limit: held, then decided once caught up.
+            let old = Self.route(maxAge: 3600)
+            try await store.readingWriter().write([reading("A", "2026-01-01T01:00:00Z", 13.5)])
+            _ = try await store.evaluate(engine: engine, now: t("2026-01-01T04:00:00Z"), route: old)
+            rows = try await store.outbox().sorted { $0.seq < $1.seq }
+            #expect(rows.last?.state == .pending, "moderate is news to a receiver that heard minor: sent, late")
+            let late = try await store.claim(now: t("2026-01-01T04:00:00Z") * 1000 + 1, lease: 60_000)
+            let heard = try #require(late.first?.rows.first?.heard)
+            #expect(heard.level == "minor" && heard.state == .changed && heard.isFiring)
+            try await store.apply([
+                .finish(late[0], state: .sent, now: t("2026-01-01T04:00:00Z") * 1000 + 2, retryAt: nil, error: nil)
+            ])
+            // Down and back up, all old: the newest is what the receiver heard; nothing to send.
+            try await store.readingWriter().write([
+                reading("A", "2026-01-01T01:10:00Z", 11.5), reading("A", "2026-01-01T01:20:00Z", 13.5),
+            ])
+            _ = try await store.evaluate(engine: engine, now: t("2026-01-01T04:00:00Z"), route: old)
+            rows = try await store.outbox().sorted { $0.seq < $1.seq }
+            #expect(rows.allSatisfy { $0.state != .held && $0.state != .pending })
+            #expect(rows.last?.state == .skipped)
+            #expect(PathStep.decode(rows.last?.path).map(\.level) == ["minor"])
+        }
+    }
+}

@@ -8,8 +8,12 @@ public struct AlertState: Sendable, Hashable, Codable {
     public var status: Status = .inactive
     /// When the current status began: pending since, or firing since.
     public var since: Int64?
-    /// `levels`: the announced level, by name (so an edited ladder keeps working).
+    /// `levels`: the level the alert is at, by name (so an edited ladder keeps working): the one
+    /// announced, or one a `direction` rule moved to without a word.
     public var level: String?
+    /// `levels`: the level last announced, while `level` has moved on without a word (a `worse` rule
+    /// falling); nil when `level` is the one announced.
+    public var announced: String?
     /// `levels`: a level waiting out `min_dwell`, and since when the value has been away from the announced level.
     public var candidate: String?
     public var candidateSince: Int64?

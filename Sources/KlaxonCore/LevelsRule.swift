@@ -84,16 +84,32 @@ public struct LevelsRule: RuleKind {
         let names = levels.map(\.name)
         // A level name no longer on the ladder (the rule was edited) counts as no level.
         let current = state.level.flatMap { names.firstIndex(of: $0) }
-        if state.level != nil && current == nil { state.level = nil }
+        if state.level != nil && current == nil {
+            state.level = nil
+            state.announced = nil
+        }
+        // The level last announced: a `direction` rule's state follows the moves it does not announce.
+        let announced = state.announced.flatMap { names.firstIndex(of: $0) } ?? current
         let target = Self.target(levels, deadband: deadband, from: current, value: value)
         guard
             let move = state.observeLevel(
                 time: time, current: current, target: target, names: names, minDwell: minDwell)
         else { return nil }
+        // Messages and the direction compare with what was announced, not with a silent level.
+        let from = move.from == nil ? nil : announced
+        if let from, let to = move.to {
+            // A move between levels the rule does not announce (or back to the announced one): the
+            // state follows, silently, and remembers what was announced.
+            if to == from || (direction == .worse && to < from) || (direction == .better && to > from) {
+                state.announced = to == from ? nil : names[from]
+                return nil
+            }
+        }
+        state.announced = nil
         var why: String
         if let to = move.to {
             why = "\(c.metric) \(c.show(value)) ≥ \(levels[to].name) (\(formatValue(levels[to].at)))"
-            if to + 1 < levels.count, let from = move.from, from > to {
+            if to + 1 < levels.count, let left = move.from, left > to {
                 why +=
                     ", below \(levels[to + 1].name) (\(formatValue(levels[to + 1].at))) − deadband \(formatValue(deadband))"
             }
@@ -102,24 +118,19 @@ public struct LevelsRule: RuleKind {
             why = "\(c.metric) \(c.show(value)) < \(lowest.name) (\(formatValue(lowest.at)))"
             if deadband > 0 { why += " − deadband \(formatValue(deadband))" }
         }
-        if let from = move.from {
+        if let from {
             why += "; previous level \(levels[from].name) (\(formatValue(levels[from].at)))"
         }
         if minDwell > 0 {
             why += "; held since \(Timestamp.format(move.heldSince)) (min_dwell \(DurationText.format(minDwell)))"
         }
-        if let from = move.from, let to = move.to {
-            // A move between levels the rule does not announce: the state follows, silently.
-            if direction == .worse && to < from { return nil }
-            if direction == .better && to > from { return nil }
-        }
         if nws {
-            return Self.floodChange(move: (move.from, move.to), levels: levels, time: time, value: value, why: why, c)
+            return Self.floodChange(move: (from, move.to), levels: levels, time: time, value: value, why: why, c)
         }
         if let scale {
-            return Self.aqiChange(move: (move.from, move.to), scale: scale, time: time, value: value, why: why, c)
+            return Self.aqiChange(move: (from, move.to), scale: scale, time: time, value: value, why: why, c)
         }
-        switch (move.from, move.to) {
+        switch (from, move.to) {
         case (nil, let to?):
             return Change(
                 state: .firing, at: time, value: value, level: levels[to].name,

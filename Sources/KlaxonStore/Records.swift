@@ -120,6 +120,7 @@ public struct AlertStateRecord: Codable, Sendable, Equatable {
         }
         add("since", state.since.map { String($0) })
         add("level", state.level.map(JSONText.string))
+        add("announced", state.announced.map(JSONText.string))
         add("candidate", state.candidate.map(JSONText.string))
         add("candidateSince", state.candidateSince.map { String($0) })
         add("lastTime", state.lastTime.map { String($0) })

@@ -671,7 +671,8 @@ struct SilenceCommand: ParsableCommand {
                     throw UserError("--for \"\(self.for)\" is not a duration like 2h")
                 }
                 let matchers = try match.map { try Matcher.parse($0) }
-                return try await store.withStore { db in
+                let config = try store.loadConfig()
+                return try await store.withStore(config: config) { db in
                     let now = nowSeconds()
                     let silence = Silence(
                         id: UUID().uuidString.lowercased(), matchers: matchers, starts: now, ends: now + d,
@@ -681,9 +682,43 @@ struct SilenceCommand: ParsableCommand {
                         TerminalText.safe(
                             "\(silence.id)  until \(Timestamp.format(silence.ends))  \(matchers.map(\.description).joined(separator: " "))"
                         ))
+                    // Added; now say what it reaches: a mistyped name mutes nothing, and says so.
+                    let firing = try await SilenceReach.firing(db, limit: nil)
+                    let rules = silence.namesRule || silence.namesStation ? knownRules(config) : nil
+                    var ruleNames: Set<String>? = nil
+                    if silence.namesRule {
+                        // Without --config, the rules the store has alerts of.
+                        ruleNames = config == nil ? try await ruleNamesInStore(db) : rules.map { Set($0.map(\.name)) }
+                    }
+                    var stations: Set<String>? = nil
+                    if silence.namesStation {
+                        stations = try await SilenceReach.knownStations(
+                            db, firing: firing, listed: SilenceReach.listedStations(rules ?? []))
+                    }
+                    let reach = SilenceReach(silence, firing: firing, rules: ruleNames, stations: stations, now: now)
+                    print(reach.mutedText)
+                    for unknown in reach.unknown { printError(TerminalText.safe("warning: \(unknown)")) }
                     return 0
                 }
             }
+        }
+
+        /// The rules of `--config`; nil without one, or when they do not load (said on stderr).
+        func knownRules(_ config: Config?) -> [Rule]? {
+            guard let config else { return nil }
+            do {
+                return try loadRules(config.rules ?? ["Rules"])
+            } catch {
+                printError("warning: rule names not checked: the rules did not load (klaxon check says why)")
+                return nil
+            }
+        }
+
+        /// The rules the store holds alert states of (nil when none, such as a new store: then
+        /// nothing is checked).
+        func ruleNamesInStore(_ db: any Store) async throws -> Set<String>? {
+            let names = Set(try await db.alertStates().keys.map(\.rule))
+            return names.isEmpty ? nil : names
         }
     }
 

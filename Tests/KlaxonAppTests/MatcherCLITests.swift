@@ -60,6 +60,51 @@ import Testing
         #expect(sentStations.isSuperset(of: [Self.near, "G1"]), "\(sent.stdout)")
     }
 
+    @Test(
+        "silence add names what it matches: a rule or station nothing knows is a warning with the near names, and it says how many firing alerts it mutes now"
+    )
+    func addSaysWhatItMatches() async throws {
+        let s = try Scratch()
+        let config = try await prepare(s)
+        func add(_ matchers: [String], db: Bool = false) async throws -> Run {
+            let store = db ? ["--db", s.path("k.sqlite")] : ["--config", config]
+            let run = try await klaxonAsync(
+                ["silence", "add"] + store + ["--match"] + matchers + ["--for", "2h", "--comment", "x"])
+            #expect(run.status == 0, "\(matchers): \(run.stderr)")
+            // The id still comes first: scripts take it from there.
+            #expect(run.lines.first?.split(separator: " ").first?.count == 36, "\(run.stdout)")
+            return run
+        }
+        // A mistyped rule: added, muting nothing, with a warning naming the rule near it.
+        let typo = try await add(["rule=hihg"])
+        #expect(typo.lines.last == "mutes no firing alert now", "\(typo.stdout)")
+        #expect(typo.errorLines == [#"warning: no rule named "hihg"; near: high"#], "\(typo.stderr)")
+        // A mistyped station, with the rule right.
+        let station = try await add(["rule=high", "station=G2"])
+        #expect(station.lines.last == "mutes no firing alert now")
+        #expect(station.errorLines == [#"warning: no station named "G2"; near: G1"#], "\(station.stderr)")
+        // Names the store and rules know: no warning; the count of what fires now.
+        let all = try await add(["rule=high"])
+        #expect(all.lines.last == "mutes 3 firing alerts now", "\(all.stdout)")
+        #expect(all.errorLines.isEmpty, "\(all.stderr)")
+        let one = try await add(["alertname=high", "station=G1"])
+        #expect(one.lines.last == "mutes 1 firing alert now")
+        #expect(one.errorLines.isEmpty, "\(one.stderr)")
+        // A regex names nothing: counted, not checked.
+        let regex = try await add(["rule=~hi.*", "station=~G.*"])
+        #expect(regex.lines.last == "mutes 1 firing alert now")
+        #expect(regex.errorLines.isEmpty, "\(regex.stderr)")
+        // Without --config, the rules are those the store has alerts of.
+        let bare = try await add(["rule=hgh"], db: true)
+        #expect(bare.errorLines == [#"warning: no rule named "hgh"; near: high"#], "\(bare.stderr)")
+        // A hostile name is shown escaped, not obeyed by the terminal.
+        let hostile = try await add(["rule=\u{1B}[2Jx"])
+        #expect(!hostile.stderr.contains("\u{1B}"), "\(hostile.stderr)")
+        #expect(hostile.stderr.hasPrefix("warning: no rule named"), "\(hostile.stderr)")
+        let list = try await klaxonAsync(["silence", "list", "--config", config])
+        #expect(list.lines.count == 7, "\(list.stdout)")
+    }
+
     @Test("lookaround, backreferences, possessive and oversized patterns are refused, nothing is stored")
     func refusedWithReason() async throws {
         let s = try Scratch()

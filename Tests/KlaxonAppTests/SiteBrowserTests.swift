@@ -86,8 +86,12 @@ final class OwnerSiteServer: Sendable {
             createdBy: "cli:ops")
         try await store.addSilence(silence, now: now)
 
+        // The site knows the rules, as the daemon's does: a silence for another rule is warned about.
         let (port, task) = await startHTTP(
-            store: store, settings: .init(port: 0, apiToken: team, ownerTokens: owners))
+            store: store,
+            settings: .init(
+                port: 0, apiToken: team, ownerTokens: owners,
+                site: SiteSettings.make(apiToken: team, ownerTokens: owners, rules: rules)))
         return OwnerSiteServer(store: store, port: port, task: task, alertID: alert.transitionID, silenceID: silence.id)
     }
 
@@ -270,7 +274,7 @@ struct SiteBrowserTests {
                 try await page.fill("#comment", "dam release")
                 let added = try await page.click("#add-silence button[type=submit]")
                 #expect(added.status == 200)
-                #expect(added.url == server.url("/silences?refresh=off"))
+                #expect(added.url?.hasPrefix(server.url("/silences?refresh=off&added=")) == true)
                 let now = Int64(Date().timeIntervalSince1970)
                 let made = try await server.store.silences(now: now).first { $0.id != server.silenceID }
                 #expect(made?.matchers.map(\.description) == ["rule=high", "station=S1"])
@@ -278,6 +282,12 @@ struct SiteBrowserTests {
                 #expect(made?.createdBy == "web:Dana")
                 #expect(made?.comment == "dam release")
                 #expect(try await page.count("tr[data-silence]") == 2)
+                // What it mutes now: the one alert firing, said on top and in its row.
+                let notice = try await page.texts("#silence-added p")
+                #expect(notice == ["Silence \(made?.id.prefix(8) ?? "") added: it mutes 1 firing alert now."])
+                #expect(try await page.texts("tr[data-silence='\(made?.id ?? "")'] td.mutes") == ["1"])
+                #expect(try await page.texts("tr[data-silence='\(server.silenceID)'] td.mutes") == ["0"])
+                try await shoot(page, "silence-added")
 
                 let expired = try await page.click("tr[data-silence='\(server.silenceID)'] form.expire button")
                 #expect(expired.status == 200)
@@ -337,6 +347,78 @@ struct SiteActionHTTPTests {
         return Reply(
             status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
             body: String(buffer: try await response.body.collect(upTo: 1 << 20)))
+    }
+
+    @Test(
+        "adding a silence says how many firing alerts it mutes now and warns of a rule or station nothing knows, escaped"
+    )
+    func silenceNames() async throws {
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+        let outcome = await Result {
+            try await OwnerSiteServer.with { server in try await Self.silenceNames(server, client) }
+        }
+        try await client.shutdown()
+        try outcome.get()
+    }
+
+    static func silenceNames(_ server: OwnerSiteServer, _ client: HTTPClient) async throws {
+        let origin = ("Origin", server.base)
+        let signIn = try await request(
+            client, server.url("/signin"), method: "POST", body: "token=team-token&name=Ops", headers: [origin])
+        let cookie = ("Cookie", String((signIn.header("Set-Cookie") ?? "").prefix { $0 != ";" }))
+        let list = try await request(client, server.url("/silences?refresh=off"), headers: [cookie])
+        #expect(list.status == 200)
+        let token = try #require(
+            list.body.range(of: #"name="csrf" value="([A-Za-z0-9_-]+)""#, options: .regularExpression).map {
+                String(list.body[$0].dropFirst(#"name="csrf" value=""#.count).dropLast())
+            })
+        func field(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "" }
+        // Adds a silence and follows the redirect back to the list.
+        func add(rule: String, station: String = "") async throws -> Reply {
+            let post = try await request(
+                client, server.url("/silences"), method: "POST",
+                body:
+                    "csrf=\(token)&back=%2Fsilences%3Frefresh%3Doff&for=2h&rule=\(field(rule))&station=\(field(station))",
+                headers: [cookie, origin])
+            #expect(post.status == 303)
+            let location = try #require(post.header("Location"))
+            #expect(location.hasPrefix("/silences?refresh=off&added="), "\(location)")
+            return try await request(client, server.url(location), headers: [cookie])
+        }
+
+        // A mistyped rule at a known station: added, muting nothing, with a warning naming the rule near it.
+        let typo = try await add(rule: "hihg", station: "S1")
+        #expect(typo.status == 200)
+        #expect(typo.body.contains("added: it mutes no firing alert now."))
+        #expect(typo.body.contains("Warning: no rule named &quot;hihg&quot;; near: high."))
+        #expect(!typo.body.contains("no station named"))
+        // A known station mistyped.
+        let station = try await add(rule: "high", station: "S2")
+        #expect(station.body.contains("Warning: no station named &quot;S2&quot;; near: S1."))
+        #expect(!station.body.contains("no rule named"))
+        // The rule that fires: one alert muted, no warning; the list counts what each silence mutes.
+        let right = try await add(rule: "high")
+        #expect(right.body.contains("added: it mutes 1 firing alert now."))
+        #expect(!right.body.contains("Warning:"))
+        #expect(right.body.components(separatedBy: #"<td class="num mutes">1</td>"#).count - 1 == 1)
+        #expect(right.body.components(separatedBy: #"<td class="num mutes">0</td>"#).count - 1 == 3)
+        // A name from the request is text, never markup; the notice says only what the store holds.
+        let hostile = try await add(
+            rule: "<script>alert(1)</script>", station: #""><img src=x onerror=alert(1)>"#)
+        #expect(hostile.status == 200)
+        #expect(!hostile.body.contains("<script>alert") && !hostile.body.contains("<img"))
+        #expect(hostile.body.contains("Warning: no rule named &quot;&lt;script&gt;alert(1)&lt;/script&gt;&quot;."))
+        #expect(
+            hostile.body.contains("Warning: no station named &quot;&quot;&gt;&lt;img src=x onerror=alert(1)&gt;&quot;.")
+        )
+        let now = Int64(Date().timeIntervalSince1970)
+        #expect(try await server.store.silences(now: now).count == 5)
+        for query in ["added=%3Cscript%3E", "added=ffff", "added=", "added=" + String(repeating: "a", count: 65)] {
+            let page = try await request(client, server.url("/silences?refresh=off&" + query), headers: [cookie])
+            #expect(page.status == 200, "\(query)")
+            #expect(!page.body.contains("silence-added"), "\(query)")
+        }
     }
 
     @Test("a POST without the session's CSRF token, or from another origin, is refused (403); forms are read strictly")

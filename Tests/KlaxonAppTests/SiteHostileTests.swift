@@ -34,6 +34,8 @@ final class HostileSite: Sendable {
         var site = StatusSite.Settings(
             teamToken: team, ownerTokens: owners, timeZone: TimeZone(identifier: "UTC")!, refreshSeconds: 60)
         site.hosts = hosts
+        // Rule names known, so a silence for a hostile rule name is warned about, with near names.
+        site.ruleNames = ["high", "flood-stage"]
         let (port, task) = await startHTTP(
             store: store, settings: .init(port: 0, apiToken: team, ownerTokens: owners, site: site))
         let client = HTTPClient(
@@ -349,7 +351,13 @@ struct SiteHostileTests {
                     cookie: team)
                 expectClean(added, "POST /silences")
                 if added.status == 303 {
-                    #expect(added.header("Location") == "/silences", "back=\(h.prefix(30))")
+                    // Back to the list, which says what the new silence names: escaped there too.
+                    let location = added.header("Location") ?? ""
+                    #expect(location.hasPrefix("/silences?added="), "back=\(h.prefix(30))")
+                    #expect(StatusSite.isSilenceID(String(location.dropFirst("/silences?added=".count))))
+                    let notice = try await site.get(location, cookie: team)
+                    #expect(notice.body.contains("id=\"silence-added\""))
+                    expectClean(notice, "/silences?added=…")
                 }
                 let refused = try await site.post(
                     "/silences", form: [("csrf", csrf), ("rule", "r"), ("for", h)], cookie: team)

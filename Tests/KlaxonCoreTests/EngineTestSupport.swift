@@ -156,11 +156,13 @@ let floodLadder: [LevelsRule.Level] = [
 
 func levelsRule(
     _ name: String = "flood", levels: [LevelsRule.Level] = floodLadder, deadband: Double = 0,
-    minDwell: Int64 = 0, metric: String = "m"
+    minDwell: Int64 = 0, metric: String = "m", scale: AQIScale? = nil, direction: LevelsRule.Direction = .both
 ) -> Rule {
     Rule(
         name: name,
-        kind: LevelsRule(metric: metric, levels: levels, deadband: deadband, minDwell: minDwell))
+        kind: LevelsRule(
+            metric: metric, levels: levels, deadband: deadband, minDwell: minDwell, scale: scale,
+            direction: direction))
 }
 
 func staleRule(_ name: String = "quiet", after: Int64, metric: String = "m") -> Rule {

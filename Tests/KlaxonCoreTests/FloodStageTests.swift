@@ -7,10 +7,13 @@ let noModerate = FloodCategories(stage: ["action": 17, "minor": 18, "major": 28]
 let portlandInfo = StationInfo(
     id: "14211720", name: "Willamette R at Portland, OR", usgsID: "14211720", nwsLID: "PRTO3")
 
-func floodRule(deadband: Double = 0, minDwell: Int64 = 0, metric: String = "gage_height") -> Rule {
+func floodRule(
+    deadband: Double = 0, minDwell: Int64 = 0, metric: String = "gage_height", direction: LevelsRule.Direction = .both
+) -> Rule {
     Rule(
         name: "flood",
-        kind: LevelsRule(metric: metric, levels: [], deadband: deadband, minDwell: minDwell, nws: true))
+        kind: LevelsRule(
+            metric: metric, levels: [], deadband: deadband, minDwell: minDwell, nws: true, direction: direction))
 }
 
 @Suite("flood stage (levels: nws)")
@@ -109,5 +112,19 @@ struct FloodStageTests {
         // Bad metadata (minor not above action) drops the out-of-order category.
         let bad = FloodCategories(stage: ["action": 10, "minor": 9, "moderate": 12])
         #expect(bad.ladder(forMetric: "stage")?.map(\.name) == ["action", "moderate"])
+    }
+
+    @Test("direction worse: the resolve after a silent fall says \"was\" the category announced")
+    func worseResolveSaysAnnounced() throws {
+        var h = try Harness(
+            [floodRule(direction: .worse)], station: "14211720", metric: "gage_height", unit: "ft",
+            stations: ["14211720": portlandInfo], floods: ["14211720": portland])
+        let got = h.feed([(m(0), 24.5), (m(15), 18.5), (m(30), 16)])
+        #expect(
+            got == [
+                .firing("flood", m(0), 24.5, level: "moderate"),
+                .resolved("flood", m(30), 16, from: "moderate"),
+            ])
+        #expect(h.transitions.last?.summary.contains("(17 ft); was moderate flood stage") == true)
     }
 }

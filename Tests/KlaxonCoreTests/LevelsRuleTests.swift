@@ -217,4 +217,75 @@ struct LevelsRuleTests {
             session: try #require(engine.session(for: SeriesKey(station: "s1", metric: "m"), states: ["flood": saved])))
         #expect(h.feed([(m(5), 13)]) == [.firing("flood", m(5), 13, level: "minor")])
     }
+
+    // Issue 29, item 5: a `direction` rule's state follows the moves it does not announce; what it
+    // says next is measured from the level it last announced.
+
+    @Test("direction worse: after a silent fall, the resolve names the level last announced")
+    func worseResolveNamesAnnounced() throws {
+        var h = try Harness([levelsRule("aqi", scale: .usEPA, direction: .worse)])
+        let got = h.feed([(m(0), 160), (m(5), 80), (m(10), 40)])
+        #expect(
+            got == [
+                .firing("aqi", m(0), 160, level: "Unhealthy"),
+                .resolved("aqi", m(10), 40, from: "Unhealthy"),
+            ])
+        #expect(h.transitions.last?.summary.hasSuffix("back to Good, from Unhealthy") == true)
+        #expect(h.transitions.last?.explanation.contains("previous level Unhealthy") == true)
+        #expect(h.state("aqi")?.level == nil && h.state("aqi")?.announced == nil)
+    }
+
+    @Test("direction worse: a rise after a silent fall is announced only past the level announced, and from it")
+    func worseChangeFromAnnounced() throws {
+        var h = try Harness([levelsRule("aqi", scale: .usEPA, direction: .worse)])
+        #expect(h.feed([(m(0), 160), (m(5), 80)]) == [.firing("aqi", m(0), 160, level: "Unhealthy")])
+        #expect(h.state("aqi")?.level == "Moderate")
+        #expect(h.state("aqi")?.announced == "Unhealthy")
+        // Worse than Moderate, better than Unhealthy: not announced.
+        #expect(h.feed([(m(10), 120)]) == [])
+        #expect(h.state("aqi")?.announced == "Unhealthy")
+        // Back at the level announced: nothing to say, and nothing left to remember.
+        #expect(h.feed([(m(15), 160)]) == [])
+        #expect(h.state("aqi")?.level == "Unhealthy" && h.state("aqi")?.announced == nil)
+        // Down silently again; the level announced outlives a restart; past Unhealthy: one change, from it.
+        #expect(h.feed([(m(20), 80)]) == [])
+        var resumed = try h.restarted()
+        #expect(resumed.state("aqi")?.announced == "Unhealthy")
+        #expect(
+            resumed.feed([(m(25), 250)]) == [.changed("aqi", m(25), 250, to: "Very Unhealthy", from: "Unhealthy")])
+        #expect(resumed.transitions.last?.summary.contains("worse than Unhealthy") == true)
+        #expect(resumed.state("aqi")?.announced == nil)
+    }
+
+    @Test("direction better: a fall after a silent rise is a change from the level announced")
+    func betterChangeFromAnnounced() throws {
+        var h = try Harness([levelsRule(direction: .better)])
+        let got = h.feed([(m(0), 16), (m(5), 21), (m(10), 13), (m(15), 9)])
+        #expect(
+            got == [
+                .firing("flood", m(0), 16, level: "moderate"),
+                .changed("flood", m(10), 13, to: "minor", from: "moderate"),
+                .resolved("flood", m(15), 9, from: "minor"),
+            ])
+        #expect(h.transitions[1].summary.contains("fell from moderate to minor"))
+    }
+
+    @Test("direction better: a fall that stays above the level announced is not announced")
+    func betterSilentAboveAnnounced() throws {
+        var h = try Harness([levelsRule(direction: .better)])
+        let got = h.feed([(m(0), 13), (m(5), 21), (m(10), 16), (m(15), 12.5), (m(20), 10.5)])
+        #expect(
+            got == [
+                .firing("flood", m(0), 13, level: "minor"),
+                .changed("flood", m(20), 10.5, to: "action", from: "minor"),
+            ])
+    }
+
+    @Test("direction both: every move is announced and nothing extra is remembered")
+    func bothRemembersNothing() throws {
+        var h = try Harness([levelsRule()])
+        h.feed([(m(0), 21), (m(5), 13)])
+        #expect(h.state("flood")?.level == "minor")
+        #expect(h.state("flood")?.announced == nil)
+    }
 }

@@ -250,6 +250,7 @@ extension Store {
         s.status = .firing
         s.since = -62_135_596_800
         s.level = "major \"flood\" \\ ünï\n"
+        s.announced = "Unhealthy \"for\" \u{1F}"
         s.candidate = "🌊"
         s.candidateSince = Int64.max
         s.lastTime = Int64.min
@@ -269,6 +270,9 @@ extension Store {
         var expected = s
         expected.lastValue = nil
         #expect(AlertStateRecord.decode(state: AlertStateRecord.encode(state: s)) == expected)
+        // A state stored before `announced` existed still reads: the level then is the one announced.
+        let old = AlertStateRecord.decode(state: #"{"status":"firing","since":5,"level":"Unhealthy"}"#)
+        #expect(old.level == "Unhealthy" && old.since == 5 && old.announced == nil)
     }
 
     @Test("outbox ids are lower-case version 7 UUIDs: unique, in time order across milliseconds")

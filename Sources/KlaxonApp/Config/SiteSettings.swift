@@ -1,10 +1,12 @@
 import Foundation
 import KlaxonCore
 import KlaxonServer
+import KlaxonStore
 import Yams
 
 /// What the status site takes from the config (`site:`, the `api:` tokens) and from the rules (the
-/// places quake rules watch and the AQI scales `levels` rules use).
+/// places quake rules watch, the AQI scales `levels` rules use, and the rule names and stations a
+/// silence is checked against).
 public enum SiteSettings {
     /// The site's settings for a daemon with this config and these rules.
     public static func make(config: Config, rules: [Rule]) -> StatusSite.Settings {
@@ -37,8 +39,11 @@ public enum SiteSettings {
                 }
             }
         }
-        return StatusSite.Settings(
+        var settings = StatusSite.Settings(
             teamToken: apiToken, ownerTokens: ownerTokens, places: places, aqiScale: scale ?? .usEPA, aqiScales: scales)
+        settings.ruleNames = Set(rules.map(\.name))
+        settings.ruleStations = SilenceReach.listedStations(rules)
+        return settings
     }
 }
 

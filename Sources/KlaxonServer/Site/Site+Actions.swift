@@ -12,8 +12,10 @@ extension StatusSite {
     /// - `GET /alerts`: what is firing, with an ack form beside each (for the team).
     /// - `POST /alerts/ID/ack`: acks the firing alert whose current transition is `ID`, as
     ///   `web:NAME` (the chat's `ack ALERT_ID`).
-    /// - `GET /silences`: the silences that have not ended, an expire button each, and a form that
-    ///   adds one (the chat's `silence RULE [STATION] DURATION`).
+    /// - `GET /silences`: the silences that have not ended, how many firing alerts each mutes now,
+    ///   an expire button each, and a form that adds one (the chat's `silence RULE [STATION] DURATION`).
+    ///   With `added=ID` (where adding one lands), it says what that silence mutes and warns of a
+    ///   rule or station name nothing knows, with the known names near it.
     /// - `POST /silences`, `POST /silences/ID/expire`.
     ///
     /// Every POST is checked in this order: a bounded, strict form; a session; its CSRF token; a
@@ -69,9 +71,26 @@ extension StatusSite {
             } catch let e as SiteError {
                 return SiteReplies.problem(e.status, "Bad request", e.message, request: request, site: site)
             }
+            let now = site.now()
             let page = try await site.store.silences(
-                now: site.now(), includeExpired: false, limit: SitePaging.pageSize, after: position.after)
-            return ActionPages.silences(page, start: position.start, session: session, request: request, site: site)
+                now: now, includeExpired: false, limit: SitePaging.pageSize, after: position.after)
+            // What each silence mutes now, counted over one bounded read of the firing alerts.
+            let addedID = SiteHTML.query(request, "added").flatMap { Self.isSilenceID($0) ? $0 : nil }
+            let firing =
+                page.silences.isEmpty && addedID == nil
+                ? SilenceReach.Firing([], complete: true)
+                : try await SilenceReach.firing(site.store, limit: Self.firingCounted)
+            var added: (silence: Silence, reach: SilenceReach)? = nil
+            if let id = addedID {
+                var silence = page.silences.first { $0.id == id }
+                if silence == nil { silence = try await site.store.activeSilences(now: now).first { $0.id == id } }
+                if let silence {
+                    added = (silence, try await Self.reach(silence, firing: firing, now: now, site: site))
+                }
+            }
+            return ActionPages.silences(
+                page, firing: firing, added: added, start: position.start, session: session, request: request,
+                site: site)
         }
         router.post("/silences") { request, _ -> Response in
             let session: SiteSession
@@ -107,7 +126,8 @@ extension StatusSite {
                 rule: rule, station: station.isEmpty ? nil : station, duration: duration, now: now,
                 comment: comment.isEmpty ? "from the status site" : comment, createdBy: session.actor)
             try await site.store.addSilence(silence, now: now)
-            return SiteReplies.seeOther(back)
+            // Back to the list, which then says what the new silence mutes and names.
+            return SiteReplies.seeOther(Self.addedLocation(back, id: silence.id))
         }
         router.post("/silences/:id/expire") { request, context -> Response in
             let form: SiteForm
@@ -117,7 +137,7 @@ extension StatusSite {
             }
             let back = SiteForm.localPath(form["back"]) ?? "/silences"
             let id = context.parameters.get("id") ?? ""
-            guard (1...64).contains(id.utf8.count), id.utf8.allSatisfy({ Self.silenceIDBytes.contains($0) }) else {
+            guard Self.isSilenceID(id) else {
                 return SiteReplies.problem(
                     .notFound, "No such silence", "That is not a silence id.", request: request, site: site, back: back)
             }
@@ -136,6 +156,38 @@ extension StatusSite {
     }
 
     static let silenceIDBytes = Set("0123456789abcdefABCDEF-".utf8)
+
+    /// Whether a path segment or query value can be a silence id: 1 to 64 hex digits and dashes.
+    static func isSilenceID(_ id: String) -> Bool {
+        (1...64).contains(id.utf8.count) && id.utf8.allSatisfy { silenceIDBytes.contains($0) }
+    }
+
+    /// The most firing alerts the silences page reads to count what each silence mutes: one query
+    /// however many fire (past it, a count is "at least").
+    static let firingCounted = FiringQueries.maximumPage
+
+    /// Where adding a silence goes back to: the silences page with `added=ID` (replacing an earlier
+    /// one); any other page as it is.
+    static func addedLocation(_ back: String, id: String) -> String {
+        let parts = back.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.first == "/silences" else { return back }
+        var query = parts.count > 1 ? parts[1].split(separator: "&").map(String.init) : []
+        query.removeAll { $0 == "added" || $0.hasPrefix("added=") }
+        query.append("added=" + SafeHTML.segment(id))
+        return "/silences?" + query.joined(separator: "&")
+    }
+
+    /// What a silence reaches now: how many firing alerts it mutes, and the rule and station names
+    /// it gives that the daemon's rules and the store do not know.
+    static func reach(_ silence: Silence, firing: SilenceReach.Firing, now: Int64, site: Context) async throws
+        -> SilenceReach
+    {
+        let stations =
+            silence.namesStation
+            ? try await SilenceReach.knownStations(site.store, firing: firing, listed: site.settings.ruleStations)
+            : nil
+        return SilenceReach(silence, firing: firing, rules: site.settings.ruleNames, stations: stations, now: now)
+    }
 
     /// The ack form shown beside a firing alert (on the overview), or nothing when the viewer
     /// cannot act. `transitionID` is the firing transition's id.

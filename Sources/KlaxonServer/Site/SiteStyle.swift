@@ -64,6 +64,9 @@ enum SiteStyle {
         button:hover, button:focus { background: #12355b; }
         form.stack button { justify-self: start; margin-top: 0.6rem; }
         .problem { color: #8a1111; font-weight: 600; }
+        .notice { margin: 0 0 1rem; padding: 0.4rem 0.6rem; border-left: 4px solid #0b4f8a; background: #f2f4f7; }
+        .notice p { margin: 0.2rem 0; }
+        .notice .warning { color: #6b4400; font-weight: 600; }
         tr.category th { background: #e3e8ef; text-transform: capitalize; }
         td.num, th.num { text-align: right; }
         mark { background: #fff1b8; color: #1a1a1a; padding: 0 0.2rem; }

@@ -40,6 +40,11 @@ public enum StatusSite {
         public var aqiScales: [String: AQIScale]
         /// The `Host` names the site answers (`site.hosts` and the listener; see `SiteHosts`).
         public var hosts: SiteHosts = .loopback
+        /// The daemon's rule names: a silence for another rule is added with a warning. Nil: not
+        /// known, not checked.
+        public var ruleNames: Set<String>? = nil
+        /// The stations rules list (`stations:`), known besides those in the store.
+        public var ruleStations: Set<String> = []
         /// Sessions signed out before they expired (in memory, per process).
         let revocations = SessionRevocations()
 

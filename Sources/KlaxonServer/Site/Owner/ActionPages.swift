@@ -71,15 +71,33 @@ enum ActionPages {
         return page.response(for: request, refreshSeconds: site.settings.refreshSeconds)
     }
 
-    /// One page of the silences not ended (`SitePaging`), and the form that adds one.
+    /// One page of the silences not ended (`SitePaging`), with how many firing alerts each mutes
+    /// now, and the form that adds one. `added`: the silence just added, and what it reaches.
     static func silences(
-        _ silencePage: SilencePage, start: Int, session: SiteSession, request: Request, site: StatusSite.Context
+        _ silencePage: SilencePage, firing: SilenceReach.Firing, added: (silence: Silence, reach: SilenceReach)?,
+        start: Int, session: SiteSession, request: Request, site: StatusSite.Context
     ) -> Response {
         let silences = silencePage.silences
         let back = SiteReplies.here(request)
+        let now = site.now()
+        func mutes(_ s: Silence) -> String {
+            let n = s.muteCount(firing.labels, at: now)
+            return firing.complete ? String(n) : "at least \(n)"
+        }
         let page = SitePage(title: "Silences — Klaxon", refreshes: false) {
             Node<HTML.BodyContext>.h1(.text("Silences"))
             SiteReplies.sessionBar(session, request: request, site: site)
+            if let added {
+                Node<HTML.BodyContext>.div(
+                    .id("silence-added"), .class("notice"), .attribute(named: "role", value: "status"),
+                    .p(
+                        SafeHTML.text(
+                            "Silence \(added.silence.id.prefix(8)) added: it \(added.reach.mutedText).")),
+                    .forEach(added.reach.unknown) { unknown in
+                        .p(.class("warning"), SafeHTML.text("Warning: \(unknown)."))
+                    }
+                )
+            }
             if silences.isEmpty {
                 Node<HTML.BodyContext>.p(.class("muted"), .text("No silences."))
             } else {
@@ -89,13 +107,15 @@ enum ActionPages {
                         .id("silences"),
                         .thead(
                             .tr(
-                                .th(.text("Matchers")), .th(.text("Until")), .th(.text("Expire")), .th(.text("Id")),
+                                .th(.text("Matchers")), .th(.class("num"), .text("Mutes now")), .th(.text("Until")),
+                                .th(.text("Expire")), .th(.text("Id")),
                                 .th(.text("From")), .th(.text("By")), .th(.text("Comment")))),
                         .tbody(
                             .forEach(silences) { s in
                                 .tr(
                                     .safeAttribute(named: "data-silence", value: s.id),
                                     .td(SafeHTML.text(s.matchers.map(\.description).joined(separator: " "))),
+                                    .td(.class("num mutes"), SafeHTML.text(mutes(s))),
                                     .td(SafeHTML.text(SiteReplies.time(s.ends, site: site))),
                                     .td(
                                         .form(

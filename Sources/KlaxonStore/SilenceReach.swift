@@ -1,0 +1,63 @@
+import KlaxonCore
+
+/// What a silence reaches now, as `klaxon silence add` and the status site say it: how many firing
+/// alerts it mutes, and the rule and station names it gives that nothing known has.
+public struct SilenceReach: Sendable {
+    /// How many firing alerts the silence mutes now.
+    public var muted: Int
+    /// Whether every firing alert was counted (false: more fire than were read, and `muted` is a
+    /// lower bound).
+    public var complete: Bool
+    /// The names its equality matchers give that nothing known has (`Silence.unknownNames`).
+    public var unknown: [Silence.UnknownName]
+
+    public init(_ silence: Silence, firing: Firing, rules: Set<String>?, stations: Set<String>?, now: Int64) {
+        muted = silence.muteCount(firing.labels, at: now)
+        complete = firing.complete
+        unknown = silence.unknownNames(rules: rules, stations: stations)
+    }
+
+    /// `mutes 2 firing alerts now` (`Silence.mutesText`).
+    public var mutedText: String { Silence.mutesText(muted, atLeast: !complete) }
+
+    /// The firing alerts silences are counted against.
+    public struct Firing: Sendable {
+        /// Each firing alert's `Transition.matchLabels`.
+        public var labels: [[String: String]]
+        /// Whether every firing alert is here.
+        public var complete: Bool
+        /// The stations they fire at.
+        public var stations: Set<String>
+
+        public init(_ transitions: [Transition], complete: Bool) {
+            labels = transitions.map(\.matchLabels)
+            self.complete = complete
+            stations = Set(transitions.map(\.station))
+        }
+    }
+
+    /// The firing alerts: every one (`limit` nil, a command), or the first `limit` in one query (a
+    /// request: bounded work however many fire).
+    public static func firing(_ store: any AlertStore, limit: Int?) async throws -> Firing {
+        guard let limit else { return Firing(try await store.firingAlerts().map(\.transition), complete: true) }
+        let page = try await store.firingAlerts(limit: limit, after: nil)
+        return Firing(page.alerts.map(\.transition), complete: page.next == nil)
+    }
+
+    /// The station ids a silence may name: stored stations and series, saved trips (`owner/name`),
+    /// the stations alerts fire at now, and `listed` (those the rules list: `listedStations`).
+    public static func knownStations(
+        _ store: any ReadingStore & EventStore, firing: Firing, listed: Set<String>
+    ) async throws -> Set<String> {
+        var known = firing.stations.union(listed)
+        known.formUnion(try await store.stationInfos().keys)
+        known.formUnion(try await store.latestTimes(metric: nil).keys.map(\.station))
+        known.formUnion(try await store.trips(owner: nil).map(TripPackingRule.key))
+        return known
+    }
+
+    /// The stations rules list (`stations:`).
+    public static func listedStations(_ rules: [Rule]) -> Set<String> {
+        rules.reduce(into: []) { $0.formUnion($1.kind.stations ?? []) }
+    }
+}

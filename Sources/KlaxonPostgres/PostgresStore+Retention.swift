@@ -21,7 +21,7 @@ extension PostgresStore {
 
     static func outboxGoingFirst(delivered: String, dead: String) -> String {
         """
-         AND NOT ((o.state IN ('sent', 'muted', 'dropped') AND \(RetentionSQL.outboxPrunable(cut: delivered)))
+         AND NOT ((o.state IN ('sent', 'muted', 'dropped', 'superseded', 'skipped') AND \(RetentionSQL.outboxPrunable(cut: delivered)))
                   OR (o.state = 'dead' AND \(RetentionSQL.outboxPrunable(cut: dead))))
         """
     }

@@ -15,7 +15,7 @@ extension SQLiteStore {
 
     /// In a dry run the outbox rows the same pass would remove first do not hold their transitions.
     static let outboxGoingFirst = """
-         AND NOT ((o.state IN ('sent', 'muted', 'dropped') AND \(RetentionSQL.outboxPrunable(cut: ":dcut")))
+         AND NOT ((o.state IN ('sent', 'muted', 'dropped', 'superseded', 'skipped') AND \(RetentionSQL.outboxPrunable(cut: ":dcut")))
                   OR (o.state = 'dead' AND \(RetentionSQL.outboxPrunable(cut: ":xcut"))))
         """
 

@@ -88,7 +88,8 @@ public struct PruneCursor: Sendable, Equatable {
 
     /// The pass's steps: outbox states one by one, then the other kinds.
     public static let steps: [(kind: HistoryKind, state: String?)] = [
-        (.delivered, "sent"), (.delivered, "muted"), (.delivered, "dropped"), (.dead, "dead"),
+        (.delivered, "sent"), (.delivered, "muted"), (.delivered, "dropped"), (.delivered, "superseded"),
+        (.delivered, "skipped"), (.dead, "dead"),
         (.transitions, nil), (.readings, nil), (.ingestLog, nil), (.forecasts, nil), (.quakeRevisions, nil),
     ]
 
@@ -141,19 +142,23 @@ extension RetentionPlan {
 public enum StoreTables {
     public static let copied = [
         "stations", "series", "readings", "ingest_log", "meta", "source_state", "gauges", "alert_states",
-        "transitions", "outbox", "silences", "acks", "quake_events", "quake_aliases", "quake_revisions",
+        "transitions", "outbox", "notified", "silences", "acks", "quake_events", "quake_aliases", "quake_revisions",
         "quake_announcements", "trips", "forecasts", "weather_alerts", "trip_announcements", "metric_counts",
     ]
 }
 
 /// SQL both backends prune with, the same text in both dialects.
 public enum RetentionSQL {
-    /// The latest transition of every firing alert: reminders, escalations and acks refer to it.
+    /// The latest transition of every firing alert (reminders, escalations and acks refer to it)
+    /// and the firing that opened its episode (the alert's id and start, on the site and in the API).
     public static let firingCTE = """
-        WITH firing(tid) AS (
+        WITH latest(tid) AS (
             SELECT max(t.id) FROM alert_states a JOIN transitions t
               ON t.rule = a.rule AND t.station = a.station AND t.metric = a.metric
             WHERE a.status = 'firing' GROUP BY a.rule, a.station, a.metric),
+        firing(tid) AS (
+            SELECT tid FROM latest
+            UNION SELECT coalesce(t.episode, t.id) FROM transitions t JOIN latest l ON t.id = l.tid),
         firing_keys(k) AS (
             SELECT rule || '|' || station || '|' || metric FROM alert_states WHERE status = 'firing')
         """

@@ -375,6 +375,11 @@ public enum WebhookPayloads {
                 var c = MessageRenderer.context(a.transition)
                 c["message"] = a.message
                 c["title"] = title(a)
+                c["alert_id"] = a.id
+                c["starts_at"] = Timestamp.format(a.startedAt)
+                c["path"] = a.route.count > 1 ? a.route.joined(separator: " → ") : ""
+                c["late"] = a.late
+                if let link = n.link(a) { c["url"] = link }
                 return c
             },
         ]

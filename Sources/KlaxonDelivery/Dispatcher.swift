@@ -424,7 +424,8 @@ public final class Dispatcher: Sendable {
         let now = clock()
         let maxAge = routing.route(batch.route).notifyMaxAge
         let all = zip(batch.rows, batch.transitions).map { row, record in
-            let late = maxAge > 0 && now / 1000 - record.at > maxAge && row.purpose != "system"
+            // Late: news of a change told after `notify_max_age` (a catch-up), not a reminder of an old one.
+            let late = maxAge > 0 && now / 1000 - record.at > maxAge && row.purpose == "transition"
             return (row, NotifiedAlert(record: record, path: PathStep.decode(row.path), late: late))
         }
 

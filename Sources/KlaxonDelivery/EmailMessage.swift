@@ -128,10 +128,11 @@ public enum EmailMessage {
 
     /// The whole message, CRLF line endings.
     public static func build(
-        from: String, to: [String], subject: String, text: String, html: String, messageID key: String, date t: Int64
+        from: String, to: [String], subject: String, text: String, html: String, messageID key: String, date t: Int64,
+        thread: String? = nil
     ) -> String {
         let boundary = "klaxon-" + String(key.filter { $0.isLetter || $0.isNumber }.prefix(24))
-        let headers = [
+        var headers = [
             "From: \(mailbox(from))",
             "To: \(to.map(mailbox).joined(separator: ", "))",
             "Subject: \(encodeWord(subject, used: "Subject: ".count))",
@@ -141,6 +142,11 @@ public enum EmailMessage {
             "Content-Type: multipart/alternative; boundary=\"\(boundary)\"",
             "X-Klaxon-Key: \(headerSafe(key))",
         ]
+        // Every message of one alert episode refers to the same thread id (`alert-123@domain`).
+        if let thread {
+            let id = "<\(headerSafe(thread).replacingOccurrences(of: " ", with: ""))@\(domain(from))>"
+            headers += ["In-Reply-To: \(id)", "References: \(id)"]
+        }
         let parts = [
             "--\(boundary)", "Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding: base64", "",
             base64Lines(text), "--\(boundary)", "Content-Type: text/html; charset=utf-8",

@@ -74,6 +74,13 @@ public struct EmailNotifier: Notifier {
         return out.joined(separator: "\n")
     }
 
+    /// The thread a notification of one alert belongs to: its episode (`alert-123`), so mail clients
+    /// that thread by `References` keep an alert's messages together.
+    static func thread(_ n: AlertNotification) -> String? {
+        guard n.alerts.count == 1, let a = n.alerts.first, a.id > 0 else { return nil }
+        return "alert-\(a.id)"
+    }
+
     /// The full message source.
     public func render(_ n: AlertNotification) throws -> String {
         let context = WebhookPayloads.templateContext(n)
@@ -81,7 +88,7 @@ public struct EmailNotifier: Notifier {
             from: config.from, to: config.to, subject: subject?.render(context) ?? defaultSubject(n),
             text: text?.render(context) ?? defaultText(n), html: html?.render(context) ?? defaultHTML(n),
             messageID: n.key,
-            date: clock())
+            date: clock(), thread: Self.thread(n))
     }
 
     public func send(_ n: AlertNotification) async throws {

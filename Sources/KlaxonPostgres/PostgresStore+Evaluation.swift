@@ -289,7 +289,7 @@ extension PostgresStore: EvaluationBackend {
                 queue.add(
                     transitionID: ids[row.index], transition: log.transitions[row.index], receiver: p.receiver,
                     route: p.route, groupKey: p.groupKey,
-                    dueAt: try await dueTime(p, now: e.queuedAt, on: c), now: e.queuedAt,
+                    dueAt: row.due(try await dueTime(p, now: e.queuedAt, on: c)), now: e.queuedAt,
                     claim: claim, record: log.records[row.index], path: row.path, held: row.held)
             }
             try await queue.insert(self, now: e.queuedAt, claimedBy: claim?.instance, on: c)
@@ -330,7 +330,7 @@ extension PostgresStore: EvaluationBackend {
             PostgresQuery(
                 unsafeSQL: """
                     SELECT o.id, o.alert, o.receiver, o.route, o.state, o.batch, o.path, t.state, t.level, t.at,
-                      coalesce(t.episode, t.id)
+                      coalesce(t.episode, t.id), o.due_at
                     FROM outbox o JOIN transitions t ON t.id = o.transition_id
                     WHERE o.alert = ANY($1::text[]) AND o.state IN ('pending', 'sending', 'held')
                     ORDER BY o.seq
@@ -345,7 +345,7 @@ extension PostgresStore: EvaluationBackend {
                 step: PathStep(
                     state: TransitionState(rawValue: try row[7].decode(String.self)) ?? .firing,
                     level: try row[8].decode(String?.self), at: try row[9].decode(Int64.self),
-                    episode: try row[10].decode(Int64.self)))
+                    episode: try row[10].decode(Int64.self)), dueAt: try row[11].decode(Int64.self))
         }
     }
 

@@ -249,7 +249,7 @@ extension SQLiteStore: EvaluationBackend {
             log.deltas.add("outbox", OutboxRecord.State.superseded.rawValue, n: plan.folded.count)
             for row in plan.rows {
                 let t = log.transitions[row.index]
-                let due = try dueTime(db, row.delivery, now: e.queuedAt)
+                let due = row.due(try dueTime(db, row.delivery, now: e.queuedAt))
                 try enqueue(
                     db, transitionID: ids[row.index], transition: t,
                     deliveries: [(row.delivery.receiver, row.delivery.route, row.delivery.groupKey, due)],
@@ -292,13 +292,13 @@ extension SQLiteStore: EvaluationBackend {
         for sql in [
             """
             SELECT o.id, o.alert, o.receiver, o.route, o.state, o.batch, o.path, t.state, t.level, t.at,
-              coalesce(t.episode, t.id), o.seq
+              coalesce(t.episode, t.id), o.due_at
             FROM outbox o INDEXED BY outbox_open_by_alert JOIN transitions t ON t.id = o.transition_id
             WHERE o.alert IN (SELECT value FROM json_each(?)) AND o.state IN ('pending', 'sending')
             """,
             """
             SELECT o.id, o.alert, o.receiver, o.route, o.state, o.batch, o.path, t.state, t.level, t.at,
-              coalesce(t.episode, t.id), o.seq
+              coalesce(t.episode, t.id), o.due_at
             FROM outbox o INDEXED BY outbox_held JOIN transitions t ON t.id = o.transition_id
             WHERE o.alert IN (SELECT value FROM json_each(?)) AND o.state = 'held'
             """,
@@ -311,7 +311,7 @@ extension SQLiteStore: EvaluationBackend {
                         state: OutboxRecord.State(rawValue: row[4]) ?? .pending, batch: row[5], path: row[6],
                         step: PathStep(
                             state: TransitionState(rawValue: row[7]) ?? .firing, level: row[8], at: row[9],
-                            episode: row[10])))
+                            episode: row[10]), dueAt: row[11]))
             }
         }
         return out

@@ -167,11 +167,14 @@ public struct QueuedRow: Sendable {
     public var path: String?
     /// The row's own transition, as a step of a later row's path.
     public var step: PathStep
+    /// When it is due (ms).
+    public var dueAt: Int64
 
     public init(
         id: String, alert: String, receiver: String, route: Int?, state: OutboxRecord.State, batch: String?,
-        path: String?, step: PathStep
+        path: String?, step: PathStep, dueAt: Int64
     ) {
+        self.dueAt = dueAt
         self.id = id
         self.alert = alert
         self.receiver = receiver
@@ -200,6 +203,12 @@ public struct OutboxPlan: Sendable {
         /// The states folded into it (`PathStep.encode`).
         public var path: String?
         public var held: Bool
+        /// The due time of the waiting row it took the place of: the new row is due no later, so
+        /// an alert that keeps changing is not put off past its group's time again and again.
+        public var dueBy: Int64?
+
+        /// Its due time, given the one its group's timing says now.
+        public func due(_ timed: Int64) -> Int64 { dueBy.map { min($0, timed) } ?? timed }
     }
 
     public private(set) var rows: [Row] = []
@@ -237,16 +246,18 @@ public struct OutboxPlan: Sendable {
         for key in order {
             let chain = chains[key]!
             var steps: [PathStep] = []
+            var dueBy: Int64? = nil
             if let q = foldable.removeValue(forKey: key) {
                 steps = PathStep.decode(q.path) + [q.step]
                 folded.append(q.id)
+                if q.state == .pending { dueBy = q.dueAt }
             }
             for link in chain.dropLast() { steps.append(PathStep(log.records[link.index])) }
             let last = chain.last!
             made.append(
                 Row(
                     index: last.index, delivery: last.delivery, path: PathStep.encode(steps),
-                    held: last.delivery.isStale(log.transitions[last.index], now: now)))
+                    held: last.delivery.isStale(log.transitions[last.index], now: now), dueBy: dueBy))
         }
         // Queue order: by transition, as the log was written.
         rows = made.enumerated().sorted { ($0.element.index, $0.offset) < ($1.element.index, $1.offset) }.map(\.element)

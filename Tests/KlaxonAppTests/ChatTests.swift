@@ -30,17 +30,23 @@ final class ChatServer: Sendable {
             SourceBatch(readings: [Reading(station: "S1", metric: "gage_height", time: 1_767_225_600, value: 12)]),
             at: 1_767_225_600)
         _ = try await Evaluate.run(store: store, rules: rules, now: 1_767_225_600)
+        try await store.save(
+            trip: Trip(
+                name: "denver", owner: "alice",
+                stops: [.init(place: "Denver", latitude: 39.74, longitude: -104.99, arrive: "2026-12-01", nights: 2)]),
+            at: 1_767_225_600)
+        return await serve(store: store, rules: rules)
+    }
+
+    /// The HTTP server with chat on (Slack secret `shh`, Mattermost token `mm-token`, the team API
+    /// token `team-token`, owners alice and bob; Slack's U-ALICE is alice) over `store`.
+    static func serve(store: any Store, rules: [Rule]) async -> ChatServer {
         var config = Config()
         config.chatUsers = ["U-ALICE": "alice"]
         let chat = ChatCommands(store: store, config: config, rules: rules)
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "test.chat")
         logger.logLevel = .critical
-        try await store.save(
-            trip: Trip(
-                name: "denver", owner: "alice",
-                stops: [.init(place: "Denver", latitude: 39.74, longitude: -104.99, arrive: "2026-12-01", nights: 2)]),
-            at: 1_767_225_600)
         let app = KlaxonHTTP.application(
             store: store,
             settings: .init(port: 0, apiToken: "team-token", ownerTokens: ["alice": "a-token", "bob": "b-token"]),

@@ -161,25 +161,8 @@ struct EpisodeTests {
         #expect(starts == Array(repeating: Timestamp.format(start), count: 3))
         let id = try #require(Int64(ids[0]))
 
-        var config = Config()
-        config.chatUsers = ["U-ALICE": "alice"]
-        let chat = ChatCommands(store: store, config: config, rules: rules)
-        let (stream, continuation) = AsyncStream<Int>.makeStream()
-        let app = KlaxonHTTP.application(
-            store: store, settings: .init(port: 0, apiToken: "team-token"), metrics: .init(), logger: quietLogger,
-            chat: .init(slackSigningSecret: "shh", mattermostToken: "mm-token"),
-            answer: { user, text in await chat.answer(user, text: text) },
-            onRunning: { port in
-                continuation.yield(port)
-                continuation.finish()
-            })
-        let task = Task {
-            defer { continuation.finish() }
-            try await app.run()
-        }
-        var port = 0
-        for await p in stream { port = p }
-        let server = ChatServer(store: store, port: port, task: task)
+        let server = await ChatServer.serve(store: store, rules: rules)
+        let port = server.port
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
         let outcome = await Result {

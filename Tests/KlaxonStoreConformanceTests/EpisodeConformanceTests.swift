@@ -110,4 +110,27 @@ struct EpisodeConformanceTests {
             #expect(PathStep.decode(rows.last?.path).map(\.level) == ["minor"])
         }
     }
+
+    @Test(
+        "an alert that keeps changing inside group_wait is sent when its group's wait ends, not put off by each change",
+        arguments: Backend.allCases)
+    func foldingKeepsTheGroupsTime(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let route: @Sendable (Transition) -> [PlannedDelivery] = { _ in
+                [PlannedDelivery(receiver: "ops", route: nil, groupKey: "g", groupWait: 30)]
+            }
+            let start = t("2026-01-01T00:00:00Z")
+            for (i, v) in [9.5, 11.5, 13.5].enumerated() {
+                let at = start + Int64(i) * 20
+                try await store.readingWriter().write([Reading(station: "A", metric: "gage_height", time: at, value: v)]
+                )
+                _ = try await store.evaluate(engine: engine, now: at, route: route)
+            }
+            let rows = try await store.outbox().sorted { $0.seq < $1.seq }
+            #expect(rows.map(\.state) == [.superseded, .superseded, .pending])
+            #expect(rows.last?.dueAt == (start + 30) * 1000, "due when the first change's wait ends")
+            #expect(PathStep.decode(rows.last?.path).compactMap(\.level) == ["action", "minor"])
+        }
+    }
 }

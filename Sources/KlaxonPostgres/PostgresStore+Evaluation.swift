@@ -357,7 +357,7 @@ extension PostgresStore: EvaluationBackend {
         var out: [String: Heard] = [:]
         for row in try await rows(
             PostgresQuery(
-                unsafeSQL: "SELECT alert, receiver, episode, state, level FROM notified WHERE alert = ANY($1::text[])",
+                unsafeSQL: EpisodeSQL.heard(list: "= ANY($1::text[])"),
                 binds: binds), on: c)
         {
             if let h = Heard.from(

@@ -192,7 +192,7 @@ extension PostgresStore {
                 """
                 SELECT json_build_object(\(unescaped: Self.outboxColumns.map { "'\($0)', o.\($0)" }.joined(separator: ", ")))::text,
                   (SELECT to_jsonb(t)::text FROM transitions t WHERE t.id = o.transition_id),
-                  n.episode, n.state, n.level
+                  \(unescaped: EpisodeSQL.heardColumns)
                 FROM (
                   SELECT \(unescaped: columns) FROM outbox o
                   WHERE ((o.state = 'pending' AND o.due_at <= \(now)) OR (o.state = 'sending' AND o.lease_until <= \(now)))
@@ -203,7 +203,7 @@ extension PostgresStore {
                     AND o.receiver <> ALL(\(excluding))
                   ORDER BY o.seq LIMIT \(limit)
                   FOR UPDATE OF o SKIP LOCKED
-                ) o LEFT JOIN notified n ON n.alert = o.alert AND n.receiver = o.receiver
+                ) o \(unescaped: EpisodeSQL.heardJoin)
                 ORDER BY o.seq
                 """, on: c)
             var batches = OutboxBatch.group(
@@ -262,19 +262,6 @@ extension PostgresStore {
             for outcome in outcomes {
                 switch outcome {
                 case .finish(let batch, let state, let now, let retryAt, let error):
-                    if state == .sent && retryAt == nil {
-                        for (row, t) in batch.heardOnSend {
-                            var binds = PostgresBindings(capacity: 7)
-                            binds.append(row.alert)
-                            binds.append(row.receiver)
-                            binds.append(t.episodeID)
-                            binds.append(t.id ?? 0)
-                            binds.append(t.state)
-                            binds.append(t.level)
-                            binds.append(now)
-                            try await self.execute(PostgresQuery(unsafeSQL: EpisodeSQL.notify, binds: binds), on: c)
-                        }
-                    }
                     for row in batch.rows {
                         if let retryAt {
                             try await self.execute(

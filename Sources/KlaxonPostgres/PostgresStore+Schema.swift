@@ -285,16 +285,6 @@ extension PostgresStore {
             CREATE TRIGGER metric_outbox_delete AFTER DELETE ON outbox FOR EACH ROW
                 WHEN (OLD.state IN ('sent', 'dead', 'muted', 'dropped', 'superseded', 'skipped'))
                 EXECUTE FUNCTION metric_outbox_delete();
-            CREATE TABLE notified (
-                alert TEXT NOT NULL,
-                receiver TEXT NOT NULL,
-                episode BIGINT NOT NULL,
-                transition_id BIGINT NOT NULL,
-                state TEXT NOT NULL,
-                level TEXT,
-                sent_at BIGINT,
-                PRIMARY KEY (alert, receiver)
-            );
 
             """ + EpisodeSQL.backfill
         ),

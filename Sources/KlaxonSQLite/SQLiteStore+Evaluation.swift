@@ -323,10 +323,7 @@ extension SQLiteStore: EvaluationBackend {
         let keys = "[" + alerts.map(JSONText.string).joined(separator: ",") + "]"
         var out: [String: Heard] = [:]
         let rows = try Row.fetchCursor(
-            db.cachedStatement(
-                sql:
-                    "SELECT alert, receiver, episode, state, level FROM notified WHERE alert IN (SELECT value FROM json_each(?))"
-            ), arguments: [keys])
+            db.cachedStatement(sql: EpisodeSQL.heard(list: "IN (SELECT value FROM json_each(?))")), arguments: [keys])
         while let row = try rows.next() {
             if let h = Heard.from(episode: row[2], state: row[3], level: row[4]) {
                 out[QueueClaim.heardKey(alert: row[0], receiver: row[1])] = h

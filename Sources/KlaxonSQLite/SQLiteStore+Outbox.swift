@@ -176,9 +176,9 @@ extension SQLiteStore {
             let found = try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
-                        SELECT \(Self.claimColumns), n.episode, n.state, n.level
+                        SELECT \(Self.claimColumns), \(EpisodeSQL.heardColumns)
                         FROM outbox o INDEXED BY outbox_open_by_seq LEFT JOIN transitions t ON t.id = o.transition_id
-                        LEFT JOIN notified n ON n.alert = o.alert AND n.receiver = o.receiver
+                        \(EpisodeSQL.heardJoin)
                         WHERE o.state IN ('pending', 'sending')
                           AND ((o.state = 'pending' AND o.due_at <= :now) OR (o.state = 'sending' AND o.lease_until <= :now))
                           AND NOT EXISTS (
@@ -385,18 +385,9 @@ extension SQLiteStore {
             )
             try Self.deferForeignKeys(db)
             var deltas = MetricDeltas()
-            let notify = try db.cachedStatement(sql: EpisodeSQL.notify)
             for outcome in outcomes {
                 switch outcome {
                 case .finish(let batch, let state, let now, let retryAt, let error):
-                    if state == .sent && retryAt == nil {
-                        for (row, t) in batch.heardOnSend {
-                            notify.setUncheckedArguments([
-                                row.alert, row.receiver, t.episodeID, t.id, t.state, t.level, now,
-                            ])
-                            try notify.execute()
-                        }
-                    }
                     for row in batch.rows {
                         if let retryAt {
                             retry.setUncheckedArguments([retryAt, error, row.id])

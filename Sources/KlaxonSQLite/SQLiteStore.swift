@@ -459,8 +459,7 @@ public final class SQLiteStore: Store {
         m.registerMigration("v14-episodes") { db in
             // Alert episodes (`Episodes.swift`): each transition names the episode it belongs to; the
             // outbox gains the states of "notify the present" (held, superseded, skipped) and a row's
-            // folded path; `notified` keeps what each receiver last heard of each alert. SQLite cannot
-            // change a CHECK, so the outbox is rebuilt.
+            // folded path. SQLite cannot change a CHECK, so the outbox is rebuilt.
             try db.execute(
                 sql: """
                     ALTER TABLE transitions ADD COLUMN episode INTEGER;
@@ -507,16 +506,6 @@ public final class SQLiteStore: Store {
                         INSERT INTO metric_counts (family, a, n) VALUES ('outbox', OLD.state, -1)
                         ON CONFLICT (family, a, b) DO UPDATE SET n = n + excluded.n, total = total + excluded.total;
                     END;
-                    CREATE TABLE notified (
-                        alert TEXT NOT NULL,
-                        receiver TEXT NOT NULL,
-                        episode INTEGER NOT NULL,
-                        transition_id INTEGER NOT NULL,
-                        state TEXT NOT NULL,
-                        level TEXT,
-                        sent_at INTEGER,
-                        PRIMARY KEY (alert, receiver)
-                    );
                     """ + EpisodeSQL.backfill)
         }
         return m

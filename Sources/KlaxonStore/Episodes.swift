@@ -11,7 +11,8 @@ import KlaxonCore
 // alert to one receiver (and route) that have not gone out yet are folded into the newest (it takes
 // their place and keeps the states they stood for as its `path`); data older than the route's
 // `notify_max_age` is queued `held` and decided once the evaluation has caught up (`HeldRow`); a
-// resolve goes out only to a receiver that heard the alert firing (`Heard`).
+// resolve goes out only to a receiver that heard the alert firing (`Heard`: what the newest row of
+// the alert sent to it said).
 
 /// An alert's open episode: the id of the firing transition that opened it, and when it began.
 public struct OpenEpisode: Sendable, Equatable {
@@ -81,7 +82,7 @@ public struct PathStep: Codable, Sendable, Equatable {
 }
 
 /// What a receiver last heard of an alert: the state of the last notification of it that was sent
-/// (`notified`, written when a notification is recorded sent).
+/// (`EpisodeSQL.heardJoin`).
 public struct Heard: Sendable, Equatable {
     public var episode: Int64
     public var state: TransitionState
@@ -290,9 +291,7 @@ public enum HeldRow {
 /// The migration both backends run to keep episodes: the same statements in both dialects.
 public enum EpisodeSQL {
     /// Gives every logged transition its episode (the newest firing of its alert at or before it)
-    /// and the episode's start; open alerts get the id and the true start of the episode they are
-    /// in. Then `notified` is filled from the notifications already sent, so an alert firing across
-    /// the upgrade still has its resolve sent.
+    /// and the episode's start; open alerts get the id and the true start of the episode they are in.
     public static let backfill = """
         UPDATE transitions SET episode = e.ep FROM (
             SELECT id, coalesce(max(CASE WHEN state = 'firing' THEN id END)
@@ -301,16 +300,23 @@ public enum EpisodeSQL {
         WHERE e.id = transitions.id;
         UPDATE transitions SET started_at = f.at FROM transitions AS f WHERE f.id = transitions.episode;
         UPDATE transitions SET started_at = at WHERE started_at IS NULL;
-        INSERT INTO notified (alert, receiver, episode, transition_id, state, level, sent_at)
-        SELECT o.alert, o.receiver, t.episode, t.id, t.state, t.level, o.sent_at
-        FROM outbox o JOIN transitions t ON t.id = o.transition_id
-        WHERE o.state = 'sent' AND o.seq = (
-            SELECT max(p.seq) FROM outbox p WHERE p.alert = o.alert AND p.receiver = o.receiver AND p.state = 'sent');
         """
 
     /// An alert's newest transition, for its open episode (`OpenEpisode.from`); binds rule, station, metric.
     public static let newest =
         "SELECT id, at, state, episode, started_at FROM transitions WHERE rule = $1 AND station = $2 AND metric = $3 ORDER BY id DESC LIMIT 1"
+
+    /// What a receiver last heard of the alert of outbox row `o`: the transition `ht` of the newest
+    /// row of that alert sent to that receiver (a walk back along `outbox_by_alert`, no table of its
+    /// own to keep: retention keeps a firing alert's last sent row). Selects `heardColumns`.
+    public static let heardJoin = """
+        LEFT JOIN transitions ht ON ht.id = (
+            SELECT h.transition_id FROM outbox h
+            WHERE h.alert = o.alert AND h.receiver = o.receiver AND h.state = 'sent'
+            ORDER BY h.seq DESC LIMIT 1)
+        """
+    /// The heard episode, state and level (`Heard.from`), after `heardJoin`.
+    public static let heardColumns = "coalesce(ht.episode, ht.id), ht.state, ht.level"
 
     /// The held rows with what `HeldRow.send` needs: the row, its transition's state, level and
     /// episode, whether it is its alert's newest transition, and what the receiver heard.
@@ -318,39 +324,31 @@ public enum EpisodeSQL {
         SELECT o.id, t.state, t.level, coalesce(t.episode, t.id),
           NOT EXISTS (SELECT 1 FROM transitions x
                       WHERE x.rule = t.rule AND x.station = t.station AND x.metric = t.metric AND x.id > t.id),
-          n.episode, n.state, n.level
+          \(heardColumns)
         FROM outbox o JOIN transitions t ON t.id = o.transition_id
-        LEFT JOIN notified n ON n.alert = o.alert AND n.receiver = o.receiver
+        \(heardJoin)
         WHERE o.state = 'held'
         ORDER BY o.seq
         """
 
-    /// Records what a receiver was sent of an alert (binds alert, receiver, episode, transition id,
-    /// state, level, sent at): `Heard`.
-    public static let notify = """
-        INSERT INTO notified (alert, receiver, episode, transition_id, state, level, sent_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7)
-        ON CONFLICT (alert, receiver) DO UPDATE SET episode = excluded.episode,
-          transition_id = excluded.transition_id, state = excluded.state, level = excluded.level,
-          sent_at = excluded.sent_at
+    /// What each receiver last heard of the alerts in `$1` (a list), one row per alert and receiver
+    /// that was sent anything: alert, receiver, then `heardColumns`. `list` renders the list test
+    /// (`IN (SELECT value FROM json_each($1))`, `= ANY($1::text[])`).
+    public static func heard(list: String) -> String {
         """
-}
-
-extension Heard {
-    /// From a `notified` row's columns (nil when there is none).
-    public static func from(episode: Int64?, state: String?, level: String?) -> Heard? {
-        guard let episode, let state, let s = TransitionState(rawValue: state) else { return nil }
-        return Heard(episode: episode, state: s, level: level)
+        SELECT o.alert, o.receiver, \(heardColumns)
+        FROM (SELECT DISTINCT alert, receiver FROM outbox WHERE alert \(list)) o
+        \(heardJoin)
+        WHERE ht.id IS NOT NULL
+        """
     }
 }
 
-extension OutboxBatch {
-    /// What each row's receiver hears of its alert once the batch is sent (`notified`): the rows
-    /// with their transitions.
-    public var heardOnSend: [(row: OutboxRecord, transition: TransitionRecord)] {
-        var byID: [Int64: TransitionRecord] = [:]
-        for t in transitions { if let id = t.id { byID[id] = t } }
-        return rows.compactMap { row in byID[row.transitionID].map { (row, $0) } }
+extension Heard {
+    /// From `EpisodeSQL.heardColumns` (nil when nothing was sent).
+    public static func from(episode: Int64?, state: String?, level: String?) -> Heard? {
+        guard let episode, let state, let s = TransitionState(rawValue: state) else { return nil }
+        return Heard(episode: episode, state: s, level: level)
     }
 }
 

@@ -142,7 +142,7 @@ extension RetentionPlan {
 public enum StoreTables {
     public static let copied = [
         "stations", "series", "readings", "ingest_log", "meta", "source_state", "gauges", "alert_states",
-        "transitions", "outbox", "notified", "silences", "acks", "quake_events", "quake_aliases", "quake_revisions",
+        "transitions", "outbox", "silences", "acks", "quake_events", "quake_aliases", "quake_revisions",
         "quake_announcements", "trips", "forecasts", "weather_alerts", "trip_announcements", "metric_counts",
     ]
 }

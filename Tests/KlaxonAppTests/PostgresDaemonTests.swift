@@ -328,7 +328,7 @@ struct MigrateStoreTests {
                 }
                 #expect(counts.count == StoreTables.copied.count)
                 for table in [
-                    "stations", "series", "readings", "transitions", "outbox", "notified", "silences", "quake_events", "gauges",
+                    "stations", "series", "readings", "transitions", "outbox", "silences", "quake_events", "gauges",
                     "trips", "forecasts",
                 ] {
                     #expect((counts[table] ?? 0) > 0, "\(table) copied nothing")

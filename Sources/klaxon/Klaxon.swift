@@ -361,7 +361,17 @@ struct DryRunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dry-run",
         abstract: "Replay readings through the rules from a clean state and print what would be sent.",
-        discussion: "Never writes to --db (it is opened read-only) and never delivers.")
+        discussion: """
+            Never writes to --db (it is opened read-only) and never delivers.
+
+            With --config, the transitions recorded are followed by what would be sent: the readings \
+            are replayed again through a scratch store and the dispatcher, under the config's receivers \
+            and routes (grouping, group_wait and group_interval, folding of unsent notifications, \
+            resolves only to receivers that heard the alert firing). The replay is as if live: each \
+            evaluation runs at its readings' own time, so notify_max_age never holds old data back. \
+            Reminders (repeat_interval), escalations, silences and quake and trip rules are not \
+            replayed. With --format json, each notification is one more line, with "type":"notification".
+            """)
 
     @OptionGroup var rules: RulesOption
 
@@ -393,7 +403,11 @@ struct DryRunCommand: AsyncParsableCommand {
     @Option(help: "Print the exact payload this receiver would get for each transition (needs --config).")
     var render: String?
 
-    @Option(name: .long, help: "Config file: receivers for --render, and the default rules.")
+    @Option(
+        name: .long,
+        help:
+            "Config file: the default rules, receivers for --render, and receivers and routes for what would be sent (replayed as if live)."
+    )
     var config: String?
 
     func validate() throws {

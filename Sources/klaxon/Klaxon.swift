@@ -434,9 +434,13 @@ struct DryRunCommand: AsyncParsableCommand {
     }
 }
 
-struct TestCommand: ParsableCommand {
+struct TestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "test", abstract: "Run rule unit tests (series in, expected firing alerts out).")
+        commandName: "test",
+        abstract: "Run rule unit tests (series in; firing alerts, transitions and what is sent out).",
+        discussion:
+            "An expectation's sent: replays the case through a scratch store and the dispatcher, so it checks what a receiver would get (folding, group timing, resolves), not only what fires."
+    )
 
     @Argument(help: "Test files or folders.")
     var paths: [String]
@@ -445,9 +449,9 @@ struct TestCommand: ParsableCommand {
         if paths.isEmpty { throw ValidationError("give at least one test file or folder") }
     }
 
-    func run() throws {
-        try guarded {
-            let outcome = try RuleTests.run(paths: paths)
+    func run() async throws {
+        try await guarded {
+            let outcome = try await RuleTests.run(paths: paths)
             for f in outcome.failures { print(f.description) }
             print(outcome.summary)
             return outcome.failed > 0 ? 1 : 0

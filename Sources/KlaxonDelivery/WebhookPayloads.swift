@@ -73,7 +73,8 @@ public enum WebhookPayloads {
     }
 
     /// One alert's labels (`labelPairs`) and annotations (`annotationPairs`) in the generic payload.
-    static func genericParts(_ a: NotifiedAlert) -> (labels: [String: String], annotations: [String: String]) {
+    /// `klaxon test` compares them with a test's `exp_labels` and `exp_annotations`.
+    package static func genericParts(_ a: NotifiedAlert) -> (labels: [String: String], annotations: [String: String]) {
         let labels = Dictionary(labelPairs(a.transition).map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
         let annotations = Dictionary(
             annotationPairs(a, dataTime: Timestamp.format(a.transition.at)).map { ($0.key, $0.value) },

@@ -361,7 +361,17 @@ struct DryRunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dry-run",
         abstract: "Replay readings through the rules from a clean state and print what would be sent.",
-        discussion: "Never writes to --db (it is opened read-only) and never delivers.")
+        discussion: """
+            Never writes to --db (it is opened read-only) and never delivers.
+
+            With --config, the transitions recorded are followed by what would be sent: the readings \
+            are replayed again through a scratch store and the dispatcher, under the config's receivers \
+            and routes (grouping, group_wait and group_interval, folding of unsent notifications, \
+            resolves only to receivers that heard the alert firing). The replay is as if live: each \
+            evaluation runs at its readings' own time, so notify_max_age never holds old data back. \
+            Reminders (repeat_interval), escalations, silences and quake and trip rules are not \
+            replayed. With --format json, each notification is one more line, with "type":"notification".
+            """)
 
     @OptionGroup var rules: RulesOption
 
@@ -393,7 +403,11 @@ struct DryRunCommand: AsyncParsableCommand {
     @Option(help: "Print the exact payload this receiver would get for each transition (needs --config).")
     var render: String?
 
-    @Option(name: .long, help: "Config file: receivers for --render, and the default rules.")
+    @Option(
+        name: .long,
+        help:
+            "Config file: the default rules, receivers for --render, and receivers and routes for what would be sent (replayed as if live)."
+    )
     var config: String?
 
     func validate() throws {
@@ -420,9 +434,13 @@ struct DryRunCommand: AsyncParsableCommand {
     }
 }
 
-struct TestCommand: ParsableCommand {
+struct TestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "test", abstract: "Run rule unit tests (series in, expected firing alerts out).")
+        commandName: "test",
+        abstract: "Run rule unit tests (series in; firing alerts, transitions and what is sent out).",
+        discussion:
+            "An expectation's sent: replays the case through a scratch store and the dispatcher, so it checks what a receiver would get (folding, group timing, resolves), not only what fires."
+    )
 
     @Argument(help: "Test files or folders.")
     var paths: [String]
@@ -431,9 +449,9 @@ struct TestCommand: ParsableCommand {
         if paths.isEmpty { throw ValidationError("give at least one test file or folder") }
     }
 
-    func run() throws {
-        try guarded {
-            let outcome = try RuleTests.run(paths: paths)
+    func run() async throws {
+        try await guarded {
+            let outcome = try await RuleTests.run(paths: paths)
             for f in outcome.failures { print(f.description) }
             print(outcome.summary)
             return outcome.failed > 0 ? 1 : 0

@@ -267,3 +267,56 @@ public enum DryRunPrinter {
         return out
     }
 }
+
+extension DryRunPrinter {
+    /// What would be sent, per receiver, each notification in time order: one row per alert, its
+    /// headline as chat shows it; a notification's further alerts under its first.
+    public static func sentText(_ sent: [NotifyReplay.Sent]) -> [String] {
+        guard !sent.isEmpty else { return ["what would be sent: nothing"] }
+        let header = ["AT", "RECEIVER", "STATUS", "ALERT"]
+        var rows: [[String]] = []
+        for s in byReceiver(sent) {
+            let n = s.notification
+            for (i, a) in n.alerts.enumerated() {
+                let title = TerminalText.safe(WebhookPayloads.title(a))
+                rows.append(
+                    i == 0
+                        ? [Timestamp.format(s.at / 1000), TerminalText.safe(n.receiver), n.status, title]
+                        : ["", "", "", title])
+            }
+        }
+        var widths = header.map(\.count)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { i, c in
+                i == cells.count - 1 ? c : c + String(repeating: " ", count: widths[i] - c.count)
+            }.joined(separator: "  ")
+        }
+        return ["what would be sent:", line(header)] + rows.map(line)
+    }
+
+    /// One JSON object per notification, after the transitions' lines: `"type":"notification"`
+    /// (transition lines have no `type`), `at`, `receiver`, `status` and its `alerts`.
+    public static func sentJSON(_ sent: [NotifyReplay.Sent]) -> [String] {
+        byReceiver(sent).map { s in
+            let n = s.notification
+            let alerts = n.alerts.map { a in
+                let t = a.transition
+                return "{\"rule\":\(JSONText.string(t.rule)),\"station\":\(JSONText.string(t.station)),"
+                    + "\"metric\":\(JSONText.string(t.metric)),\"state\":\"\(t.state.rawValue)\","
+                    + "\"title\":\(JSONText.string(WebhookPayloads.title(a))),\"message\":\(JSONText.string(a.message))}"
+            }
+            return "{\"type\":\"notification\",\"at\":\"\(Timestamp.format(s.at / 1000))\","
+                + "\"receiver\":\(JSONText.string(n.receiver)),\"status\":\"\(n.status)\","
+                + "\"alerts\":[\(alerts.joined(separator: ","))]}"
+        }
+    }
+
+    /// Receivers in name order, each one's notifications in the order they went out.
+    static func byReceiver(_ sent: [NotifyReplay.Sent]) -> [NotifyReplay.Sent] {
+        sent.enumerated().sorted {
+            ($0.element.notification.receiver, $0.element.at, $0.offset)
+                < ($1.element.notification.receiver, $1.element.at, $1.offset)
+        }.map(\.element)
+    }
+}

@@ -151,7 +151,63 @@ public struct DryRunJob: Sendable {
             if result.rejected > 0 { summary += ", \(result.rejected) rows rejected" }
             if result.suspect > 0 { summary += ", \(result.suspect) suspect readings skipped" }
             printError(summary)
+            if let cfg {
+                try await whatWouldBeSent(
+                    cfg, rules: ruleList, dry: dry, source: source, stations: stations, floods: floods,
+                    recorded: printed)
+            }
             return result.rejected > 0 ? 1 : 0
+        }
+    }
+
+    /// With a config: the readings replayed again, as if live, through the store and the dispatcher
+    /// (`NotifyReplay`), and what each receiver would get printed after the transitions.
+    func whatWouldBeSent(
+        _ cfg: Config, rules: [Rule], dry: DryRun, source: (any Store)?, stations: [String: StationInfo],
+        floods: [String: FloodCategories], recorded: Int
+    ) async throws {
+        var readings: [Reading] = []
+        if let source {
+            try await source.forEachReading(from: from, to: to) { key, unit, rows in
+                for r in rows {
+                    readings.append(
+                        Reading(station: key.station, metric: key.metric, time: r.time, value: r.value, unit: unit))
+                }
+            }
+        } else {
+            let files = self.readings
+            readings = try await offPool {
+                var out: [Reading] = []
+                for path in files {
+                    try ReadingsFiles.stream(path: path) { row in
+                        if case .reading(let r, _) = row, dry.inRange(r.time) { out.append(r) }
+                    }
+                }
+                return out
+            }
+        }
+        var settings = Dispatcher.Settings()
+        settings.fallbackReceiver = cfg.fallbackReceiver
+        settings.externalURL = cfg.externalURL ?? ""
+        let (sent, counts) = try await NotifyReplay.with(
+            rules: rules, routing: cfg.routing, receivers: cfg.receivers.map(\.name), stations: stations,
+            floods: floods, settings: settings
+        ) { replay in
+            (try await replay.replay(readings, end: to), try await replay.outboxCounts())
+        }
+        let lines = format == .json ? DryRunPrinter.sentJSON(sent) : [""] + DryRunPrinter.sentText(sent)
+        try await offPool {
+            let out = BufferedStandardOutput()
+            for line in lines { out.line(line) }
+            out.flush()
+        }
+        let folded = counts[.superseded, default: 0]
+        let unsent = [OutboxRecord.State.skipped, .dead, .muted, .dropped].reduce(0) { $0 + counts[$1, default: 0] }
+        printError(
+            "dry-run: \(recorded) transitions recorded; \(sent.count) notifications would be sent (\(folded) folded, \(unsent) not sent)"
+        )
+        if !QuakeRunner(rules: rules).isEmpty || !TripRunner(rules: rules).isEmpty {
+            printError("dry-run: quake and trip rules are not replayed into what would be sent")
         }
     }
 }

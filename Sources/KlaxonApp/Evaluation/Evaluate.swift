@@ -15,16 +15,23 @@ public enum Evaluate {
     ///   - handoff: this process's dispatcher, which each slice claims for (`Dispatcher.handoff`).
     ///   - renderer: the rules' compiled templates (compiled here when not given; the daemon keeps
     ///     one for all its evaluations).
+    ///   - engine: the rules' engine with its station metadata and flood categories (built here from
+    ///     the store's when not given; a replay into a scratch store brings its own).
     public static func run(
         store: any Store, rules: [Rule], now: Int64, routing: Routing? = nil,
         queuedAt: Int64 = Int64(Date().timeIntervalSince1970 * 1000), renderer: MessageRenderer? = nil,
-        sliceReadings: Int = 50_000, sliceTransitions: Int = 1_000, committed: (@Sendable (Int) -> Void)? = nil,
-        keepTransitions: Bool = true, handoff: Handoff? = nil
+        engine: RuleEngine? = nil, sliceReadings: Int = 50_000, sliceTransitions: Int = 1_000,
+        committed: (@Sendable (Int) -> Void)? = nil, keepTransitions: Bool = true, handoff: Handoff? = nil
     ) async throws -> EvaluationResult {
-        let engine = try await WaterContext.engine(rules: rules, store: store)
+        let ruleEngine: RuleEngine
+        if let engine {
+            ruleEngine = engine
+        } else {
+            ruleEngine = try await WaterContext.engine(rules: rules, store: store)
+        }
         let renderer = try renderer ?? MessageRenderer(rules: rules)
         var evaluation = Evaluation(
-            engine: engine, quakes: QuakeRunner(rules: rules), trips: TripRunner(rules: rules), now: now,
+            engine: ruleEngine, quakes: QuakeRunner(rules: rules), trips: TripRunner(rules: rules), now: now,
             queuedAt: queuedAt, render: renderer.render, route: routing.map { plan(rules: rules, routing: $0) },
             sliceReadings: sliceReadings, sliceTransitions: sliceTransitions, committed: committed)
         evaluation.keepTransitions = keepTransitions

@@ -189,6 +189,18 @@ extension Silence {
 extension Transition {
     /// The labels routes and silences match on: the rule's labels plus `alertname` (= rule), `rule`,
     /// `station`, `metric`, `severity` and, for levels, `level`.
+    /// One of `matchLabels`, without building the dictionary (the delivery hot path asks for a few).
+    public func matchLabel(_ name: String) -> String? {
+        switch name {
+        case "alertname", "rule": rule
+        case "station": station
+        case "metric": metric
+        case "severity": severity.rawValue
+        case "level": level ?? labels["level"]
+        default: labels[name]
+        }
+    }
+
     public var matchLabels: [String: String] {
         var l = labels
         l["alertname"] = rule

@@ -37,15 +37,38 @@ public struct NotifiedAlert: Sendable {
             startedAt: record.startedAt, path: path, late: late)
     }
 
-    /// The states of this episode the receiver had not heard, the current one last: the levels
-    /// (or states) it went through (`["action", "minor", "moderate"]`).
+    /// The levels (or states) of this episode since the receiver last heard of it, the current one
+    /// last: where it was (for an episode it had heard of), then each it went through
+    /// (`["action", "minor", "moderate"]`).
     public var route: [String] {
         let episode = id
-        var names = path.filter { $0.episode == nil || $0.episode == episode }.map { $0.level ?? $0.state.rawValue }
+        let steps = path.filter { $0.episode == nil || $0.episode == episode }
+        var names: [String] = []
+        if let first = steps.first, first.state != .firing, let from = first.from { names.append(from) }
+        names += steps.map { $0.level ?? $0.state.rawValue }
         names.append(transition.level ?? transition.fromLevel ?? transition.state.rawValue)
         var out: [String] = []
         for n in names where out.last != n { out.append(n) }
         return out
+    }
+
+    /// The alert as its receiver learns it: firing, for an episode it first hears of here (its
+    /// firing was folded in); a change from the level it last heard; and the levels in between
+    /// (`via`). What the headlines of every preset and stdout show.
+    public var presented: (transition: Transition, via: [String]) {
+        var t = transition
+        guard !path.isEmpty, t.state != .resolved else { return (t, []) }
+        let route = self.route
+        if isNewToReceiver {
+            t.state = .firing
+            t.fromLevel = nil
+            return (t, Array(route.dropLast()))
+        }
+        if t.state == .changed, route.count > 1 {
+            t.fromLevel = route.first
+            return (t, Array(route.dropFirst().dropLast()))
+        }
+        return (t, [])
     }
 
     /// Whether the receiver hears of this episode for the first time in this notification (its
@@ -108,20 +131,22 @@ public struct AlertNotification: Sendable {
     /// The group's labels, as Alertmanager builds them: the values the first alert has for the
     /// route's `group_by` names (`rule` is the alert's name, `alertname`).
     public func groupLabels(_ fallback: [String]) -> [(key: String, value: String)] {
-        guard let first = alerts.first else { return [] }
-        let labels = first.transition.matchLabels
+        guard let first = alerts.first?.transition else { return [] }
         var out: [(key: String, value: String)] = []
-        for name in Set((groupBy ?? fallback).map { $0 == "rule" ? "alertname" : $0 }) {
-            if let v = labels[name] { out.append((name, v)) }
+        for given in groupBy ?? fallback {
+            let name = given == "rule" ? "alertname" : given
+            if !out.contains(where: { $0.key == name }), let v = first.matchLabel(name) { out.append((name, v)) }
         }
         return out.sorted { $0.key < $1.key }
     }
 
     /// Alertmanager's `groupKey`: the route's key, then the group's labels with Go-quoted values
     /// (`{}:{alertname="FloodStage", station="01646500"}`).
-    public func groupKey(_ fallback: [String]) -> String {
-        let pairs = groupLabels(fallback).map { "\($0.key)=\(Self.goQuoted($0.value))" }
-        return routeKey + ":{" + pairs.joined(separator: ", ") + "}"
+    public func groupKey(_ fallback: [String]) -> String { groupKey(labels: groupLabels(fallback)) }
+
+    /// `groupKey` of labels already worked out (`groupLabels`).
+    public func groupKey(labels: [(key: String, value: String)]) -> String {
+        routeKey + ":{" + labels.map { "\($0.key)=\(Self.goQuoted($0.value))" }.joined(separator: ", ") + "}"
     }
 
     /// A string as Go's `%q` writes it for printable text: quotes, with `"` and `\` escaped and

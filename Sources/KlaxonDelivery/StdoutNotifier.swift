@@ -79,17 +79,12 @@ extension StdoutNotifier {
     /// (firing, for an episode first heard of here) with the way it went (`(via action → minor)`),
     /// its id and, when late, the data's age.
     public func line(for a: NotifiedAlert) -> String {
-        var t = a.transition
-        let route = a.route
-        if a.isNewToReceiver && t.state != .resolved {
-            t.state = .firing
-            t.fromLevel = nil
-        }
+        let (t, via) = a.presented
         switch format {
         case .text:
             var line = Self.textLine(t, message: a.message)
-            if t.state != .resolved, route.count > 1, let dash = line.range(of: " — ") {
-                line.insert(contentsOf: " (via " + route.dropLast().joined(separator: " → ") + ")", at: dash.lowerBound)
+            if !via.isEmpty, let dash = line.range(of: " — ") {
+                line.insert(contentsOf: " (via " + via.joined(separator: " → ") + ")", at: dash.lowerBound)
             }
             if a.late, let dash = line.range(of: " — ") { line.insert(contentsOf: " (late)", at: dash.lowerBound) }
             return line
@@ -98,7 +93,10 @@ extension StdoutNotifier {
             o.removeLast()
             if a.id > 0 { o += ",\"alert_id\":\(a.id)" }
             o += ",\"starts_at\":\"\(Timestamp.format(a.startedAt))\""
-            if route.count > 1 { o += ",\"path\":[" + route.map(JSONText.string).joined(separator: ",") + "]" }
+            let route = a.route
+            if !a.path.isEmpty && route.count > 1 {
+                o += ",\"path\":[" + route.map(JSONText.string).joined(separator: ",") + "]"
+            }
             if a.late { o += ",\"late\":true" }
             return o + "}"
         }

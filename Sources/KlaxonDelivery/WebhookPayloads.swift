@@ -59,17 +59,8 @@ public enum WebhookPayloads {
     /// had not heard of, whatever came last) and the way it got there, for chat and mail:
     /// `🔴 CRITICAL river-levels 01646500 firing moderate (via action → minor)`.
     public static func title(_ a: NotifiedAlert) -> String {
-        let t = a.transition
-        guard !a.path.isEmpty else { return title(t) }
-        var shown = t
-        if a.isNewToReceiver && t.state != .resolved {
-            shown.state = .firing
-            shown.fromLevel = nil
-        }
-        var s = title(shown)
-        let route = a.route
-        if t.state != .resolved, route.count > 1 { s += " (via " + route.dropLast().joined(separator: " → ") + ")" }
-        return s
+        let (shown, via) = a.presented
+        return title(shown) + (via.isEmpty ? "" : " (via " + via.joined(separator: " → ") + ")")
     }
 
     /// One alert's labels (`labelPairs`) and annotations (`annotationPairs`) in the generic payload.
@@ -189,7 +180,7 @@ public enum WebhookPayloads {
         raw(",\"externalURL\":")
         string(AlertNotification.trimmed(n.externalURL))
         raw(",\"groupKey\":")
-        string(n.groupKey(groupBy))
+        string(n.groupKey(labels: groupLabels))
         raw(",\"groupLabels\":")
         object(groupLabels)
         raw(",\"receiver\":")
@@ -233,8 +224,10 @@ public enum WebhookPayloads {
         pairs.append(("description", t.explanation))
         if a.late { pairs.append(("late", "true")) }
         if let level = t.level ?? t.fromLevel { pairs.append(("level", level)) }
-        let route = a.route
-        if route.count > 1 { pairs.append(("path", route.joined(separator: " → "))) }
+        if !a.path.isEmpty {
+            let route = a.route
+            if route.count > 1 { pairs.append(("path", route.joined(separator: " → "))) }
+        }
         if let f = t.fromLevel { pairs.append(("previous_level", f)) }
         pairs.append(("summary", a.message))
         if let v = t.value { pairs.append(("value", formatValue(v))) }

@@ -330,7 +330,7 @@ extension PostgresStore: EvaluationBackend {
             PostgresQuery(
                 unsafeSQL: """
                     SELECT o.id, o.alert, o.receiver, o.route, o.state, o.batch, o.path, t.state, t.level, t.at,
-                      coalesce(t.episode, t.id), o.due_at
+                      coalesce(t.episode, t.id), o.due_at, t.from_level
                     FROM outbox o JOIN transitions t ON t.id = o.transition_id
                     WHERE o.alert = ANY($1::text[]) AND o.state IN ('pending', 'sending', 'held')
                     ORDER BY o.seq
@@ -344,8 +344,9 @@ extension PostgresStore: EvaluationBackend {
                 batch: try row[5].decode(String?.self), path: try row[6].decode(String?.self),
                 step: PathStep(
                     state: TransitionState(rawValue: try row[7].decode(String.self)) ?? .firing,
-                    level: try row[8].decode(String?.self), at: try row[9].decode(Int64.self),
-                    episode: try row[10].decode(Int64.self)), dueAt: try row[11].decode(Int64.self))
+                    level: try row[8].decode(String?.self), from: try row[12].decode(String?.self),
+                    at: try row[9].decode(Int64.self), episode: try row[10].decode(Int64.self)),
+                dueAt: try row[11].decode(Int64.self))
         }
     }
 

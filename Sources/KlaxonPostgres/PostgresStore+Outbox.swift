@@ -203,7 +203,7 @@ extension PostgresStore {
                     AND o.receiver <> ALL(\(excluding))
                   ORDER BY o.seq LIMIT \(limit)
                   FOR UPDATE OF o SKIP LOCKED
-                ) o \(unescaped: EpisodeSQL.heardJoin)
+                ) o \(unescaped: Self.heardJoin)
                 ORDER BY o.seq
                 """, on: c)
             var batches = OutboxBatch.group(
@@ -241,6 +241,11 @@ extension PostgresStore {
             return batches
         }
     }
+
+    /// What the receiver heard, read only for resolves (`EpisodeSQL.heardJoinForResolves`; here the
+    /// claimed row's transition is not joined, so it is looked up).
+    static let heardJoin = EpisodeSQL.heardJoin(
+        when: "EXISTS (SELECT 1 FROM transitions r WHERE r.id = o.transition_id AND r.state = 'resolved')")
 
     public func release(_ batches: [OutboxBatch]) async throws {
         let ids = batches.flatMap { $0.rows.map(\.id) }

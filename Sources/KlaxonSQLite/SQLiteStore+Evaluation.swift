@@ -292,13 +292,13 @@ extension SQLiteStore: EvaluationBackend {
         for sql in [
             """
             SELECT o.id, o.alert, o.receiver, o.route, o.state, o.batch, o.path, t.state, t.level, t.at,
-              coalesce(t.episode, t.id), o.due_at
+              coalesce(t.episode, t.id), o.due_at, t.from_level
             FROM outbox o INDEXED BY outbox_open_by_alert JOIN transitions t ON t.id = o.transition_id
             WHERE o.alert IN (SELECT value FROM json_each(?)) AND o.state IN ('pending', 'sending')
             """,
             """
             SELECT o.id, o.alert, o.receiver, o.route, o.state, o.batch, o.path, t.state, t.level, t.at,
-              coalesce(t.episode, t.id), o.due_at
+              coalesce(t.episode, t.id), o.due_at, t.from_level
             FROM outbox o INDEXED BY outbox_held JOIN transitions t ON t.id = o.transition_id
             WHERE o.alert IN (SELECT value FROM json_each(?)) AND o.state = 'held'
             """,
@@ -310,8 +310,8 @@ extension SQLiteStore: EvaluationBackend {
                         id: row[0], alert: row[1], receiver: row[2], route: row[3],
                         state: OutboxRecord.State(rawValue: row[4]) ?? .pending, batch: row[5], path: row[6],
                         step: PathStep(
-                            state: TransitionState(rawValue: row[7]) ?? .firing, level: row[8], at: row[9],
-                            episode: row[10]), dueAt: row[11]))
+                            state: TransitionState(rawValue: row[7]) ?? .firing, level: row[8], from: row[12],
+                            at: row[9], episode: row[10]), dueAt: row[11]))
             }
         }
         return out

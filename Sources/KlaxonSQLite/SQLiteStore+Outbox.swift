@@ -178,7 +178,7 @@ extension SQLiteStore {
                     sql: """
                         SELECT \(Self.claimColumns), \(EpisodeSQL.heardColumns)
                         FROM outbox o INDEXED BY outbox_open_by_seq LEFT JOIN transitions t ON t.id = o.transition_id
-                        \(EpisodeSQL.heardJoin)
+                        \(EpisodeSQL.heardJoinForResolves)
                         WHERE o.state IN ('pending', 'sending')
                           AND ((o.state = 'pending' AND o.due_at <= :now) OR (o.state = 'sending' AND o.lease_until <= :now))
                           AND NOT EXISTS (

@@ -36,25 +36,30 @@ public struct OpenEpisode: Sendable, Equatable {
 public struct PathStep: Codable, Sendable, Equatable {
     public var state: TransitionState
     public var level: String?
+    /// The level it left (what a receiver that heard the step before knew).
+    public var from: String?
     /// The data time of the transition.
     public var at: Int64
     public var episode: Int64?
 
-    public init(state: TransitionState, level: String?, at: Int64, episode: Int64?) {
+    public init(state: TransitionState, level: String?, from: String? = nil, at: Int64, episode: Int64?) {
         self.state = state
         self.level = level
+        self.from = from
         self.at = at
         self.episode = episode
     }
 
     public init(_ r: TransitionRecord) {
         self.init(
-            state: TransitionState(rawValue: r.state) ?? .firing, level: r.level, at: r.at, episode: r.episode ?? r.id)
+            state: TransitionState(rawValue: r.state) ?? .firing, level: r.level, from: r.fromLevel, at: r.at,
+            episode: r.episode ?? r.id)
     }
 
     enum CodingKeys: String, CodingKey {
         case state = "s"
         case level = "l"
+        case from = "f"
         case at
         case episode = "e"
     }
@@ -67,6 +72,7 @@ public struct PathStep: Codable, Sendable, Equatable {
             if i > 0 { out += "," }
             out += "{\"s\":\"\(s.state.rawValue)\""
             if let l = s.level { out += ",\"l\":" + JSONText.string(l) }
+            if let f = s.from { out += ",\"f\":" + JSONText.string(f) }
             out += ",\"at\":\(s.at)"
             if let e = s.episode { out += ",\"e\":\(e)" }
             out += "}"
@@ -309,12 +315,21 @@ public enum EpisodeSQL {
     /// What a receiver last heard of the alert of outbox row `o`: the transition `ht` of the newest
     /// row of that alert sent to that receiver (a walk back along `outbox_by_alert`, no table of its
     /// own to keep: retention keeps a firing alert's last sent row). Selects `heardColumns`.
-    public static let heardJoin = """
-        LEFT JOIN transitions ht ON ht.id = (
+    public static let heardJoin = heardJoin(when: nil)
+
+    /// `heardJoin` only for the rows that meet `condition` (the others hear nothing): the claim
+    /// needs it only for resolves (`Dispatcher`'s present stage).
+    public static func heardJoin(when condition: String?) -> String {
+        """
+        LEFT JOIN transitions ht ON \(condition.map { "(\($0)) AND " } ?? "")ht.id = (
             SELECT h.transition_id FROM outbox h
             WHERE h.alert = o.alert AND h.receiver = o.receiver AND h.state = 'sent'
             ORDER BY h.seq DESC LIMIT 1)
         """
+    }
+
+    /// The claim's: what was heard matters only for a resolve.
+    public static let heardJoinForResolves = heardJoin(when: "t.state = 'resolved'")
     /// The heard episode, state and level (`Heard.from`), after `heardJoin`.
     public static let heardColumns = "coalesce(ht.episode, ht.id), ht.state, ht.level"
 

@@ -1,6 +1,7 @@
 import Foundation
 import KlaxonCore
 import KlaxonDelivery
+import KlaxonStore
 import Testing
 
 @Suite struct WebhookPayloadTests {
@@ -49,6 +50,31 @@ import Testing
         let annotations2 = try #require(
             (withChange["alerts"] as? [[String: Any]])?.first?["annotations"] as? [String: String])
         #expect(annotations2["previous_level"] == "minor")
+    }
+
+    /// Changes folded into one notification read as the receiver learns them: from the level it last
+    /// heard, through the ones in between; an episode it never heard of arrives as a firing.
+    @Test func foldedChangesReadFromWhatWasHeard() throws {
+        let moderate = transition(state: .changed, level: "moderate", from: "minor", severity: .critical)
+        let heard = NotifiedAlert(
+            transition: moderate, message: "m", id: 41,
+            path: [PathStep(state: .changed, level: "minor", from: "action", at: 0, episode: 41)])
+        #expect(WebhookPayloads.title(heard).hasSuffix("changed action→moderate (via minor)"))
+        #expect(heard.route == ["action", "minor", "moderate"])
+        let unheard = NotifiedAlert(
+            transition: moderate, message: "m", id: 41,
+            path: [
+                PathStep(state: .firing, level: "action", at: 0, episode: 41),
+                PathStep(state: .changed, level: "minor", from: "action", at: 0, episode: 41),
+            ])
+        #expect(WebhookPayloads.title(unheard).hasSuffix("firing moderate (via action → minor)"))
+        #expect(
+            StdoutNotifier().line(for: unheard).contains(
+                "FIRING moderate 12.4 ft at 2026-03-01T06:15:00Z (via action → minor) — m"))
+        let n = notification([moderate])
+        let body = WebhookPayloads.genericText(
+            AlertNotification(key: n.key, receiver: n.receiver, alerts: [heard]), groupBy: [])
+        #expect(body.contains(#""path":"action → minor → moderate""#))
     }
 
     /// The generic body is written by hand on the hot path; it must be the same bytes as encoding

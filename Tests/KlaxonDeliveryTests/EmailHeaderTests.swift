@@ -60,8 +60,10 @@ import Testing
             clock: { 1_770_000_000 })
     }
 
+    /// A message of one alert (with an id) threads by its episode: `In-Reply-To`, `References`.
     static let expectedHeaders = [
-        "From", "To", "Subject", "Date", "Message-ID", "MIME-Version", "Content-Type", "X-Klaxon-Key",
+        "From", "To", "Subject", "Date", "Message-ID", "MIME-Version", "Content-Type", "X-Klaxon-Key", "In-Reply-To",
+        "References",
     ]
 
     /// What a header value shows once control characters and runs of white space are folded.

@@ -20,7 +20,7 @@ import Testing
             try db.execute(
                 sql: """
                     INSERT INTO alert_states (rule, station, metric, status, level, since, state, updated_at) VALUES
-                        ('flood', 'A', 'h', 'firing', 'minor', 300, '{"status":"firing","since":300,"level":"minor"}', 0),
+                        ('flood', 'A', 'h', 'inactive', NULL, NULL, '{"status":"inactive"}', 0),
                         ('flood', 'B', 'h', 'firing', 'action', 50, '{"status":"firing","since":50,"level":"action"}', 0);
                     INSERT INTO transitions (id, rule, kind, station, metric, state, level, from_level, at, severity,
                         summary, explanation, message, recorded_at) VALUES
@@ -28,24 +28,25 @@ import Testing
                         (2, 'flood', 'levels', 'B', 'h', 'firing', 'action', NULL, 50, 'warning', 's', 'e', 'm', 0),
                         (3, 'flood', 'levels', 'A', 'h', 'resolved', NULL, 'action', 200, 'warning', 's', 'e', 'm', 0),
                         (4, 'flood', 'levels', 'A', 'h', 'firing', 'action', NULL, 300, 'warning', 's', 'e', 'm', 0),
-                        (5, 'flood', 'levels', 'A', 'h', 'changed', 'minor', 'action', 400, 'warning', 's', 'e', 'm', 0);
+                        (5, 'flood', 'levels', 'A', 'h', 'changed', 'minor', 'action', 400, 'warning', 's', 'e', 'm', 0),
+                        (6, 'flood', 'levels', 'A', 'h', 'resolved', NULL, 'minor', 450, 'warning', 's', 'e', 'm', 0);
                     INSERT INTO outbox (id, seq, transition_id, receiver, alert, group_key, state, due_at, created_at,
                         sent_at) VALUES
                         ('o1', 1, 4, 'ops', 'flood|A|h', 'g', 'sent', 0, 0, 10),
                         ('o2', 2, 5, 'ops', 'flood|A|h', 'g', 'sent', 0, 0, 20),
-                        ('o3', 3, 5, 'ops', 'flood|A|h', 'g', 'pending', 0, 0, NULL);
+                        ('o3', 3, 6, 'ops', 'flood|A|h', 'g', 'pending', 0, 0, NULL);
                     """)
         }
         try queue.close()
         let store = try SQLiteStore.open(path: tmp.path)
         let log = try await store.transitions()
-        #expect(log.map(\.episode) == [1, 2, 1, 4, 4])
-        #expect(log.map(\.startedAt) == [100, 50, 100, 300, 300])
+        #expect(log.map(\.episode) == [1, 2, 1, 4, 4, 4])
+        #expect(log.map(\.startedAt) == [100, 50, 100, 300, 300, 300])
         let firing = try await store.firingAlerts(limit: 10, after: nil).alerts
-        let a = try #require(firing.first { $0.key.station == "A" })
-        #expect(a.episode == 4 && a.startedAt == 300 && a.transition.at == 400)
-        #expect(try await store.ack(transitionID: 4, by: "ops", at: 500) != nil)
-        // The pending row survived the outbox's rebuild, and its receiver heard the alert at minor.
+        let b = try #require(firing.first { $0.key.station == "B" })
+        #expect(b.episode == 2 && b.startedAt == 50)
+        #expect(try await store.ack(transitionID: 2, by: "ops", at: 500) != nil)
+        // The pending resolve survived the outbox's rebuild, and its receiver heard the alert at minor.
         let rows = try await store.outbox()
         #expect(rows.count == 3 && rows.first { $0.id == "o3" }?.state == .pending)
         let claimed = try await store.claim(now: 1, lease: 1_000)

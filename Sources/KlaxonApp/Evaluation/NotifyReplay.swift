@@ -121,17 +121,20 @@ public final class NotifyReplay: Sendable {
     /// which transitions are recorded, and each of those ends one evaluation. Of a series' readings
     /// at one time, the last is kept (as ingest keeps it).
     public func replay(_ readings: [Reading], end: Int64? = nil) async throws -> [Sent] {
-        let sorted = readings.enumerated().sorted {
-            ($0.element.time, $0.element.station, $0.element.metric, $0.offset)
-                < ($1.element.time, $1.element.station, $1.element.metric, $1.offset)
-        }.map(\.element)
-        var kept: [Reading] = []
-        kept.reserveCapacity(sorted.count)
-        for (i, r) in sorted.enumerated() {
-            if i + 1 < sorted.count, sorted[i + 1].time == r.time, sorted[i + 1].series == r.series { continue }
-            kept.append(r)
+        // Sorting and the engine's pass are CPU work the size of the readings: off the pool.
+        let (kept, ends) = try await offPool { [self] () -> ([Reading], Set<Int64>) in
+            let sorted = readings.enumerated().sorted {
+                ($0.element.time, $0.element.station, $0.element.metric, $0.offset)
+                    < ($1.element.time, $1.element.station, $1.element.metric, $1.offset)
+            }.map(\.element)
+            var kept: [Reading] = []
+            kept.reserveCapacity(sorted.count)
+            for (i, r) in sorted.enumerated() {
+                if i + 1 < sorted.count, sorted[i + 1].time == r.time, sorted[i + 1].series == r.series { continue }
+                kept.append(r)
+            }
+            return (kept, evaluationTimes(kept))
         }
-        let ends = evaluationTimes(kept)
         var pending: [Reading] = []
         var last: Int64? = nil
         var i = 0

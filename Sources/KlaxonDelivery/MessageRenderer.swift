@@ -30,10 +30,7 @@ public struct MessageRenderer: Sendable {
         do {
             template = try MustacheTemplate(string: text)
         } catch let error as MustacheTemplate.ParserError {
-            throw TemplateError(
-                message:
-                    "\(origin): template error at line \(error.context.lineNumber), column \(error.context.columnNumber): \(error.error)"
-            )
+            throw TemplateError(message: "\(origin): template error at \(TemplateCheck.words(error))")
         }
         if escaping == .html { return template }
         // The escaping is chosen by a content-type pragma on a line of its own before the text: a

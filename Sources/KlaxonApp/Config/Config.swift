@@ -474,7 +474,10 @@ struct ConfigReader {
             file.error(n, "\(what): \(error)")
             return nil
         }
-        return s
+        // The names it uses: the variables are a closed set (`TemplateCheck`).
+        let problems = TemplateCheck.checkReceiver(s)
+        for p in problems { file.error(n, "\(what): \(key): template \(p)") }
+        return problems.isEmpty ? s : nil
     }
 
     func receiver(_ node: Node) -> Receiver? {

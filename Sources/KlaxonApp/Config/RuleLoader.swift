@@ -148,7 +148,9 @@ public enum RuleLoader {
         if let n = m.value("message"), let s = file.string(n, what: "message") {
             do {
                 _ = try MessageRenderer.compile(s, origin: "message")
-                message = s
+                let problems = TemplateCheck.checkMessage(s)
+                for p in problems { file.error(n, "message: template \(p)") }
+                if problems.isEmpty { message = s }
             } catch {
                 file.error(n, "\(error)")
             }

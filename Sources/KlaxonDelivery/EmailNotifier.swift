@@ -51,6 +51,7 @@ public struct EmailNotifier: Notifier {
             out.append(a.message)
             out.append("Why: \(a.transition.explanation)")
             out.append(WebhookPayloads.footer(a))
+            if let link = n.link(a) { out.append("Open: \(link)") }
             out.append("")
         }
         out.append("— Klaxon (notification \(n.key))")
@@ -65,7 +66,9 @@ public struct EmailNotifier: Notifier {
                 "<div style=\"border-left:6px solid \(WebhookPayloads.colour(t));padding:4px 12px;margin:8px 0\">"
                     + "<h3 style=\"margin:4px 0\">\(HTMLText.escape(WebhookPayloads.title(a)))</h3>"
                     + "<p>\(HTMLText.escape(a.message))</p>"
-                    + "<p style=\"color:#555\">Why: \(HTMLText.escape(t.explanation))<br>\(HTMLText.escape(WebhookPayloads.footer(a)))</p></div>"
+                    + "<p style=\"color:#555\">Why: \(HTMLText.escape(t.explanation))<br>\(HTMLText.escape(WebhookPayloads.footer(a)))</p>"
+                    + (n.link(a).map { "<p><a href=\"\(HTMLText.escape($0))\">Open alert #\(a.id)</a></p>" } ?? "")
+                    + "</div>"
             )
         }
         out.append(

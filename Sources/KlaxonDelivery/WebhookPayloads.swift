@@ -268,11 +268,14 @@ public enum WebhookPayloads {
         [
             "text": plainText(n, escape: e),
             "attachments": n.alerts.map { a -> [String: Any] in
-                [
+                var attachment: [String: Any] = [
                     "color": colour(a.transition), "title": e(title(a)), "text": e(a.message),
                     "fields": [["title": "Why", "value": e(a.transition.explanation), "short": false]],
                     "footer": e(footer(a)), "ts": a.transition.at,
                 ]
+                // The title opens the alert's page (`external_url`: a checked URL and a number, not data).
+                if let link = n.link(a) { attachment["title_link"] = link }
+                return attachment
             },
         ]
     }
@@ -294,12 +297,14 @@ public enum WebhookPayloads {
         return [
             "content": truncate(plainText(n, escape: e), to: discordLimit),
             "embeds": n.alerts.prefix(10).map { a -> [String: Any] in
-                [
+                var embed: [String: Any] = [
                     "title": truncate(e(title(a)), to: 256),
                     "description": truncate("\(e(a.message))\n\nWhy: \(e(a.transition.explanation))", to: 4096),
                     "color": Int(colour(a.transition).dropFirst(), radix: 16) ?? 0,
                     "timestamp": Timestamp.format(a.transition.at), "footer": ["text": e(footer(a))],
                 ]
+                if let link = n.link(a) { embed["url"] = link }
+                return embed
             },
             "allowed_mentions": discordAllowedMentions,
         ]
@@ -331,10 +336,20 @@ public enum WebhookPayloads {
             if let ack = ackHint(a) { facts.append(["title": "Acknowledge", "value": ack]) }
             body.append(["type": "FactSet", "facts": facts])
         }
-        let card: [String: Any] = [
+        var card: [String: Any] = [
             "$schema": "http://adaptivecards.io/schemas/adaptive-card.json", "type": "AdaptiveCard", "version": "1.4",
             "body": body,
         ]
+        // One button per alert (at most 5, as Teams shows them) that opens its page.
+        let links = n.alerts.compactMap { a in n.link(a).map { (a, $0) } }.prefix(5)
+        if !links.isEmpty {
+            card["actions"] = links.map { a, link -> [String: Any] in
+                [
+                    "type": "Action.OpenUrl", "url": link,
+                    "title": n.alerts.count == 1 ? "Open alert #\(a.id)" : "Open #\(a.id) \(e(a.transition.station))",
+                ]
+            }
+        }
         return [
             "type": "message",
             "attachments": [
@@ -350,7 +365,8 @@ public enum WebhookPayloads {
         if n.isDigest { lines.append("*Held during quiet hours (\(n.alerts.count))*") }
         for a in n.alerts {
             lines.append(
-                "*\(e(title(a)))*\n\(e(a.message))\n_Why: \(e(a.transition.explanation)); \(e(footer(a)))_")
+                "*\(e(title(a)))*\n\(e(a.message))\n_Why: \(e(a.transition.explanation)); \(e(footer(a)))_"
+                    + (n.link(a).map { "\n<\($0)|Open alert #\(a.id)>" } ?? ""))
         }
         return ["text": lines.joined(separator: "\n\n")]
     }

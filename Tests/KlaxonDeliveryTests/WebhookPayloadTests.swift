@@ -77,6 +77,36 @@ import Testing
         #expect(body.contains(#""path":"action → minor → moderate""#))
     }
 
+    /// With `external_url`, every preset links to the alert's page; without it, none adds a link.
+    @Test func everyPresetLinksToTheAlertsPage() async throws {
+        let a = NotifiedAlert(transition: firing, message: "m", id: 41)
+        let linked = AlertNotification(key: "k", receiver: "r", alerts: [a], externalURL: "https://k.example.org/")
+        let url = "https://k.example.org/alerts/41"
+        let slack = try #require((WebhookPayloads.slack(linked)["attachments"] as? [[String: Any]])?.first)
+        #expect(slack["title_link"] as? String == url)
+        let mattermost = try #require((WebhookPayloads.mattermost(linked)["attachments"] as? [[String: Any]])?.first)
+        #expect(mattermost["title_link"] as? String == url)
+        let discord = try #require((WebhookPayloads.discord(linked)["embeds"] as? [[String: Any]])?.first)
+        #expect(discord["url"] as? String == url)
+        let teams = try #require(
+            ((WebhookPayloads.msteams(linked)["attachments"] as? [[String: Any]])?.first?["content"] as? [String: Any])?[
+                "actions"] as? [[String: Any]])
+        #expect(teams.first?["type"] as? String == "Action.OpenUrl" && teams.first?["url"] as? String == url)
+        #expect((WebhookPayloads.googlechat(linked)["text"] as? String)?.contains("<\(url)|Open alert #41>") == true)
+        let email = try EmailNotifier(
+            config: .init(name: "mail", smtpURL: "smtp://127.0.0.1:1", from: "k@example.org", to: ["o@example.org"])
+        ).render(linked)
+        let parts = try await EmailHeaderTests.parse(email).parts
+        #expect(parts.count == 2 && parts[0].contains("Open: \(url)") && parts[1].contains("<a href=\"\(url)\">"))
+        // No external_url: no link anywhere.
+        let plain = AlertNotification(key: "k", receiver: "r", alerts: [a])
+        #expect((WebhookPayloads.slack(plain)["attachments"] as? [[String: Any]])?.first?["title_link"] == nil)
+        #expect(!WebhookPayloads.encode(WebhookPayloads.msteams(plain)).isEmpty)
+        #expect(
+            !String(decoding: WebhookPayloads.encode(WebhookPayloads.msteams(plain)), as: UTF8.self).contains(
+                "Action.OpenUrl"))
+    }
+
     /// The generic body is written by hand on the hot path; it must be the same bytes as encoding
     /// the payload object, whatever the alerts hold.
     @Test func genericTextIsTheEncodedPayload() throws {

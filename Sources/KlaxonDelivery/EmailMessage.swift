@@ -141,6 +141,8 @@ public enum EmailMessage {
             "MIME-Version: 1.0",
             "Content-Type: multipart/alternative; boundary=\"\(boundary)\"",
             "X-Klaxon-Key: \(headerSafe(key))",
+            // RFC 3834: made by a machine, so vacation responders and auto-replies stay quiet.
+            "Auto-Submitted: auto-generated",
         ]
         // Every message of one alert episode refers to the same thread id (`alert-123@domain`).
         if let thread {

@@ -72,7 +72,7 @@ public struct EmailNotifier: Notifier {
             )
         }
         out.append(
-            "<p style=\"color:#888;font-size:small\">Klaxon — notification \(HTMLText.escape(n.key))</p></body></html>"
+            "<p style=\"color:#595959;font-size:small\">Klaxon — notification \(HTMLText.escape(n.key))</p></body></html>"
         )
         return out.joined(separator: "\n")
     }

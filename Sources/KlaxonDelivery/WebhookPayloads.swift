@@ -291,11 +291,16 @@ public enum WebhookPayloads {
     static let discordLimit = 2000
 
     /// Discord: `content` within 2000 characters (truncated with "…"), plus an embed per alert (at most 10).
+    /// `content` holds the headlines; the message is in the embed, so it is not shown twice (an alert
+    /// past the tenth, which has no embed, keeps its message in `content`).
     /// `allowed_mentions: {parse: []}`: nothing in a message can ping anyone.
     public static func discord(_ n: AlertNotification) -> [String: Any] {
         let e = ChatEscape.discord
+        var lines: [String] = []
+        if n.isDigest { lines.append("Held during quiet hours (\(n.alerts.count)):") }
+        for (i, a) in n.alerts.enumerated() { lines.append(i < 10 ? e(title(a)) : "\(e(title(a))): \(e(a.message))") }
         return [
-            "content": truncate(plainText(n, escape: e), to: discordLimit),
+            "content": truncate(lines.joined(separator: "\n"), to: discordLimit),
             "embeds": n.alerts.prefix(10).map { a -> [String: Any] in
                 var embed: [String: Any] = [
                     "title": truncate(e(title(a)), to: 256),

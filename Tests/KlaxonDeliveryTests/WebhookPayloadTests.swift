@@ -168,6 +168,9 @@ import Testing
         #expect(embeds[0]["timestamp"] as? String == "2026-03-01T06:15:00Z")
         let short = WebhookPayloads.discord(notification([firing]))["content"] as? String
         #expect(short?.hasSuffix("…") == false)
+        // The message is in the embed, not said twice.
+        #expect(short == WebhookPayloads.title(NotifiedAlert(transition: firing, message: firing.summary, id: 1)))
+        #expect(content.contains(firing.summary) == false)
     }
 
     @Test func teamsIsAnAdaptiveCardMessage() throws {

@@ -155,9 +155,11 @@ extension PostgresStore {
         try await transaction { c in
             var deltas = MetricDeltas()
             var episodes = Episodes()
+            // The ids in one statement, in order, as an evaluation takes them.
+            var ids = try await self.takeTransitionIDs(transitions.count, on: c).makeIterator()
             for (t, message, deliveries) in transitions {
                 if episodes.needsLookup(t) { episodes.found(t.alertKey, try await self.openEpisode(t.alertKey, on: c)) }
-                let id = try await self.takeTransitionIDs(1, on: c)[0]
+                guard let id = ids.next() else { break }
                 let episode = episodes.next(t, id: id)
                 var record = TransitionRecord(t, message: message, recordedAt: now / 1000)
                 record.id = id

@@ -142,10 +142,12 @@ extension SQLiteStore {
             try Self.deferForeignKeys(db)
             var deltas = MetricDeltas()
             var episodes = Episodes()
+            // The ids in one read, in order, as an evaluation takes them.
+            var ids = try Self.takeTransitionIDs(transitions.count, db).makeIterator()
             for (t, message, deliveries) in transitions {
                 if episodes.needsLookup(t) { episodes.found(t.alertKey, try Self.openEpisode(t.alertKey, db)) }
                 var record = TransitionRecord(t, message: message, recordedAt: now / 1000)
-                record.id = try Self.takeTransitionIDs(1, db)[0]
+                record.id = ids.next()
                 let episode = episodes.next(t, id: record.id!)
                 record.episode = episode.id
                 record.startedAt = episode.startedAt

@@ -83,8 +83,11 @@ public struct PathStep: Codable, Sendable, Equatable {
     /// The steps of a column's text (none if it is nil or does not decode).
     public static func decode(_ text: String?) -> [PathStep] {
         guard let text, !text.isEmpty else { return [] }
-        return (try? JSONDecoder().decode([PathStep].self, from: Data(text.utf8))) ?? []
+        return (try? decoder.decode([PathStep].self, from: Data(text.utf8))) ?? []
     }
+
+    // One decoder for every row (it is thread-safe): the dispatcher decodes a path per folded row.
+    private static let decoder = JSONDecoder()
 }
 
 /// What a receiver last heard of an alert: the state of the last notification of it that was sent

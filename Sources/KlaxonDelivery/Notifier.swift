@@ -222,3 +222,23 @@ extension Notifier {
     public var rateLimit: Double? { nil }
     public var connections: Int { 1 }
 }
+
+extension AlertNotification {
+    /// The page of what the alert is about (the gauge, the city's air, the station, the quakes, the
+    /// trip), if `external_url` is set.
+    public func subjectLink(_ a: NotifiedAlert) -> String? {
+        guard !externalURL.isEmpty,
+            let path = SubjectPage.path(station: a.transition.station, metric: a.transition.metric)
+        else { return nil }
+        return Self.trimmed(externalURL) + path
+    }
+
+    /// The PNG chart of what the alert is about over `range`, if `external_url` is set and the page
+    /// has a chart.
+    public func chartLink(_ a: NotifiedAlert, range: String = "48h") -> String? {
+        guard !externalURL.isEmpty,
+            let path = SubjectPage.chartPath(station: a.transition.station, metric: a.transition.metric, range: range)
+        else { return nil }
+        return Self.trimmed(externalURL) + path
+    }
+}

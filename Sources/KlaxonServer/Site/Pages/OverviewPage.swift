@@ -169,15 +169,7 @@ enum OverviewPage {
     static func stationLink(_ station: String, _ label: String, metric: String, request: Request)
         -> Node<HTML.BodyContext>
     {
-        let base = metric.split(separator: ".").first.map(String.init) ?? metric
-        let path: String
-        switch base {
-        case "gage_height", "stage", "discharge", "flow", "precipitation": path = "/gauges/"
-        case "aqi": path = "/air/"
-        case "quake": return SiteHTML.link("/quakes", label, request: request)
-        default: path = "/stations/"
-        }
-        guard !station.isEmpty, station != "*" else { return SiteHTML.text(label) }
-        return SiteHTML.link(path + SiteHTML.segment(station), label, request: request)
+        guard let path = SubjectPage.path(station: station, metric: metric) else { return SiteHTML.text(label) }
+        return SiteHTML.link(path, label, request: request)
     }
 }

@@ -54,7 +54,7 @@ public struct LevelsRule: RuleKind {
         self.direction = direction
     }
 
-    /// Flood messages carry the trend over the last hour and a sparkline of the last day.
+    /// Flood messages carry the trend over the last hours and the change over the last day.
     public var historySpan: Int64 { nws ? 86_400 : 0 }
 
     /// The ladder for a series: the rule's own, or the station's NWS categories.
@@ -106,6 +106,7 @@ public struct LevelsRule: RuleKind {
             }
         }
         state.announced = nil
+        // The engine's account (`--explain`): exact boundaries, deadband, dwell.
         var why: String
         if let to = move.to {
             why = "\(c.metric) \(c.show(value)) ≥ \(levels[to].name) (\(formatValue(levels[to].at)))"
@@ -130,24 +131,38 @@ public struct LevelsRule: RuleKind {
         if let scale {
             return Self.aqiChange(move: (from, move.to), scale: scale, time: time, value: value, why: why, c)
         }
+        // A gauge's own ladder named like NWS categories reads as they do (`minor flood stage`).
+        let flood = SubjectPage.of(metric: c.metric) == .gauge && levels.allSatisfy { FloodCategories.names.contains($0.name) }
+        let what = MetricWords.name(c.metric)
+        func named(_ i: Int) -> String { flood ? Self.floodTitle(levels[i].name) : "\(what) \(levels[i].name)" }
+        // For people: the value against the level it reached (or left) and the next one up.
+        var reason: String
+        if let to = move.to {
+            reason = "\(c.show(value)) is at or above \(levels[to].name) (\(c.show(levels[to].at)))"
+            if to + 1 < levels.count { reason += "; next: \(levels[to + 1].name) at \(c.show(levels[to + 1].at))" }
+        } else {
+            reason = "\(c.show(value)) is below \(levels[0].name) (\(c.show(levels[0].at)))"
+        }
         switch (from, move.to) {
         case (nil, let to?):
             return Change(
                 state: .firing, at: time, value: value, level: levels[to].name,
                 summary: "\(c.metric) at \(c.station) reached \(levels[to].name): \(c.show(value))",
-                explanation: why)
+                explanation: reason, details: why, headline: named(to))
         case (let from?, nil):
             return Change(
                 state: .resolved, at: time, value: value, level: nil, fromLevel: levels[from].name,
                 summary: "\(c.metric) at \(c.station) is back below \(levels[0].name): \(c.show(value))",
-                explanation: why)
+                explanation: reason, details: why,
+                headline: flood ? "below \(Self.floodTitle(levels[0].name)) again" : "\(what) back below \(levels[0].name)")
         case (let from?, let to?):
             let verb = to > from ? "rose" : "fell"
             return Change(
                 state: .changed, at: time, value: value, level: levels[to].name, fromLevel: levels[from].name,
                 summary:
                     "\(c.metric) at \(c.station) \(verb) from \(levels[from].name) to \(levels[to].name): \(c.show(value))",
-                explanation: why)
+                explanation: reason, details: why,
+                headline: "\(named(to)), \(to > from ? "up" : "down") from \(levels[from].name)")
         case (nil, nil):
             return nil
         }
@@ -159,7 +174,8 @@ public struct LevelsRule: RuleKind {
     }
 
     /// A flood message: the river and place with both ids, the value, the category and its threshold,
-    /// the next category up, the trend over the last hour and a sparkline of the last day.
+    /// the next category up, the trend over the last hours and the change over the last day, in words
+    /// (a Unicode sparkline renders as black blocks in mail and proportional fonts).
     static func floodChange(
         move: (from: Int?, to: Int?), levels: [Level], time: Int64, value: Double, why: String, _ c: SeriesContext
     ) -> Change? {
@@ -184,27 +200,64 @@ public struct LevelsRule: RuleKind {
             return nil
         }
         parts.append(head)
+        var reason: String
         if let to = move.to {
+            reason = "\(c.show(value)) is at or above \(floodTitle(levels[to].name)) (\(c.show(levels[to].at)))"
             if to + 1 < levels.count {
-                parts.append("next: \(floodTitle(levels[to + 1].name)) at \(c.show(levels[to + 1].at))")
+                let next = "next: \(floodTitle(levels[to + 1].name)) at \(c.show(levels[to + 1].at))"
+                parts.append(next)
+                reason += "; " + next
             } else {
                 parts.append("highest category")
+                reason += "; the highest category"
             }
+        } else {
+            reason = "\(c.show(value)) is below \(floodTitle(levels[0].name)) (\(c.show(levels[0].at)))"
         }
         if let history = c.history {
-            if let trend = history.rate(window: 3_600, per: 3_600) {
-                let unit = c.unit.map { " \($0)/h" } ?? "/h"
-                let sign = trend.rate > 0 ? "rising" : trend.rate < 0 ? "falling" : "steady"
-                parts.append("\(sign) \(formatValue(abs((trend.rate * 100).rounded() / 100)))\(unit)")
+            if let trend = trendWords(history, unit: c.unit) {
+                parts.append(trend)
+                reason += "; " + trend
             }
-            let spark = history.sparkline(over: 86_400)
-            if !spark.isEmpty { parts.append("24h \(spark)") }
+            if let day = dayWords(history, unit: c.unit) { parts.append(day) }
         }
         let level = move.to.map { levels[$0].name }
         let from = move.from.map { levels[$0].name }
+        let headline: String
+        switch move {
+        case (_, let to?) where move.from == nil: headline = floodTitle(levels[to].name)
+        case (let f?, let to?): headline = "\(floodTitle(levels[to].name)), \(to > f ? "up" : "down") from \(levels[f].name)"
+        default: headline = "below \(floodTitle(levels[0].name)) again"
+        }
         return Change(
             state: state, at: time, value: value, level: level, fromLevel: from, summary: parts.joined(separator: "; "),
-            explanation: why)
+            explanation: reason, details: why, headline: headline)
+    }
+
+    /// `rising 2.3 ft/h over 3 h` (or over the last hour when three are not covered); nil without
+    /// enough data for an honest rate.
+    static func trendWords(_ history: RecentReadings, unit: String?) -> String? {
+        for hours in [3, 1] as [Int64] {
+            guard let trend = history.rate(window: hours * 3_600, per: 3_600) else { continue }
+            let u = unit.map { " \($0)/h" } ?? "/h"
+            let rounded = (trend.rate * 100).rounded() / 100
+            guard rounded != 0 else { return "steady over \(hours) h" }
+            return "\(rounded > 0 ? "rising" : "falling") \(formatValue(abs(rounded)))\(u) over \(hours) h"
+        }
+        return nil
+    }
+
+    /// `up 4.1 ft in 24 h` (from the oldest reading of the last day); nil with under 6 hours of data.
+    static func dayWords(_ history: RecentReadings, unit: String?) -> String? {
+        guard let now = history.last,
+            let first = history.readings.first(where: { $0.time >= now.time.subtractingClamped(86_400) }),
+            now.time - first.time >= 6 * 3_600
+        else { return nil }
+        let delta = ((now.value - first.value) * 100).rounded() / 100
+        let hours = (now.time - first.time + 1_800) / 3_600
+        let u = unit.map { " \($0)" } ?? ""
+        if delta == 0 { return "unchanged in \(hours) h" }
+        return "\(delta > 0 ? "up" : "down") \(formatValue(abs(delta)))\(u) in \(hours) h"
     }
 
     /// An air-quality message: the place, the AQI, the level with its emoji and range, the advice.
@@ -237,9 +290,27 @@ public struct LevelsRule: RuleKind {
             text =
                 "\(clean.emoji) \(where_) air quality \(aqi) (\(scale.title)): back to \(clean.name), from \(scale.alertLadder[from].name)"
         }
+        // For people: the index against the category's published range (not the ladder's rounded edge).
+        let reason: String
+        let headline: String
+        switch move {
+        case (let from, let to?):
+            let name = scale.alertLadder[to].name
+            reason =
+                "AQI \(aqi) is \(name)" + (info(name).map { " (\(formatValue($0.at))–\(formatValue($0.upper)))" } ?? "")
+            if let from {
+                headline = "air quality \(name), \(to > from ? "worse" : "better") than \(scale.alertLadder[from].name)"
+            } else {
+                headline = "air quality \(name)"
+            }
+        default:
+            let clean = scale.levels[0]
+            reason = "AQI \(aqi) is \(clean.name) (\(formatValue(clean.at))–\(formatValue(clean.upper)))"
+            headline = "air quality back to \(clean.name)"
+        }
         return Change(
             state: state, at: time, value: value, level: move.to.map { scale.alertLadder[$0].name },
             fromLevel: move.from.map { scale.alertLadder[$0].name },
-            summary: text.trimmingCharacters(in: .whitespaces), explanation: why)
+            summary: text.trimmingCharacters(in: .whitespaces), explanation: reason, details: why, headline: headline)
     }
 }

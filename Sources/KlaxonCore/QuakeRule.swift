@@ -225,8 +225,10 @@ public struct QuakeRule: QuakeFamilyRule {
             let change = Change(
                 state: .firing, at: e.timeSeconds, value: e.magnitude, level: PagerLevel(e.alert)?.name,
                 summary: summary(e, evaluation),
-                explanation: "event \(e.id) (\(e.status), updated \(Self.utc(e.updated))): "
-                    + evaluation.checks.map(\.text).joined(separator: "; "))
+                explanation: evaluation.checks.map(\.text).joined(separator: "; "),
+                details: "event \(e.id) (\(e.status), updated \(Self.utc(e.updated))): "
+                    + evaluation.checks.map(\.text).joined(separator: "; "), place: e.place,
+                headline: Self.quakeHeadline(e))
             return (change, Announced(e))
         }
         guard !before.withdrawn, e.updated > before.updated else { return nil }
@@ -275,8 +277,14 @@ public struct QuakeRule: QuakeFamilyRule {
             state: .changed, at: e.timeSeconds, value: e.magnitude, level: newLevel?.name,
             fromLevel: oldLevel != newLevel ? oldLevel?.name : nil,
             summary: "Update: " + changes.joined(separator: ", ") + " — " + summary(e, evaluation),
-            explanation: why)
+            explanation: changes.joined(separator: ", "), details: why, place: e.place,
+            headline: Self.quakeHeadline(e) + ", revised")
         return (change, Announced(e))
+    }
+
+    /// `M7.0 earthquake` (`earthquake` without a magnitude): a quake's title after its place.
+    static func quakeHeadline(_ e: QuakeEvent) -> String {
+        (e.magnitude.map { "M\(formatValue($0)) " } ?? "") + "earthquake"
     }
 
     func withdrawal(_ e: QuakeEvent, _ before: Announced) -> Change {
@@ -293,8 +301,9 @@ public struct QuakeRule: QuakeFamilyRule {
             state: .resolved, at: e.timeSeconds, value: e.magnitude ?? before.magnitude, level: nil,
             fromLevel: PagerLevel(before.alert)?.name,
             summary: "Withdrawn: the \(magnitude)event\(place) was deleted by USGS",
-            explanation: "event \(e.id) has status deleted (updated \(Self.utc(e.updated))); announced before as "
-                + "\(was) (\(before.status), updated \(Self.utc(before.updated)))")
+            explanation: "USGS deleted the event", details: "event \(e.id) has status deleted (updated \(Self.utc(e.updated))); announced before as "
+                + "\(was) (\(before.status), updated \(Self.utc(before.updated)))", place: e.place,
+            headline: "earthquake withdrawn by USGS")
     }
 
     // MARK: - Wording

@@ -71,15 +71,17 @@ public struct RateRule: RuleKind {
             return Change(
                 state: .firing, at: time, value: value,
                 summary: "\(c.metric) at \(c.place) is \(verb) \(rateText): \(c.show(value))",
-                explanation: why)
+                explanation: "\(verb) \(rateText), now \(c.show(value)) (from \(c.show(measured.from.value)))",
+                details: why, headline: "\(MetricWords.name(c.metric)) \(verb) \(rateText)")
         case .resolved(let since):
             return Change(
                 state: .resolved, at: time, value: value,
                 summary:
                     "\(c.metric) at \(c.place) is no longer \(direction.rawValue) fast (\(verb) \(rateText)): \(c.show(value))",
-                explanation:
-                    "\(basis): \(direction.rawValue) rate \(formatValue((r * 1000).rounded() / 1000))\(unit)/\(perText) < \(formatValue(clear)) (clear); firing since \(Timestamp.format(since))"
-            )
+                explanation: "now \(verb) \(rateText), \(c.show(value))",
+                details:
+                    "\(basis): \(direction.rawValue) rate \(formatValue((r * 1000).rounded() / 1000))\(unit)/\(perText) < \(formatValue(clear)) (clear); firing since \(Timestamp.format(since))",
+                headline: "\(MetricWords.name(c.metric)) no longer \(direction.rawValue) fast")
         }
     }
 }

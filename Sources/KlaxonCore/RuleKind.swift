@@ -7,12 +7,18 @@ public struct Change: Sendable, Hashable {
     public var fromLevel: String?
     /// The default one-line message.
     public var summary: String
-    /// Why: the condition, the value, pending since, the previous level.
+    /// Why, in words for people: the value, the level or threshold, the next one, the trend.
     public var explanation: String
+    /// The engine's own account (dwell, deadband, exact boundaries): `--explain` shows it.
+    public var details: String
+    /// What the place is called, when the kind knows better than the station (a quake's region).
+    public var place: String?
+    /// The state in plain words, after the place: `minor flood stage` (see `Transition.headline`).
+    public var headline: String?
 
     public init(
         state: TransitionState, at: Int64, value: Double?, level: String? = nil, fromLevel: String? = nil,
-        summary: String, explanation: String
+        summary: String, explanation: String, details: String = "", place: String? = nil, headline: String? = nil
     ) {
         self.state = state
         self.at = at
@@ -21,6 +27,9 @@ public struct Change: Sendable, Hashable {
         self.fromLevel = fromLevel
         self.summary = summary
         self.explanation = explanation
+        self.details = details
+        self.place = place
+        self.headline = headline
     }
 }
 
@@ -52,6 +61,12 @@ public struct SeriesContext: Sendable {
         self.flood = flood
         self.floodLadder = floodLadder ?? flood?.ladder(forMetric: metric)
         self.history = history
+    }
+
+    /// What people call the station (`Willamette R at Portland, OR`), when its source said.
+    public var placeName: String? {
+        guard let name = info?.name?.trimmingCharacters(in: .whitespaces), !name.isEmpty else { return nil }
+        return name
     }
 
     /// `Willamette River at Portland (USGS 14211720, NWS PRTO3)`; the bare station id when nothing

@@ -23,9 +23,10 @@ public struct StaleRule: RuleKind {
         return Change(
             state: .resolved, at: time, value: value,
             summary: "\(c.metric) at \(c.station) is reporting again: \(c.show(value))",
-            explanation:
-                "reading at \(Timestamp.format(time)) after \(DurationText.format(time - last)) without data (after \(DurationText.format(after)))"
-        )
+            explanation: "a reading came after \(DurationText.format(time - last)) without one",
+            details:
+                "reading at \(Timestamp.format(time)) after \(DurationText.format(time - last)) without data (after \(DurationText.format(after)))",
+            headline: "\(MetricWords.name(c.metric)) readings again")
     }
 
     public func advance(_ state: inout AlertState, to now: Int64, context c: SeriesContext) -> Change? {
@@ -39,7 +40,7 @@ public struct StaleRule: RuleKind {
             state: .firing, at: at, value: nil,
             summary: "\(c.metric) at \(c.station) has sent no reading for \(DurationText.format(after))",
             explanation:
-                "last reading at \(Timestamp.format(last)) (\(state.lastValue.map { c.show($0) } ?? "?")); no reading for more than \(DurationText.format(after))"
-        )
+                "last reading at \(Timestamp.format(last)) (\(state.lastValue.map { c.show($0) } ?? "?")); no reading for more than \(DurationText.format(after))",
+            headline: "no \(MetricWords.name(c.metric)) readings for \(DurationText.format(after))")
     }
 }

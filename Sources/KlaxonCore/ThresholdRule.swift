@@ -49,16 +49,19 @@ public struct ThresholdRule: RuleKind {
             return Change(
                 state: .firing, at: time, value: value,
                 summary: "\(c.metric) at \(c.station) is \(c.show(value)), \(side) \(formatValue(threshold))",
-                explanation: why)
+                explanation: "\(c.show(value)) is \(side) \(c.show(threshold))"
+                    + (holdFor > 0 ? " for \(DurationText.format(time - since))" : ""),
+                details: why, headline: "\(MetricWords.name(c.metric)) \(c.show(value)), \(side) \(c.show(threshold))")
         case .resolved(let since):
             let back = direction == .above ? "<" : ">"
             let word = direction == .above ? "below" : "above"
             return Change(
                 state: .resolved, at: time, value: value,
                 summary: "\(c.metric) at \(c.station) is back to \(c.show(value)), \(word) \(formatValue(clear))",
-                explanation:
-                    "\(c.metric) \(c.show(value)) \(back) \(formatValue(clear)) (clear); firing since \(Timestamp.format(since))"
-            )
+                explanation: "\(c.show(value)) is \(word) \(c.show(clear)) again",
+                details:
+                    "\(c.metric) \(c.show(value)) \(back) \(formatValue(clear)) (clear); firing since \(Timestamp.format(since))",
+                headline: "\(MetricWords.name(c.metric)) back to \(c.show(value))")
         }
     }
 }

@@ -29,13 +29,29 @@ public struct Transition: Sendable, Hashable, Codable {
     public var labels: [String: String]
     /// A one-line default message ("gage_height at 01646500 is 12.4 ft, at or above 12").
     public var summary: String
-    /// Why it happened: threshold, value, pending since, previous level.
+    /// Why it happened, in words for people: the value, the level or threshold it crossed, the next
+    /// one, the trend.
     public var explanation: String
+    /// What the place is called, for people (`Potomac River at Little Falls`, `Delhi`,
+    /// `130 km E of Tokyo`); nil when nothing more than the station id is known.
+    public var place: String?
+    /// The engine's own account (dwell times, deadbands, exact boundaries): `dry-run --explain` and
+    /// the alert's page show it; messages do not.
+    public var details: String
+    /// The rule's `annotations` (and `runbook_url`), rendered for this transition.
+    public var annotations: [String: String]
+    /// The state in plain words, after the place (`minor flood stage`, `air quality Very Poor`,
+    /// `no readings for 2h`): titles read `PLACE: HEADLINE`. Nil for transitions logged before.
+    public var headline: String?
+    /// The headline of the firing that opened this transition's episode: an email thread's subject
+    /// stays the same for the episode's whole life. Set when the transition is logged.
+    public var opening: String?
 
     public init(
         rule: String, kind: String, station: String, metric: String, state: TransitionState, level: String? = nil,
         fromLevel: String? = nil, at: Int64, value: Double?, unit: String? = nil, severity: Severity,
-        labels: [String: String] = [:], summary: String, explanation: String
+        labels: [String: String] = [:], summary: String, explanation: String, place: String? = nil,
+        details: String = "", annotations: [String: String] = [:], headline: String? = nil, opening: String? = nil
     ) {
         self.rule = rule
         self.kind = kind
@@ -51,6 +67,11 @@ public struct Transition: Sendable, Hashable, Codable {
         self.labels = labels
         self.summary = summary
         self.explanation = explanation
+        self.place = place
+        self.details = details
+        self.annotations = annotations
+        self.headline = headline
+        self.opening = opening
     }
 
     /// The alert this transition belongs to.

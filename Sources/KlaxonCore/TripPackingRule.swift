@@ -82,7 +82,8 @@ public struct TripPackingRule: TripFamilyRule {
                             state: .changed, at: at, value: nil,
                             summary: "Trip \"\(trip.name)\": packing list changed — "
                                 + changes.map(\.line).joined(separator: "; "),
-                            explanation: why.isEmpty ? "the forecast changed" : why.joined(separator: "; "))
+                            explanation: why.isEmpty ? "the forecast changed" : why.joined(separator: "; "),
+                            place: "Trip \(trip.name)", headline: "packing list changed")
                     ))
                 next.list = list
                 next.weather = weather
@@ -98,7 +99,7 @@ public struct TripPackingRule: TripFamilyRule {
                         state: .firing, at: at, value: Double(count),
                         summary:
                             "Trip \"\(trip.name)\": packing list ready — \(count) items for \(days.count) days\(climatology)",
-                        explanation: list.table())
+                        explanation: list.table(), place: "Trip \(trip.name)", headline: "packing list ready")
                 ))
         }
         let (first, lastDate) = (Packer.days(of: trip).first?.date ?? last, last)
@@ -118,7 +119,8 @@ public struct TripPackingRule: TripFamilyRule {
                         state: .firing, at: at, value: nil, level: alert.severity, summary: text,
                         explanation:
                             "NWS \(alert.event) (\(alert.severity)) at \(place) during the trip (\(first) to \(lastDate))"
-                            + (alert.areaDescription.map { "; area: \($0)" } ?? ""))
+                            + (alert.areaDescription.map { "; area: \($0)" } ?? ""),
+                        place: "Trip \(trip.name)", headline: "\(alert.event) at \(place)")
                 ))
         }
         guard !out.isEmpty else { return nil }

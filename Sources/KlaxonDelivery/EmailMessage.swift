@@ -114,8 +114,83 @@ public enum EmailMessage {
         return safe
     }
 
-    static func base64Lines(_ text: String) -> String {
-        let encoded = Data(text.utf8).base64EncodedString()
+    static func base64Lines(_ text: String) -> String { base64Lines(Data(text.utf8)) }
+
+    /// An image shown inline in the HTML part (`<img src="cid:ID">`).
+    public struct InlineImage: Sendable {
+        /// The Content-ID, without angle brackets (`chart-123@example.org`).
+        public var contentID: String
+        public var png: Data
+        public var filename: String
+
+        public init(contentID: String, png: Data, filename: String = "chart.png") {
+            self.contentID = contentID
+            self.png = png
+            self.filename = filename
+        }
+    }
+
+    /// How a message takes its place in a thread: its own `Message-ID`, and the message it answers
+    /// (`In-Reply-To`, `References`), if any. Ids without angle brackets or domain.
+    public struct Threading: Sendable, Equatable {
+        public var messageID: String
+        public var replyTo: String?
+
+        public init(messageID: String, replyTo: String?) {
+            self.messageID = messageID
+            self.replyTo = replyTo
+        }
+    }
+
+    /// The whole message, CRLF line endings: `multipart/alternative` of the text and the HTML, the
+    /// HTML with its image in a `multipart/related` (RFC 2387) when there is one.
+    public static func build(
+        from: String, to: [String], subject: String, text: String, html: String, messageID key: String, date t: Int64,
+        thread: String? = nil, threading: Threading? = nil, image: InlineImage? = nil
+    ) -> String {
+        let boundary = "klaxon-" + String(key.filter { $0.isLetter || $0.isNumber }.prefix(24))
+        func id(_ s: String) -> String { "<\(headerSafe(s).replacingOccurrences(of: " ", with: ""))@\(domain(from))>" }
+        var headers = [
+            "From: \(mailbox(from))",
+            "To: \(to.map(mailbox).joined(separator: ", "))",
+            "Subject: \(encodeWord(subject, used: "Subject: ".count))",
+            "Date: \(date(t))",
+            "Message-ID: \(id(threading?.messageID ?? key))",
+            "MIME-Version: 1.0",
+            "Content-Type: multipart/alternative; boundary=\"\(boundary)\"",
+            "X-Klaxon-Key: \(headerSafe(key))",
+            // RFC 3834: made by a machine, so vacation responders and auto-replies stay quiet.
+            "Auto-Submitted: auto-generated",
+        ]
+        // Every later message of one alert episode answers the episode's first (`alert-123@domain`).
+        if let reply = threading?.replyTo ?? thread {
+            headers += ["In-Reply-To: \(id(reply))", "References: \(id(reply))"]
+        }
+        var parts = [
+            "--\(boundary)", "Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding: base64", "",
+            base64Lines(text), "--\(boundary)",
+        ]
+        let htmlPart = ["Content-Type: text/html; charset=utf-8", "Content-Transfer-Encoding: base64", "", base64Lines(html)]
+        if let image {
+            let related = boundary + "-related"
+            let cid = headerSafe(image.contentID).filter { !$0.isWhitespace && $0 != "<" && $0 != ">" }
+            let name = headerSafe(image.filename).filter { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }
+            parts += ["Content-Type: multipart/related; boundary=\"\(related)\"; type=\"text/html\"", "", "--\(related)"]
+            parts += htmlPart
+            parts += [
+                "--\(related)", "Content-Type: image/png; name=\"\(name)\"", "Content-Transfer-Encoding: base64",
+                "Content-ID: <\(cid)>", "Content-Disposition: inline; filename=\"\(name)\"", "",
+                base64Lines(image.png), "--\(related)--", "",
+            ]
+        } else {
+            parts += htmlPart
+        }
+        parts += ["--\(boundary)--", ""]
+        return (headers + [""] + parts).joined(separator: "\r\n")
+    }
+
+    static func base64Lines(_ data: Data) -> String {
+        let encoded = data.base64EncodedString()
         var lines: [String] = []
         var i = encoded.startIndex
         while i < encoded.endIndex {
@@ -124,37 +199,5 @@ public enum EmailMessage {
             i = j
         }
         return lines.joined(separator: "\r\n")
-    }
-
-    /// The whole message, CRLF line endings.
-    public static func build(
-        from: String, to: [String], subject: String, text: String, html: String, messageID key: String, date t: Int64,
-        thread: String? = nil
-    ) -> String {
-        let boundary = "klaxon-" + String(key.filter { $0.isLetter || $0.isNumber }.prefix(24))
-        var headers = [
-            "From: \(mailbox(from))",
-            "To: \(to.map(mailbox).joined(separator: ", "))",
-            "Subject: \(encodeWord(subject, used: "Subject: ".count))",
-            "Date: \(date(t))",
-            "Message-ID: <\(headerSafe(key).replacingOccurrences(of: " ", with: ""))@\(domain(from))>",
-            "MIME-Version: 1.0",
-            "Content-Type: multipart/alternative; boundary=\"\(boundary)\"",
-            "X-Klaxon-Key: \(headerSafe(key))",
-            // RFC 3834: made by a machine, so vacation responders and auto-replies stay quiet.
-            "Auto-Submitted: auto-generated",
-        ]
-        // Every message of one alert episode refers to the same thread id (`alert-123@domain`).
-        if let thread {
-            let id = "<\(headerSafe(thread).replacingOccurrences(of: " ", with: ""))@\(domain(from))>"
-            headers += ["In-Reply-To: \(id)", "References: \(id)"]
-        }
-        let parts = [
-            "--\(boundary)", "Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding: base64", "",
-            base64Lines(text), "--\(boundary)", "Content-Type: text/html; charset=utf-8",
-            "Content-Transfer-Encoding: base64",
-            "", base64Lines(html), "--\(boundary)--", "",
-        ]
-        return (headers + [""] + parts).joined(separator: "\r\n")
     }
 }

@@ -131,11 +131,11 @@ extension Receiver {
     /// The notifier that delivers to this receiver: a new receiver type is its case here, its
     /// notifier, and its keys in the config reader. `groupBy`: the labels its route groups by (the
     /// webhook payloads list them); `smtpCAFile`: a private CA email trusts (tests, private relays).
-    public func notifier(groupBy: [String], smtpCAFile: String?) throws -> any Notifier {
+    public func notifier(groupBy: [String], smtpCAFile: String?, charts: ChartSource? = nil) throws -> any Notifier {
         switch self {
         case .stdout(let s): StdoutNotifier(format: s.format)
         case .webhook(let w): try WebhookNotifier(config: w, groupBy: groupBy)
-        case .email(let e): try EmailNotifier(config: e, caFile: smtpCAFile)
+        case .email(let e): try EmailNotifier(config: e, caFile: smtpCAFile, charts: charts)
         }
     }
 

@@ -69,7 +69,10 @@ public struct StdoutNotifier: Sendable {
             o += ",\"severity\":\"\(t.severity.rawValue)\""
             if let u = t.unit { o += ",\"unit\":\(JSONText.string(u))" }
         }
-        if explain { o += ",\"explanation\":\(JSONText.string(t.explanation))" }
+        if explain {
+            o += ",\"explanation\":\(JSONText.string(t.explanation))"
+            if !t.details.isEmpty { o += ",\"details\":\(JSONText.string(t.details))" }
+        }
         return o + "}"
     }
 }

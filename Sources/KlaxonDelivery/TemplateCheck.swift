@@ -14,11 +14,12 @@ public enum TemplateCheck {
     /// The variables of a rule's `message` (`MessageRenderer.context`).
     public static let message: Set<String> = [
         "rule", "kind", "station", "metric", "state", "at", "severity", "summary", "explanation", "labels", "firing",
-        "resolved", "changed", "value", "unit", "level", "from_level",
+        "resolved", "changed", "value", "unit", "level", "from_level", "place", "headline",
     ]
     /// The variables of each alert in a receiver's template (`{{#alerts}}…{{/alerts}}`).
     public static let alert: Set<String> = message.union([
-        "message", "title", "alert_id", "starts_at", "path", "late", "url",
+        "message", "title", "alert_id", "starts_at", "path", "late", "url", "page_url", "chart_url", "runbook_url",
+        "annotations",
     ])
     /// The variables of a receiver's template outside `{{#alerts}}`.
     public static let notification: Set<String> = ["receiver", "status", "digest", "key", "alerts"]
@@ -41,7 +42,7 @@ public enum TemplateCheck {
 
     /// Problems with the names a receiver's template uses (the alerts' names only inside `{{#alerts}}`).
     public static func checkReceiver(_ text: String) -> [Problem] {
-        check(text, top: notification, sections: ["alerts": alert, "labels": anyName])
+        check(text, top: notification, sections: ["alerts": alert, "labels": anyName, "annotations": anyName])
     }
 
     /// Every tag's name checked against `top`, or inside a section named in `sections`, against that

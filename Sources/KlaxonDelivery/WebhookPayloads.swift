@@ -23,8 +23,23 @@ public enum WebhookPayloads {
         return hex(digest.prefix(8))
     }
 
-    /// `🔴 CRITICAL river-levels 01646500 changed minor→moderate` — a headline for chat.
+    /// A headline for chat and mail in plain words, the place first:
+    /// `🔴 Potomac River at Little Falls: moderate flood stage, up from minor`. A transition logged
+    /// before headlines existed keeps the engine's form (`🔴 CRITICAL river-levels 01646500 changed
+    /// minor→moderate`).
     public static func title(_ t: Transition) -> String {
+        if let headline = t.headline { return "\(StdoutNotifier.mark(t)) \(place(t)): \(headline)" }
+        return engineTitle(t)
+    }
+
+    /// What the place is called (`Potomac River at Little Falls`), or its id when nothing more is known.
+    public static func place(_ t: Transition) -> String {
+        guard let p = t.place, !p.isEmpty else { return t.station }
+        return p
+    }
+
+    /// `🔴 CRITICAL river-levels 01646500 changed minor→moderate`: the rule, station and levels.
+    public static func engineTitle(_ t: Transition) -> String {
         var s =
             "\(StdoutNotifier.mark(t)) \(t.severity.rawValue.uppercased()) \(t.rule) \(t.station) \(t.state.rawValue)"
         switch (t.fromLevel, t.level) {
@@ -35,6 +50,10 @@ public enum WebhookPayloads {
         }
         return s
     }
+
+    /// The endings a headline gives a change (`, up from minor`), dropped when the receiver heard of
+    /// the alert at another level than the transition left.
+    static let fromEndings = [", up from ", ", down from ", ", worse than ", ", better than "]
 
     /// `data as of 2026-01-01T00:15:00Z`.
     public static func dataTime(_ t: Transition) -> String { "data as of \(Timestamp.format(t.at))" }
@@ -60,7 +79,22 @@ public enum WebhookPayloads {
     /// `🔴 CRITICAL river-levels 01646500 firing moderate (via action → minor)`.
     public static func title(_ a: NotifiedAlert) -> String {
         let (shown, via) = a.presented
-        return title(shown) + (via.isEmpty ? "" : " (via " + via.joined(separator: " → ") + ")")
+        guard var headline = shown.headline else {
+            return engineTitle(shown) + (via.isEmpty ? "" : " (via " + via.joined(separator: " → ") + ")")
+        }
+        let t = a.transition
+        var notes: [String] = []
+        if shown.state != t.state || shown.fromLevel != t.fromLevel {
+            // Presented otherwise than logged: the change is told from what this receiver heard.
+            for ending in fromEndings {
+                if let r = headline.range(of: ending, options: .backwards) { headline = String(headline[..<r.lowerBound]) }
+            }
+            if shown.state == .changed, let from = shown.fromLevel { notes.append("was \(from)") }
+        }
+        if !via.isEmpty { notes.append("via " + via.joined(separator: " → ")) }
+        var s = "\(StdoutNotifier.mark(shown)) \(place(shown)): \(headline)"
+        if !notes.isEmpty { s += " (" + notes.joined(separator: ", ") + ")" }
+        return s
     }
 
     /// One alert's labels (`labelPairs`) and annotations (`annotationPairs`) in the generic payload.
@@ -231,7 +265,39 @@ public enum WebhookPayloads {
         if let f = t.fromLevel { pairs.append(("previous_level", f)) }
         pairs.append(("summary", a.message))
         if let v = t.value { pairs.append(("value", formatValue(v))) }
+        // The rule's own (`runbook_url`, `annotations`): names Klaxon sets itself win.
+        if !t.annotations.isEmpty {
+            let taken = Set(pairs.map(\.key))
+            for (k, v) in t.annotations where !taken.contains(k) { pairs.append((k, v)) }
+            pairs.sort { $0.key < $1.key }
+        }
         return pairs
+    }
+
+    /// The links a message offers besides the alert's page, as (label, URL): what the alert is about
+    /// (`River gauge`, `Air quality`, …) and the rule's runbook.
+    public static func links(_ n: AlertNotification, _ a: NotifiedAlert) -> [(label: String, url: String)] {
+        var out: [(label: String, url: String)] = []
+        if let url = n.subjectLink(a) {
+            out.append((subjectLabel(SubjectPage.of(metric: a.transition.metric)), url))
+        }
+        if let url = runbook(a) { out.append(("Runbook", url)) }
+        return out
+    }
+
+    /// The rule's `runbook_url` for the alert, when it is a safe link.
+    public static func runbook(_ a: NotifiedAlert) -> String? {
+        a.transition.annotations["runbook_url"].flatMap { MessageRenderer.isLink($0) ? $0 : nil }
+    }
+
+    static func subjectLabel(_ page: SubjectPage) -> String {
+        switch page {
+        case .gauge: return "River gauge"
+        case .air: return "Air quality"
+        case .quakes: return "Earthquakes"
+        case .trip: return "Trip"
+        case .station: return "Station"
+        }
     }
 
     /// The pairs every set holds with the same value (`common` on sorted pairs).
@@ -309,6 +375,16 @@ public enum WebhookPayloads {
                     "timestamp": Timestamp.format(a.transition.at), "footer": ["text": e(footer(a))],
                 ]
                 if let link = n.link(a) { embed["url"] = link }
+                let more = links(n, a)
+                if !more.isEmpty {
+                    // Markdown links in an embed field; the URLs are checked, the labels are Klaxon's.
+                    embed["fields"] = [
+                        [
+                            "name": "Links", "value": more.map { "[\($0.label)](\($0.url))" }.joined(separator: " · "),
+                            "inline": false,
+                        ]
+                    ]
+                }
                 return embed
             },
             "allowed_mentions": discordAllowedMentions,
@@ -345,16 +421,21 @@ public enum WebhookPayloads {
             "$schema": "http://adaptivecards.io/schemas/adaptive-card.json", "type": "AdaptiveCard", "version": "1.4",
             "body": body,
         ]
-        // One button per alert (at most 5, as Teams shows them) that opens its page.
-        let links = n.alerts.compactMap { a in n.link(a).map { (a, $0) } }.prefix(5)
-        if !links.isEmpty {
-            card["actions"] = links.map { a, link -> [String: Any] in
+        // Buttons that open the alert's page (one per alert), and for a single alert what it is
+        // about and its runbook: at most 5, as Teams shows them.
+        var actions: [[String: Any]] = n.alerts.compactMap { a in
+            n.link(a).map { link -> [String: Any] in
                 [
                     "type": "Action.OpenUrl", "url": link,
-                    "title": n.alerts.count == 1 ? "Open alert #\(a.id)" : "Open #\(a.id) \(e(a.transition.station))",
+                    "title": n.alerts.count == 1
+                        ? "Open alert #\(a.id)" : "Open #\(a.id) \(e(truncate(place(a.transition), to: 40)))",
                 ]
             }
         }
+        if n.alerts.count == 1, let a = n.alerts.first {
+            for l in links(n, a) { actions.append(["type": "Action.OpenUrl", "url": l.url, "title": l.label]) }
+        }
+        if !actions.isEmpty { card["actions"] = Array(actions.prefix(5)) }
         return [
             "type": "message",
             "attachments": [
@@ -371,9 +452,18 @@ public enum WebhookPayloads {
         for a in n.alerts {
             lines.append(
                 "*\(e(title(a)))*\n\(e(a.message))\n_Why: \(e(a.transition.explanation)); \(e(footer(a)))_"
-                    + (n.link(a).map { "\n<\($0)|Open alert #\(a.id)>" } ?? ""))
+                    + linkLine(n, a))
         }
         return ["text": lines.joined(separator: "\n\n")]
+    }
+
+    /// `\n<URL|Open alert #12> · <URL|River gauge> · <URL|Runbook>`: Google Chat's link syntax (the
+    /// URLs are checked: no `|`, `>` or spaces can end them early).
+    static func linkLine(_ n: AlertNotification, _ a: NotifiedAlert) -> String {
+        var parts: [String] = []
+        if let link = n.link(a) { parts.append("<\(link)|Open alert #\(a.id)>") }
+        for l in links(n, a) { parts.append("<\(l.url)|\(l.label)>") }
+        return parts.isEmpty ? "" : "\n" + parts.joined(separator: " · ")
     }
 
     /// Shortens to at most `limit` characters, ending with "…" when cut.
@@ -395,6 +485,10 @@ public enum WebhookPayloads {
                 c["path"] = a.route.count > 1 ? a.route.joined(separator: " → ") : ""
                 c["late"] = a.late
                 if let link = n.link(a) { c["url"] = link }
+                if let link = n.subjectLink(a) { c["page_url"] = link }
+                if let link = n.chartLink(a) { c["chart_url"] = link }
+                if let runbook = runbook(a) { c["runbook_url"] = runbook }
+                c["annotations"] = a.transition.annotations
                 return c
             },
         ]

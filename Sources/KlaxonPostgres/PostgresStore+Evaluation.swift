@@ -260,9 +260,9 @@ extension PostgresStore: EvaluationBackend {
             try await execute(
                 """
                 INSERT INTO transitions (id, rule, kind, station, metric, state, level, from_level, at, value, unit,
-                  severity, labels, summary, explanation, message, recorded_at, episode, started_at)
+                  severity, labels, summary, explanation, message, recorded_at, episode, started_at, extra)
                 SELECT id, rule, kind, station, metric, state, level, from_level, at, value, unit,
-                  severity, labels, summary, explanation, message, recorded_at, episode, started_at
+                  severity, labels, summary, explanation, message, recorded_at, episode, started_at, extra
                 FROM jsonb_populate_recordset(NULL::transitions, \(json)::jsonb)
                 """, on: c)
         } else {
@@ -317,7 +317,8 @@ extension PostgresStore: EvaluationBackend {
         else { return nil }
         return OpenEpisode.from(
             episode: try row[3].decode(Int64?.self), startedAt: try row[4].decode(Int64?.self),
-            state: try row[2].decode(String.self), id: try row[0].decode(Int64.self), at: try row[1].decode(Int64.self))
+            state: try row[2].decode(String.self), id: try row[0].decode(Int64.self), at: try row[1].decode(Int64.self),
+            extra: try row[5].decode(String?.self))
     }
 
     /// The rows queued for `alerts` that have not gone out (pending, sending, held), each with its
@@ -423,10 +424,10 @@ extension PostgresStore: EvaluationBackend {
         try await execute(
             """
             INSERT INTO transitions (id, rule, kind, station, metric, state, level, from_level, at, value, unit,
-              severity, labels, summary, explanation, message, recorded_at, episode, started_at)
+              severity, labels, summary, explanation, message, recorded_at, episode, started_at, extra)
             VALUES (\(id), \(r.rule), \(r.kind), \(r.station), \(r.metric), \(r.state), \(r.level), \(r.fromLevel),
               \(r.at), \(r.value), \(r.unit), \(r.severity), \(r.labels), \(r.summary), \(r.explanation), \(r.message),
-              \(r.recordedAt), \(r.episode ?? id), \(r.startedAt ?? r.at))
+              \(r.recordedAt), \(r.episode ?? id), \(r.startedAt ?? r.at), \(r.extra))
             """, on: c)
         return id
     }

@@ -288,6 +288,11 @@ extension PostgresStore {
 
             """ + EpisodeSQL.backfill
         ),
+        (
+            // `TransitionRecord.extra`, as `SQLiteStore`'s v15-transition-extra.
+            "v4-transition-extra",
+            "ALTER TABLE transitions ADD COLUMN extra TEXT;"
+        ),
     ]
 
     /// Applies the migrations not yet applied. Safe to run from several processes at once: a

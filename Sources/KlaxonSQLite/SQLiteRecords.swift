@@ -78,13 +78,14 @@ extension TransitionRecord {
             message: row[prefix + "message"],
             recordedAt: row[prefix + "recorded_at"],
             episode: row[prefix + "episode"],
-            startedAt: row[prefix + "started_at"])
+            startedAt: row[prefix + "started_at"],
+            extra: row.hasColumn(prefix + "extra") ? row[prefix + "extra"] : nil)
     }
 
     /// The columns `init(row:at:)` reads, in its order.
     static let columns = [
         "id", "rule", "kind", "station", "metric", "state", "level", "from_level", "at", "value", "unit", "severity",
-        "labels", "summary", "explanation", "message", "recorded_at", "episode", "started_at",
+        "labels", "summary", "explanation", "message", "recorded_at", "episode", "started_at", "extra",
     ]
 
     /// From `columns`, selected in that order from column `i` on: by index, for the dispatcher's
@@ -109,7 +110,8 @@ extension TransitionRecord {
             message: row[i + 15],
             recordedAt: row[i + 16],
             episode: row[i + 17],
-            startedAt: row[i + 18])
+            startedAt: row[i + 18],
+            extra: row[i + 19])
     }
 }
 

@@ -228,13 +228,14 @@ extension SQLiteStore: EvaluationBackend {
         let insert = try db.cachedStatement(
             sql: """
                 INSERT INTO transitions (id, rule, kind, station, metric, state, level, from_level, at, value, unit,
-                  severity, labels, summary, explanation, message, recorded_at, episode, started_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  severity, labels, summary, explanation, message, recorded_at, episode, started_at, extra)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
         for r in log.records {
             insert.setUncheckedArguments([
                 r.id, r.rule, r.kind, r.station, r.metric, r.state, r.level, r.fromLevel, r.at, r.value, r.unit,
                 r.severity, r.labels, r.summary, r.explanation, r.message, r.recordedAt, r.episode, r.startedAt,
+                r.extra,
             ])
             try insert.execute()
         }
@@ -280,7 +281,8 @@ extension SQLiteStore: EvaluationBackend {
             let row = try Row.fetchOne(
                 db.cachedStatement(sql: EpisodeSQL.newest), arguments: [key.rule, key.station, key.metric])
         else { return nil }
-        return OpenEpisode.from(episode: row[3], startedAt: row[4], state: row[2], id: row[0], at: row[1])
+        return OpenEpisode.from(
+            episode: row[3], startedAt: row[4], state: row[2], id: row[0], at: row[1], extra: row[5])
     }
 
     /// The rows queued for `alerts` that have not gone out (pending, sending, held), in queue order,

@@ -508,6 +508,10 @@ public final class SQLiteStore: Store {
                     END;
                     """ + EpisodeSQL.backfill)
         }
+        m.registerMigration("v15-transition-extra") { db in
+            // `TransitionRecord.extra`: a transition's place, headline, details and annotations.
+            try db.execute(sql: "ALTER TABLE transitions ADD COLUMN extra TEXT")
+        }
         return m
     }()
 }

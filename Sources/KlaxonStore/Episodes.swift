@@ -18,17 +18,23 @@ import KlaxonCore
 public struct OpenEpisode: Sendable, Equatable {
     public var id: Int64
     public var startedAt: Int64
+    /// The opening firing's headline (`Transition.opening`): an email thread's subject.
+    public var opening: String?
 
-    public init(id: Int64, startedAt: Int64) {
+    public init(id: Int64, startedAt: Int64, opening: String? = nil) {
         self.id = id
         self.startedAt = startedAt
+        self.opening = opening
     }
 
-    /// The open episode read from an alert's newest transition (`episode`, `started_at`, `state`):
-    /// none when that transition was a resolve.
-    public static func from(episode: Int64?, startedAt: Int64?, state: String, id: Int64, at: Int64) -> OpenEpisode? {
+    /// The open episode read from an alert's newest transition (`episode`, `started_at`, `state`,
+    /// `extra`): none when that transition was a resolve.
+    public static func from(
+        episode: Int64?, startedAt: Int64?, state: String, id: Int64, at: Int64, extra: String? = nil
+    ) -> OpenEpisode? {
         guard state != TransitionState.resolved.rawValue else { return nil }
-        return OpenEpisode(id: episode ?? id, startedAt: startedAt ?? at)
+        let e = TransitionExtra(json: extra)
+        return OpenEpisode(id: episode ?? id, startedAt: startedAt ?? at, opening: e.opening ?? e.headline)
     }
 }
 
@@ -130,6 +136,11 @@ extension TransitionLog {
             records[i].id = ids[i]
             records[i].episode = episode.id
             records[i].startedAt = episode.startedAt
+            // Every transition of an episode carries its opening headline (a stable mail subject).
+            if let opening = episode.opening, transitions[i].opening != opening {
+                transitions[i].opening = opening
+                records[i].extra = TransitionExtra(transitions[i]).json
+            }
         }
     }
 }
@@ -158,7 +169,9 @@ public struct Episodes: Sendable {
     public mutating func next(_ t: Transition, id: Int64) -> OpenEpisode {
         let key = t.alertKey
         known.insert(key)
-        if t.state == .firing || current[key] == nil { current[key] = OpenEpisode(id: id, startedAt: t.at) }
+        if t.state == .firing || current[key] == nil {
+            current[key] = OpenEpisode(id: id, startedAt: t.at, opening: t.headline)
+        }
         let episode = current[key]!
         if t.state == .resolved { current[key] = nil }
         return episode
@@ -313,7 +326,7 @@ public enum EpisodeSQL {
 
     /// An alert's newest transition, for its open episode (`OpenEpisode.from`); binds rule, station, metric.
     public static let newest =
-        "SELECT id, at, state, episode, started_at FROM transitions WHERE rule = $1 AND station = $2 AND metric = $3 ORDER BY id DESC LIMIT 1"
+        "SELECT id, at, state, episode, started_at, extra FROM transitions WHERE rule = $1 AND station = $2 AND metric = $3 ORDER BY id DESC LIMIT 1"
 
     /// What a receiver last heard of the alert of outbox row `o`: the transition `ht` of the newest
     /// row of that alert sent to that receiver (a walk back along `outbox_by_alert`, no table of its

@@ -179,7 +179,7 @@ extension AlertStateRecord {
 ///     <mark plan.folded superseded>; for row in plan.rows { <queue it, held or due at `GroupTiming.due`> }
 ///     <write log.deltas>; return log.logged(ids: ids)
 public struct TransitionLog {
-    public let transitions: [Transition]
+    public internal(set) var transitions: [Transition]
     public var records: [TransitionRecord]
     /// Each transition's planned deliveries (empty without routing).
     public let deliveries: [[PlannedDelivery]]
@@ -187,7 +187,12 @@ public struct TransitionLog {
     let routed: Bool
 
     public init(_ transitions: [Transition], _ e: Evaluation) {
-        self.transitions = transitions.sorted(by: Transition.outputOrder)
+        self.transitions = transitions.sorted(by: Transition.outputOrder).map { t in
+            var t = t
+            let annotations = e.annotate(t)
+            if !annotations.isEmpty { t.annotations = annotations }
+            return t
+        }
         records = self.transitions.map { TransitionRecord($0, message: e.render($0), recordedAt: e.now) }
         deliveries = self.transitions.map { e.route?($0) ?? [] }
         routed = e.route != nil

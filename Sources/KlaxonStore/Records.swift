@@ -157,6 +157,11 @@ public struct TransitionRecord: Codable, Sendable, Equatable {
     public var episode: Int64?
     /// When the episode began (the opening firing's data time): `startsAt`, "firing since".
     public var startedAt: Int64?
+    /// What a transition carries beyond its columns, as one JSON object (`TransitionExtra`): the
+    /// place's name, the engine's details, the rule's rendered annotations, the plain-words headline
+    /// and the episode's opening one. Nil or `{}` for rows logged before it existed. One column, so
+    /// that what messages say next needs no migration.
+    public var extra: String?
 
     enum CodingKeys: String, CodingKey {
         case id, rule, kind, station, metric, state, level
@@ -165,6 +170,7 @@ public struct TransitionRecord: Codable, Sendable, Equatable {
         case recordedAt = "recorded_at"
         case episode
         case startedAt = "started_at"
+        case extra
     }
 
     public init(_ t: Transition, message: String, recordedAt: Int64) {
@@ -184,12 +190,14 @@ public struct TransitionRecord: Codable, Sendable, Equatable {
         explanation = t.explanation
         self.message = message
         self.recordedAt = recordedAt
+        extra = TransitionExtra(t).json
     }
 
     public init(
         id: Int64?, rule: String, kind: String, station: String, metric: String, state: String, level: String?,
         fromLevel: String?, at: Int64, value: Double?, unit: String?, severity: String, labels: String, summary: String,
-        explanation: String, message: String, recordedAt: Int64, episode: Int64? = nil, startedAt: Int64? = nil
+        explanation: String, message: String, recordedAt: Int64, episode: Int64? = nil, startedAt: Int64? = nil,
+        extra: String? = nil
     ) {
         self.id = id
         self.rule = rule
@@ -210,6 +218,7 @@ public struct TransitionRecord: Codable, Sendable, Equatable {
         self.recordedAt = recordedAt
         self.episode = episode
         self.startedAt = startedAt
+        self.extra = extra
     }
 
     /// The episode's id (this transition's own for a row logged before episodes were kept).
@@ -227,6 +236,62 @@ extension TransitionRecord {
             state: TransitionState(rawValue: state) ?? .firing,
             level: level, fromLevel: fromLevel, at: at, value: value, unit: unit,
             severity: Severity(rawValue: severity) ?? .warning,
-            labels: decoded, summary: summary, explanation: explanation)
+            labels: decoded, summary: summary, explanation: explanation
+        ).with(TransitionExtra(json: extra))
+    }
+}
+
+/// `TransitionRecord.extra`: what a transition carries beyond its columns. Every field optional, so a
+/// row written by another version reads back as far as it can.
+public struct TransitionExtra: Codable, Sendable, Equatable {
+    public var place: String?
+    public var details: String?
+    public var annotations: [String: String]?
+    public var headline: String?
+    public var opening: String?
+
+    public init(_ t: Transition) {
+        place = t.place
+        details = t.details.isEmpty ? nil : t.details
+        annotations = t.annotations.isEmpty ? nil : t.annotations
+        headline = t.headline
+        opening = t.opening
+    }
+
+    /// Decodes `extra`; anything unreadable is no extra at all.
+    public init(json: String?) {
+        guard let json, json.utf8.count > 2,
+            let e = try? JSONDecoder().decode(TransitionExtra.self, from: Data(json.utf8))
+        else { return }
+        self = e
+    }
+
+    init() {}
+
+    /// The JSON object, or nil when there is nothing to say.
+    public var json: String? {
+        guard place != nil || details != nil || annotations != nil || headline != nil || opening != nil else {
+            return nil
+        }
+        var o: [String: Any] = [:]
+        if let place { o["place"] = place }
+        if let details { o["details"] = details }
+        if let annotations { o["annotations"] = annotations }
+        if let headline { o["headline"] = headline }
+        if let opening { o["opening"] = opening }
+        return JSONText.encode(o)
+    }
+}
+
+extension Transition {
+    /// This transition with what `extra` says.
+    func with(_ e: TransitionExtra) -> Transition {
+        var t = self
+        t.place = e.place
+        t.details = e.details ?? ""
+        t.annotations = e.annotations ?? [:]
+        t.headline = e.headline
+        t.opening = e.opening
+        return t
     }
 }

@@ -266,6 +266,8 @@ public struct Evaluation: Sendable {
     public var queuedAt: Int64
     /// The message of a transition.
     public var render: @Sendable (Transition) -> String
+    /// The rule's annotations (`runbook_url` among them) rendered for a transition.
+    public var annotate: @Sendable (Transition) -> [String: String] = { _ in [:] }
     /// Where a transition goes (nil: record transitions only, deliver nothing).
     public var route: (@Sendable (Transition) -> [PlannedDelivery])?
     /// The most readings stepped in one transaction.

@@ -165,9 +165,10 @@ let riverCSV = """
         // Text with --explain says why.
         let text = try await klaxonAsync(["dry-run", "--rules", rules, "--readings", csv, "--explain"])
         #expect(text.lines.first?.hasPrefix("AT") == true)
+        #expect(text.stdout.contains("why: 12.1 ft is at or above 12 ft for 30m"), "\(text.stdout)")
         #expect(
             text.stdout.contains(
-                "why: gage_height 12.1 ft ≥ 12 (above); pending since 2026-01-01T00:30:00Z, held 30m (for 30m)"))
+                "engine: gage_height 12.1 ft ≥ 12 (above); pending since 2026-01-01T00:30:00Z, held 30m (for 30m)"))
         #expect(text.stdout.contains("previous level action (10)"))
     }
 

@@ -185,11 +185,13 @@ import Testing
         #expect(chat.lines.first == "--- 1: high G1 firing at 2026-01-01T00:00:00Z → chat")
         let body = try #require(chat.lines.dropFirst().first)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
-        #expect((json["content"] as? String)?.contains("high G1 firing") == true)
+        #expect((json["content"] as? String)?.contains("G1: gage height 12, at or above 10") == true, "\(json)")
         let mail = try await klaxonAsync([
             "dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "mail",
         ])
-        #expect(mail.stdout.contains("Message-ID: <dry-run-1@example.org>"))
+        #expect(mail.stdout.contains("Message-ID: <alert-1@example.org>"), "\(mail.stdout)")
+        #expect(mail.stdout.contains("X-Klaxon-Key: dry-run-1"))
+        #expect(mail.stdout.contains("Subject: G1: gage height 12, at or above 10"))
         #expect(mail.stdout.contains("Content-Type: multipart/alternative"))
         let unknown = try await klaxonAsync([
             "dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "pager",

@@ -75,7 +75,7 @@ struct EpisodeTests {
         #expect(first.count == 2, "one message per receiver")
         let chat = try #require(first.first { $0.path == "/chat" }?.json)
         let text = chat["text"] as? String ?? ""
-        #expect(text.contains("firing moderate (via action → minor)"), "\(text)")
+        #expect(text.contains("01646500: moderate flood stage (via action → minor)"), "\(text)")
         let footer = ((chat["attachments"] as? [[String: Any]])?.first?["footer"] as? String) ?? ""
         #expect(footer.hasPrefix("late: data as of"), "\(footer)")
         let hook = try #require(first.first { $0.path == "/hook" }?.json)

@@ -38,7 +38,7 @@ struct NotifyReplayTests {
         }
         #expect(early.isEmpty, "not before group_wait")
         #expect(sent.map(\.at) == [(t0 + 600) * 1000], "sent when the timer fell due, not at the next evaluation")
-        #expect(Self.show(sent) == ["2026-01-01T00:10:00Z team: 🟠 WARNING high G1 firing"])
+        #expect(Self.show(sent) == ["2026-01-01T00:10:00Z team: 🟠 G1: gage height 12, at or above 10"])
     }
 
     @Test("a firing and its resolve inside group_wait: folded into one row, and the resolve nobody heard is not sent")
@@ -100,7 +100,7 @@ struct NotifyReplayTests {
         #expect(!chunked.isEmpty)
         #expect(Self.show(chunked) == Self.show(stepped))
         #expect(Set(chunked.map(\.notification.receiver)) == ["chat", "pager"])
-        #expect(Self.show(chunked).contains { $0.contains("quiet B firing") }, "\(Self.show(chunked))")
+        #expect(Self.show(chunked).contains { $0.contains("B: no gage height readings for 1h") }, "\(Self.show(chunked))")
     }
 
     @Test("dry-run --config: the transitions recorded, then what each receiver would get, and how many were folded")
@@ -135,9 +135,9 @@ struct NotifyReplayTests {
         #expect(section.count == 4, "\(text.stdout)")
         #expect(section.dropFirst().first?.hasPrefix("AT") == true)
         #expect(section.dropFirst(2).first?.hasPrefix("2026-01-01T00:15:00Z  ops       firing    ") == true)
-        #expect(section.dropFirst(2).first?.hasSuffix("stages G1 firing action") == true, "\(section)")
+        #expect(section.dropFirst(2).first?.hasSuffix("G1: action stage") == true, "\(section)")
         #expect(section.dropFirst(3).first?.hasPrefix("2026-01-01T01:15:00Z  ops       resolved  ") == true)
-        #expect(section.dropFirst(3).first?.hasSuffix("stages G1 resolved (was minor)") == true, "\(section)")
+        #expect(section.dropFirst(3).first?.hasSuffix("G1: below action stage again") == true, "\(section)")
         #expect(
             text.errorLines.contains(
                 "dry-run: 3 transitions recorded; 2 notifications would be sent (1 folded, 0 not sent)"),

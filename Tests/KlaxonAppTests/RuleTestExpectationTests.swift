@@ -40,7 +40,7 @@ struct RuleTestExpectationTests {
                 sent:
                   - status: firing
                     receiver: test
-                    title: "🟠 WARNING high G1 firing"
+                    title: "🟠 G1: gage height 12, at or above 10"
                     message: "m"
                     exp_labels: {alertname: high, station: G1}
                     exp_annotations: {value: "12"}
@@ -136,7 +136,7 @@ struct RuleTestExpectationTests {
                     transitions: [{state: firing, rule: high, station: G1}]
                     sent:
                       - status: firing
-                        title: "🟠 WARNING high G1 firing"
+                        title: "🟠 G1: gage height 12, at or above 12"
                         message: "gage_height at G1 is 12, at or above 12"
                         exp_labels: {alertname: high, metric: gage_height, severity: warning, station: G1}
                         exp_annotations: {value: "12"}
@@ -181,7 +181,7 @@ struct RuleTestExpectationTests {
                   - status: resolved
                 got sent:
                   - status: firing
-                    title: "🟠 WARNING high G1 firing"
+                    title: "🟠 G1: gage height 12, at or above 12"
                     message: "gage_height at G1 is 12, at or above 12"
                     exp_labels: {alertname: high, metric: gage_height, severity: warning, station: G1}
                     exp_annotations: {value: "12"}
@@ -205,7 +205,7 @@ struct RuleTestExpectationTests {
                       - {state: firing, rule: high, station: G1}
                     sent:
                       - status: firing
-                        title: "🟠 WARNING high G1 firing"
+                        title: "🟠 G1: gage height 12, at or above 12"
                         message: "gage_height at G1 is 12, at or above 12"
                         exp_labels: {alertname: high, metric: gage_height, severity: warning, station: G1}
                         exp_annotations: {value: "12"}

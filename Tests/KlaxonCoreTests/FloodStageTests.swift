@@ -56,8 +56,15 @@ struct FloodStageTests {
                 "Willamette R at Portland, OR (USGS 14211720, NWS PRTO3): gage_height 18.2 ft rose from action stage to minor flood stage (18 ft)"
             ))
         #expect(s.contains("; next: moderate flood stage at 24 ft;"))
-        #expect(s.contains("; rising 0.6 ft/h;"))  // 17.6 → 18.2 over the last hour
-        #expect(s.hasSuffix("▁▂▄▅▆█"))
+        // The trend in words over three hours (no Unicode sparkline: it renders as black blocks in
+        // mail and proportional fonts); under six hours of data, no day's change.
+        #expect(s.hasSuffix("; rising 0.47 ft/h over 3 h"))
+        #expect(!s.contains("▁") && !s.contains("█"))
+        let t = try #require(h.transitions.last)
+        #expect(t.headline == "minor flood stage, up from action")
+        #expect(t.place == "Willamette R at Portland, OR")
+        #expect(t.explanation == "18.2 ft is at or above minor flood stage (18 ft); next: moderate flood stage at 24 ft; rising 0.47 ft/h over 3 h")
+        #expect(t.details.contains("gage_height 18.2 ft ≥ minor (18)"))
     }
 
     @Test("falling back with a deadband: a dip just under a threshold keeps the category")

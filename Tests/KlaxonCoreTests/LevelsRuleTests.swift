@@ -231,7 +231,8 @@ struct LevelsRuleTests {
                 .resolved("aqi", m(10), 40, from: "Unhealthy"),
             ])
         #expect(h.transitions.last?.summary.hasSuffix("back to Good, from Unhealthy") == true)
-        #expect(h.transitions.last?.explanation.contains("previous level Unhealthy") == true)
+        #expect(h.transitions.last?.details.contains("previous level Unhealthy") == true)
+        #expect(h.transitions.last?.headline == "air quality back to Good")
         #expect(h.state("aqi")?.level == nil && h.state("aqi")?.announced == nil)
     }
 

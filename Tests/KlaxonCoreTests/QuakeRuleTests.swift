@@ -262,7 +262,7 @@ struct QuakeRuleTests {
         #expect(v3.state == .changed)
         #expect(v3.value == 5.0)
         #expect(v3.summary.hasPrefix("Update: M4.9 → M5.0 — M5.0 earthquake 12 km NNE of Ridgecrest, CA"))
-        #expect(v3.explanation.contains("magnitude M4.9 → M5.0 (Δ0.1 ≥ 0.1)"))
+        #expect(v3.details.contains("magnitude M4.9 → M5.0 (Δ0.1 ≥ 0.1)"))
 
         // v4: reviewed, same magnitude → changed.
         let v4 = try #require(assess(california(magnitude: 5.0, status: "reviewed", updatedMinutes: 30)))
@@ -301,7 +301,7 @@ struct QuakeRuleTests {
             lower.change.summary.hasPrefix(
                 "Update: M4.6 → M4.4, revised below the rule's threshold (M4.5) — M4.4 earthquake 12 km NNE of Ridgecrest, CA"
             ))
-        #expect(lower.change.explanation.contains("no longer meets the rule: magnitude 4.4 ml < 4.5"))
+        #expect(lower.change.details.contains("no longer meets the rule: magnitude 4.4 ml < 4.5"))
         #expect(lower.announced.magnitude == 4.4)
         // Back up again: another update, never a second firing.
         let again = try #require(rule.assess(california(magnitude: 4.6, updatedMinutes: 3), announced: lower.announced))

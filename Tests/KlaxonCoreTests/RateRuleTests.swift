@@ -24,7 +24,7 @@ struct RateRuleTests {
         #expect(h.feed([(m(90), 11.4)]) == [.firing("rise", m(90), 11.4)])
         let t = try #require(h.transitions.last)
         #expect(t.summary.contains("rising 1 ft/h"))
-        #expect(t.explanation.contains("10.4 ft at 2026-01-01T00:30:00Z → 11.4 ft at 2026-01-01T01:30:00Z"))
+        #expect(t.details.contains("10.4 ft at 2026-01-01T00:30:00Z → 11.4 ft at 2026-01-01T01:30:00Z"))
     }
 
     @Test("clear resolves below the clear rate, not before")

@@ -29,7 +29,9 @@ import Testing
         #expect(m.rcptTos == ["ops@example.org", "duty@example.org"])
         #expect(m.header("From") == "Klaxon <klaxon@example.org>")
         #expect(m.header("To") == "ops@example.org, Duty <duty@example.org>")
-        #expect(m.header("Message-ID") == "<0f1e2d3c-key@example.org>")
+        // The first message of an episode is its thread's root (`alert-ID`); the key is its own header.
+        #expect(m.header("Message-ID") == "<alert-1@example.org>")
+        #expect(m.header("X-Klaxon-Key") == "0f1e2d3c-key")
         #expect(m.header("MIME-Version") == "1.0")
         #expect(m.header("Date").map { HTTPDate.parse($0) != nil } == true)
         // Non-ASCII subjects are RFC 2047 encoded on the wire and decode back exactly.
@@ -43,7 +45,7 @@ import Testing
         #expect(m.parts.map(\.contentType) == ["text/plain", "text/html"])
         #expect(m.parts[0].text.contains("Why: gage_height 12.4 ft"))
         #expect(m.parts[0].text.contains("data as of 2026-03-01T06:15:00Z"))
-        #expect(m.parts[1].text.contains("<h3"))
+        #expect(m.parts[1].text.contains("<h2"))
         #expect(!m.tls)
     }
 
@@ -156,7 +158,10 @@ import Testing
         try await fixture.queue([transition()], receivers: ["mail"])
         let pass = try await dispatcher.runUntilEmpty(deadline: brokenAfter())
         #expect(pass.retried == 1 && pass.sent == 1)
-        let id = try await #require(try fixture.store.outbox().first?.id)
-        #expect(server.messages().first?.header("Message-ID") == "<\(id)@example.org>")
+        // The retry is the same message: the same key and, as it opens the episode's thread, the
+        // thread's root id.
+        let row = try await #require(try fixture.store.outbox().first)
+        #expect(server.messages().first?.header("X-Klaxon-Key") == row.id)
+        #expect(server.messages().first?.header("Message-ID") == "<alert-\(row.transitionID)@example.org>")
     }
 }

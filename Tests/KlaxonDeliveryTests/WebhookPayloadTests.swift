@@ -97,7 +97,7 @@ import Testing
             config: .init(name: "mail", smtpURL: "smtp://127.0.0.1:1", from: "k@example.org", to: ["o@example.org"])
         ).render(linked)
         let parts = try await EmailHeaderTests.parse(email).parts
-        #expect(parts.count == 2 && parts[0].contains("Open: \(url)") && parts[1].contains("<a href=\"\(url)\">"))
+        #expect(parts.count == 2 && parts[0].contains("Open: \(url)") && parts[1].contains("<a href=\"\(url)\""))
         // No external_url: no link anywhere.
         let plain = AlertNotification(key: "k", receiver: "r", alerts: [a])
         #expect((WebhookPayloads.slack(plain)["attachments"] as? [[String: Any]])?.first?["title_link"] == nil)

@@ -7,7 +7,13 @@ import Yams
 /// types, missing fields and bad durations are reported as `PATH:LINE:COL: error: message`, and every
 /// problem in every file is reported, not just the first.
 public enum RuleLoader {
-    static let commonKeys = ["name", "kind", "severity", "labels", "notify", "message"]
+    static let commonKeys = ["name", "kind", "severity", "labels", "notify", "message", "runbook_url", "annotations"]
+
+    /// Annotation names Klaxon sets itself in the generic payload: a rule's own may not shadow them.
+    static let reservedAnnotations: Set<String> = [
+        "alert_id", "data_time", "description", "late", "level", "path", "previous_level", "summary", "value",
+        "runbook_url",
+    ]
 
     /// One rule kind as data: its name, its keys (besides `commonKeys`), what it does, and how its
     /// keys are read. Config reading, `klaxon check`'s messages and the list of kinds all come from
@@ -155,6 +161,42 @@ public enum RuleLoader {
                 file.error(n, "\(error)")
             }
         }
+        // `runbook_url` and `annotations`: mustache templates like `message`, rendered per transition.
+        func template(_ n: Node, _ s: String, what: String) -> Bool {
+            do {
+                _ = try MessageRenderer.compile(s, origin: what)
+            } catch {
+                file.error(n, "\(error)")
+                return false
+            }
+            let problems = TemplateCheck.checkMessage(s)
+            for p in problems { file.error(n, "\(what): template \(p)") }
+            return problems.isEmpty
+        }
+        var runbook: String? = nil
+        if let n = m.value("runbook_url"), let s = file.string(n, what: "runbook_url") {
+            let lower = s.lowercased()
+            if !(lower.hasPrefix("https://") || lower.hasPrefix("http://")) {
+                file.error(n, "runbook_url must start with https:// or http://")
+            } else if template(n, s, what: "runbook_url") {
+                runbook = s
+            }
+        }
+        var annotations: [String: String] = [:]
+        if let n = m.value("annotations"), let given = file.stringMap(n, what: "annotations") {
+            for (key, text) in given.sorted(by: { $0.key < $1.key }) {
+                if key.range(of: "^[A-Za-z_][A-Za-z0-9_]{0,63}$", options: .regularExpression) == nil {
+                    file.error(n, "annotations: \"\(key)\" is not a name (letters, digits and _, not first a digit)")
+                } else if reservedAnnotations.contains(key) {
+                    file.error(
+                        n,
+                        "annotations: \"\(key)\" is set by Klaxon itself"
+                            + (key == "runbook_url" ? "; use the rule's runbook_url" : ""))
+                } else if template(n, text, what: "annotations.\(key)") {
+                    annotations[key] = text
+                }
+            }
+        }
         var kind: (any RuleKind)? = nil
         var known = commonKeys
         if let kindName {
@@ -174,7 +216,8 @@ public enum RuleLoader {
         let mark = node.mark
         return Rule(
             name: name, kind: kind, severity: severity, labels: labels, notify: notify, message: message,
-            origin: "\(file.path):\(mark?.line ?? 1):\(mark?.column ?? 1)")
+            origin: "\(file.path):\(mark?.line ?? 1):\(mark?.column ?? 1)", runbookURL: runbook,
+            annotations: annotations)
     }
 
     static func metricAndStations(_ m: inout YAMLMap, file: YAMLFile, what: String) -> (String, Set<String>?)? {

@@ -7,20 +7,21 @@ import Logging
 /// Builds the notifiers a config names, and runs deliveries.
 public enum DeliveryWiring {
     /// One notifier per receiver. `caFile` lets email trust a private CA (tests, private relays).
-    public static func notifiers(_ config: Config) throws -> [String: any Notifier] {
+    public static func notifiers(_ config: Config, charts: ChartSource? = nil) throws -> [String: any Notifier] {
         var out: [String: any Notifier] = [:]
         for receiver in config.receivers {
             let groupBy =
                 config.routing.routes.first { $0.receivers.contains(receiver.name) }?.groupBy
                 ?? config.routing.defaults.groupBy
             out[receiver.name] = try receiver.notifier(
-                groupBy: groupBy, smtpCAFile: ProcessInfo.processInfo.environment["KLAXON_SMTP_CA_FILE"])
+                groupBy: groupBy, smtpCAFile: ProcessInfo.processInfo.environment["KLAXON_SMTP_CA_FILE"], charts: charts)
         }
         return out
     }
 
     public static func dispatcher(
-        store: any Store, config: Config, logger: Logger, lease: Int64? = nil, health: StoreHealth = StoreHealth()
+        store: any Store, config: Config, logger: Logger, lease: Int64? = nil, health: StoreHealth = StoreHealth(),
+        charts: ChartSource? = nil
     ) throws -> Dispatcher {
         var settings = Dispatcher.Settings()
         settings.lease = lease ?? config.deliveryLease * 1000
@@ -28,7 +29,7 @@ public enum DeliveryWiring {
         settings.fallbackReceiver = config.fallbackReceiver
         settings.externalURL = config.externalURL ?? ""
         return Dispatcher(
-            store: store, notifiers: try notifiers(config), routing: config.routing, settings: settings, logger: logger,
+            store: store, notifiers: try notifiers(config, charts: charts), routing: config.routing, settings: settings, logger: logger,
             health: health)
     }
 

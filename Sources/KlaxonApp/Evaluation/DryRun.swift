@@ -262,7 +262,10 @@ public enum DryRunPrinter {
         var out = [line(header)]
         for (row, t) in zip(rows, transitions) {
             out.append(line(row))
-            if explain { out.append("    why: \(t.explanation)") }
+            if explain {
+                out.append("    why: \(t.explanation)")
+                if !t.details.isEmpty { out.append("    engine: \(t.details)") }
+            }
         }
         return out
     }

@@ -36,6 +36,7 @@ public enum Evaluate {
             sliceReadings: sliceReadings, sliceTransitions: sliceTransitions, committed: committed)
         evaluation.keepTransitions = keepTransitions
         evaluation.handoff = handoff
+        evaluation.annotate = renderer.annotations
         return try await store.evaluate(evaluation)
     }
 

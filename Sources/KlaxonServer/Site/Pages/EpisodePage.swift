@@ -32,17 +32,50 @@ enum EpisodePage {
                 " at \(SiteTime.full(last.at, zone: zone)), after firing from \(SiteTime.full(started, zone: zone))"
         }
         let byTransition = Dictionary(grouping: history.deliveries, by: \.transitionID)
+        let now_ = last.transition
+        let place = now_.place ?? (name == first.station ? nil : name) ?? first.station
+        let heading = now_.headline.map { "\(place): \($0)" } ?? "#\(history.id) \(first.rule) · \(name)"
+        // Who acted on it: the ack that holds (until the resolve) and the silences that mute it now.
+        let key = AlertKey(rule: first.rule, station: first.station, metric: first.metric)
+        let ack = open ? try await site.store.acks()[key].flatMap { $0.transitionID == history.id ? $0 : nil } : nil
+        let silences = open ? try await site.store.activeSilences(now: now).filter { $0.mutes(now_.matchLabels, at: now) } : []
+        let subject = SubjectPage.path(station: first.station, metric: first.metric)
 
-        return SitePage(title: "#\(history.id) \(first.rule) — alert") {
-            Node<HTML.BodyContext>.h1(SiteHTML.text("#\(history.id) \(first.rule) · \(name)"))
+        return SitePage(title: "#\(history.id) \(place) — alert") {
+            Node<HTML.BodyContext>.h1(SiteHTML.text(heading))
             Node<HTML.BodyContext>.p(
                 .safeClass("alert-status \(open ? "firing" : "resolved")"), SiteHTML.text(status), .br(),
                 .small(
                     .class("muted"),
                     SiteHTML.text(
-                        "station \(first.station) · \(first.metric) · severity \(last.severity) · `ack \(history.id)` in chat"
-                    )), .br(),
-                .a(.safeHref("/stations/\(first.station)"), .text("the station's readings")))
+                        "alert #\(history.id) · rule \(first.rule) · station \(first.station) · \(first.metric) · severity \(last.severity)"
+                            + (open ? " · `ack \(history.id)` in chat" : "")
+                    )),
+                .unwrap(subject) { path in .group(.br(), .a(.safeHref(path), .text("the readings and chart"))) },
+                .unwrap(now_.annotations["runbook_url"]) { url in
+                    .group(.text(" · "), .a(.safeHref(url), .text("runbook")))
+                })
+            Node<HTML.BodyContext>.p(SiteHTML.text("Why: \(now_.explanation)"))
+            if !now_.details.isEmpty {
+                Node<HTML.BodyContext>.p(.class("muted"), .small(SiteHTML.text("Engine: \(now_.details)")))
+            }
+            if let ack {
+                Node<HTML.BodyContext>.p(
+                    .class("acked"),
+                    SiteHTML.text(
+                        "Acked by \(ack.by) at \(SiteTime.full(ack.at, zone: zone)): no reminders or escalation until it resolves."
+                    ))
+            }
+            if !silences.isEmpty {
+                Node<HTML.BodyContext>.p(
+                    .class("silenced"),
+                    SiteHTML.text(
+                        "Muted by "
+                            + silences.prefix(5).map { s in
+                                "silence \(s.id.prefix(8)) by \(s.createdBy) until \(SiteTime.full(s.ends, zone: zone))"
+                                    + (s.comment.isEmpty ? "" : " (\(s.comment))")
+                            }.joined(separator: "; ")))
+            }
             Node<HTML.BodyContext>.h2("What happened, and what was sent")
             Node<HTML.BodyContext>.div(
                 .class("scroll"),

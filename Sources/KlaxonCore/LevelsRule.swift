@@ -132,7 +132,8 @@ public struct LevelsRule: RuleKind {
             return Self.aqiChange(move: (from, move.to), scale: scale, time: time, value: value, why: why, c)
         }
         // A gauge's own ladder named like NWS categories reads as they do (`minor flood stage`).
-        let flood = SubjectPage.of(metric: c.metric) == .gauge && levels.allSatisfy { FloodCategories.names.contains($0.name) }
+        let flood =
+            SubjectPage.of(metric: c.metric) == .gauge && levels.allSatisfy { FloodCategories.names.contains($0.name) }
         let what = MetricWords.name(c.metric)
         func named(_ i: Int) -> String { flood ? Self.floodTitle(levels[i].name) : "\(what) \(levels[i].name)" }
         // For people: the value against the level it reached (or left) and the next one up.
@@ -154,7 +155,8 @@ public struct LevelsRule: RuleKind {
                 state: .resolved, at: time, value: value, level: nil, fromLevel: levels[from].name,
                 summary: "\(c.metric) at \(c.station) is back below \(levels[0].name): \(c.show(value))",
                 explanation: reason, details: why,
-                headline: flood ? "below \(Self.floodTitle(levels[0].name)) again" : "\(what) back below \(levels[0].name)")
+                headline: flood
+                    ? "below \(Self.floodTitle(levels[0].name)) again" : "\(what) back below \(levels[0].name)")
         case (let from?, let to?):
             let verb = to > from ? "rose" : "fell"
             return Change(
@@ -226,7 +228,8 @@ public struct LevelsRule: RuleKind {
         let headline: String
         switch move {
         case (_, let to?) where move.from == nil: headline = floodTitle(levels[to].name)
-        case (let f?, let to?): headline = "\(floodTitle(levels[to].name)), \(to > f ? "up" : "down") from \(levels[f].name)"
+        case (let f?, let to?):
+            headline = "\(floodTitle(levels[to].name)), \(to > f ? "up" : "down") from \(levels[f].name)"
         default: headline = "below \(floodTitle(levels[0].name)) again"
         }
         return Change(

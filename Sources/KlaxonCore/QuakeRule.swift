@@ -301,7 +301,8 @@ public struct QuakeRule: QuakeFamilyRule {
             state: .resolved, at: e.timeSeconds, value: e.magnitude ?? before.magnitude, level: nil,
             fromLevel: PagerLevel(before.alert)?.name,
             summary: "Withdrawn: the \(magnitude)event\(place) was deleted by USGS",
-            explanation: "USGS deleted the event", details: "event \(e.id) has status deleted (updated \(Self.utc(e.updated))); announced before as "
+            explanation: "USGS deleted the event",
+            details: "event \(e.id) has status deleted (updated \(Self.utc(e.updated))); announced before as "
                 + "\(was) (\(before.status), updated \(Self.utc(before.updated)))", place: e.place,
             headline: "earthquake withdrawn by USGS")
     }

@@ -170,12 +170,16 @@ public enum EmailMessage {
             "--\(boundary)", "Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding: base64", "",
             base64Lines(text), "--\(boundary)",
         ]
-        let htmlPart = ["Content-Type: text/html; charset=utf-8", "Content-Transfer-Encoding: base64", "", base64Lines(html)]
+        let htmlPart = [
+            "Content-Type: text/html; charset=utf-8", "Content-Transfer-Encoding: base64", "", base64Lines(html),
+        ]
         if let image {
             let related = boundary + "-related"
             let cid = headerSafe(image.contentID).filter { !$0.isWhitespace && $0 != "<" && $0 != ">" }
             let name = headerSafe(image.filename).filter { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }
-            parts += ["Content-Type: multipart/related; boundary=\"\(related)\"; type=\"text/html\"", "", "--\(related)"]
+            parts += [
+                "Content-Type: multipart/related; boundary=\"\(related)\"; type=\"text/html\"", "", "--\(related)",
+            ]
             parts += htmlPart
             parts += [
                 "--\(related)", "Content-Type: image/png; name=\"\(name)\"", "Content-Transfer-Encoding: base64",

@@ -21,10 +21,12 @@ public struct MessageRenderer: Sendable {
             var own: [(String, MustacheTemplate)] = []
             if let url = rule.runbookURL {
                 // A URL: values substituted into it are percent-encoded, not HTML-escaped.
-                own.append(("runbook_url", try Self.compile(url, origin: "rule \(rule.name) runbook_url", escaping: .text)))
+                own.append(
+                    ("runbook_url", try Self.compile(url, origin: "rule \(rule.name) runbook_url", escaping: .text)))
             }
             for (key, text) in rule.annotations.sorted(by: { $0.key < $1.key }) {
-                own.append((key, try Self.compile(text, origin: "rule \(rule.name) annotations.\(key)", escaping: .text)))
+                own.append(
+                    (key, try Self.compile(text, origin: "rule \(rule.name) annotations.\(key)", escaping: .text)))
             }
             if !own.isEmpty { annotations[rule.name] = own }
             guard let text = rule.message else { continue }
@@ -47,7 +49,8 @@ public struct MessageRenderer: Sendable {
         for (key, template) in own {
             var text = template.render(c).trimmingCharacters(in: .whitespacesAndNewlines)
             if key == "runbook_url" {
-                text = text.replacingOccurrences(of: " ", with: "%20")
+                // Spaces and non-ASCII from data are percent-encoded (a station name in a wiki path).
+                text = Self.encodeNonASCII(text.replacingOccurrences(of: " ", with: "%20"))
                 guard Self.isLink(text) else { continue }
             }
             if text.count > Self.annotationLimit { text = String(text.prefix(Self.annotationLimit - 1)) + "…" }
@@ -63,10 +66,23 @@ public struct MessageRenderer: Sendable {
         guard lower.hasPrefix("https://") || lower.hasPrefix("http://"), s.utf8.count <= 2_048,
             URL(string: s)?.host?.isEmpty == false
         else { return false }
+        // ASCII only: no bidirectional overrides or look-alike letters can disguise where it goes.
         return !s.unicodeScalars.contains {
-            $0.value < 0x21 || $0.value == 0x7f || "\"'<>\\`|{}^".unicodeScalars.contains($0)
-                || ($0.value >= 0x80 && $0.properties.generalCategory == .control)
+            $0.value < 0x21 || $0.value >= 0x7f || "\"'<>\\`|{}^".unicodeScalars.contains($0)
         }
+    }
+
+    /// Every non-ASCII character as its percent-encoded UTF-8 bytes.
+    static func encodeNonASCII(_ s: String) -> String {
+        var out = ""
+        for scalar in s.unicodeScalars {
+            if scalar.isASCII {
+                out.unicodeScalars.append(scalar)
+            } else {
+                for b in String(scalar).utf8 { out += String(format: "%%%02X", b) }
+            }
+        }
+        return out
     }
 
     /// Compiles a template, turning the parser's error into a message with line and column. Values

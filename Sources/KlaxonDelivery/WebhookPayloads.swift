@@ -87,7 +87,9 @@ public enum WebhookPayloads {
         if shown.state != t.state || shown.fromLevel != t.fromLevel {
             // Presented otherwise than logged: the change is told from what this receiver heard.
             for ending in fromEndings {
-                if let r = headline.range(of: ending, options: .backwards) { headline = String(headline[..<r.lowerBound]) }
+                if let r = headline.range(of: ending, options: .backwards) {
+                    headline = String(headline[..<r.lowerBound])
+                }
             }
             if shown.state == .changed, let from = shown.fromLevel { notes.append("was \(from)") }
         }
@@ -356,35 +358,50 @@ public enum WebhookPayloads {
 
     static let discordLimit = 2000
 
+    /// Discord's documented limits on embeds: 10 per message, and per embed a title of 256, a
+    /// description of 4,096, a field value of 1,024 and a footer of 2,048 characters; all embeds'
+    /// text together at most 6,000.
+    static let discordEmbeds = 10
+    static let discordEmbedTotal = 6000
+
     /// Discord: `content` within 2000 characters (truncated with "…"), plus an embed per alert (at most 10).
     /// `content` holds the headlines; the message is in the embed, so it is not shown twice (an alert
-    /// past the tenth, which has no embed, keeps its message in `content`).
+    /// past the tenth, which has no embed, keeps its message in `content`). The embeds share Discord's
+    /// 6,000-character budget: descriptions are shortened so that the total stays within it.
     /// `allowed_mentions: {parse: []}`: nothing in a message can ping anyone.
     public static func discord(_ n: AlertNotification) -> [String: Any] {
         let e = ChatEscape.discord
         var lines: [String] = []
         if n.isDigest { lines.append("Held during quiet hours (\(n.alerts.count)):") }
-        for (i, a) in n.alerts.enumerated() { lines.append(i < 10 ? e(title(a)) : "\(e(title(a))): \(e(a.message))") }
+        for (i, a) in n.alerts.enumerated() {
+            lines.append(i < discordEmbeds ? e(title(a)) : "\(e(title(a))): \(e(a.message))")
+        }
+        let shown = Array(n.alerts.prefix(discordEmbeds))
+        // What each embed must carry (title, footer, links), then the rest of the budget shared out
+        // among the descriptions.
+        let fixed = shown.map { a -> (title: String, footer: String, links: String?) in
+            let more = links(n, a)
+            return (
+                truncate(e(title(a)), to: 256), truncate(e(footer(a)), to: 2048),
+                more.isEmpty
+                    ? nil : truncate(more.map { "[\($0.label)](\($0.url))" }.joined(separator: " · "), to: 1024)
+            )
+        }
+        let fixedSize = fixed.reduce(0) { $0 + $1.title.count + $1.footer.count + ($1.links.map { $0.count + 5 } ?? 0) }
+        let share = shown.isEmpty ? 0 : max(40, (discordEmbedTotal - fixedSize) / shown.count)
         return [
             "content": truncate(lines.joined(separator: "\n"), to: discordLimit),
-            "embeds": n.alerts.prefix(10).map { a -> [String: Any] in
+            "embeds": zip(shown, fixed).map { a, f -> [String: Any] in
                 var embed: [String: Any] = [
-                    "title": truncate(e(title(a)), to: 256),
-                    "description": truncate("\(e(a.message))\n\nWhy: \(e(a.transition.explanation))", to: 4096),
+                    "title": f.title,
+                    "description": truncate(
+                        "\(e(a.message))\n\nWhy: \(e(a.transition.explanation))", to: min(4096, share)),
                     "color": Int(colour(a.transition).dropFirst(), radix: 16) ?? 0,
-                    "timestamp": Timestamp.format(a.transition.at), "footer": ["text": e(footer(a))],
+                    "timestamp": Timestamp.format(a.transition.at), "footer": ["text": f.footer],
                 ]
                 if let link = n.link(a) { embed["url"] = link }
-                let more = links(n, a)
-                if !more.isEmpty {
-                    // Markdown links in an embed field; the URLs are checked, the labels are Klaxon's.
-                    embed["fields"] = [
-                        [
-                            "name": "Links", "value": more.map { "[\($0.label)](\($0.url))" }.joined(separator: " · "),
-                            "inline": false,
-                        ]
-                    ]
-                }
+                // Markdown links in an embed field; the URLs are checked, the labels are Klaxon's.
+                if let links = f.links { embed["fields"] = [["name": "Links", "value": links, "inline": false]] }
                 return embed
             },
             "allowed_mentions": discordAllowedMentions,
@@ -394,11 +411,15 @@ public enum WebhookPayloads {
     /// `{"parse": []}`: Discord parses no mention of users, roles, `@everyone` or `@here`.
     static var discordAllowedMentions: [String: Any] { ["parse": [Any]()] }
 
-    /// Microsoft Teams (Workflows webhook): a message carrying an Adaptive Card.
+    /// The most alerts one Teams card lists: a Teams message is at most 28 KB.
+    static let teamsAlerts = 20
+
+    /// Microsoft Teams (Workflows webhook): a message carrying an Adaptive Card (version 1.4, which
+    /// Teams renders), at most `teamsAlerts` alerts and 5 buttons.
     public static func msteams(_ n: AlertNotification) -> [String: Any] {
         let e = ChatEscape.msteams
         var body: [[String: Any]] = []
-        for a in n.alerts {
+        for a in n.alerts.prefix(teamsAlerts) {
             let t = a.transition
             let colour = t.state == .resolved ? "Good" : (t.severity == .critical ? "Attention" : "Warning")
             body.append([
@@ -416,6 +437,13 @@ public enum WebhookPayloads {
             facts.append(["title": "Data time", "value": Timestamp.format(t.at)])
             if let ack = ackHint(a) { facts.append(["title": "Acknowledge", "value": ack]) }
             body.append(["type": "FactSet", "facts": facts])
+        }
+        if n.alerts.count > teamsAlerts {
+            body.append([
+                "type": "TextBlock", "wrap": true, "isSubtle": true,
+                "text": "…and \(n.alerts.count - teamsAlerts) more"
+                    + (n.externalURL.isEmpty ? "" : ": \(AlertNotification.trimmed(n.externalURL))/alerts"),
+            ])
         }
         var card: [String: Any] = [
             "$schema": "http://adaptivecards.io/schemas/adaptive-card.json", "type": "AdaptiveCard", "version": "1.4",
@@ -444,7 +472,10 @@ public enum WebhookPayloads {
         ]
     }
 
-    /// Google Chat: `text` with the explanation and data time of each alert.
+    /// Google Chat's limit on a message's text (4,096 characters).
+    static let googleChatLimit = 4096
+
+    /// Google Chat: `text` with the explanation and data time of each alert, and its links.
     public static func googlechat(_ n: AlertNotification) -> [String: Any] {
         let e = ChatEscape.googlechat
         var lines: [String] = []
@@ -454,7 +485,7 @@ public enum WebhookPayloads {
                 "*\(e(title(a)))*\n\(e(a.message))\n_Why: \(e(a.transition.explanation)); \(e(footer(a)))_"
                     + linkLine(n, a))
         }
-        return ["text": lines.joined(separator: "\n\n")]
+        return ["text": truncate(lines.joined(separator: "\n\n"), to: googleChatLimit)]
     }
 
     /// `\n<URL|Open alert #12> · <URL|River gauge> · <URL|Runbook>`: Google Chat's link syntax (the

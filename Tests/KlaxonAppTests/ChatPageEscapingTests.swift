@@ -3,6 +3,7 @@ import KlaxonApp
 import KlaxonCore
 import KlaxonDelivery
 import Testing
+
 @testable import KlaxonDemo
 
 /// The demo's chat page shows what Klaxon's Slack and Mattermost payloads carry: hostile data comes

@@ -1,6 +1,7 @@
 import Foundation
 import KlaxonApp
 import Testing
+
 @testable import KlaxonDemo
 
 @Suite struct ChatPageTests {

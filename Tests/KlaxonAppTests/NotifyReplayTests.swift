@@ -100,7 +100,8 @@ struct NotifyReplayTests {
         #expect(!chunked.isEmpty)
         #expect(Self.show(chunked) == Self.show(stepped))
         #expect(Set(chunked.map(\.notification.receiver)) == ["chat", "pager"])
-        #expect(Self.show(chunked).contains { $0.contains("B: no gage height readings for 1h") }, "\(Self.show(chunked))")
+        #expect(
+            Self.show(chunked).contains { $0.contains("B: no gage height readings for 1h") }, "\(Self.show(chunked))")
     }
 
     @Test("dry-run --config: the transitions recorded, then what each receiver would get, and how many were folded")

@@ -63,7 +63,10 @@ struct FloodStageTests {
         let t = try #require(h.transitions.last)
         #expect(t.headline == "minor flood stage, up from action")
         #expect(t.place == "Willamette R at Portland, OR")
-        #expect(t.explanation == "18.2 ft is at or above minor flood stage (18 ft); next: moderate flood stage at 24 ft; rising 0.47 ft/h over 3 h")
+        #expect(
+            t.explanation
+                == "18.2 ft is at or above minor flood stage (18 ft); next: moderate flood stage at 24 ft; rising 0.47 ft/h over 3 h"
+        )
         #expect(t.details.contains("gage_height 18.2 ft ≥ minor (18)"))
     }
 

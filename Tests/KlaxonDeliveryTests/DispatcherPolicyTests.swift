@@ -39,7 +39,8 @@ final class TestClock: Sendable {
         var pass = try await dispatcher.dispatchOnce()
         #expect(pass.deferred == 2)
         #expect(await sink.requests().isEmpty)
-        await #expect(try fixture.store.outbox().allSatisfy { $0.dueAt == Timestamp.parse("2026-03-08T12:00:00Z")! * 1000 })
+        await #expect(
+            try fixture.store.outbox().allSatisfy { $0.dueAt == Timestamp.parse("2026-03-08T12:00:00Z")! * 1000 })
 
         clock.set("2026-03-08T11:59:59Z")
         pass = try await dispatcher.dispatchOnce()

@@ -14,7 +14,8 @@ public enum DeliveryWiring {
                 config.routing.routes.first { $0.receivers.contains(receiver.name) }?.groupBy
                 ?? config.routing.defaults.groupBy
             out[receiver.name] = try receiver.notifier(
-                groupBy: groupBy, smtpCAFile: ProcessInfo.processInfo.environment["KLAXON_SMTP_CA_FILE"], charts: charts)
+                groupBy: groupBy, smtpCAFile: ProcessInfo.processInfo.environment["KLAXON_SMTP_CA_FILE"], charts: charts
+            )
         }
         return out
     }
@@ -29,7 +30,8 @@ public enum DeliveryWiring {
         settings.fallbackReceiver = config.fallbackReceiver
         settings.externalURL = config.externalURL ?? ""
         return Dispatcher(
-            store: store, notifiers: try notifiers(config, charts: charts), routing: config.routing, settings: settings, logger: logger,
+            store: store, notifiers: try notifiers(config, charts: charts), routing: config.routing, settings: settings,
+            logger: logger,
             health: health)
     }
 

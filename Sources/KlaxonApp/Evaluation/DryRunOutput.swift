@@ -124,7 +124,9 @@ public final class DryRunOutput: @unchecked Sendable {
         } else {
             var cells = DryRunPrinter.cells(t, renderer: renderer)
             for i in cells.indices where i < widths.count - 1 { widths[i] = max(widths[i], cells[i].count) }
-            if explain { cells.append(t.details.isEmpty ? t.explanation : "\(t.explanation)\n    engine: \(t.details)") }
+            if explain {
+                cells.append(t.details.isEmpty ? t.explanation : "\(t.explanation)\n    engine: \(t.details)")
+            }
             fields = cells
         }
         rows.append(Row(at: t.at, seq: nextSeq, rule: t.rule, station: t.station, metric: t.metric, fields: fields))

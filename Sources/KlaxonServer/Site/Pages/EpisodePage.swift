@@ -38,7 +38,8 @@ enum EpisodePage {
         // Who acted on it: the ack that holds (until the resolve) and the silences that mute it now.
         let key = AlertKey(rule: first.rule, station: first.station, metric: first.metric)
         let ack = open ? try await site.store.acks()[key].flatMap { $0.transitionID == history.id ? $0 : nil } : nil
-        let silences = open ? try await site.store.activeSilences(now: now).filter { $0.mutes(now_.matchLabels, at: now) } : []
+        let silences =
+            open ? try await site.store.activeSilences(now: now).filter { $0.mutes(now_.matchLabels, at: now) } : []
         let subject = SubjectPage.path(station: first.station, metric: first.metric)
 
         return SitePage(title: "#\(history.id) \(place) — alert") {

@@ -137,12 +137,13 @@ public struct LevelsRule: RuleKind {
         let what = MetricWords.name(c.metric)
         func named(_ i: Int) -> String { flood ? Self.floodTitle(levels[i].name) : "\(what) \(levels[i].name)" }
         // For people: the value against the level it reached (or left) and the next one up.
+        func level(_ i: Int) -> String { flood ? Self.floodTitle(levels[i].name) : levels[i].name }
         var reason: String
         if let to = move.to {
-            reason = "\(c.show(value)) is at or above \(levels[to].name) (\(c.show(levels[to].at)))"
-            if to + 1 < levels.count { reason += "; next: \(levels[to + 1].name) at \(c.show(levels[to + 1].at))" }
+            reason = "\(c.show(value)) is at or above \(level(to)) (\(c.show(levels[to].at)))"
+            if to + 1 < levels.count { reason += "; next: \(level(to + 1)) at \(c.show(levels[to + 1].at))" }
         } else {
-            reason = "\(c.show(value)) is below \(levels[0].name) (\(c.show(levels[0].at)))"
+            reason = "\(c.show(value)) is below \(level(0)) (\(c.show(levels[0].at)))"
         }
         switch (from, move.to) {
         case (nil, let to?):

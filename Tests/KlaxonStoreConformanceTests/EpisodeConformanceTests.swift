@@ -38,6 +38,17 @@ struct EpisodeConformanceTests {
             let firing = try #require(try await store.firingAlerts(limit: 10, after: nil).alerts.first)
             #expect(firing.episode == episode && firing.startedAt == t("2026-01-01T00:00:00Z"))
             #expect(firing.transition.level == "moderate" && firing.transition.at == t("2026-01-01T02:00:00Z"))
+            // What a transition carries beyond its columns (`extra`) reads back as written, and every
+            // transition of the episode carries the headline it opened with (a stable mail subject).
+            let logged = log.map(\.transition)
+            #expect(
+                logged.map(\.headline) == [
+                    "action stage", "minor flood stage, up from action", "moderate flood stage, up from minor",
+                ])
+            #expect(logged.map(\.opening) == Array(repeating: "action stage", count: 3))
+            #expect(logged[2].details.contains("previous level minor (11)"))
+            #expect(logged[2].explanation == "13.5 ft is at or above moderate flood stage (13 ft)")
+            #expect(firing.transition.opening == "action stage")
 
             // The episode's id, or a later transition's (an older message's), acks it; a made-up id does not.
             #expect(try await store.ack(transitionID: episode, by: "a", at: now) != nil)

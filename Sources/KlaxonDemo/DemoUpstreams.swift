@@ -157,11 +157,12 @@ public struct DemoUpstreams: Sendable {
     /// theirs), then the server stops. It is given 5 s; a server still running then is left to the process's end.
     /// True if it stopped in time.
     @discardableResult
-    public func stop() async -> Bool {
+    /// Stops the stand-ins; false if they are still running after `bound` (then left behind).
+    public func stop(within bound: Duration = .seconds(5)) async -> Bool {
         world.stopping.set(true)
         await group.triggerGracefulShutdown()
         world.connections.closeAll()
-        return await Bounded.wait(for: task, within: .seconds(5))
+        return await Bounded.wait(for: task, within: bound)
     }
 }
 

@@ -75,6 +75,13 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // librsvg and cairo, for the status site's charts as PNG (`SVGRaster`); text needs a font
+        // (Debian's fonts-dejavu-core, installed by Deploy/setup.sh).
+        .systemLibrary(
+            name: "CRsvg",
+            pkgConfig: "librsvg-2.0",
+            providers: [.apt(["librsvg2-dev"])]
+        ),
         // Source parsers (pure, tested on payloads) and fetchers (AsyncHTTPClient).
         .target(
             name: "KlaxonSources",
@@ -121,6 +128,8 @@ let package = Package(
             name: "KlaxonServer",
             dependencies: [
                 "KlaxonCore", "KlaxonStore",
+                // The charts as PNG: librsvg on threads of their own (`SVGRaster`).
+                "CRsvg",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

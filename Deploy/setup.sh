@@ -6,7 +6,10 @@ set -euo pipefail
 # chromium: the headless browser the status site's tests drive (KlaxonTesting/HeadlessBrowser.swift).
 # postgresql: the server binaries (initdb, postgres) of the store conformance tests' throw-away server
 # (KlaxonTesting/PostgresServer.swift); the tests start their own, so Debian's cluster is not needed.
-packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev python3-aiosmtpd openssl chromium postgresql)
+# librsvg2-dev: the status site's charts as PNG (Sources/CRsvg, librsvg and cairo); fonts-dejavu-core:
+# their text (without any font, librsvg draws text as nothing).
+packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev python3-aiosmtpd openssl chromium postgresql
+    librsvg2-dev fonts-dejavu-core)
 
 missing=()
 for pkg in "${packages[@]}"; do

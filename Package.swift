@@ -75,13 +75,11 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // librsvg and cairo, for the status site's charts as PNG (`SVGRaster`); text needs a font
-        // (Debian's fonts-dejavu-core, installed by Deploy/setup.sh).
-        .systemLibrary(
-            name: "CRsvg",
-            pkgConfig: "librsvg-2.0",
-            providers: [.apt(["librsvg2-dev"])]
-        ),
+        // The C types of the librsvg, cairo and GLib functions the status site's charts as PNG use
+        // (`SVGRaster`). librsvg is loaded with dlopen at the first render, not linked (linked, its
+        // libraries cost every process some 9 MiB at start), so no pkg-config: the build needs no
+        // header of it, the daemon Debian's librsvg2-2 and a font (fonts-dejavu-core; Deploy/setup.sh).
+        .systemLibrary(name: "CRsvg"),
         // Source parsers (pure, tested on payloads) and fetchers (AsyncHTTPClient).
         .target(
             name: "KlaxonSources",

@@ -90,6 +90,14 @@ struct SVGRasterTests {
         #expect(await failure(svg(String(repeating: "x", count: 5000)))?.kind == .tooLarge)
         #expect(await failure(svg("x"), size: .width(5000))?.kind == .tooLarge)
         #expect(await failure(svg("x"), size: .scale(0))?.kind == .tooLarge)
+        // Without librsvg (none of that name), drawing fails with a message that says what to install.
+        do {
+            _ = try RsvgLibrary.load("libklaxon-no-such-library.so.0")
+            Issue.record("a library that does not exist was loaded")
+        } catch let e as SVGRaster.Failure {
+            #expect(e.kind == .unavailable)
+            #expect(e.message.contains("apt-get install librsvg2-2"), "\(e.message)")
+        }
         // A transparent picture (no background) draws too.
         #expect(pngSize(try await raster.png(svg("x"), background: nil).png) != nil)
     }

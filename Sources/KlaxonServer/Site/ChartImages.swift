@@ -150,7 +150,8 @@ public struct ChartImages: Sendable {
 extension StatusSite.Context {
     /// Answers a `chart.png` route: the picture (`image/png`, a short `max-age`, an `ETag`; 304 for a
     /// matching `If-None-Match`), or the site's error page: 400 (bad id or range), 404 (unknown id or
-    /// metric), 503 with `Retry-After` (every renderer busy), 500 (librsvg could not draw it).
+    /// metric), 503 with `Retry-After` (every renderer busy), 503 (librsvg is not installed), 500
+    /// (librsvg could not draw it).
     func respondChart(_ request: Request, context: BasicRequestContext, kind: SubjectPage) async throws -> Response {
         let picture: ChartCache.Picture
         do {
@@ -174,8 +175,9 @@ extension StatusSite.Context {
         } catch let e as SiteError {
             return errorPage(e, request: request).response(for: request, refreshSeconds: 0)
         } catch let e as SVGRaster.Failure {
+            let unavailable = e.kind == .busy || e.kind == .unavailable
             var page = errorPage(
-                SiteError(status: e.kind == .busy ? .serviceUnavailable : .internalServerError, message: e.message),
+                SiteError(status: unavailable ? .serviceUnavailable : .internalServerError, message: e.message),
                 request: request)
             if e.kind == .busy { page.headers[.retryAfter] = "2" }
             return page.response(for: request, refreshSeconds: 0)

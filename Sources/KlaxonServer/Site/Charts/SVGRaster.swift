@@ -1,8 +1,8 @@
 import CRsvg
 import Foundation
 
-/// SVG text to PNG bytes, through librsvg and cairo (Debian's `librsvg2`), for the status site's
-/// charts as pictures (`ChartImages`).
+/// SVG text to PNG bytes, through librsvg and cairo (Debian's `librsvg2-2`, loaded at the first
+/// render: `RsvgLibrary`), for the status site's charts as pictures (`ChartImages`).
 ///
 /// It lives in `KlaxonServer`, beside the charts it draws, rather than in a target of its own: the
 /// site is its one user, and the daemon reaches it through `ChartImages` (a `KlaxonRaster` target
@@ -47,6 +47,8 @@ final class SVGRaster: Sendable {
             case parse
             /// librsvg or cairo could not draw it, or cairo could not write the PNG.
             case render
+            /// librsvg is not installed (or too old): no picture can be drawn.
+            case unavailable
         }
 
         var kind: Kind
@@ -116,28 +118,26 @@ final class SVGRaster: Sendable {
         init(limit: Int) { self.limit = limit }
     }
 
-    /// The render itself: blocking, on a render thread. Everything librsvg and cairo hand out is
-    /// released on every path (`defer`).
+    /// The render itself: blocking, on a render thread (where librsvg is loaded, the first time).
+    /// Everything librsvg and cairo hand out is released on every path (`defer`).
     static func render(
         _ svg: String, size: Size, background: (Double, Double, Double)?, limits: Limits
     ) throws -> Picture {
-        var error: UnsafeMutablePointer<GError>? = nil
+        let rsvg = try RsvgLibrary.shared.get()
+        var error: UnsafeMutablePointer<KlaxonGError>? = nil
         var text = svg
-        let handle = text.withUTF8 { bytes in klaxon_rsvg_handle_new(bytes.baseAddress, bytes.count, &error) }
+        let handle = text.withUTF8 { bytes in rsvg.handleNewFromData(bytes.baseAddress, bytes.count, &error) }
         guard let handle else {
-            defer { klaxon_gerror_free(error) }
-            throw Failure(
-                kind: .parse,
-                message: "librsvg could not read the SVG: " + String(cString: klaxon_gerror_message(error)))
+            throw Failure(kind: .parse, message: "librsvg could not read the SVG: " + rsvg.message(error))
         }
-        klaxon_gerror_free(error)
+        defer { rsvg.gObjectUnref(UnsafeMutableRawPointer(handle)) }
+        if error != nil { _ = rsvg.message(error) }
         error = nil
-        defer { klaxon_rsvg_handle_free(handle) }
-        rsvg_handle_set_dpi(handle, 96)
+        rsvg.handleSetDPI(handle, 96)
 
         var svgWidth = 0.0
         var svgHeight = 0.0
-        guard rsvg_handle_get_intrinsic_size_in_pixels(handle, &svgWidth, &svgHeight) != 0,
+        guard rsvg.intrinsicSizeInPixels(handle, &svgWidth, &svgHeight) != 0,
             svgWidth.isFinite, svgHeight.isFinite, svgWidth > 0, svgHeight > 0
         else {
             throw Failure(kind: .parse, message: "the SVG has no size in pixels (give its width and height)")
@@ -162,61 +162,56 @@ final class SVGRaster: Sendable {
         }
 
         // Opaque pictures are written as RGB: a quarter fewer bytes to compress than with alpha.
-        let format = background == nil ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24
-        let surface = cairo_image_surface_create(format, Int32(width), Int32(height))
-        defer { cairo_surface_destroy(surface) }
-        guard cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS else {
-            throw Failure(
-                kind: .render, message: "cairo could not make the picture: \(status(cairo_surface_status(surface)))")
+        let format = Int32(background == nil ? KLAXON_CAIRO_FORMAT_ARGB32 : KLAXON_CAIRO_FORMAT_RGB24)
+        let ok = Int32(KLAXON_CAIRO_STATUS_SUCCESS)
+        guard let surface = rsvg.imageSurfaceCreate(format, Int32(width), Int32(height)) else {
+            throw Failure(kind: .render, message: "cairo could not make the picture")
         }
-        let cr = cairo_create(surface)
-        defer { cairo_destroy(cr) }
-        guard cairo_status(cr) == CAIRO_STATUS_SUCCESS else {
-            throw Failure(kind: .render, message: "cairo could not draw: \(status(cairo_status(cr)))")
+        defer { rsvg.surfaceDestroy(surface) }
+        guard rsvg.surfaceStatus(surface) == ok else {
+            throw Failure(
+                kind: .render, message: "cairo could not make the picture: \(rsvg.words(rsvg.surfaceStatus(surface)))")
+        }
+        guard let cr = rsvg.create(surface) else { throw Failure(kind: .render, message: "cairo could not draw") }
+        defer { rsvg.destroy(cr) }
+        guard rsvg.status(cr) == ok else {
+            throw Failure(kind: .render, message: "cairo could not draw: \(rsvg.words(rsvg.status(cr)))")
         }
         if let (r, g, b) = background {
-            cairo_set_source_rgb(cr, r, g, b)
-            cairo_paint(cr)
+            rsvg.setSourceRGB(cr, r, g, b)
+            rsvg.paint(cr)
         }
-        var viewport = RsvgRectangle(x: 0, y: 0, width: svgWidth * scale, height: svgHeight * scale)
-        guard rsvg_handle_render_document(handle, cr, &viewport, &error) != 0 else {
-            defer { klaxon_gerror_free(error) }
-            throw Failure(
-                kind: .render,
-                message: "librsvg could not draw the SVG: " + String(cString: klaxon_gerror_message(error)))
+        var viewport = KlaxonRsvgRectangle(x: 0, y: 0, width: svgWidth * scale, height: svgHeight * scale)
+        guard rsvg.renderDocument(handle, cr, &viewport, &error) != 0 else {
+            throw Failure(kind: .render, message: "librsvg could not draw the SVG: " + rsvg.message(error))
         }
-        klaxon_gerror_free(error)
-        guard cairo_status(cr) == CAIRO_STATUS_SUCCESS else {
-            throw Failure(kind: .render, message: "cairo could not draw the SVG: \(status(cairo_status(cr)))")
+        if error != nil { _ = rsvg.message(error) }
+        guard rsvg.status(cr) == ok else {
+            throw Failure(kind: .render, message: "cairo could not draw the SVG: \(rsvg.words(rsvg.status(cr)))")
         }
-        cairo_surface_flush(surface)
+        rsvg.surfaceFlush(surface)
 
         let sink = Sink(limit: limits.pngBytes)
         let written = withExtendedLifetime(sink) {
-            cairo_surface_write_to_png_stream(
+            rsvg.writeToPNGStream(
                 surface,
                 { closure, data, length in
-                    guard let closure, let data else { return CAIRO_STATUS_WRITE_ERROR }
+                    guard let closure, let data else { return Int32(KLAXON_CAIRO_STATUS_WRITE_ERROR) }
                     let sink = Unmanaged<Sink>.fromOpaque(closure).takeUnretainedValue()
                     guard sink.bytes.count + Int(length) <= sink.limit else {
                         sink.overflowed = true
-                        return CAIRO_STATUS_WRITE_ERROR
+                        return Int32(KLAXON_CAIRO_STATUS_WRITE_ERROR)
                     }
                     sink.bytes.append(contentsOf: UnsafeBufferPointer(start: data, count: Int(length)))
-                    return CAIRO_STATUS_SUCCESS
+                    return Int32(KLAXON_CAIRO_STATUS_SUCCESS)
                 }, Unmanaged.passUnretained(sink).toOpaque())
         }
-        guard written == CAIRO_STATUS_SUCCESS else {
+        guard written == ok else {
             if sink.overflowed {
                 throw Failure(kind: .tooLarge, message: "the PNG would be larger than \(limits.pngBytes) bytes")
             }
-            throw Failure(kind: .render, message: "cairo could not write the PNG: \(status(written))")
+            throw Failure(kind: .render, message: "cairo could not write the PNG: \(rsvg.words(written))")
         }
         return Picture(png: sink.bytes, width: Int(width), height: Int(height))
-    }
-
-    /// cairo's words for a status.
-    static func status(_ s: cairo_status_t) -> String {
-        String(cString: cairo_status_to_string(s))
     }
 }

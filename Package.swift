@@ -75,6 +75,11 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // The C types of the librsvg, cairo and GLib functions the status site's charts as PNG use
+        // (`SVGRaster`). librsvg is loaded with dlopen at the first render, not linked (linked, its
+        // libraries cost every process some 9 MiB at start), so no pkg-config: the build needs no
+        // header of it, the daemon Debian's librsvg2-2 and a font (fonts-dejavu-core; Deploy/setup.sh).
+        .systemLibrary(name: "CRsvg"),
         // Source parsers (pure, tested on payloads) and fetchers (AsyncHTTPClient).
         .target(
             name: "KlaxonSources",
@@ -121,6 +126,8 @@ let package = Package(
             name: "KlaxonServer",
             dependencies: [
                 "KlaxonCore", "KlaxonStore",
+                // The charts as PNG: librsvg on threads of their own (`SVGRaster`).
+                "CRsvg",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

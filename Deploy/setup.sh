@@ -6,7 +6,11 @@ set -euo pipefail
 # chromium: the headless browser the status site's tests drive (KlaxonTesting/HeadlessBrowser.swift).
 # postgresql: the server binaries (initdb, postgres) of the store conformance tests' throw-away server
 # (KlaxonTesting/PostgresServer.swift); the tests start their own, so Debian's cluster is not needed.
-packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev python3-aiosmtpd openssl chromium postgresql)
+# librsvg2-2: the status site's charts as PNG (librsvg and cairo, loaded at the first render:
+# KlaxonServer/Site/Charts/RsvgLibrary.swift; the build needs no header of them); fonts-dejavu-core:
+# the charts' text (without any font, librsvg draws text as nothing).
+packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev python3-aiosmtpd openssl chromium postgresql
+    librsvg2-2 fonts-dejavu-core)
 
 missing=()
 for pkg in "${packages[@]}"; do

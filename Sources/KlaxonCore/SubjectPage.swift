@@ -35,12 +35,14 @@ public enum SubjectPage: String, Sendable, CaseIterable {
     }
 
     /// The PNG chart of a series' page (`/gauges/01646500/chart.png?range=48h`); nil where the page
-    /// has no chart (quakes, trips).
+    /// has no chart (quakes, trips). A weather station's page charts every metric, so its picture
+    /// names the one (`/stations/MWN/chart.png?range=48h&metric=wind_speed`).
     public static func chartPath(station: String, metric: String, range: String = "48h") -> String? {
         let kind = of(metric: metric)
         guard kind == .gauge || kind == .air || kind == .station, let page = path(station: station, metric: metric)
         else { return nil }
-        return page + "/chart.png?range=" + segment(range)
+        let chart = page + "/chart.png?range=" + segment(range)
+        return kind == .station ? chart + "&metric=" + segment(metric) : chart
     }
 
     var prefix: String {

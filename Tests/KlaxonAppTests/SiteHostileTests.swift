@@ -486,7 +486,7 @@ struct SiteHostileTests {
     @Test("Host allow-list: a rebinding name is refused on every site page; IPs and localhost are answered")
     func hostAllowList() async throws {
         try await HostileSite.with(try tempStore()) { site in
-            for path in ["/", "/gauges", "/signin", "/trips", "/alerts", "/stations/x"] {
+            for path in ["/", "/gauges", "/signin", "/trips", "/alerts", "/stations/x", "/gauges/x/chart.png"] {
                 for host in ["evil.example", "evil.example:\(site.port)", "127.0.0.1.evil.example", "localhost.evil"] {
                     let page = try await site.get(path, host: host)
                     #expect(page.status == 403, "\(path) Host: \(host)")

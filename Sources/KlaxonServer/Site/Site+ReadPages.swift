@@ -1,7 +1,8 @@
 import Hummingbird
 
 extension StatusSite {
-    /// `/`, `/gauges`, `/gauges/ID`, `/air`, `/air/CITY`, `/quakes`, `/stations/ID`, `/alerts/ID`.
+    /// `/`, `/gauges`, `/gauges/ID`, `/air`, `/air/CITY`, `/quakes`, `/stations/ID`, `/alerts/ID`, and
+    /// the charts as PNG: `/gauges/ID/chart.png`, `/air/CITY/chart.png`, `/stations/ID/chart.png`.
     static func addReadPages(to router: RouterGroup<BasicRequestContext>, site: Context) {
         router.get("/") { request, _ in
             try await site.respond(request) { try await OverviewPage.page(request: request, site: site) }
@@ -32,6 +33,16 @@ extension StatusSite {
             try await site.respond(request) {
                 try await StationPage.page(request: request, context: context, site: site)
             }
+        }
+        // The pages' charts as PNG (`ChartImages`): public like the pages, bytes instead of HTML.
+        router.get("/gauges/:id/chart.png") { request, context in
+            try await site.respondChart(request, context: context, kind: .gauge)
+        }
+        router.get("/air/:city/chart.png") { request, context in
+            try await site.respondChart(request, context: context, kind: .air)
+        }
+        router.get("/stations/:id/chart.png") { request, context in
+            try await site.respondChart(request, context: context, kind: .station)
         }
     }
 }

@@ -14,7 +14,7 @@ import Plot
 ///
 /// The routes are added in groups, each in its own file:
 /// - `addReadPages` (`Site+ReadPages.swift`): `/`, `/gauges`, `/gauges/ID`, `/air`, `/air/CITY`,
-///   `/quakes`, `/stations/ID`.
+///   `/quakes`, `/stations/ID`, and their charts as PNG (`…/chart.png`, `ChartImages`).
 /// - `addOwnerPages` (`Site+Owner.swift`): sign-in and out, `/trips`, `/trips/NAME`.
 /// - `addActions` (`Site+Actions.swift`): ack an alert, add or expire a silence.
 public enum StatusSite {
@@ -47,6 +47,9 @@ public enum StatusSite {
         public var ruleStations: Set<String> = []
         /// Sessions signed out before they expired (in memory, per process).
         let revocations = SessionRevocations()
+        /// The charts as PNG, kept in memory (per process; copies of these settings share it, so
+        /// the site and the daemon's `ChartImages` draw each picture once).
+        var charts = ChartCache()
 
         public init(
             enabled: Bool = true, teamToken: String? = nil, ownerTokens: [String: String] = [:],

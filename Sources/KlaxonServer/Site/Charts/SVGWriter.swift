@@ -2,8 +2,9 @@ import Foundation
 import KlaxonCore
 
 /// A small SVG writer for the status site's charts. Element and attribute names are string
-/// literals in the code; every attribute value and every text is HTML-escaped, so text from the
-/// store (a station's name, a quake's place) cannot leave its attribute or element.
+/// literals in the code; every attribute value and every text is escaped (`escape`), so text from
+/// the store (a station's name, a quake's place) cannot leave its attribute or element, and the
+/// document stays well-formed XML for librsvg (`SVGRaster`) as well as HTML for the pages.
 struct SVGWriter {
     private(set) var output = ""
 
@@ -37,7 +38,7 @@ struct SVGWriter {
     }
 
     /// Escaped text content.
-    mutating func text(_ s: String) { output += HTMLText.escape(s) }
+    mutating func text(_ s: String) { output += Self.escape(s) }
 
     /// `<title>…</title>`: a chart's or a mark's accessible name (and its tooltip).
     mutating func title(_ s: String) { element("title", text: s) }
@@ -49,9 +50,31 @@ struct SVGWriter {
             output += " "
             output += k.description
             output += "=\""
-            output += HTMLText.escape(v)
+            output += Self.escape(v)
             output += "\""
         }
+    }
+
+    /// `HTMLText.escape` for XML 1.0 too: `&`, `<`, `>`, `"` and `'` as references, and each
+    /// character XML cannot hold even as a reference (C0 controls other than tab, line feed and
+    /// carriage return; U+FFFE, U+FFFF) as U+FFFD: an XML parser stops at one, and the picture
+    /// with it.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
+            case "\u{0}"..."\u{1F}", "\u{FFFE}", "\u{FFFF}": out += "\u{FFFD}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// A coordinate with at most one decimal (`12`, `12.5`, `-0.3`): enough for pixels, and short.

@@ -27,6 +27,22 @@ enum AirPages {
             scale: site.settings.aqiScales[station] ?? site.settings.aqiScale, samples: points)
     }
 
+    /// The city a path names: a station with AQI readings, by its id, its id in any case, or its
+    /// name; a 404 otherwise.
+    static func resolve(_ typed: String, site: StatusSite.Context) async throws -> (
+        station: String, infos: [String: StationInfo]
+    ) {
+        let infos = try await site.store.stationInfos()
+        let stations = try await site.store.latestTimes(metric: metric).keys.map(\.station)
+        let wanted = typed.lowercased()
+        let station =
+            stations.first { $0 == typed } ?? stations.first { $0.lowercased() == wanted }
+            ?? stations.first { infos[$0]?.name?.lowercased() == wanted }
+        guard let station else { throw SiteError.notFound("No city \"\(typed)\" has AQI readings.") }
+        return (station, infos)
+    }
+
+    /// A city's chart: the one its page and the list show, and the one `chart.png` draws.
     static func chart(_ c: City) -> String {
         AQIChart(
             title: "Last \(c.samples.count) AQI samples at \(c.name) (\(c.scale.title)), each in its level's colour",
@@ -88,13 +104,7 @@ enum AirPages {
     static func page(request: Request, context: BasicRequestContext, site: StatusSite.Context) async throws -> SitePage
     {
         let typed = try SiteHTML.pathID(context, "city", what: "city")
-        let infos = try await site.store.stationInfos()
-        let stations = try await site.store.latestTimes(metric: metric).keys.map(\.station)
-        let wanted = typed.lowercased()
-        let station =
-            stations.first { $0 == typed } ?? stations.first { $0.lowercased() == wanted }
-            ?? stations.first { infos[$0]?.name?.lowercased() == wanted }
-        guard let station else { throw SiteError.notFound("No city \"\(typed)\" has AQI readings.") }
+        let (station, infos) = try await resolve(typed, site: site)
         let c = try await city(station, infos: infos, site: site)
         let now = site.now()
         let svg = chart(c)

@@ -11,20 +11,27 @@ enum GaugePages {
     static let dischargeMetrics = ["discharge", "flow", "discharge.mean"]
     static let precipitationMetrics = ["precipitation", "precipitation.sum"]
 
-    /// The ranges `?range=` offers.
+    /// The ranges `?range=` offers (the page and its `chart.png`).
     static let ranges: [(key: String, label: String, seconds: Int64)] = [
         ("48h", "48 h", 48 * 3600), ("7d", "7 d", 7 * 86_400), ("30d", "30 d", 30 * 86_400),
+        ("365d", "1 y", 365 * 86_400),
     ]
     /// The longest range `since` may ask for.
     static let longest: Int64 = 731 * 86_400
 
-    /// The chosen range: `range=48h|7d|30d` (default 48 h) or `since=DATE` (and `until=DATE`).
+    /// The chosen range: `range=48h|7d|30d|365d` (default 48 h) or `since=DATE` (and `until=DATE`).
     static func range(_ request: Request, now: Int64, zone: TimeZone) throws -> (
         from: Int64, to: Int64, key: String?
     ) {
-        let since = SiteHTML.query(request, "since")
-        let until = SiteHTML.query(request, "until")
-        let key = SiteHTML.query(request, "range")
+        try range(
+            since: SiteHTML.query(request, "since"), until: SiteHTML.query(request, "until"),
+            key: SiteHTML.query(request, "range"), now: now, zone: zone)
+    }
+
+    /// `range`, `since` and `until` as given (nil: absent): the range they choose, or a 400 saying why not.
+    static func range(since: String?, until: String?, key: String?, now: Int64, zone: TimeZone) throws -> (
+        from: Int64, to: Int64, key: String?
+    ) {
         if since != nil, key != nil { throw SiteError.badRequest("give range or since, not both") }
         if until != nil, since == nil { throw SiteError.badRequest("until needs since") }
         if let since {
@@ -41,7 +48,8 @@ enum GaugePages {
         }
         let chosen = key ?? "48h"
         guard let r = ranges.first(where: { $0.key == chosen }) else {
-            throw SiteError.badRequest("range=\(chosen.prefix(20)) is not one of 48h, 7d, 30d")
+            throw SiteError.badRequest(
+                "range=\(chosen.prefix(20)) is not one of \(ranges.map(\.key).joined(separator: ", "))")
         }
         return (now - r.seconds, now, r.key)
     }
@@ -75,6 +83,70 @@ enum GaugePages {
         if steady { return "steady" }
         let per = SiteHTML.value(abs(perHour), unit.map { "\($0)/h" } ?? "/h")
         return perHour > 0 ? "rising \(per)" : "falling \(per)"
+    }
+
+    // MARK: Charts (the page's and chart.png's)
+
+    /// A gauge's stage or discharge chart over `from…to`, with its NWS flood categories as labelled
+    /// bands: the chart its page shows, and the one `chart.png` draws.
+    static func seriesChart(
+        stage: Bool, name: String, unit: String?, points: [(time: Int64, value: Double)],
+        ladder: [LevelsRule.Level], flood: FloodCategories?, from: Int64, to: Int64, zone: TimeZone
+    ) -> LineChart {
+        LineChart(
+            title:
+                "\(stage ? "Stage" : "Discharge") at \(name), \(SiteTime.short(from, zone: zone)) to \(SiteTime.short(to, zone: zone))\(ladder.isEmpty ? "" : ", with NWS flood categories")",
+            unit: unit, points: points, from: from, to: to, zone: zone,
+            bands: bands(ladder, unit: stage ? (flood?.stageUnit ?? "ft") : (flood?.flowUnit ?? "cfs")),
+            classes: stage ? "stage" : "discharge")
+    }
+
+    /// A gauge's precipitation bars over `from…to`.
+    static func rainChart(
+        name: String, unit: String?, points: [(time: Int64, value: Double)], from: Int64, to: Int64, zone: TimeZone
+    ) -> BarChart {
+        BarChart(
+            title: "Precipitation at \(name), \(SiteTime.short(from, zone: zone)) to \(SiteTime.short(to, zone: zone))",
+            unit: unit, points: points, from: from, to: to, zone: zone)
+    }
+
+    /// The picture of a gauge for `chart.png`: its page's first chart over `from…to` (stage, else
+    /// discharge, else precipitation), as SVG, and whether any reading falls in the range. Read and
+    /// drawn as the page reads and draws it.
+    static func chart(station: String, from: Int64, to: Int64, site: StatusSite.Context) async throws -> (
+        svg: String, empty: Bool
+    ) {
+        let store = site.store
+        let (infos, floods) = try await store.stationsAndFloods()
+        let info = infos[station]
+        let zone = SiteHTML.zone(info, site)
+        let name = SiteHTML.name(info, id: station)
+        let flood = floods[station]
+        let series = try await store.series(station: station)
+        let names = series.map(\.metric)
+        let unitOf = Dictionary(series.map { ($0.metric, $0.unit) }, uniquingKeysWith: { a, _ in a })
+        let height = pick(heightMetrics, names)
+        if let metric = height ?? pick(dischargeMetrics, names) {
+            let points = try await store.values(station: station, metric: metric, from: from, to: to)
+            var unit = unitOf[metric] ?? nil
+            if unit == nil { unit = try await store.latest(station: station, metric: metric)?.unit }
+            let ladder = flood?.ladder(forMetric: metric) ?? []
+            let chart = seriesChart(
+                stage: metric == height, name: name, unit: unit, points: points, ladder: ladder, flood: flood,
+                from: from, to: to, zone: zone)
+            return (try await offPool { chart.svg() }, points.isEmpty)
+        }
+        if let metric = pick(precipitationMetrics, names) {
+            let points = try await store.values(station: station, metric: metric, from: from, to: to)
+            let chart = rainChart(
+                name: name, unit: unitOf[metric] ?? nil, points: points, from: from, to: to, zone: zone)
+            return (try await offPool { chart.svg() }, points.isEmpty)
+        }
+        // No series yet: the empty stage chart, with the categories if they are known.
+        let chart = seriesChart(
+            stage: true, name: name, unit: flood?.stageUnit, points: [],
+            ladder: flood?.ladder(forMetric: "gage_height") ?? [], flood: flood, from: from, to: to, zone: zone)
+        return (chart.svg(), true)
     }
 
     // MARK: /gauges/ID
@@ -151,24 +223,15 @@ enum GaugePages {
         let charts: [String] = try await offPool {
             var out: [String] = []
             for p in drawn {
-                let isHeight = p.metric == height
                 out.append(
-                    LineChart(
-                        title:
-                            "\(isHeight ? "Stage" : "Discharge") at \(name), \(SiteTime.short(from, zone: zone)) to \(SiteTime.short(to, zone: zone))\(p.ladder.isEmpty ? "" : ", with NWS flood categories")",
-                        unit: p.unit, points: p.points, from: from, to: to, zone: zone,
-                        bands: bands(
-                            p.ladder, unit: isHeight ? (flood?.stageUnit ?? "ft") : (flood?.flowUnit ?? "cfs")),
-                        classes: isHeight ? "stage" : "discharge"
+                    seriesChart(
+                        stage: p.metric == height, name: name, unit: p.unit, points: p.points, ladder: p.ladder,
+                        flood: flood, from: from, to: to, zone: zone
                     ).svg())
             }
             if precipitation != nil {
                 out.append(
-                    BarChart(
-                        title:
-                            "Precipitation at \(name), \(SiteTime.short(from, zone: zone)) to \(SiteTime.short(to, zone: zone))",
-                        unit: rainUnit, points: rainfall, from: from, to: to, zone: zone
-                    ).svg())
+                    rainChart(name: name, unit: rainUnit, points: rainfall, from: from, to: to, zone: zone).svg())
             }
             return out
         }

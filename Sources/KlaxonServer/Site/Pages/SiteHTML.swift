@@ -147,13 +147,24 @@ extension StatusSite.Context {
         do {
             page = try await build()
         } catch let e as SiteError {
-            let title = e.status == .notFound ? "Not found" : "Bad request"
-            page = SitePage(title: title, status: e.status, refreshes: false) {
-                Node<HTML.BodyContext>.h1(SafeHTML.text(title))
-                Node<HTML.BodyContext>.p(.class("error"), SiteHTML.text(e.message))
-                Node<HTML.BodyContext>.p(SiteHTML.link("/", "Back to the overview", request: request))
-            }
+            page = errorPage(e, request: request)
         }
         return page.response(for: request, refreshSeconds: settings.refreshSeconds)
+    }
+
+    /// The page of a `SiteError`: its status, a title for it and the message.
+    func errorPage(_ e: SiteError, request: Request) -> SitePage {
+        let title: String
+        switch e.status {
+        case .notFound: title = "Not found"
+        case .badRequest: title = "Bad request"
+        case .serviceUnavailable: title = "Busy"
+        default: title = "Failed"
+        }
+        return SitePage(title: title, status: e.status, refreshes: false) {
+            Node<HTML.BodyContext>.h1(SafeHTML.text(title))
+            Node<HTML.BodyContext>.p(.class("error"), SiteHTML.text(e.message))
+            Node<HTML.BodyContext>.p(SiteHTML.link("/", "Back to the overview", request: request))
+        }
     }
 }

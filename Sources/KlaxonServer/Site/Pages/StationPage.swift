@@ -39,10 +39,8 @@ enum StationPage {
         let drawn = metrics
         let charts: [String] = try await offPool {
             drawn.map { m in
-                LineChart(
-                    title: "\(label(m.metric)) at \(name), last 48 hours", unit: m.unit, points: m.points, from: from,
-                    to: now, zone: zone, width: 340, height: 150, compact: true, classes: "multiple"
-                ).svg()
+                chart(metric: m.metric, name: name, unit: m.unit, points: m.points, from: from, to: now, zone: zone)
+                    .svg()
             }
         }
         var place: [String] = []
@@ -99,6 +97,44 @@ enum StationPage {
                         }))
             }
         }
+    }
+
+    /// One metric's small multiple: the chart the page shows, and the one `chart.png?metric=` draws.
+    /// The page's covers the last 48 hours; `chart.png` takes the gauge page's ranges.
+    static func chart(
+        metric: String, name: String, unit: String?, points: [(time: Int64, value: Double)], from: Int64,
+        to: Int64, zone: TimeZone
+    ) -> LineChart {
+        let span =
+            to - from == window
+            ? "last 48 hours" : "\(SiteTime.short(from, zone: zone)) to \(SiteTime.short(to, zone: zone))"
+        return LineChart(
+            title: "\(label(metric)) at \(name), \(span)", unit: unit, points: points, from: from, to: to, zone: zone,
+            width: 340, height: 150, compact: true, classes: "multiple")
+    }
+
+    /// The picture of a station's metric for `chart.png` (nil metric: the first the page shows),
+    /// over `from…to`, as SVG, and whether any reading falls in the range; a 404 for a metric the
+    /// station has no readings of.
+    static func chart(station: String, metric: String?, from: Int64, to: Int64, site: StatusSite.Context)
+        async throws -> (svg: String, empty: Bool)
+    {
+        let store = site.store
+        let info = try await store.stationInfos()[station]
+        let series = try await store.series(station: station).prefix(metricLimit)
+        let chosen = metric == nil ? series.first : series.first { $0.metric == metric }
+        guard let s = chosen else {
+            throw SiteError.notFound(
+                metric.map { "Station \"\(station)\" has no readings of \"\($0)\"." }
+                    ?? "No readings are stored for station \"\(station)\".")
+        }
+        let points = try await store.values(station: station, metric: s.metric, from: from, to: to)
+        var unit = s.unit
+        if unit == nil { unit = try await store.latest(station: station, metric: s.metric)?.unit }
+        let drawn = chart(
+            metric: s.metric, name: SiteHTML.name(info, id: station), unit: unit, points: points, from: from, to: to,
+            zone: SiteHTML.zone(info, site))
+        return (try await offPool { drawn.svg() }, points.isEmpty)
     }
 
     /// `wind_speed` → `Wind speed`.

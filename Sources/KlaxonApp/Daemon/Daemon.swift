@@ -189,7 +189,7 @@ public final class Daemon: Sendable {
         var pass: Dispatcher.Pass? = nil
         if routing != nil {
             let dispatcher = try DeliveryWiring.dispatcher(
-                store: store, config: config, logger: logger, health: health)
+                store: store, config: config, logger: logger, health: health, charts: emailCharts())
             pass = try await dispatcher.runUntilEmpty(
                 deadline: Int64(Date().timeIntervalSince1970 * 1000) + deadline * 1000)
         }
@@ -218,12 +218,22 @@ public final class Daemon: Sendable {
         if config.retention.prunesAnything { services.append(PrunerService(daemon: self)) }
         services.append(DatabaseWatchService(daemon: self))
         if routing != nil {
-            let dispatcher = try DeliveryWiring.dispatcher(store: store, config: config, logger: logger, health: health)
+            let dispatcher = try DeliveryWiring.dispatcher(
+                store: store, config: config, logger: logger, health: health, charts: emailCharts())
             queued.set({ dispatcher.nudge() })
             handoff.set(dispatcher.handoff)
             services.append(DispatcherService(dispatcher: dispatcher))
         }
         return services
+    }
+
+    /// The charts email shows inline: the status site's own, drawn from the store (nil without an
+    /// email receiver). A chart that cannot be drawn (librsvg missing, every renderer busy) is left
+    /// out of that message, never holds it back.
+    func emailCharts() -> ChartSource? {
+        guard config.receivers.contains(where: { if case .email = $0 { true } else { false } }) else { return nil }
+        let images = ChartImages(store: store, settings: siteSettings(), now: { [clock] in clock.now() })
+        return { t in try? await images.png(station: t.station, metric: t.metric, range: "48h") }
     }
 
     /// The status site's settings from `site:` and `api:`.

@@ -154,5 +154,16 @@ struct EmailBrowserTests {
             try FileManager.default.createDirectory(at: screenshotFolder, withIntermediateDirectories: true)
             try await tab.screenshot(to: screenshotFolder.appendingPathComponent("email-flood.png"))
         }
+
+        // The link's page: the episode's chart with each change marked, why, and the runbook's place.
+        try await SiteServer.with(store, now: later + 60) { site in
+            let page = try await site.get("/alerts/\(firing.episodeID)")
+            #expect(page.status == 200)
+            #expect(
+                page.body.contains("<h1>Potomac River at Little Falls: below action stage again</h1>"), "\(page.body)")
+            #expect(page.count("class=\"mark\"") == log.count, "one mark per transition")
+            #expect(page.body.contains("Why: 8 ft is below action stage (9 ft)"))
+            #expect(page.body.contains("href=\"/gauges/01646500\""))
+        }
     }
 }

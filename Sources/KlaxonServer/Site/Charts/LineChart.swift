@@ -25,6 +25,8 @@ struct LineChart {
     var to: Int64
     var zone: TimeZone
     var bands: [Band] = []
+    /// Moments marked with a dashed line and a label (an alert's transitions on its page).
+    var marks: [(time: Int64, label: String, colour: String)] = []
     var width = 720
     var height = 260
     /// A small multiple: smaller margins and fewer ticks.
@@ -147,6 +149,30 @@ struct LineChart {
                 text: tick.label)
         }
         w.close("g")
+
+        // Marks: a dashed line at each moment in range, its label in its <title> and above the plot.
+        if !marks.isEmpty {
+            w.open("g", ["class": "marks"])
+            for (i, mark) in marks.enumerated() where mark.time >= from && mark.time <= to {
+                let xx = SVGWriter.num(x(mark.time))
+                w.open("g", ["class": "mark"])
+                w.title(mark.label)
+                w.leaf(
+                    "line",
+                    [
+                        "x1": xx, "x2": xx, "y1": SVGWriter.num(top), "y2": SVGWriter.num(bottom),
+                        "stroke": mark.colour, "stroke-width": "1.5", "stroke-dasharray": "4 3",
+                    ])
+                w.element(
+                    "text",
+                    [
+                        "x": SVGWriter.num(x(mark.time) + 3), "y": SVGWriter.num(top + 10 + Double(i % 3) * 11),
+                        "fill": "#1a1a1a", "font-size": "10",
+                    ], text: mark.label)
+                w.close("g")
+            }
+            w.close("g")
+        }
 
         // The line: one path per segment; a segment of one reading is a dot.
         if segments.isEmpty {

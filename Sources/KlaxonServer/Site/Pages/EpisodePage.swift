@@ -41,6 +41,7 @@ enum EpisodePage {
         let silences =
             open ? try await site.store.activeSilences(now: now).filter { $0.mutes(now_.matchLabels, at: now) } : []
         let subject = SubjectPage.path(station: first.station, metric: first.metric)
+        let chart = try await chart(history, info: info, name: name, zone: zone, now: now, site: site)
 
         return SitePage(title: "#\(history.id) \(place) — alert") {
             Node<HTML.BodyContext>.h1(SiteHTML.text(heading))
@@ -77,6 +78,9 @@ enum EpisodePage {
                                     + (s.comment.isEmpty ? "" : " (\(s.comment))")
                             }.joined(separator: "; ")))
             }
+            if let chart {
+                Node<HTML.BodyContext>.div(.class("chart-wrap"), SiteHTML.svg(chart))
+            }
             Node<HTML.BodyContext>.h2("What happened, and what was sent")
             Node<HTML.BodyContext>.div(
                 .class("scroll"),
@@ -111,6 +115,45 @@ enum EpisodePage {
                     .class("muted"), SiteHTML.text("The first \(EpisodeHistory.limit) transitions are shown."))
             }
         }
+    }
+
+    /// The most transitions marked on the chart (a flapping episode's are in the table below).
+    static let maxMarks = 40
+
+    /// The alert's series from six hours before the episode began to its end (or now), at most 30
+    /// days, with the flood categories as bands for a gauge and each transition marked; nil for
+    /// alerts with no series to draw (quakes, trips, a stale alert's missing data).
+    static func chart(
+        _ history: EpisodeHistory, info: StationInfo?, name: String, zone: TimeZone, now: Int64,
+        site: StatusSite.Context
+    ) async throws -> String? {
+        guard let first = history.transitions.first, let last = history.transitions.last else { return nil }
+        let page = SubjectPage.of(metric: first.metric)
+        guard page == .gauge || page == .air || page == .station else { return nil }
+        let open = last.state != TransitionState.resolved.rawValue
+        let end = min(now, (open ? now : last.at + 3 * 3600))
+        let start = max((first.startedAt ?? first.at) - 6 * 3600, end - 30 * 86_400)
+        guard end > start else { return nil }
+        let points = try await site.store.values(station: first.station, metric: first.metric, from: start, to: end)
+        guard !points.isEmpty else { return nil }
+        var bands: [LineChart.Band] = []
+        if page == .gauge, let flood = try await site.store.stationsAndFloods().floods[first.station] {
+            bands = GaugePages.bands(flood.ladder(forMetric: first.metric) ?? [], unit: last.unit ?? flood.stageUnit)
+        }
+        let marks = history.transitions.suffix(maxMarks).map { t -> (time: Int64, label: String, colour: String) in
+            let words: String
+            switch t.state {
+            case "firing": words = "fired" + (t.level.map { " · \($0)" } ?? "")
+            case "resolved": words = "resolved"
+            default: words = t.level.map { "→ \($0)" } ?? t.state
+            }
+            return (t.at, words, t.state == "resolved" ? "#1a7f37" : "#b42318")
+        }
+        let chart = LineChart(
+            title:
+                "\(MetricWords.name(first.metric)) at \(name) during alert #\(history.id), \(SiteTime.short(start, zone: zone)) to \(SiteTime.short(end, zone: zone)), its changes marked",
+            unit: last.unit, points: points, from: start, to: end, zone: zone, bands: bands, marks: marks)
+        return try await offPool { chart.svg() }
     }
 
     /// `action → minor`, `minor`, `was minor`.

@@ -327,9 +327,21 @@ public enum WebhookPayloads {
         return lines.joined(separator: "\n")
     }
 
-    /// Slack incoming webhook: `text` plus one colour-coded attachment per alert. Values from data
-    /// are escaped for Slack (`&amp;`, `&lt;`, `&gt;`): see `ChatEscape`.
-    public static func slack(_ n: AlertNotification) -> [String: Any] { attachments(n, escape: ChatEscape.slack) }
+    /// Slack incoming webhook: Block Kit `blocks` (headline, message and why, times, chart, and the
+    /// Open, Ack and Silence 1h buttons: `SlackBlocks`), `text` (what notifications show), and one
+    /// attachment per alert with its `color` and a plain `fallback`. Slack shows top-level blocks
+    /// and then attachments, so the attachments' displayed fields (`title`, `text`, `fields`,
+    /// `footer`, `ts`) are not sent to Slack: the blocks say all of it once. Values from data are
+    /// escaped for Slack (`&amp;`, `&lt;`, `&gt;`): see `ChatEscape`.
+    public static func slack(_ n: AlertNotification) -> [String: Any] {
+        let e = ChatEscape.slack
+        return [
+            "text": plainText(n, escape: e), "blocks": SlackBlocks.blocks(n),
+            "attachments": n.alerts.map { a -> [String: Any] in
+                ["color": colour(a.transition), "fallback": "\(e(title(a))): \(e(a.message))"]
+            },
+        ]
+    }
 
     /// Slack's attachment format, with values from data passed through `e`.
     static func attachments(_ n: AlertNotification, escape e: (String) -> String) -> [String: Any] {

@@ -1,0 +1,149 @@
+import Foundation
+import KlaxonCore
+import KlaxonDelivery
+import KlaxonTesting
+import Testing
+
+/// The Slack preset against Block Kit's documented shape (`ChatPayloadShape`): its limits whatever
+/// the notification holds, buttons only where they can act, data escaped.
+@Suite struct ChatButtonPayloadTests {
+    static let base = "https://klaxon.example.org"
+
+    static func alerts(_ count: Int, state: TransitionState = .firing, station: (Int) -> String = { "S\($0)" })
+        -> [NotifiedAlert]
+    {
+        (0..<count).map { i in
+            let t = transition(station: station(i), state: state, level: state == .resolved ? nil : "minor")
+            return NotifiedAlert(transition: t, message: t.summary, id: Int64(100 + i))
+        }
+    }
+
+    static func slack(_ alerts: [NotifiedAlert], externalURL: String = base, digest: Bool = false) throws -> [String:
+        Any]
+    {
+        let n = AlertNotification(
+            key: "k", receiver: "chat", alerts: alerts, isDigest: digest, externalURL: externalURL)
+        // Through the encoder, as the receiver gets it.
+        let body = WebhookPayloads.encode(WebhookPayloads.slack(n))
+        return try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+    }
+
+    static func blocks(_ p: [String: Any]) -> [[String: Any]] { p["blocks"] as? [[String: Any]] ?? [] }
+
+    static func buttons(_ p: [String: Any]) -> [[String: Any]] {
+        blocks(p).flatMap { b -> [[String: Any]] in
+            (b["elements"] as? [[String: Any]] ?? []).filter { $0["type"] as? String == "button" }
+                + [b["accessory"] as? [String: Any]].compactMap { $0 }
+        }
+    }
+
+    @Test("one firing alert: header, section, context, chart and Open/Ack/Silence 1h, within Block Kit's limits")
+    func oneAlert() throws {
+        let p = try Self.slack(Self.alerts(1))
+        #expect(ChatPayloadShape.slackProblems(p) == [])
+        #expect(Self.blocks(p).map { $0["type"] as? String } == ["header", "section", "context", "image", "actions"])
+        let header = try #require((Self.blocks(p)[0]["text"] as? [String: Any])?["text"] as? String)
+        #expect(header.contains("WARNING river-levels S0 firing minor"))
+        let section = try #require((Self.blocks(p)[1]["text"] as? [String: Any])?["text"] as? String)
+        #expect(section.contains("gage_height at S0 reached minor") && section.contains("*Why:* gage_height 12.4 ft"))
+        let context = try #require(
+            ((Self.blocks(p)[2]["elements"] as? [[String: Any]])?.first)?["text"] as? String)
+        #expect(context.contains("data as of 2026-03-01T06:15:00Z") && context.contains("ack 100"))
+        #expect(Self.blocks(p)[3]["image_url"] as? String == "\(Self.base)/gauges/S0/chart.png?range=48h")
+        #expect((Self.blocks(p)[3]["alt_text"] as? String)?.isEmpty == false)
+        let buttons = Self.buttons(p)
+        #expect(buttons.map { ($0["text"] as? [String: Any])?["text"] as? String } == ["Open", "Ack", "Silence 1h"])
+        #expect(buttons[0]["url"] as? String == "\(Self.base)/alerts/100")
+        #expect(buttons[1]["value"] as? String == "100" && buttons[2]["value"] as? String == "100")
+        #expect(ChatAction.named(actionID: buttons[1]["action_id"] as? String ?? "") == .ack)
+        #expect(ChatAction.named(actionID: buttons[2]["action_id"] as? String ?? "") == .silence1h)
+        // The notification fallback and the colour stay; the attachments' displayed fields are in the blocks.
+        #expect((p["text"] as? String)?.contains("river-levels S0 firing") == true)
+        let attachments = try #require(p["attachments"] as? [[String: Any]])
+        #expect(attachments.count == 1 && attachments[0]["color"] as? String == "#f2a900")
+        #expect((attachments[0]["fallback"] as? String)?.contains("gage_height at S0") == true)
+        #expect(attachments[0]["title"] == nil && attachments[0]["footer"] == nil)
+    }
+
+    @Test("no Ack or Silence on a resolved alert or one never logged; no Open or chart without external_url")
+    func buttonsOnlyWhereTheyAct() throws {
+        let resolved = try Self.slack(Self.alerts(1, state: .resolved))
+        #expect(ChatPayloadShape.slackProblems(resolved) == [])
+        #expect(Self.buttons(resolved).map { ($0["text"] as? [String: Any])?["text"] as? String } == ["Open"])
+        var test = Self.alerts(1)[0]
+        test.id = 0
+        let unlogged = try Self.slack([test])
+        #expect(ChatPayloadShape.slackProblems(unlogged) == [])
+        #expect(Self.buttons(unlogged).isEmpty, "no page to open, nothing to ack")
+        let plain = try Self.slack(Self.alerts(1), externalURL: "")
+        #expect(ChatPayloadShape.slackProblems(plain) == [])
+        #expect(
+            Self.buttons(plain).map { ($0["text"] as? [String: Any])?["text"] as? String } == ["Ack", "Silence 1h"])
+        #expect(!Self.blocks(plain).contains { $0["type"] as? String == "image" })
+    }
+
+    @Test("60 alerts: at most 50 blocks, the rest summed up with a link to the list; ids unique")
+    func sixtyAlerts() throws {
+        let p = try Self.slack(Self.alerts(60), digest: true)
+        #expect(ChatPayloadShape.slackProblems(p) == [])
+        let blocks = Self.blocks(p)
+        #expect(blocks.count <= 50)
+        let shown = blocks.filter { $0["type"] as? String == "header" }.count
+        let more = try #require(blocks.last)
+        let text = try #require((more["text"] as? [String: Any])?["text"] as? String)
+        #expect(text.hasPrefix("*…and \(60 - shown) more:*"), "\(text)")
+        #expect(text.contains("river-levels S59 firing"))
+        #expect((more["accessory"] as? [String: Any])?["url"] as? String == "\(Self.base)/alerts")
+        #expect(shown == 9, "five blocks an alert, a digest line and the summary")
+        // Every alert in the message (shown or summed up) is in the fallback text.
+        #expect((p["text"] as? String)?.contains("S59") == true)
+    }
+
+    @Test("huge messages and names are cut to the limits, never inside an escape or a character")
+    func hugeValues() throws {
+        var alerts = Self.alerts(3, station: { i in String(repeating: i == 0 ? "&" : "🌊", count: 2_000) })
+        alerts[0].message = String(repeating: "<&>", count: 5_000)
+        alerts[1].message = String(repeating: "👩‍👩‍👧‍👦", count: 5_000)
+        alerts[2].transition.explanation = String(repeating: "x", count: 100_000)
+        let p = try Self.slack(alerts)
+        #expect(ChatPayloadShape.slackProblems(p) == [])
+        for text in ChatPayloadShape.slackTexts(p) {
+            // A cut escape would show as `&am…`: every `&` still begins a whole one.
+            var rest = Substring(text)
+            while let amp = rest.firstIndex(of: "&") {
+                let tail = rest[amp...]
+                #expect(["&amp;", "&lt;", "&gt;"].contains { tail.hasPrefix($0) }, "\(text.prefix(60))…")
+                rest = rest[rest.index(after: amp)...]
+            }
+        }
+        let header = try #require((Self.blocks(p)[0]["text"] as? [String: Any])?["text"] as? String)
+        #expect(header.hasSuffix("…") && header.utf16.count <= 150)
+    }
+
+    @Test("hostile data is text: no mention, link or channel from a station, a message or an explanation")
+    func hostileData() throws {
+        let hostile = ["<!channel>", "<!here|x>", "<@U123>", "<https://evil.example|Ack here>", "*bold* _x_ &amp;"]
+        for h in hostile {
+            var a = Self.alerts(1, station: { _ in h })[0]
+            a.message = "look: \(h)"
+            a.transition.explanation = "because \(h)"
+            let p = try Self.slack([a])
+            #expect(ChatPayloadShape.slackProblems(p) == [])
+            for text in ChatPayloadShape.slackTexts(p) + [p["text"] as? String ?? ""] {
+                #expect(!text.contains("<") && !text.contains(">"), "\(h): \(text)")
+            }
+            // mrkdwn is verbatim: Slack links no bare URL or channel name in it.
+            for b in Self.blocks(p) {
+                if let t = b["text"] as? [String: Any], t["type"] as? String == "mrkdwn" {
+                    #expect(t["verbatim"] as? Bool == true)
+                }
+            }
+            // A station's path is percent-encoded: the chart URL and the Open URL carry no markup.
+            for u in Self.blocks(p).compactMap({ $0["image_url"] as? String })
+                + Self.buttons(p).compactMap({ $0["url"] as? String })
+            {
+                #expect(!u.contains("<") && !u.contains("|") && !u.contains(" "), "\(u)")
+            }
+        }
+    }
+}

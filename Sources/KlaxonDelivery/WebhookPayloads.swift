@@ -360,11 +360,28 @@ public enum WebhookPayloads {
         ]
     }
 
-    /// Mattermost accepts Slack's attachment format; its escaping also defuses `@channel` and
-    /// Markdown links (see `ChatEscape.mattermost`).
+    /// Mattermost accepts Slack's attachment format (it does not show Block Kit); its escaping also
+    /// defuses `@channel` and Markdown links (see `ChatEscape.mattermost`). With `external_url` and
+    /// a signer (`chat.mattermost`), a firing alert's attachment carries Ack and Silence 1h message
+    /// buttons, which Mattermost posts back to `EXTERNAL_URL/chat/mattermost/actions` with their
+    /// signed context.
     public static func mattermost(_ n: AlertNotification) -> [String: Any] {
         var p = attachments(n, escape: ChatEscape.mattermost)
         p["username"] = "Klaxon"
+        guard let signer = n.chatActions, !n.externalURL.isEmpty,
+            var list = p["attachments"] as? [[String: Any]], list.count == n.alerts.count
+        else { return p }
+        let url = AlertNotification.trimmed(n.externalURL) + "/chat/mattermost/actions"
+        for (i, a) in n.alerts.enumerated() where ackHint(a) != nil {
+            list[i]["actions"] = ChatAction.allCases.map { action -> [String: Any] in
+                [
+                    "id": "\(action == .ack ? "ack" : "silence")\(i)", "type": "button", "name": action.label,
+                    "style": action == .ack ? "primary" : "default",
+                    "integration": ["url": url, "context": signer.context(action, a.id)],
+                ]
+            }
+        }
+        p["attachments"] = list
         return p
     }
 

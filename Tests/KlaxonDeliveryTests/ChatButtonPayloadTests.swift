@@ -1,11 +1,13 @@
 import Foundation
 import KlaxonCore
 import KlaxonDelivery
+import KlaxonServer
 import KlaxonTesting
 import Testing
 
-/// The Slack preset against Block Kit's documented shape (`ChatPayloadShape`): its limits whatever
-/// the notification holds, buttons only where they can act, data escaped.
+/// The Slack and Mattermost presets against their platforms' documented shapes (`ChatPayloadShape`):
+/// Block Kit's limits whatever the notification holds, buttons only where they can act, data escaped,
+/// and Mattermost's button contexts signed.
 @Suite struct ChatButtonPayloadTests {
     static let base = "https://klaxon.example.org"
 
@@ -145,5 +147,82 @@ import Testing
                 #expect(!u.contains("<") && !u.contains("|") && !u.contains(" "), "\(u)")
             }
         }
+    }
+
+    static let key = MattermostActions.key(token: "mm-token")
+
+    static func mattermost(_ alerts: [NotifiedAlert], externalURL: String = base, signed: Bool = true) throws
+        -> [String: Any]
+    {
+        let signer = ChatActionSigner { action, episode in
+            MattermostActions.context(action, episode: episode, key: key, now: Int64(Date().timeIntervalSince1970))
+        }
+        let n = AlertNotification(
+            key: "k", receiver: "mm", alerts: alerts, externalURL: externalURL, chatActions: signed ? signer : nil)
+        return try #require(
+            try JSONSerialization.jsonObject(with: WebhookPayloads.encode(WebhookPayloads.mattermost(n)))
+                as? [String: Any])
+    }
+
+    @Test("Mattermost: Ack and Silence 1h buttons with a signed context that verifies, and fails when tampered")
+    func mattermostButtons() throws {
+        let p = try Self.mattermost(Self.alerts(2) + Self.alerts(1, state: .resolved))
+        #expect(ChatPayloadShape.mattermostProblems(p) == [])
+        let attachments = try #require(p["attachments"] as? [[String: Any]])
+        // The attachment keeps every field it had.
+        #expect(attachments[0]["title_link"] as? String == "\(Self.base)/alerts/100")
+        #expect((attachments[0]["fields"] as? [[String: Any]])?.first?["title"] as? String == "Why")
+        let actions = try #require(attachments[0]["actions"] as? [[String: Any]])
+        #expect(actions.map { $0["name"] as? String } == ["Ack", "Silence 1h"])
+        #expect(attachments[2]["actions"] == nil, "a resolved alert has no buttons")
+        let now = Int64(Date().timeIntervalSince1970)
+        for (action, expected) in zip(actions, [ChatAction.ack, .silence1h]) {
+            let integration = try #require(action["integration"] as? [String: Any])
+            #expect(integration["url"] as? String == "\(Self.base)/chat/mattermost/actions")
+            let context = try #require(integration["context"] as? [String: Any])
+            let verified = try MattermostActions.verify(context, key: Self.key, now: now).get()
+            #expect(verified.action == expected && verified.episode == 100)
+            // Any change voids it: another alert, another action, a later issue time, another key.
+            for (field, value) in [("episode", "101"), ("action", "ack"), ("issued", String(now + 1))]
+            where context[field] as? String != value {
+                var tampered = context
+                tampered[field] = value
+                #expect(MattermostActions.verify(tampered, key: Self.key, now: now) == .failure(.forged))
+            }
+            #expect(
+                MattermostActions.verify(context, key: MattermostActions.key(token: "other"), now: now)
+                    == .failure(.forged))
+            #expect(MattermostActions.verify(context, key: Self.key, now: now + 86_401) == .failure(.expired))
+        }
+        #expect(attachments[1]["actions"] != nil)
+        // Without external_url (nowhere to post back) or a signer (no chat.mattermost): no buttons.
+        for q in [
+            try Self.mattermost(Self.alerts(1), externalURL: ""), try Self.mattermost(Self.alerts(1), signed: false),
+        ] {
+            #expect((q["attachments"] as? [[String: Any]])?.allSatisfy { $0["actions"] == nil } == true)
+            #expect(ChatPayloadShape.mattermostProblems(q) == [])
+        }
+    }
+
+    @Test("a signed context's shape is checked before its signature: junk is refused, never trapped on")
+    func hostileContexts() {
+        let now = Int64(Date().timeIntervalSince1970)
+        let junk: [Any?] = [
+            nil, "ack", [1, 2], ["action": "ack"], ["action": 1, "episode": 2],
+            [
+                "action": "ack", "episode": "-1", "issued": "\(now)", "nonce": String(repeating: "a", count: 32),
+                "sig": String(repeating: "0", count: 64),
+            ],
+            [
+                "action": "drop_tables", "episode": "1", "issued": "\(now)", "nonce": String(repeating: "a", count: 32),
+                "sig": String(repeating: "0", count: 64),
+            ],
+            [
+                "action": "ack", "episode": "1", "issued": "9999999999999999999",
+                "nonce": String(repeating: "a", count: 32),
+                "sig": String(repeating: "0", count: 64),
+            ],
+        ]
+        for j in junk { #expect(MattermostActions.verify(j, key: Self.key, now: now) == .failure(.forged)) }
     }
 }

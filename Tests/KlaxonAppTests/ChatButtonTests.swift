@@ -226,6 +226,9 @@ struct ChatButtonTests {
                 #expect(pressed.0 == 200)
                 let update = try await reply(sink, path: "/actions/alice")
                 #expect(update["replace_original"] as? Bool == true)
+                // The message's blocks went through Klaxon and back as JSON: booleans stay booleans.
+                let raw = await sink.requests().first { $0.path == "/actions/alice" }?.text ?? ""
+                #expect(raw.contains(#""verbatim":true"#) && !raw.contains(#""verbatim":1"#), "\(raw.prefix(300))")
                 #expect(ChatPayloadShape.slackProblems(update) == [])
                 let blocks = try #require(update["blocks"] as? [[String: Any]])
                 let buttons = blocks.flatMap { $0["elements"] as? [[String: Any]] ?? [] }.compactMap {

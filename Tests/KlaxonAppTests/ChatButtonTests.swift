@@ -382,6 +382,36 @@ struct ChatButtonTests {
         }
     }
 
+    @Test("a response_url that answers 503 or 500 is tried again, with the same body, until it takes it")
+    func responseRetried() async throws {
+        try await HTTPSink.with { sink in
+            let store = try tempStore()
+            let server = await ButtonServer.start(store: store, rules: rules, responsePrefix: sink.url + "/")
+            let outcome = await Result {
+                let config = ButtonServer.config(externalURL: "https://klaxon.example.org")
+                let message = try await floodFires(
+                    store: store,
+                    receiver: .init(name: "chat", url: Secret(sink.url + "/services/T1/B1/hook"), preset: .slack),
+                    sink: sink, config: config)
+                await sink.script([.respond(status: 503), .respond(status: 500)])
+                let (blockID, ack) = try button(.ack, in: message)
+                let press = try slackPress(
+                    message: message, blockID: blockID, button: ack, user: "U-ALICE",
+                    responseURL: sink.url + "/actions/retried")
+                #expect(try await server.slack(press).0 == 200)
+                try await poll(until: "three posts to the response_url") {
+                    await sink.requests().filter { $0.path == "/actions/retried" }.count == 3
+                }
+                let posts = await sink.requests().filter { $0.path == "/actions/retried" }
+                #expect(Set(posts.map(\.body)).count == 1, "the same answer each time")
+                #expect(posts.last?.json?["replace_original"] as? Bool == true)
+                #expect(try await store.acks().count == 1, "acted once")
+            }
+            #expect(await server.stop())
+            try outcome.get()
+        }
+    }
+
     @Test("chat.may_act applies to the commands too: ack and silence refused, other commands answered")
     func mayActCommands() async throws {
         let store = try tempStore()

@@ -3,7 +3,8 @@ import KlaxonCore
 
 /// The Slack preset's Block Kit message: for each alert a header (its headline), a section (the
 /// message and why), a context line (data time, since when, `ack N`), its chart when
-/// `external_url` is set, and buttons: *Open* (its page), *Ack* and *Silence 1h* (while it fires).
+/// `external_url` is set, and buttons: *Open* (its page), links to what it is about and its runbook,
+/// *Ack* and *Silence 1h* (while it fires).
 ///
 /// Within Block Kit's limits, whatever the notification holds: at most 50 blocks (the alerts that
 /// do not fit are summed up in one last section, "…and N more", with a button to the site's list),
@@ -74,6 +75,13 @@ public enum SlackBlocks {
             buttons.append([
                 "type": "button", "action_id": "\(ChatAction.open).\(i)", "text": plain("Open", Limit.buttonText),
                 "url": link,
+            ])
+        }
+        // What the alert is about (its gauge, city or station) and the rule's runbook: links too.
+        for (k, link) in WebhookPayloads.links(n, a).enumerated() where link.url.utf16.count <= Limit.url {
+            buttons.append([
+                "type": "button", "action_id": "\(ChatAction.open).\(i).\(k)",
+                "text": plain(link.label, Limit.buttonText), "url": link.url,
             ])
         }
         // Ack and Silence only while the alert fires, and only for a logged one (a test message has id 0).

@@ -361,16 +361,27 @@ public enum WebhookPayloads {
     }
 
     /// Mattermost accepts Slack's attachment format (it does not show Block Kit); its escaping also
-    /// defuses `@channel` and Markdown links (see `ChatEscape.mattermost`). With `external_url` and
+    /// defuses `@channel` and Markdown links (see `ChatEscape.mattermost`). Links to what an alert is
+    /// about and its runbook are a `Links` field. With `external_url` and
     /// a signer (`chat.mattermost`), a firing alert's attachment carries Ack and Silence 1h message
     /// buttons, which Mattermost posts back to `EXTERNAL_URL/chat/mattermost/actions` with their
     /// signed context.
     public static func mattermost(_ n: AlertNotification) -> [String: Any] {
         var p = attachments(n, escape: ChatEscape.mattermost)
         p["username"] = "Klaxon"
-        guard let signer = n.chatActions, !n.externalURL.isEmpty,
-            var list = p["attachments"] as? [[String: Any]], list.count == n.alerts.count
-        else { return p }
+        guard var list = p["attachments"] as? [[String: Any]], list.count == n.alerts.count else { return p }
+        // What the alert is about and its runbook, as Markdown links (labels Klaxon's, URLs checked).
+        for (i, a) in n.alerts.enumerated() {
+            let links = links(n, a)
+            guard !links.isEmpty, var fields = list[i]["fields"] as? [[String: Any]] else { continue }
+            fields.append([
+                "title": "Links", "value": links.map { "[\($0.label)](\($0.url))" }.joined(separator: " · "),
+                "short": false,
+            ])
+            list[i]["fields"] = fields
+        }
+        p["attachments"] = list
+        guard let signer = n.chatActions, !n.externalURL.isEmpty else { return p }
         let url = AlertNotification.trimmed(n.externalURL) + "/chat/mattermost/actions"
         for (i, a) in n.alerts.enumerated() where ackHint(a) != nil {
             list[i]["actions"] = ChatAction.allCases.map { action -> [String: Any] in

@@ -232,7 +232,7 @@ import Testing
         let buttons = (blocks[4]["elements"] as? [[String: Any]] ?? []).map {
             ($0["text"] as? [String: Any])?["text"] as? String
         }
-        #expect(buttons == ["Open", "Ack", "Silence 1h"])
+        #expect(buttons == ["Open", "River gauge", "Ack", "Silence 1h"])
         #expect(!slack.stdout.contains("SECRET"))
 
         let mm = try await klaxonAsync([

@@ -54,11 +54,16 @@ import Testing
         #expect(Self.blocks(p)[3]["image_url"] as? String == "\(Self.base)/gauges/S0/chart.png?range=48h")
         #expect((Self.blocks(p)[3]["alt_text"] as? String)?.isEmpty == false)
         let buttons = Self.buttons(p)
-        #expect(buttons.map { ($0["text"] as? [String: Any])?["text"] as? String } == ["Open", "Ack", "Silence 1h"])
+        #expect(
+            buttons.map { ($0["text"] as? [String: Any])?["text"] as? String } == [
+                "Open", "River gauge", "Ack", "Silence 1h",
+            ])
         #expect(buttons[0]["url"] as? String == "\(Self.base)/alerts/100")
-        #expect(buttons[1]["value"] as? String == "100" && buttons[2]["value"] as? String == "100")
-        #expect(ChatAction.named(actionID: buttons[1]["action_id"] as? String ?? "") == .ack)
-        #expect(ChatAction.named(actionID: buttons[2]["action_id"] as? String ?? "") == .silence1h)
+        #expect(buttons[1]["url"] as? String == "\(Self.base)/gauges/S0")
+        #expect(buttons[2]["value"] as? String == "100" && buttons[3]["value"] as? String == "100")
+        #expect(ChatAction.named(actionID: buttons[1]["action_id"] as? String ?? "") == nil, "a link acts on nothing")
+        #expect(ChatAction.named(actionID: buttons[2]["action_id"] as? String ?? "") == .ack)
+        #expect(ChatAction.named(actionID: buttons[3]["action_id"] as? String ?? "") == .silence1h)
         // The notification fallback and the colour stay; the attachments' displayed fields are in the blocks.
         #expect((p["text"] as? String)?.contains("river-levels S0 firing") == true)
         let attachments = try #require(p["attachments"] as? [[String: Any]])
@@ -71,17 +76,44 @@ import Testing
     func buttonsOnlyWhereTheyAct() throws {
         let resolved = try Self.slack(Self.alerts(1, state: .resolved))
         #expect(ChatPayloadShape.slackProblems(resolved) == [])
-        #expect(Self.buttons(resolved).map { ($0["text"] as? [String: Any])?["text"] as? String } == ["Open"])
+        #expect(
+            Self.buttons(resolved).map { ($0["text"] as? [String: Any])?["text"] as? String } == [
+                "Open", "River gauge",
+            ])
         var test = Self.alerts(1)[0]
         test.id = 0
         let unlogged = try Self.slack([test])
         #expect(ChatPayloadShape.slackProblems(unlogged) == [])
-        #expect(Self.buttons(unlogged).isEmpty, "no page to open, nothing to ack")
+        #expect(
+            Self.buttons(unlogged).map { ($0["text"] as? [String: Any])?["text"] as? String } == ["River gauge"],
+            "no page of its own to open, nothing to ack")
         let plain = try Self.slack(Self.alerts(1), externalURL: "")
         #expect(ChatPayloadShape.slackProblems(plain) == [])
         #expect(
             Self.buttons(plain).map { ($0["text"] as? [String: Any])?["text"] as? String } == ["Ack", "Silence 1h"])
         #expect(!Self.blocks(plain).contains { $0["type"] as? String == "image" })
+    }
+
+    @Test("links to what the alert is about and to its runbook: Slack buttons, a Mattermost field")
+    func links() throws {
+        var a = Self.alerts(1)[0]
+        a.transition.annotations = ["runbook_url": "https://wiki.example.org/flood"]
+        let slack = try Self.slack([a])
+        #expect(ChatPayloadShape.slackProblems(slack) == [])
+        let urls = Self.buttons(slack).compactMap { $0["url"] as? String }
+        #expect(urls == ["\(Self.base)/alerts/100", "\(Self.base)/gauges/S0", "https://wiki.example.org/flood"])
+        let mm = try Self.mattermost([a])
+        let fields = (mm["attachments"] as? [[String: Any]])?.first?["fields"] as? [[String: Any]] ?? []
+        #expect(
+            fields.last?["value"] as? String
+                == "[River gauge](\(Self.base)/gauges/S0) · [Runbook](https://wiki.example.org/flood)")
+        // A runbook that is not a plain http(s) link is not offered.
+        a.transition.annotations = ["runbook_url": "javascript:alert(1)"]
+        #expect(
+            !String(
+                decoding: WebhookPayloads.encode(WebhookPayloads.slack(.init(key: "k", receiver: "r", alerts: [a]))),
+                as: UTF8.self
+            ).contains("javascript"))
     }
 
     @Test("60 alerts: at most 50 blocks, the rest summed up with a link to the list; ids unique")

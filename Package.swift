@@ -135,6 +135,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                // The service that answers chat button presses after their request.
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // The status site's typed HTML.
                 .product(name: "Plot", package: "Plot"),
             ],

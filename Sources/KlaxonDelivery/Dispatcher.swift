@@ -36,6 +36,8 @@ public final class Dispatcher: Sendable {
         public var claimLimit = 2048
         /// The base URL people reach the status site at (`external_url`): the payloads' links.
         public var externalURL = ""
+        /// Signs Mattermost's message buttons (nil: none).
+        public var chatActions: ChatActionSigner?
         /// `run`: the most rows one claim takes, and the most batches waiting in one receiver's lane
         /// before its rows are left unclaimed, so a receiver that hangs holds at most about twice
         /// this and the others keep going.
@@ -488,7 +490,8 @@ public final class Dispatcher: Sendable {
         let notification = AlertNotification(
             key: batch.key, receiver: batch.receiver, alerts: live.map(\.1), attempt: batch.attempt,
             isDigest: batch.key.hasPrefix("digest-"), externalURL: settings.externalURL,
-            groupBy: routing.route(batch.route).groupBy, routeKey: Self.routeKey(routing, batch.route))
+            groupBy: routing.route(batch.route).groupBy, routeKey: Self.routeKey(routing, batch.route),
+            chatActions: settings.chatActions)
         if let rate = notifier.rateLimit { try await pacer.wait(receiver: batch.receiver, rate: rate, clock: clock) }
         do {
             try await notifier.send(notification)

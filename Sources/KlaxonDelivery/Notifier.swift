@@ -95,10 +95,14 @@ public struct AlertNotification: Sendable {
     public var groupBy: [String]?
     /// The route's key as Alertmanager prints it (`{}` for the root, `{}/{team="x"}` below it).
     public var routeKey: String
+    /// Signs the context of Mattermost's Ack and Silence buttons (with `chat.mattermost` and
+    /// `external_url`); nil: Mattermost messages carry no buttons.
+    public var chatActions: ChatActionSigner?
 
     public init(
         key: String, receiver: String, alerts: [NotifiedAlert], attempt: Int = 1, isDigest: Bool = false,
-        externalURL: String = "", groupBy: [String]? = nil, routeKey: String = "{}"
+        externalURL: String = "", groupBy: [String]? = nil, routeKey: String = "{}",
+        chatActions: ChatActionSigner? = nil
     ) {
         self.key = key
         self.receiver = receiver
@@ -108,6 +112,7 @@ public struct AlertNotification: Sendable {
         self.externalURL = externalURL
         self.groupBy = groupBy
         self.routeKey = routeKey
+        self.chatActions = chatActions
     }
 
     /// The page of an alert on the status site, if `external_url` is set.

@@ -327,9 +327,21 @@ public enum WebhookPayloads {
         return lines.joined(separator: "\n")
     }
 
-    /// Slack incoming webhook: `text` plus one colour-coded attachment per alert. Values from data
-    /// are escaped for Slack (`&amp;`, `&lt;`, `&gt;`): see `ChatEscape`.
-    public static func slack(_ n: AlertNotification) -> [String: Any] { attachments(n, escape: ChatEscape.slack) }
+    /// Slack incoming webhook: Block Kit `blocks` (headline, message and why, times, chart, and the
+    /// Open, Ack and Silence 1h buttons: `SlackBlocks`), `text` (what notifications show), and one
+    /// attachment per alert with its `color` and a plain `fallback`. Slack shows top-level blocks
+    /// and then attachments, so the attachments' displayed fields (`title`, `text`, `fields`,
+    /// `footer`, `ts`) are not sent to Slack: the blocks say all of it once. Values from data are
+    /// escaped for Slack (`&amp;`, `&lt;`, `&gt;`): see `ChatEscape`.
+    public static func slack(_ n: AlertNotification) -> [String: Any] {
+        let e = ChatEscape.slack
+        return [
+            "text": plainText(n, escape: e), "blocks": SlackBlocks.blocks(n),
+            "attachments": n.alerts.map { a -> [String: Any] in
+                ["color": colour(a.transition), "fallback": "\(e(title(a))): \(e(a.message))"]
+            },
+        ]
+    }
 
     /// Slack's attachment format, with values from data passed through `e`.
     static func attachments(_ n: AlertNotification, escape e: (String) -> String) -> [String: Any] {
@@ -348,11 +360,39 @@ public enum WebhookPayloads {
         ]
     }
 
-    /// Mattermost accepts Slack's attachment format; its escaping also defuses `@channel` and
-    /// Markdown links (see `ChatEscape.mattermost`).
+    /// Mattermost accepts Slack's attachment format (it does not show Block Kit); its escaping also
+    /// defuses `@channel` and Markdown links (see `ChatEscape.mattermost`). Links to what an alert is
+    /// about and its runbook are a `Links` field. With `external_url` and
+    /// a signer (`chat.mattermost`), a firing alert's attachment carries Ack and Silence 1h message
+    /// buttons, which Mattermost posts back to `EXTERNAL_URL/chat/mattermost/actions` with their
+    /// signed context.
     public static func mattermost(_ n: AlertNotification) -> [String: Any] {
         var p = attachments(n, escape: ChatEscape.mattermost)
         p["username"] = "Klaxon"
+        guard var list = p["attachments"] as? [[String: Any]], list.count == n.alerts.count else { return p }
+        // What the alert is about and its runbook, as Markdown links (labels Klaxon's, URLs checked).
+        for (i, a) in n.alerts.enumerated() {
+            let links = links(n, a)
+            guard !links.isEmpty, var fields = list[i]["fields"] as? [[String: Any]] else { continue }
+            fields.append([
+                "title": "Links", "value": links.map { "[\($0.label)](\($0.url))" }.joined(separator: " · "),
+                "short": false,
+            ])
+            list[i]["fields"] = fields
+        }
+        p["attachments"] = list
+        guard let signer = n.chatActions, !n.externalURL.isEmpty else { return p }
+        let url = AlertNotification.trimmed(n.externalURL) + "/chat/mattermost/actions"
+        for (i, a) in n.alerts.enumerated() where ackHint(a) != nil {
+            list[i]["actions"] = ChatAction.allCases.map { action -> [String: Any] in
+                [
+                    "id": "\(action == .ack ? "ack" : "silence")\(i)", "type": "button", "name": action.label,
+                    "style": action == .ack ? "primary" : "default",
+                    "integration": ["url": url, "context": signer.context(action, a.id)],
+                ]
+            }
+        }
+        p["attachments"] = list
         return p
     }
 

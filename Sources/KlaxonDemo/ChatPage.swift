@@ -6,7 +6,9 @@ import KlaxonCore
 ///
 /// Bodies are read as Slack incoming-webhook payloads (`text`, `attachments` with `color`, `title`,
 /// `text`, `fields`, `footer`, `ts`), which also covers Mattermost's (the same plus `username`).
-/// A body that is not such a JSON object is shown raw. Everything taken from a body is HTML-escaped;
+/// Block Kit `blocks` are shown instead of the attachments when a body has them: a card per header,
+/// coloured by the attachment of the same position, with its sections, context lines and buttons
+/// (images are left out: the page loads nothing). A body that is not such a JSON object is shown raw. Everything taken from a body is HTML-escaped;
 /// colours reach the CSS only after validation.
 public enum ChatPage {
     /// One webhook POST as the chat sink received it.
@@ -72,7 +74,7 @@ public enum ChatPage {
 
     /// What a body says, once read.
     private enum Content {
-        case slack(username: String?, text: String?, attachments: [[String: Any]])
+        case slack(username: String?, text: String?, attachments: [[String: Any]], blocks: [[String: Any]])
         case raw(String)
     }
 
@@ -81,15 +83,16 @@ public enum ChatPage {
             return .raw(String(decoding: body, as: UTF8.self))
         }
         let attachments = (payload["attachments"] as? [Any] ?? []).compactMap { $0 as? [String: Any] }
+        let blocks = (payload["blocks"] as? [Any] ?? []).compactMap { $0 as? [String: Any] }
         let text = nonEmpty(payload["text"])
-        if text == nil && attachments.isEmpty { return .raw(String(decoding: body, as: UTF8.self)) }
-        return .slack(username: nonEmpty(payload["username"]), text: text, attachments: attachments)
+        if text == nil && attachments.isEmpty && blocks.isEmpty { return .raw(String(decoding: body, as: UTF8.self)) }
+        return .slack(username: nonEmpty(payload["username"]), text: text, attachments: attachments, blocks: blocks)
     }
 
     private static func message(_ post: Post, showTag: Bool, timeZone: TimeZone) -> String {
         let content = parse(post.body)
         var botName = "Klaxon"
-        if case .slack(let username?, _, _) = content { botName = username }
+        if case .slack(let username?, _, _, _) = content { botName = username }
 
         var out =
             "<li class=\"message\">\n<div class=\"avatar\" aria-hidden=\"true\">K</div>\n<div class=\"content\">\n"
@@ -100,13 +103,73 @@ public enum ChatPage {
         switch content {
         case .raw(let text):
             out += "<pre class=\"raw\">\(escape(text))</pre>\n"
-        case .slack(_, let text, let attachments):
+        case .slack(_, _, let attachments, let blocks) where !blocks.isEmpty:
+            // With blocks, `text` is the notification fallback and the attachments carry the colours.
+            out += blockCards(blocks, colours: attachments.map { $0["color"] })
+        case .slack(_, let text, let attachments, _):
             // Klaxon's `text` is the plain-text fallback of its attachments: shown only without them.
             if attachments.isEmpty, let text { out += "<div class=\"text\">\(richText(text))</div>\n" }
             for attachment in attachments { out += card(attachment, timeZone: timeZone) }
         }
         out += "</div>\n</li>\n"
         return out
+    }
+
+    /// Block Kit as cards: each header begins one, coloured like the attachment of its position;
+    /// sections are its text, context elements its footer, buttons links (a URL) or labels. The
+    /// summing-up section (`block_id` `more`) is a card of its own.
+    private static func blockCards(_ blocks: [[String: Any]], colours: [Any?]) -> String {
+        var out = ""
+        var card = ""
+        var colour: Any? = nil
+        func flush() {
+            if !card.isEmpty {
+                out += "<div class=\"card\" style=\"border-left-color:\(Self.colour(colour))\">\n\(card)</div>\n"
+            }
+            card = ""
+        }
+        var headers = 0
+        for block in blocks {
+            let text = nonEmpty((block["text"] as? [String: Any])?["text"])
+            switch block["type"] as? String {
+            case "header":
+                flush()
+                colour = headers < colours.count ? colours[headers] : nil
+                headers += 1
+                if let text { card += "<div class=\"card-title\">\(escape(unescapeSlack(text)))</div>\n" }
+            case "section":
+                if block["block_id"] as? String == "more" {
+                    flush()
+                    colour = nil
+                }
+                if let text { card += "<div class=\"card-text\">\(richText(text))</div>\n" }
+                if let accessory = block["accessory"] as? [String: Any] { card += buttons([accessory]) }
+            case "context":
+                let lines = (block["elements"] as? [Any] ?? []).compactMap {
+                    nonEmpty(($0 as? [String: Any])?["text"]).map(richText)
+                }
+                if !lines.isEmpty { card += "<div class=\"card-footer\">\(lines.joined(separator: " · "))</div>\n" }
+            case "actions":
+                card += buttons((block["elements"] as? [Any] ?? []).compactMap { $0 as? [String: Any] })
+            default: break
+            }
+        }
+        flush()
+        return out
+    }
+
+    /// Buttons: a link for one with an http(s) URL, a label for the others (the page acts on nothing).
+    private static func buttons(_ elements: [[String: Any]]) -> String {
+        let shown = elements.compactMap { e -> String? in
+            guard e["type"] as? String == "button",
+                let label = nonEmpty((e["text"] as? [String: Any])?["text"]).map({ escape(unescapeSlack($0)) })
+            else { return nil }
+            if let url = e["url"] as? String, isWebURL(url) {
+                return "<a class=\"button\" href=\"\(escape(url))\" rel=\"noopener noreferrer\">\(label)</a>"
+            }
+            return "<span class=\"button\">\(label)</span>"
+        }
+        return shown.isEmpty ? "" : "<div class=\"buttons\">\(shown.joined(separator: " "))</div>\n"
     }
 
     private static func card(_ attachment: [String: Any], timeZone: TimeZone) -> String {
@@ -380,6 +443,9 @@ public enum ChatPage {
         .fields { margin-top: 4px; white-space: pre-wrap; }
         .field-title { font-weight: 600; }
         .card-footer { margin-top: 4px; font-size: 12px; color: #7a7a7a; }
+        .buttons { margin: 6px 0 2px; }
+        .button { display: inline-block; margin-right: 6px; padding: 2px 10px; border: 1px solid #c3c7cc;
+          border-radius: 4px; font-size: 13px; font-weight: 600; color: #1d1c1d; text-decoration: none; }
         .mention { background: #fff3c2; border-radius: 3px; padding: 0 2px; }
         a { color: #1264a3; }
         pre.raw { margin: 4px 0 0; padding: 8px; background: #f8f8f8; border: 1px solid #e1e2e5; border-radius: 4px;

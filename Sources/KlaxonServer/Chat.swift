@@ -5,21 +5,40 @@ import Hummingbird
 import KlaxonCore
 import NIOCore
 
-/// Slash commands from Slack (`X-Slack-Signature`: HMAC-SHA256 of `v0:timestamp:body` with the
-/// signing secret, timestamps older than 5 minutes refused) and Mattermost (a shared token). The
-/// answer comes from `answer(user, text)`; a request that fails verification gets 401 and changes
-/// nothing.
+/// Slash commands and message buttons from Slack (`X-Slack-Signature`: HMAC-SHA256 of
+/// `v0:timestamp:body` with the signing secret, timestamps older than 5 minutes refused) and
+/// Mattermost (a shared token for commands, a signed context for buttons). The answer to a command
+/// comes from `answer(user, text)`, a button's action from `act(press, now)`; a request that fails
+/// verification gets 401 and changes nothing.
 public enum ChatEndpoints {
     public struct Settings: Sendable {
         public var slackSigningSecret: String?
         public var mattermostToken: String?
         /// Seconds a Slack timestamp may be off.
         public var maxSkew: Int64
+        /// What a Slack button press's `response_url` must start with for Klaxon to post to it
+        /// (`chat.slack.response_url_prefix`); a press with any other is refused, and nothing is sent.
+        public var slackResponseURLPrefixes: [String]
 
-        public init(slackSigningSecret: String? = nil, mattermostToken: String? = nil, maxSkew: Int64 = 300) {
+        /// Slack's own hosts for `response_url`: the commercial and the GovSlack one.
+        public static let slackResponseHosts = ["https://hooks.slack.com/", "https://hooks.slack-gov.com/"]
+
+        public init(
+            slackSigningSecret: String? = nil, mattermostToken: String? = nil, maxSkew: Int64 = 300,
+            slackResponseURLPrefixes: [String] = slackResponseHosts
+        ) {
             self.slackSigningSecret = slackSigningSecret
             self.mattermostToken = mattermostToken
             self.maxSkew = maxSkew
+            self.slackResponseURLPrefixes = slackResponseURLPrefixes
+        }
+
+        /// Whether Klaxon may post to `url`: it starts with an allowed prefix, and is a plain URL
+        /// (no space or control character, at most 2,048 bytes).
+        public func allowsResponseURL(_ url: String) -> Bool {
+            guard url.utf8.count <= 2048, url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7f })
+            else { return false }
+            return slackResponseURLPrefixes.contains { !$0.isEmpty && url.hasPrefix($0) }
         }
     }
 
@@ -47,30 +66,45 @@ public enum ChatEndpoints {
 
     public typealias Answer = @Sendable (_ user: User, _ text: String) async -> String
 
+    /// A button pressed on a message: who, what, on which alert (its episode id).
+    public struct Press: Sendable, Equatable {
+        public var user: User
+        public var action: ChatAction
+        public var episode: Int64
+
+        public init(user: User, action: ChatAction, episode: Int64) {
+            self.user = user
+            self.action = action
+            self.episode = episode
+        }
+    }
+
+    /// What came of a press. Texts hold data (rule and station names): escaped per platform where
+    /// they are shown.
+    public enum Outcome: Sendable, Equatable {
+        /// Done; `summary` names the alert (`high at S1 (#12)`).
+        case done(summary: String)
+        /// This user may not act: nothing changed; the text says why.
+        case refused(String)
+        /// Nothing to act on (the alert resolved) or it failed: nothing changed.
+        case failed(String)
+    }
+
+    /// Acts on a press at `now` (the same code as the `ack` and `silence` commands).
+    public typealias Act = @Sendable (_ press: Press, _ now: Int64) async -> Outcome
+
     /// The oldest and newest Slack timestamps taken at all (2001…2286): anything outside is not a time.
     static let timestampRange: ClosedRange<Int64> = 1_000_000_000...9_999_999_999
 
     static func add(
         to router: Router<BasicRequestContext>, settings: Settings, now: @escaping @Sendable () -> Int64,
-        answer: @escaping Answer
+        answer: @escaping Answer, act: @escaping Act, responses: ChatResponses
     ) {
         router.post("/chat/slack") { request, _ -> Response in
-            guard let secret = settings.slackSigningSecret else { return reply(nil, status: .notFound) }
-            // Never verify with an empty key: anyone can compute that HMAC.
-            guard ServerSecrets.usable(secret) else { return reply("bad signature", status: .unauthorized) }
-            let body = try await request.body.collect(upTo: maxBody)
-            // The signature first: nothing in an unsigned request is looked at beyond the two headers.
-            guard let tsText = request.headers[HTTPField.Name("X-Slack-Request-Timestamp")!],
-                let signature = request.headers[HTTPField.Name("X-Slack-Signature")!]
-            else { return reply("missing X-Slack-Request-Timestamp or X-Slack-Signature", status: .unauthorized) }
-            guard verifySlack(secret: secret, timestamp: tsText, body: body, signature: signature) else {
-                return reply("bad signature", status: .unauthorized)
-            }
-            // Signed, but still untrusted text: digits only, a plausible range, then a skew that cannot overflow.
-            guard let ts = strictInteger(tsText, in: timestampRange),
-                (now() - ts).magnitude <= settings.maxSkew.magnitude
-            else {
-                return reply("stale timestamp", status: .unauthorized)
+            let body: ByteBuffer
+            switch try await verifiedSlack(request, settings: settings, now: now(), limit: maxBody) {
+            case .refused(let response): return response
+            case .verified(let v): body = v.body
             }
             let form = parseForm(String(decoding: body.readableBytesView, as: UTF8.self))
             guard let user = chatUser(platform: "slack", form) else {
@@ -94,6 +128,48 @@ public enum ChatEndpoints {
             }
             return reply(ChatEscape.mattermost(await answer(user, form["text"] ?? "")), status: .ok)
         }
+        SlackActions.add(to: router, settings: settings, now: now, act: act, responses: responses)
+        MattermostActionEndpoint.add(to: router, settings: settings, now: now, act: act)
+    }
+
+    /// A Slack request that passed `verifiedSlack`: its body as signed, its signature and time.
+    struct SlackRequest {
+        var body: ByteBuffer
+        var signature: String
+        var timestamp: Int64
+    }
+
+    enum SlackCheck {
+        case verified(SlackRequest)
+        case refused(Response)
+    }
+
+    /// The one check of every Slack request (commands and button presses): the signing secret is
+    /// set (else 404) and usable, the body within `limit`, `X-Slack-Signature` right over the
+    /// timestamp as sent (nothing else in an unsigned request is looked at), then the timestamp is
+    /// digits in a plausible range within `maxSkew` of `now`. Anything else is 401.
+    static func verifiedSlack(_ request: Request, settings: Settings, now: Int64, limit: Int) async throws
+        -> SlackCheck
+    {
+        guard let secret = settings.slackSigningSecret else { return .refused(reply(nil, status: .notFound)) }
+        // Never verify with an empty key: anyone can compute that HMAC.
+        guard ServerSecrets.usable(secret) else { return .refused(reply("bad signature", status: .unauthorized)) }
+        let body = try await request.body.collect(upTo: limit)
+        guard let tsText = request.headers[HTTPField.Name("X-Slack-Request-Timestamp")!],
+            let signature = request.headers[HTTPField.Name("X-Slack-Signature")!]
+        else {
+            return .refused(
+                reply("missing X-Slack-Request-Timestamp or X-Slack-Signature", status: .unauthorized))
+        }
+        guard verifySlack(secret: secret, timestamp: tsText, body: body, signature: signature) else {
+            return .refused(reply("bad signature", status: .unauthorized))
+        }
+        // Signed, but still untrusted text: digits only, a plausible range, then a skew that cannot overflow.
+        guard let ts = strictInteger(tsText, in: timestampRange), (now - ts).magnitude <= settings.maxSkew.magnitude
+        else {
+            return .refused(reply("stale timestamp", status: .unauthorized))
+        }
+        return .verified(SlackRequest(body: body, signature: signature, timestamp: ts))
     }
 
     /// Slash-command bodies are small; Slack's own limit on the text is 4,000 characters.

@@ -54,18 +54,26 @@ public enum KlaxonHTTP {
     }
 
     /// Builds the application (a ServiceLifecycle service). `onReadings` is called after the API
-    /// stored readings, so the daemon can evaluate at once.
+    /// stored readings, so the daemon can evaluate at once. Chat: `answer` answers commands, `act`
+    /// takes a pressed button's action, and `post` (the app's HTTP client) sends the result of a
+    /// Slack press to its `response_url`.
     public static func application(
         store: any Store, settings: Settings, metrics: KlaxonMetrics, logger: Logger,
         health: StoreHealth = StoreHealth(),
         chat: ChatEndpoints.Settings = .init(), answer: @escaping ChatEndpoints.Answer = { _, _ in "" },
+        act: @escaping ChatEndpoints.Act = { _, _ in .failed("Buttons are not set up here.") },
+        post: ChatResponses.Post? = nil,
         onReadings: @escaping @Sendable () -> Void = {}, onRunning: @escaping @Sendable (Int) -> Void = { _ in },
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
     ) -> some ApplicationProtocol {
         let router = Router()
         router.middlewares.add(StoreBusyMiddleware())
         router.middlewares.add(StoreErrorMiddleware(health: health))
-        ChatEndpoints.add(to: router, settings: chat, now: { Int64(Date().timeIntervalSince1970) }, answer: answer)
+        // Presses are acted on and answered by a service of the application, after their request.
+        let responses = ChatResponses(post: post, logger: logger)
+        ChatEndpoints.add(
+            to: router, settings: chat, now: { Int64(Date().timeIntervalSince1970) }, answer: answer, act: act,
+            responses: responses)
         APIRoutes.add(to: router, store: store, settings: settings)
         // The site's "now" is the daemon's (a demo's compressed clock), so "5 min ago" matches the readings.
         StatusSite.add(to: router, store: store, settings: settings.site, now: now)
@@ -126,6 +134,7 @@ public enum KlaxonHTTP {
             configuration: .init(
                 address: .hostname(settings.host, port: settings.port),
                 availableConnectionsDelegate: gate.backstop),
+            services: [responses],
             onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) }, logger: logger)
     }
 

@@ -1,5 +1,7 @@
 import Foundation
 import KlaxonApp
+import KlaxonCore
+import KlaxonDelivery
 import Testing
 
 @testable import KlaxonDemo
@@ -150,5 +152,24 @@ import Testing
         #expect(html.contains("<span class=\"tag\">#on-call</span>"))
         #expect(html.contains("<span class=\"channel-name\">#team-chat</span>"))
         #expect(html.contains("<span class=\"channel-name\">#on-call</span>"))
+    }
+
+    @Test("a Block Kit body: a card per alert in its attachment's colour, with its text, footer and buttons")
+    func rendersBlockKit() throws {
+        let t = Transition(
+            rule: "flood-stage", kind: "levels", station: "01646500", metric: "gage_height", state: .firing,
+            level: "minor", fromLevel: nil, at: 1_795_000_000, value: 12, unit: "ft", severity: .critical,
+            labels: [:], summary: "s", explanation: "12 ft ≥ minor (11)")
+        let n = AlertNotification(
+            key: "k", receiver: "team-chat", alerts: [NotifiedAlert(transition: t, message: "River *rising*", id: 7)],
+            externalURL: "https://klaxon.example.org")
+        let html = page([post(WebhookPayloads.encode(WebhookPayloads.slack(n)))])
+        #expect(html.contains("border-left-color:#d00000"))
+        #expect(html.contains("CRITICAL flood-stage 01646500 firing minor"))
+        #expect(html.contains("River <strong>rising</strong>") && html.contains("12 ft ≥ minor (11)"))
+        #expect(html.contains("class=\"card-footer\">data as of"))
+        #expect(html.contains("<a class=\"button\" href=\"https://klaxon.example.org/alerts/7\""))
+        #expect(html.contains("<span class=\"button\">Ack</span>") && html.contains(">Silence 1h</span>"))
+        #expect(!html.contains("<img"), "the page loads nothing")
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
+import KlaxonCore
 import KlaxonSQLite
+import KlaxonServer
 import KlaxonStore
 import KlaxonTesting
 import Testing
@@ -198,6 +200,54 @@ import Testing
         ])
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("no receiver \"pager\" (receivers are chat, mail)"))
+    }
+
+    @Test("dry-run --render shows Slack's blocks, buttons and chart, and Mattermost's signed buttons, as sent")
+    func dryRunRendersBlocksAndButtons() async throws {
+        let s = try Scratch()
+        try s.write(
+            "rules/high.yaml", "name: high\nkind: threshold\nmetric: gage_height\nabove: 10\nnotify: [slack, mm]\n")
+        try s.write("r.csv", "station,metric,time,value\nG1,gage_height,2026-01-01T00:00:00Z,12\n")
+        let config = try s.write(
+            "klaxon.yaml",
+            """
+            rules: rules
+            external_url: https://klaxon.example.org
+            chat:
+              mattermost: {token: mm-token}
+            receivers:
+              - {name: slack, type: webhook, preset: slack, url: "https://hooks.slack.com/services/T/B/SECRET"}
+              - {name: mm, type: webhook, preset: mattermost, url: "https://mm.example.org/hooks/SECRET"}
+            """)
+        let slack = try await klaxonAsync([
+            "dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "slack",
+        ])
+        #expect(slack.status == 0, "\(slack.stderr)")
+        let body = try #require(slack.lines.dropFirst().first)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+        #expect(ChatPayloadShape.slackProblems(json) == [])
+        let blocks = try #require(json["blocks"] as? [[String: Any]])
+        #expect(blocks.map { $0["type"] as? String } == ["header", "section", "context", "image", "actions"])
+        #expect(blocks[3]["image_url"] as? String == "https://klaxon.example.org/gauges/G1/chart.png?range=48h")
+        let buttons = (blocks[4]["elements"] as? [[String: Any]] ?? []).map {
+            ($0["text"] as? [String: Any])?["text"] as? String
+        }
+        #expect(buttons == ["Open", "River gauge", "Ack", "Silence 1h"])
+        #expect(!slack.stdout.contains("SECRET"))
+
+        let mm = try await klaxonAsync([
+            "dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "mm",
+        ])
+        #expect(mm.status == 0, "\(mm.stderr)")
+        let mmBody = try #require(mm.lines.dropFirst().first)
+        let mmJSON = try #require(try JSONSerialization.jsonObject(with: Data(mmBody.utf8)) as? [String: Any])
+        #expect(ChatPayloadShape.mattermostProblems(mmJSON) == [])
+        let actions = try #require((mmJSON["attachments"] as? [[String: Any]])?.first?["actions"] as? [[String: Any]])
+        let context = (actions.first?["integration"] as? [String: Any])?["context"]
+        let verified = MattermostActions.verify(
+            context, key: MattermostActions.key(token: "mm-token"), now: Int64(Date().timeIntervalSince1970))
+        #expect((try? verified.get())?.action == .ack)
+        #expect(!mm.stdout.contains("mm-token") && !mm.stdout.contains("SECRET"))
     }
 
     @Test func notifyTestSendsForRealAndReportsFailures() async throws {

@@ -35,6 +35,12 @@ struct EpisodeTests {
         Reading(station: "01646500", metric: "gage_height", time: time, value: value, unit: "ft")
     }
 
+    /// The first alert's footer line in a Slack message: its context block.
+    static func footer(_ slack: [String: Any]) -> String {
+        let context = (slack["blocks"] as? [[String: Any]])?.first { $0["type"] as? String == "context" }
+        return ((context?["elements"] as? [[String: Any]])?.first?["text"] as? String) ?? ""
+    }
+
     /// A chat webhook (Slack's format) and an Alertmanager consumer, both on `sink`.
     static func notifiers(_ sink: HTTPSink) throws -> [String: any Notifier] {
         [
@@ -76,7 +82,7 @@ struct EpisodeTests {
         let chat = try #require(first.first { $0.path == "/chat" }?.json)
         let text = chat["text"] as? String ?? ""
         #expect(text.contains("01646500: moderate flood stage (via action → minor)"), "\(text)")
-        let footer = ((chat["attachments"] as? [[String: Any]])?.first?["footer"] as? String) ?? ""
+        let footer = Self.footer(chat)
         #expect(footer.hasPrefix("late: data as of"), "\(footer)")
         let hook = try #require(first.first { $0.path == "/hook" }?.json)
         let alerts = try #require(hook["alerts"] as? [[String: Any]])
@@ -149,7 +155,7 @@ struct EpisodeTests {
             let posted = await sink.requests()
             #expect(posted.count == 2 * (i + 1))
             let chat = try #require(posted.last { $0.path == "/chat" }?.json)
-            let footer = ((chat["attachments"] as? [[String: Any]])?.first?["footer"] as? String) ?? ""
+            let footer = Self.footer(chat)
             let ack = try #require(footer.range(of: #"ack \d+"#, options: .regularExpression).map { footer[$0] })
             ids.append(String(ack.dropFirst(4)))
             if i > 0 { #expect(footer.contains("firing since \(Timestamp.format(start))"), "\(footer)") }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import KlaxonCore
+import KlaxonServer
 import Logging
 import NIOCore
 import NIOPosix
@@ -214,7 +215,7 @@ struct FuzzGenerator: Sendable {
         let route = d.weighted([
             (2, "healthz"), (2, "readyz"), (3, "metrics"), (18, "readings"), (4, "alerts"), (4, "silences"),
             (10, "silence-create"), (5, "silence-delete"), (4, "trips"), (5, "trip"), (3, "trip-delete"),
-            (20, "slack"), (10, "mattermost"), (10, "unknown"),
+            (20, "slack"), (10, "mattermost"), (6, "slack-actions"), (4, "mattermost-actions"), (10, "unknown"),
         ])
         var r = FuzzRequest(index: index, route: route, method: "GET", target: [], headers: [], body: [], raw: false)
         let (method, path) = base(route, &d)
@@ -226,8 +227,8 @@ struct FuzzGenerator: Sendable {
         r.target = mutate(path, &d, raw: &r.raw)
         auth(route, &d, &r)
         contentType(route, &d, &r)
-        r.body = body(route, &d, &r)
-        if route == "slack" || d.chance(0.03) { slackHeaders(&d, &r, now: now) }
+        r.body = body(route, &d, &r, now: now)
+        if route == "slack" || route == "slack-actions" || d.chance(0.03) { slackHeaders(&d, &r, now: now) }
         extraHeaders(&d, &r)
         if !r.raw && d.chance(0.1) { r.raw = true }  // the same request over a raw connection
         if r.raw && d.chance(0.15) { malform(&d, &r) }
@@ -252,6 +253,8 @@ struct FuzzGenerator: Sendable {
         case "trip-delete": return ("DELETE", "/api/v1/trips/" + parameter(&d))
         case "slack": return ("POST", "/chat/slack")
         case "mattermost": return ("POST", "/chat/mattermost")
+        case "slack-actions": return ("POST", "/chat/slack/actions")
+        case "mattermost-actions": return ("POST", "/chat/mattermost/actions")
         default:
             let method = d.pick(["GET", "POST", "DELETE", "PUT"])
             return (
@@ -359,7 +362,7 @@ struct FuzzGenerator: Sendable {
         switch route {
         case "readings":
             fitting = d.pick(["text/csv", "application/x-ndjson", "application/json", "application/jsonl"])
-        case "slack", "mattermost": fitting = "application/x-www-form-urlencoded"
+        case "slack", "mattermost", "slack-actions": fitting = "application/x-www-form-urlencoded"
         default: fitting = "application/json"
         }
         let value = d.weighted([
@@ -450,7 +453,7 @@ struct FuzzGenerator: Sendable {
 
     // MARK: Bodies
 
-    func body(_ route: String, _ d: inout Draw, _ r: inout FuzzRequest) -> [UInt8] {
+    func body(_ route: String, _ d: inout Draw, _ r: inout FuzzRequest, now: Int64) -> [UInt8] {
         if d.chance(0.07) { return d.bytes(d.size(512, 200_000)) }
         // Just over the 1 MiB body limits.
         if d.chance(0.004) { return [UInt8](repeating: 0x61, count: (1 << 20) + d.int(1...64)) }
@@ -462,8 +465,66 @@ struct FuzzGenerator: Sendable {
             return (json != d.chance(0.15)) ? jsonLines(&d) : csv(&d)
         case "silence-create": return silenceJSON(&d, &r)
         case "slack", "mattermost": return form(route, &d, &r)
+        case "slack-actions": return slackPress(&d)
+        case "mattermost-actions": return mattermostPress(&d, now: now)
         default: return d.chance(0.6) ? [] : FuzzText.utf8(d.pick(["{}", "[]", "null", "x=1", "{\"a\":"]))
         }
+    }
+
+    /// A Slack button press (`payload=` and block_actions JSON), well formed or not: ids, values and
+    /// response URLs of every kind (allowed ones go to a closed local port, see the daemon's config),
+    /// junk JSON, deep nesting and a message of many blocks.
+    func slackPress(_ d: inout Draw) -> [UInt8] {
+        let json: String
+        if d.chance(0.25) {
+            json = d.pick([
+                "", "{", "[]", "null", "\"x\"", #"{"type":"block_actions"}"#, #"{"type":"view_submission"}"#,
+                repeated("[", d.int(1...5_000)), repeated(#"{"a":"#, d.int(1...2_000)),
+                #"{"type":"block_actions","user":{"id":1},"actions":{}}"#,
+            ])
+        } else {
+            let user = d.pick(["U-ALICE", "U-BOB", "", "<@U1>", "名前", repeated("U", d.int(60...5_000))])
+            let action = d.pick(["ack.0", "silence_1h.0", "open.0", "ack", "", "ack.", "drop.0", repeated("a", 300)])
+            let value = d.pick(["1", "2", "0", "-1", "abc", "99999999999999999999", "", repeated("9", 3_000)])
+            let url = d.pick([
+                "http://127.0.0.1:9/actions/r", "https://evil.example/r", "", "http://127.0.0.1:9@evil.example/",
+                "http://127.0.0.1:9/a b", "http://127.0.0.1:9/" + repeated("x", 3_000),
+            ])
+            let block =
+                #"{"type":"actions","block_id":"alert-0-actions","elements":[{"type":"button","action_id":"ack.0","text":{"type":"plain_text","text":"Ack","emoji":true},"value":"1"}]}"#
+            let blocks = Array(repeating: block, count: d.pick([0, 1, 5, 60])).joined(separator: ",")
+            json =
+                #"{"type":"block_actions","user":{"id":"\#(user)","username":"x","team_id":"T1"},"team":{"id":"T1"},"#
+                + #""response_url":"\#(url)","message":{"text":"t","blocks":[\#(blocks)]},"#
+                + #""actions":[{"action_id":"\#(action)","block_id":"alert-0-actions","value":"\#(value)","type":"button"}]}"#
+        }
+        let field = d.chance(0.9) ? "payload" : d.pick(["", "payloads", "text"])
+        return FuzzText.utf8(field + "=" + (d.chance(0.9) ? formEncode(json) : json))
+    }
+
+    /// A Mattermost button press (JSON): contexts signed with the configured token's key, unsigned,
+    /// tampered, expired or malformed, from users of every kind.
+    func mattermostPress(_ d: inout Draw, now: Int64) -> [UInt8] {
+        if d.chance(0.2) {
+            return FuzzText.utf8(
+                d.pick([
+                    "", "{", "[]", "null", #"{"context":"x"}"#, #"{"context":{"action":"ack"}}"#,
+                    repeated(#"{"context":"#, d.int(1...2_000)), repeated("[", d.int(1...5_000)),
+                ]))
+        }
+        let key = MattermostActions.key(token: d.chance(0.8) ? secrets.mattermostToken : "wrong")
+        var context: [String: Any] = MattermostActions.context(
+            d.pick(ChatAction.allCases), episode: Int64(d.int(1...3)), key: key,
+            now: now - d.pick([0, 0, 60, 90_000, -3_600]))
+        if d.chance(0.2) {
+            context[d.pick(["action", "episode", "issued", "nonce", "sig"])] = d.pick(["", "1", 1, "ack"])
+        }
+        let body: [String: Any] = [
+            "user_id": d.pick(["u-alice", "u-bob", "", "<@x>", repeated("u", d.int(60...3_000))]),
+            "user_name": d.pick(["alice", "", "名前"]), "team_id": d.pick(["t1", "", "../x"]), "post_id": "p",
+            "type": "button", "context": context,
+        ]
+        return Array((try? JSONSerialization.data(withJSONObject: body)) ?? Data())
     }
 
     static let stations = [

@@ -91,18 +91,27 @@ import Testing
                     let shown = { (s: Any?) in
                         Self.unescapeSlack(((s as? String) ?? "").replacingOccurrences(of: Self.wordJoiner, with: ""))
                     }
-                    #expect(shown(attachment["text"]) == "msg \(h)")
-                    let field = (attachment["fields"] as? [[String: Any]])?.first
-                    #expect(shown(field?["value"]) == "why \(h)")
-                    #expect(shown(attachment["title"]).contains("S \(h)"))
+                    if preset == .slack {
+                        // Slack's words are in its blocks: the header, then the message and why.
+                        let blocks = try #require(p["blocks"] as? [[String: Any]])
+                        let text = { (i: Int) in shown((blocks[i]["text"] as? [String: Any])?["text"]) }
+                        #expect(text(0).contains("S \(h)"))
+                        #expect(text(1) == "msg \(h)\n*Why:* why \(h)")
+                        #expect(shown(attachment["fallback"]).contains("msg \(h)"))
+                    } else {
+                        #expect(shown(attachment["text"]) == "msg \(h)")
+                        let field = (attachment["fields"] as? [[String: Any]])?.first
+                        #expect(shown(field?["value"]) == "why \(h)")
+                        #expect(shown(attachment["title"]).contains("S \(h)"))
+                    }
                     #expect(shown(p["text"]).contains("msg \(h)"))
                 }
             }
         }
         // The example from the issue, exactly.
         let p = try Self.body(.slack, Self.hostileAlert("<!channel>"))
-        let attachment = try #require((p["attachments"] as? [[String: Any]])?.first)
-        #expect(attachment["text"] as? String == "msg &lt;!channel&gt;")
+        let section = try #require((p["blocks"] as? [[String: Any]])?[1]["text"] as? [String: Any])
+        #expect((section["text"] as? String)?.hasPrefix("msg &lt;!channel&gt;\n") == true)
         #expect(
             (try Self.body(.mattermost, Self.hostileAlert("@channel"))["text"] as? String)?.contains(
                 "@\u{2060}channel") == true)

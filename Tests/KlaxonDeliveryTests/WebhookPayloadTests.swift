@@ -82,8 +82,11 @@ import Testing
         let a = NotifiedAlert(transition: firing, message: "m", id: 41)
         let linked = AlertNotification(key: "k", receiver: "r", alerts: [a], externalURL: "https://k.example.org/")
         let url = "https://k.example.org/alerts/41"
-        let slack = try #require((WebhookPayloads.slack(linked)["attachments"] as? [[String: Any]])?.first)
-        #expect(slack["title_link"] as? String == url)
+        // Slack: the Open button (the blocks hold what the attachment's title showed).
+        let slackButtons = (WebhookPayloads.slack(linked)["blocks"] as? [[String: Any]] ?? []).flatMap {
+            $0["type"] as? String == "actions" ? $0["elements"] as? [[String: Any]] ?? [] : []
+        }
+        #expect(slackButtons.first?["url"] as? String == url)
         let mattermost = try #require((WebhookPayloads.mattermost(linked)["attachments"] as? [[String: Any]])?.first)
         #expect(mattermost["title_link"] as? String == url)
         let discord = try #require((WebhookPayloads.discord(linked)["embeds"] as? [[String: Any]])?.first)
@@ -100,7 +103,9 @@ import Testing
         #expect(parts.count == 2 && parts[0].contains("Open: \(url)") && parts[1].contains("<a href=\"\(url)\""))
         // No external_url: no link anywhere.
         let plain = AlertNotification(key: "k", receiver: "r", alerts: [a])
-        #expect((WebhookPayloads.slack(plain)["attachments"] as? [[String: Any]])?.first?["title_link"] == nil)
+        #expect(
+            !String(decoding: WebhookPayloads.encode(WebhookPayloads.slack(plain)), as: UTF8.self).contains("https://"))
+        #expect((WebhookPayloads.mattermost(plain)["attachments"] as? [[String: Any]])?.first?["title_link"] == nil)
         #expect(
             !String(decoding: WebhookPayloads.encode(WebhookPayloads.msteams(plain)), as: UTF8.self).contains(
                 "Action.OpenUrl"))
@@ -144,10 +149,19 @@ import Testing
             let attachments = try #require(p["attachments"] as? [[String: Any]])
             #expect(attachments.map { $0["color"] as? String } == ["#d00000", "#2eb886"])
             // A firing or changed alert carries the id to ack it with; a resolved one does not.
-            #expect(attachments[0]["footer"] as? String == "data as of 2026-03-01T06:15:00Z · ack 1")
-            #expect(attachments[1]["footer"] as? String == "data as of 2026-03-01T06:15:00Z")
-            let fields = try #require(attachments[0]["fields"] as? [[String: Any]])
-            #expect(fields.first?["value"] as? String == changed.explanation)
+            var footers = attachments.map { $0["footer"] as? String }
+            var why = (attachments[0]["fields"] as? [[String: Any]])?.first?["value"] as? String
+            if let blocks = p["blocks"] as? [[String: Any]] {
+                // Slack: the footer is each alert's context block, the why is in its section.
+                footers = blocks.filter { $0["type"] as? String == "context" }.map {
+                    ($0["elements"] as? [[String: Any]])?.first?["text"] as? String
+                }
+                why =
+                    ((blocks[1]["text"] as? [String: Any])?["text"] as? String)?.components(separatedBy: "*Why:* ")
+                    .last
+            }
+            #expect(footers == ["data as of 2026-03-01T06:15:00Z · ack 1", "data as of 2026-03-01T06:15:00Z"])
+            #expect(why == changed.explanation)
         }
         #expect(WebhookPayloads.mattermost(notification([firing]))["username"] as? String == "Klaxon")
     }

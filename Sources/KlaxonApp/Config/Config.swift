@@ -54,6 +54,12 @@ public struct Config: Sendable {
     public var slackSigningSecret: Secret?
     public var mattermostToken: Secret?
     public var chatUsers: [String: String] = [:]
+    /// Who may ack and silence from chat, commands and buttons (`chat.may_act`): chat ids
+    /// (`TEAM:USER` or `USER`) and owner names of `chat.users`. Nil: anyone the platform vouches for.
+    public var chatMayAct: [String]?
+    /// What a Slack button press's `response_url` must start with (`chat.slack.response_url_prefix`);
+    /// nil: Slack's own hosts.
+    public var slackResponseURLPrefixes: [String]?
     /// How long each kind of history is kept (`retention:`); the daemon and `klaxon prune` prune the rest.
     public var retention = Retention()
     /// The status site (`site:`): on or off, its refresh, its time zone, the key that signs its cookies.
@@ -135,14 +141,42 @@ public struct Config: Sendable {
             if let n = m.value("chat"), var cm = file.map(n, what: "chat") {
                 if let sn = cm.value("slack"), var sm = file.map(sn, what: "chat.slack") {
                     config.slackSigningSecret = reader.secret(&sm, "signing_secret", required: true, what: "chat.slack")
-                    sm.rejectUnknown(known: ["signing_secret", "signing_secret_file"], what: "chat.slack")
+                    if let pn = sm.value("response_url_prefix") {
+                        let given =
+                            pn.scalar != nil
+                            ? file.string(pn, what: "chat.slack.response_url_prefix").map { [$0] }
+                            : file.stringList(pn, what: "chat.slack.response_url_prefix")
+                        if let given {
+                            if let bad = given.first(where: { Self.responseURLPrefixProblem($0) != nil }) {
+                                file.error(
+                                    pn,
+                                    "chat.slack.response_url_prefix \"\(String(bad.prefix(200)))\" \(Self.responseURLPrefixProblem(bad)!)"
+                                )
+                            } else if given.isEmpty {
+                                file.error(pn, "chat.slack.response_url_prefix needs at least one URL prefix")
+                            } else {
+                                config.slackResponseURLPrefixes = given
+                            }
+                        }
+                    }
+                    sm.rejectUnknown(
+                        known: ["signing_secret", "signing_secret_file", "response_url_prefix"], what: "chat.slack")
                 }
                 if let mn = cm.value("mattermost"), var mm = file.map(mn, what: "chat.mattermost") {
                     config.mattermostToken = reader.secret(&mm, "token", required: true, what: "chat.mattermost")
                     mm.rejectUnknown(known: ["token", "token_file"], what: "chat.mattermost")
                 }
                 if let un = cm.value("users") { config.chatUsers = file.stringMap(un, what: "chat.users") ?? [:] }
-                cm.rejectUnknown(known: ["slack", "mattermost", "users"], what: "chat")
+                if let an = cm.value("may_act"), let names = file.stringList(an, what: "chat.may_act") {
+                    if let bad = names.first(where: {
+                        $0.trimmingCharacters(in: .whitespaces).isEmpty || $0.count > 200
+                    }) {
+                        file.error(an, "chat.may_act: \"\(String(bad.prefix(40)))\" is not a chat id or an owner name")
+                    } else {
+                        config.chatMayAct = names
+                    }
+                }
+                cm.rejectUnknown(known: ["slack", "mattermost", "users", "may_act"], what: "chat")
             }
             if let n = m.value("api"), var am = file.map(n, what: "api") {
                 config.apiToken = reader.secret(&am, "token", required: true, what: "api")
@@ -308,6 +342,24 @@ public struct Config: Sendable {
         }) {
             return "must not contain spaces, quotes or angle brackets"
         }
+        return nil
+    }
+
+    /// Why a string cannot be a `response_url` prefix (nil: it can): an absolute http(s) URL with a
+    /// host, ending in `/` right after the host or a path (so `https://hooks.slack.com` cannot
+    /// also allow `https://hooks.slack.com.evil.example/`), without credentials, query or spaces.
+    static func responseURLPrefixProblem(_ prefix: String) -> String? {
+        guard prefix.utf8.count <= 512 else { return "is longer than 512 bytes" }
+        guard let c = URLComponents(string: prefix), let scheme = c.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = c.host, !host.isEmpty
+        else { return "must be an absolute http:// or https:// URL with a host" }
+        if c.user != nil || c.password != nil || c.query != nil || c.fragment != nil {
+            return "must not hold credentials, a query or a fragment"
+        }
+        if prefix.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7f }) {
+            return "must not contain spaces"
+        }
+        guard prefix.hasSuffix("/"), !c.path.isEmpty else { return "must end with / (like https://hooks.slack.com/)" }
         return nil
     }
 

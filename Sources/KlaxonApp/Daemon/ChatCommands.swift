@@ -34,6 +34,62 @@ public struct ChatCommands: Sendable {
         user.ids.lazy.compactMap { config.chatUsers[$0] }.first
     }
 
+    /// Whether a chat user may ack and silence alerts (the commands and the buttons): anyone the
+    /// platform vouches for without `chat.may_act`; with it, only a user it names by stable id
+    /// (`TEAM:USER` or `USER`) or by the owner `chat.users` maps them to.
+    public func mayAct(_ user: ChatEndpoints.User) -> Bool {
+        guard let allowed = config.chatMayAct else { return true }
+        if user.ids.contains(where: allowed.contains) { return true }
+        return owner(for: user).map(allowed.contains) ?? false
+    }
+
+    /// What a user who may not act is told; nothing was changed.
+    static let mayNotAct =
+        "You may not ack or silence alerts from chat (`chat.may_act` does not name you): nothing was changed."
+
+    /// A pressed button (Slack or Mattermost): the same checks and the same store calls as the
+    /// `ack` and `silence` commands.
+    public func act(_ press: ChatEndpoints.Press, now: Int64) async -> ChatEndpoints.Outcome {
+        guard mayAct(press.user) else { return .refused(Self.mayNotAct) }
+        do {
+            switch press.action {
+            case .ack: return try await ack(press.episode, user: press.user, now: now)
+            case .silence1h:
+                // The alert's rule at its station, as `silence RULE STATION 1h` would.
+                guard let first = try await store.episode(press.episode)?.transitions.first?.transition else {
+                    return .failed("No alert has id \(press.episode): nothing was changed.")
+                }
+                let s = try await addSilence(
+                    rule: first.rule, station: first.station, duration: ChatAction.silenceSeconds, user: press.user,
+                    now: now, comment: "from a chat button")
+                return .done(
+                    summary: "\(first.rule) at \(first.station) (#\(press.episode); silence \(s.id.prefix(8)))")
+            }
+        } catch let e as UserError {
+            return .failed(e.message)
+        } catch {
+            return .failed("Sorry, that failed: \(error)")
+        }
+    }
+
+    /// Acknowledges the firing alert `id` names: `done` with the alert, or `failed` when none fires.
+    func ack(_ id: Int64, user: ChatEndpoints.User, now: Int64) async throws -> ChatEndpoints.Outcome {
+        guard let acked = try await store.ack(transitionID: id, by: user.label, at: now) else {
+            return .failed("No firing alert has id \(id); `alerts` lists them.")
+        }
+        return .done(summary: "\(acked.key.rule) at \(acked.key.station) (#\(id))")
+    }
+
+    /// Adds the silence of `rule` (at `station`) for `duration` seconds, recorded as `user`'s.
+    func addSilence(
+        rule: String, station: String?, duration: Int64, user: ChatEndpoints.User, now: Int64, comment: String
+    ) async throws -> Silence {
+        let s = try Silence.forAlert(
+            rule: rule, station: station, duration: duration, now: now, comment: comment, createdBy: user.label)
+        try await store.addSilence(s, now: now)
+        return s
+    }
+
     public func answer(_ user: ChatEndpoints.User, text: String, now: Int64 = Int64(Date().timeIntervalSince1970))
         async -> String
     {
@@ -58,14 +114,14 @@ public struct ChatCommands: Sendable {
                 return AirReport.text(r)
             case "quakes": return try await quakes(args, now: now)
             case "alerts": return try await alerts()
-            case "silence": return try await silence(args, user: user.label, now: now)
+            case "silence": return try await silence(args, user: user, now: now)
             case "ack":
                 guard args.count == 1, let id = Int64(args[0]) else { return "usage: `ack ALERT_ID` (see `alerts`)" }
-                guard let acked = try await store.ack(transitionID: id, by: user.label, at: now) else {
-                    return "No firing alert has id \(id); `alerts` lists them."
+                guard mayAct(user) else { return Self.mayNotAct }
+                switch try await ack(id, user: user, now: now) {
+                case .done(let summary): return "Acked \(summary): no reminders or escalation until it resolves."
+                case .refused(let text), .failed(let text): return text
                 }
-                return
-                    "Acked \(acked.key.rule) at \(acked.key.station) (#\(id)): no reminders or escalation until it resolves."
             case "trip":
                 guard args.count == 1 else { return "usage: `trip NAME`" }
                 guard let owner = owner(for: user) else {
@@ -151,14 +207,14 @@ public struct ChatCommands: Sendable {
         return lines.joined(separator: "\n")
     }
 
-    func silence(_ args: [String], user: String, now: Int64) async throws -> String {
+    func silence(_ args: [String], user: ChatEndpoints.User, now: Int64) async throws -> String {
         guard args.count == 2 || args.count == 3, let duration = DurationText.parse(args.last!), duration > 0 else {
             return "usage: `silence RULE [STATION] DURATION` (like `silence flood-stage 14211720 2h`)"
         }
-        let s = try Silence.forAlert(
-            rule: args[0], station: args.count == 3 ? args[1] : nil, duration: duration, now: now,
-            comment: "from chat", createdBy: user)
-        try await store.addSilence(s, now: now)
+        guard mayAct(user) else { return Self.mayNotAct }
+        let s = try await addSilence(
+            rule: args[0], station: args.count == 3 ? args[1] : nil, duration: duration, user: user, now: now,
+            comment: "from chat")
         return
             "Silenced \(args.dropLast().joined(separator: " ")) for \(DurationText.format(duration)) (id \(s.id.prefix(8)))."
     }

@@ -209,10 +209,9 @@ public final class Daemon: Sendable {
                     site: siteSettings(), connections: ConnectionLimits(reserve: FileLimits.reserve(config: config))
                 ).with(future: config.futureBound),
                 metrics: metrics, logger: logger, health: health,
-                chat: .init(
-                    slackSigningSecret: config.slackSigningSecret?.value, mattermostToken: config.mattermostToken?.value
-                ),
+                chat: ChatWiring.settings(config),
                 answer: { [chat] user, text in await chat.answer(user, text: text) },
+                act: { [chat] press, now in await chat.act(press, now: now) }, post: ChatWiring.post,
                 onReadings: { [wake] in wake.yield() }, onRunning: onListening, now: { [clock] in clock.now() }),
         ]
         if config.retention.prunesAnything { services.append(PrunerService(daemon: self)) }

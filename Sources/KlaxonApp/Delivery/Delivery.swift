@@ -29,6 +29,7 @@ public enum DeliveryWiring {
         settings.giveUpAfter = config.giveUpAfter
         settings.fallbackReceiver = config.fallbackReceiver
         settings.externalURL = config.externalURL ?? ""
+        settings.chatActions = ChatWiring.signer(config)
         return Dispatcher(
             store: store, notifiers: try notifiers(config, charts: charts), routing: config.routing, settings: settings,
             logger: logger,

@@ -123,9 +123,11 @@ public struct DryRunJob: Sendable {
             if let previewer, let render {
                 // The exact payloads, one per transition, as the receiver would get them.
                 for (i, t) in result.transitions.enumerated() {
+                    // As the dispatcher would build it: the links, the chart and the buttons show.
                     let n = AlertNotification(
                         key: "dry-run-\(i + 1)", receiver: render,
-                        alerts: [NotifiedAlert(transition: t, message: renderer.render(t), id: Int64(i + 1))])
+                        alerts: [NotifiedAlert(transition: t, message: renderer.render(t), id: Int64(i + 1))],
+                        externalURL: cfg?.externalURL ?? "", chatActions: cfg.flatMap { ChatWiring.signer($0) })
                     print(
                         TerminalText.safe(
                             "--- \(i + 1): \(t.rule) \(t.station) \(t.state.rawValue) at \(Timestamp.format(t.at)) → \(render)"
@@ -189,6 +191,7 @@ public struct DryRunJob: Sendable {
         var settings = Dispatcher.Settings()
         settings.fallbackReceiver = cfg.fallbackReceiver
         settings.externalURL = cfg.externalURL ?? ""
+        settings.chatActions = ChatWiring.signer(cfg)
         let (sent, counts) = try await NotifyReplay.with(
             rules: rules, routing: cfg.routing, receivers: cfg.receivers.map(\.name), stations: stations,
             floods: floods, settings: settings

@@ -1,0 +1,75 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KlaxonCore
+import NIOCore
+
+/// `POST /chat/mattermost/actions`: the presses of the Ack and Silence 1h buttons of Klaxon's
+/// Mattermost messages. Mattermost posts JSON (`user_id`, `user_name`, `team_id`, `post_id`,
+/// `context`, …) and signs nothing, so the button's `context` is what Klaxon signed
+/// (`MattermostActions`): a forged, tampered or expired one is refused with 401, and so is a
+/// second use of one that acted (its nonce is remembered for as long as the button works). The
+/// action is taken at once and answered with Mattermost's integration response: `update.message`
+/// says who did what when, `ephemeral_text` tells the presser; a user who may not act gets only the
+/// ephemeral answer, and nothing changes. A refusal is `{"error": {"message": …}}`, which
+/// Mattermost shows under the message.
+enum MattermostActionEndpoint {
+    /// A press is a small JSON object.
+    static let maxBody = 64 << 10
+    /// Nonces remembered, at most (each for as long as its button works).
+    static let replayMemory = 10_000
+
+    static func add(
+        to router: Router<BasicRequestContext>, settings: ChatEndpoints.Settings,
+        now: @escaping @Sendable () -> Int64, act: @escaping ChatEndpoints.Act
+    ) {
+        let replays = SeenOnce(capacity: replayMemory)
+        // The key is derived once; without a usable token there is none, and every press is refused.
+        let key = settings.mattermostToken.flatMap { ServerSecrets.usable($0) ? MattermostActions.key(token: $0) : nil }
+        router.post(RouterPath(MattermostActions.path)) { request, _ -> Response in
+            guard settings.mattermostToken != nil else { return ChatEndpoints.reply(nil, status: .notFound) }
+            guard let key else { return refuse("bad signature", status: .unauthorized) }
+            let body = try await request.body.collect(upTo: maxBody)
+            guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)),
+                let p = object as? [String: Any]
+            else { return refuse("the request is not a JSON object", status: .badRequest) }
+            let at = now()
+            let verified: MattermostActions.Verified
+            switch MattermostActions.verify(p["context"], key: key, now: at) {
+            case .failure(.forged): return refuse("bad signature", status: .unauthorized)
+            case .failure(.expired):
+                return refuse("This button has expired; use the command `ack ID` instead.", status: .unauthorized)
+            case .success(let v): verified = v
+            }
+            guard let userID = p["user_id"] as? String, SlackPress.isID(userID) else {
+                return refuse("the request names no user_id", status: .badRequest)
+            }
+            let team = (p["team_id"] as? String).flatMap { SlackPress.isID($0) ? $0 : nil }
+            let name = String(((p["user_name"] as? String) ?? userID).prefix(80))
+            let user = ChatEndpoints.User(platform: "mattermost", team: team, user: userID, name: name)
+            switch replays.claim(verified.nonce, expires: verified.issued + MattermostActions.maxAge, now: at) {
+            case .seen: return refuse("This button was already used.", status: .unauthorized)
+            case .full: return refuse("Too many requests; try again.", status: .tooManyRequests)
+            case .fresh: break
+            }
+            let outcome = await act(
+                ChatEndpoints.Press(user: user, action: verified.action, episode: verified.episode), at)
+            let e = ChatEscape.mattermost
+            switch outcome {
+            case .done(let summary):
+                let verb = verified.action == .ack ? "Acked" : "Silenced for 1h"
+                let line = "\(verb) by @\(e(name)), \(ChatText.clock(at)) UTC: \(e(summary))"
+                return KlaxonHTTP.json(["update": ["message": line], "ephemeral_text": line], status: .ok)
+            case .refused(let why), .failed(let why):
+                // Nothing was done: the button may still be used (by someone who may act).
+                replays.release(verified.nonce)
+                return KlaxonHTTP.json(["ephemeral_text": e(why)], status: .ok)
+            }
+        }
+    }
+
+    /// Mattermost's error response (shown under the message since Mattermost 10.5).
+    static func refuse(_ message: String, status: HTTPResponse.Status) -> Response {
+        KlaxonHTTP.json(["error": ["message": message]], status: status)
+    }
+}

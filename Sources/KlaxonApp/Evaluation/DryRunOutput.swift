@@ -125,7 +125,9 @@ public final class DryRunOutput: @unchecked Sendable {
             var cells = DryRunPrinter.cells(t, renderer: renderer)
             for i in cells.indices where i < widths.count - 1 { widths[i] = max(widths[i], cells[i].count) }
             if explain {
-                cells.append(t.details.isEmpty ? t.explanation : "\(t.explanation)\n    engine: \(t.details)")
+                // The `why:` line, then the `engine:` line when there is one: two lines, as the table prints.
+                cells.append(t.explanation)
+                if !t.details.isEmpty { cells.append(t.details) }
             }
             fields = cells
         }
@@ -216,7 +218,10 @@ public final class DryRunOutput: @unchecked Sendable {
             return true
         }
         write(line(Array(row.fields.prefix(Self.header.count))))
-        if explain, row.fields.count > Self.header.count { write("    why: \(row.fields[Self.header.count])") }
+        if explain, row.fields.count > Self.header.count {
+            write("    why: \(row.fields[Self.header.count])")
+            if row.fields.count > Self.header.count + 1 { write("    engine: \(row.fields[Self.header.count + 1])") }
+        }
         return true
     }
 

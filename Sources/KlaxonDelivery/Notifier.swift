@@ -238,6 +238,44 @@ extension AlertNotification {
         return Self.trimmed(externalURL) + path
     }
 
+    /// The chart's URL when the chat platform's servers can fetch it: `external_url` is `https` on a
+    /// public host name (not `localhost`, a single label, `.local`/`.internal`/`.lan`, or a loopback,
+    /// private or link-local address). Slack refuses a whole message whose image it cannot download,
+    /// so a chart behind a firewall is left out rather than risked.
+    public func publicChartLink(_ a: NotifiedAlert, range: String = "48h") -> String? {
+        guard Self.isPublic(externalURL) else { return nil }
+        return chartLink(a, range: range)
+    }
+
+    /// Whether `url` is `https` on a host the internet can reach (by its name or address alone).
+    static func isPublic(_ url: String) -> Bool {
+        guard let c = URLComponents(string: url), c.scheme?.lowercased() == "https",
+            let host = c.host?.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]")), !host.isEmpty
+        else { return false }
+        if host == "localhost" || host.hasSuffix(".localhost") || !host.contains(".") && !host.contains(":") {
+            return false
+        }
+        for suffix in [".local", ".internal", ".lan", ".home", ".corp", ".intranet"] where host.hasSuffix(suffix) {
+            return false
+        }
+        if host.contains(":") {
+            // IPv6: loopback, unique local (fc00::/7), link-local (fe80::/10), unspecified.
+            return
+                !(host == "::1" || host == "::" || host.hasPrefix("fc") || host.hasPrefix("fd") || host.hasPrefix("fe8")
+                || host.hasPrefix("fe9") || host.hasPrefix("fea") || host.hasPrefix("feb"))
+        }
+        let parts = host.split(separator: ".").compactMap { Int($0) }
+        if parts.count == 4 && host.allSatisfy({ $0.isNumber || $0 == "." }) {
+            let (a, b) = (parts[0], parts[1])
+            if a == 10 || a == 127 || a == 0 || (a == 169 && b == 254) || (a == 172 && (16...31).contains(b))
+                || (a == 192 && b == 168) || (a == 100 && (64...127).contains(b))
+            {
+                return false
+            }
+        }
+        return true
+    }
+
     /// The PNG chart of what the alert is about over `range`, if `external_url` is set and the page
     /// has a chart.
     public func chartLink(_ a: NotifiedAlert, range: String = "48h") -> String? {

@@ -64,10 +64,12 @@ public enum SlackBlocks {
             ],
         ]
         // The chart of what the alert is about (`external_url` + a checked path: no data unescaped).
-        if let chart = n.chartLink(a), chart.utf16.count <= Limit.url {
+        if let chart = n.publicChartLink(a), chart.utf16.count <= Limit.url {
             blocks.append([
                 "type": "image", "block_id": "alert-\(i)-chart", "image_url": chart,
-                "alt_text": ChatText.clip(e("Chart of \(t.station) \(t.metric), the last 48 hours"), Limit.altText),
+                "alt_text": ChatText.clip(
+                    e("Chart of \(WebhookPayloads.place(t)), \(MetricWords.name(t.metric)), the last 48 hours"),
+                    Limit.altText),
             ])
         }
         var buttons: [[String: Any]] = []

@@ -477,6 +477,13 @@ public enum WebhookPayloads {
             facts.append(["title": "Data time", "value": Timestamp.format(t.at)])
             if let ack = ackHint(a) { facts.append(["title": "Acknowledge", "value": ack]) }
             body.append(["type": "FactSet", "facts": facts])
+            // The chart, for a single alert, when Teams can fetch it (see `publicChartLink`).
+            if n.alerts.count == 1, let chart = n.publicChartLink(a) {
+                body.append([
+                    "type": "Image", "url": chart, "size": "Stretch",
+                    "altText": e("Chart of \(place(t)), \(MetricWords.name(t.metric)), the last 48 hours"),
+                ])
+            }
         }
         if n.alerts.count > teamsAlerts {
             body.append([

@@ -125,7 +125,11 @@ import Testing
                 #expect(MessageRenderer.isLink(a["url"] as? String ?? ""))
             }
             let body = try #require(card["body"] as? [[String: Any]])
-            for b in body { #expect(["TextBlock", "FactSet"].contains(b["type"] as? String ?? "")) }
+            for b in body { #expect(["TextBlock", "FactSet", "Image"].contains(b["type"] as? String ?? "")) }
+            // The chart, for one alert, from the public external_url.
+            #expect(
+                body.contains { $0["type"] as? String == "Image" }
+                    == (n.alerts.count == 1))
             // A Teams message is at most 28 KB; sixty alerts of 12 KB each are cut to twenty and a count.
             if n.alerts.count == 1 {
                 #expect(actions.map { $0["title"] as? String } == ["Open alert #41", "River gauge", "Runbook"])
@@ -170,6 +174,24 @@ import Testing
                 == String(
                     decoding: WebhookPayloads.encode(WebhookPayloads.generic(n, groupBy: ["alertname"])), as: UTF8.self)
         )
+    }
+
+    @Test func chartsGoToChatOnlyFromAPublicAddress() {
+        let a = NotifiedAlert(transition: Self.flood(), message: "m", id: 41)
+        for external in [
+            "https://klaxon.example.org", "https://status.river.gov/klaxon", "https://203.0.113.7",
+        ] {
+            let n = AlertNotification(key: "k", receiver: "r", alerts: [a], externalURL: external)
+            #expect(n.publicChartLink(a) == external + "/gauges/01646500/chart.png?range=48h", "\(external)")
+        }
+        for external in [
+            "http://klaxon.example.org", "https://localhost:9464", "https://klaxon", "https://klaxon.local",
+            "https://status.corp.internal", "https://127.0.0.1:9464", "https://10.1.2.3", "https://192.168.1.5",
+            "https://172.20.0.1", "https://169.254.1.1", "https://[::1]:9464", "https://[fd00::1]", "",
+        ] {
+            let n = AlertNotification(key: "k", receiver: "r", alerts: [a], externalURL: external)
+            #expect(n.publicChartLink(a) == nil, "\(external)")
+        }
     }
 
     @Test func onlyPlainHTTPLinksAreLinks() {

@@ -229,12 +229,18 @@ struct DemoTests {
 
         let mailAlerts = mails.map { mail -> Int in
             let subject = mail.header("Subject") ?? ""
-            guard let r = subject.range(of: #"\] (\d+) alerts"#, options: .regularExpression) else { return 1 }
-            return Int(subject[r].dropFirst(2).prefix { $0.isNumber }) ?? 1
+            guard let r = subject.range(of: #"^\d+ alerts"#, options: .regularExpression) else { return 1 }
+            return Int(subject[r].prefix { $0.isNumber }) ?? 1
         }.reduce(0, +)
         #expect((total - 6...total).contains(mailAlerts))
         #expect(metric(m, "klaxon_deliveries_total", #"receiver="mail",outcome="sent""#) == mailAlerts)
         #expect(mails.contains { $0.parts.first?.text.contains("Mill River at Riverton") == true })
+        // The flood's mail carries its chart inline, beside the HTML that shows it.
+        #expect(
+            mails.contains { m in
+                m.parts.map(\.contentType) == ["text/plain", "text/html", "image/png"]
+                    && m.parts[1].text.contains("src=\"cid:chart-")
+            })
 
         #expect(report.chatPosts.count > 0)
         let chatAlerts = report.chatPosts.compactMap {

@@ -109,6 +109,8 @@ let package = Package(
             name: "KlaxonTesting",
             dependencies: [
                 "KlaxonServer",
+                // `offPool` for the Python mail reader (`python(_:input:)`).
+                "KlaxonCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 // The headless browser's DevTools connection.

@@ -101,21 +101,7 @@ struct EmailBrowserTests {
                             "html": html, "image": image, "cid": cid})
             json.dump(out, sys.stdout)
             """
-        let data = try await offPool { () throws -> Data in
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            p.arguments = ["-c", script]
-            let input = Pipe()
-            let output = Pipe()
-            p.standardInput = input
-            p.standardOutput = output
-            try p.run()
-            input.fileHandleForWriting.write(Data([opening, first, last].joined(separator: "\0").utf8))
-            try input.fileHandleForWriting.close()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            return data
-        }
+        let data = try await python(script, input: Data([opening, first, last].joined(separator: "\0").utf8))
         let mails = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
         try #require(mails.count == 3)
         // One thread: the same subject (the state the episode opened with), and the later messages,

@@ -1,6 +1,7 @@
 import Foundation
 import KlaxonCore
 import KlaxonDelivery
+import KlaxonTesting
 import Testing
 
 /// Email headers carrying data: no encoded word from data is decoded by a mail reader, CR/LF cannot
@@ -34,21 +35,7 @@ import Testing
             json.dump({"headers": [[k, str(v)] for k, v in m.items()], "raw": [[k, v] for k, v in m.raw_items()],
                        "defects": defects, "parts": parts}, sys.stdout)
             """
-        let out = try await offPool { () throws -> Data in
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            p.arguments = ["-c", script]
-            let input = Pipe()
-            let output = Pipe()
-            p.standardInput = input
-            p.standardOutput = output
-            try p.run()
-            input.fileHandleForWriting.write(Data(message.utf8))
-            try input.fileHandleForWriting.close()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            return data
-        }
+        let out = try await python(script, input: Data(message.utf8))
         return try JSONDecoder().decode(Parsed.self, from: out)
     }
 

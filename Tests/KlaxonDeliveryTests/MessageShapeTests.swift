@@ -2,6 +2,7 @@ import Foundation
 import KlaxonCore
 import KlaxonDelivery
 import KlaxonStore
+import KlaxonTesting
 import Testing
 
 /// Messages as people read them (issue 30): titles name the place and the state, every preset's body
@@ -241,21 +242,7 @@ import Testing
                             "reply": m["In-Reply-To"], "defects": [type(d).__name__ for d in m.defects], "parts": parts})
             json.dump(out, sys.stdout)
             """
-        let data = try await offPool { () throws -> Data in
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            p.arguments = ["-c", script]
-            let input = Pipe()
-            let output = Pipe()
-            p.standardInput = input
-            p.standardOutput = output
-            try p.run()
-            input.fileHandleForWriting.write(Data([firing, changed, resolved].joined(separator: "\0").utf8))
-            try input.fileHandleForWriting.close()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            return data
-        }
+        let data = try await python(script, input: Data([firing, changed, resolved].joined(separator: "\0").utf8))
         let mails = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
         #expect(mails.count == 3)
         // One subject for the episode's whole life: the place and the state it opened with.

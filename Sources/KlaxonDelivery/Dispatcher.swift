@@ -47,9 +47,16 @@ public final class Dispatcher: Sendable {
     }
 
     let store: any DeliveryStore
-    let notifiers: [String: any Notifier]
-    let routing: Routing
-    let settings: Settings
+    /// The receivers, routing and settings in force: swapped whole by `reconfigure` (a reload).
+    let setup: Mutex<Setup>
+    struct Setup {
+        var notifiers: [String: any Notifier]
+        var routing: Routing
+        var settings: Settings
+    }
+    var notifiers: [String: any Notifier] { setup.withLock { $0.notifiers } }
+    var routing: Routing { setup.withLock { $0.routing } }
+    var settings: Settings { setup.withLock { $0.settings } }
     let logger: Logger
     /// Milliseconds since the epoch (injected so tests control time).
     let clock: @Sendable () -> Int64
@@ -129,12 +136,19 @@ public final class Dispatcher: Sendable {
         self.instance = ProcessIdentity.current(now: clock())
         self.health = health
         self.store = store
-        self.notifiers = notifiers
-        self.routing = routing
-        self.settings = settings
+        self.setup = Mutex(Setup(notifiers: notifiers, routing: routing, settings: settings))
         self.logger = logger
         self.clock = clock
         self.random = random
+    }
+
+    /// Takes another config's receivers, routing and settings (a reload), from the next batch on: a
+    /// batch being sent finishes with the notifier it started with. Rows already queued keep their
+    /// receiver and route, as they do across a restart; a receiver that no longer exists is handled
+    /// as at a restart (its rows go dead, or to the fallback receiver).
+    public func reconfigure(notifiers: [String: any Notifier], routing: Routing, settings: Settings) {
+        setup.withLock { $0 = Setup(notifiers: notifiers, routing: routing, settings: settings) }
+        nudges.signal()
     }
 
     /// What one pass did.

@@ -64,7 +64,8 @@ public enum KlaxonHTTP {
         act: @escaping ChatEndpoints.Act = { _, _ in .failed("Buttons are not set up here.") },
         post: ChatResponses.Post? = nil,
         onReadings: @escaping @Sendable () -> Void = {}, onRunning: @escaping @Sendable (Int) -> Void = { _ in },
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
+        reload: Reload? = nil
     ) -> some ApplicationProtocol {
         let router = Router()
         router.middlewares.add(StoreBusyMiddleware())
@@ -77,6 +78,7 @@ public enum KlaxonHTTP {
         APIRoutes.add(to: router, store: store, settings: settings)
         // The site's "now" is the daemon's (a demo's compressed clock), so "5 min ago" matches the readings.
         StatusSite.add(to: router, store: store, settings: settings.site, now: now)
+        if let reload { addReload(to: router, settings: settings, reload: reload) }
         router.get("/healthz") { _, _ in "ok\n" }
         router.get("/readyz") { _, _ -> Response in
             let (ok, body) = await readiness(store: store, sources: settings.sources, health: health)

@@ -160,6 +160,21 @@ public final class KlaxonMetrics: @unchecked Sendable {
         ).set(to: ok ? 1 : 0)
     }
 
+    /// The outcome of the last reload of the config and rules (and the start, a successful load):
+    /// Prometheus' own `…_config_last_reload_successful` and `…_success_timestamp_seconds`.
+    public func configReloaded(success: Bool, at date: Date) {
+        registry.makeGauge(
+            name: "klaxon_config_last_reload_successful",
+            help: "1 if the last reload of the config and rules succeeded (or none was tried), 0 if it failed."
+        ).set(to: success ? 1 : 0)
+        if success {
+            registry.makeGauge(
+                name: "klaxon_config_last_reload_success_timestamp_seconds",
+                help: "When the config and rules were last loaded successfully (Unix time)."
+            ).set(to: date.timeIntervalSince1970)
+        }
+    }
+
     /// The Prometheus text exposition.
     public func exposition() -> [UInt8] {
         var buffer: [UInt8] = []

@@ -36,7 +36,7 @@ enum StopWatchdog {
         // so it never does. While the daemon runs, the daemon logs it; before and after, this does.
         let hangups = await SignalWatch.start([SIGHUP], stops: false) { _ in
             if SignalWatch.watches(of: SIGHUP) <= 1 {
-                say("klaxon: SIGHUP received; reload is not supported yet, carrying on\n")
+                say("klaxon: SIGHUP received while no daemon runs; nothing to reload, carrying on\n")
             }
         }
         watch.withLock { $0 = [started, hangups] }

@@ -238,10 +238,16 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await guarded {
-            let cfg = try Config.load(path: config)
-            let ruleList = try loadRules(cfg.rules ?? ["Rules"])
-            let problems = cfg.check(rules: ruleList)
-            if !problems.isEmpty { throw DiagnosticsError(diagnostics: problems) }
+            let path = config
+            // What the start reads and checks; a reload (SIGHUP, POST /-/reload) reads the same again.
+            let loader: Daemon.Loader = {
+                let cfg = try Config.load(path: path)
+                let ruleList = try RuleLoader.load(paths: cfg.rules ?? ["Rules"])
+                let problems = cfg.check(rules: ruleList)
+                if !problems.isEmpty { throw DiagnosticsError(diagnostics: problems) }
+                return (cfg, ruleList, cfg.warnings.map(\.warningDescription))
+            }
+            let (cfg, ruleList, _) = try loader()
             guard let level = Logger.Level(rawValue: logLevel) else {
                 throw UserError("--log-level must be trace, debug, info, notice, warning, error or critical")
             }
@@ -257,7 +263,7 @@ struct RunCommand: AsyncParsableCommand {
                 for line in try await WaterContext.missingCategories(rules: ruleList, store: store) {
                     logger.warning("\(line)")
                 }
-                let daemon = Daemon(config: cfg, store: store, rules: ruleList, logger: logger)
+                let daemon = Daemon(config: cfg, store: store, rules: ruleList, logger: logger, loader: loader)
                 if once {
                     guard let d = DurationText.parse(deadline) else {
                         throw UserError("--deadline \"\(deadline)\" is not a duration")

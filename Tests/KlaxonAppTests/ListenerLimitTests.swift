@@ -232,7 +232,7 @@ struct ListenerLimitTests {
         }
     }
 
-    @Test("klaxon run: SIGHUP twice is logged and changes nothing; SIGTERM still stops it with 0")
+    @Test("klaxon run: SIGHUP twice reloads and ends nothing; SIGTERM still stops it with 0")
     func sighup() async throws {
         let s = try Scratch()
         let cfg = try s.write("klaxon.yaml", "database: k.sqlite\nrules: []\nlisten: 127.0.0.1:0\n")
@@ -245,7 +245,8 @@ struct ListenerLimitTests {
             #expect(daemon.logText.contains("open-files limit"))
             // SIGPIPE is ignored (a closed pipe is an error to report, not a death).
             #expect(ignoresSignal(pid: pid, SIGPIPE))
-            let line = "SIGHUP received; reload is not supported yet, carrying on"
+            // SIGHUP reloads the config and rules (here: the same again) and ends nothing.
+            let line = "configuration reloaded"
             for n in 1...2 {
                 kill(pid, SIGHUP)
                 try await poll(until: "SIGHUP \(n) is logged: \(daemon.logText)") {

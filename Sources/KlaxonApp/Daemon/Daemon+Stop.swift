@@ -28,8 +28,8 @@ extension Daemon {
         var at: ContinuousClock.Instant = .now
     }
 
-    /// Runs `services` in a service group until SIGTERM or SIGINT (SIGHUP is logged and changes
-    /// nothing), until `until` returns, or until the services end or the caller is cancelled. From
+    /// Runs `services` in a service group until SIGTERM or SIGINT (SIGHUP calls `onHangup`: a
+    /// reload), until `until` returns, or until the services end or the caller is cancelled. From
     /// the moment a stop is asked for, the services shut down gracefully, are cancelled after
     /// `budget.graceful`, and whatever still runs at `budget.limit` is logged (by service) and
     /// abandoned: this returns by then whatever a service does. `until` is cut short (cancelled)
@@ -37,7 +37,7 @@ extension Daemon {
     /// service's error other than cancellation is rethrown.
     static func supervise(
         _ services: [any Service], logger: Logger, stop budget: StopBudget,
-        until: (@Sendable () async -> Void)? = nil
+        until: (@Sendable () async -> Void)? = nil, onHangup: (@Sendable () -> Void)? = nil
     ) async throws {
         let tracker = ServiceTracker()
         // No signals for the group: they are watched below, where the stop's clock starts.
@@ -52,9 +52,10 @@ extension Daemon {
             defer { stop.set(StopRequest(reason: "services ended")) }
             try await group.run()
         }
-        // SIGHUP (logrotate's habit) never ends the daemon: it is logged, and the daemon carries on.
+        // SIGHUP never ends the daemon: it reloads the config and rules (Prometheus' and
+        // Alertmanager's habit).
         let hangups = await SignalWatch.start([SIGHUP], stops: false) { _ in
-            logger.notice("SIGHUP received; reload is not supported yet, carrying on")
+            if let onHangup { onHangup() } else { logger.notice("SIGHUP received; nothing to reload, carrying on") }
         }
         defer { hangups.cancel() }
         let signals = await SignalWatch.start([SIGTERM, SIGINT]) { signo in

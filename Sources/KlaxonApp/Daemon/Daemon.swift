@@ -7,15 +7,23 @@ import KlaxonSources
 import KlaxonStore
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// `klaxon run`: one poller per source (its own interval with jitter, backoff while it fails), an
 /// evaluator woken by each ingest, the dispatcher and the HTTP server, on swift-service-lifecycle.
 /// SIGTERM/SIGINT stop polling and delivering; a notification claimed but not sent keeps its lease
 /// and is sent after a restart, under the same idempotency key: nothing claimed is lost.
 public final class Daemon: Sendable {
-    public let config: Config
+    /// The config and rules in force, with what is built from them: one value, swapped whole by a
+    /// reload (`Daemon+Reload.swift`). Each evaluation, poll and dispatch takes one snapshot.
+    let running: Mutex<RunningSet>
+    /// The config in force (see `running`).
+    public var config: Config { running.withLock { $0.config } }
+    /// The rules in force (see `running`).
+    public var rules: [Rule] { running.withLock { $0.rules } }
+    /// The rules' templates, compiled once per set (the rules were checked when they were loaded).
+    var renderer: MessageRenderer? { running.withLock { $0.renderer } }
     public let store: any Store
-    public let rules: [Rule]
     public let logger: Logger
     /// The wall clock, or a compressed one (the demo).
     public let clock: DaemonClock
@@ -23,8 +31,6 @@ public final class Daemon: Sendable {
     public let metrics = KlaxonMetrics()
     /// Which services are waiting out a database error (another process holding the lock, say).
     public let health = StoreHealth()
-    /// The rules' templates, compiled once (the rules were checked when they were loaded).
-    let renderer: MessageRenderer?
     /// Wakes the evaluator (a signal, not a stream: an evaluator cancelled when its duty is lost must
     /// not end the wake-ups of the next one, as a cancelled `AsyncStream` consumer ends the stream).
     package let wake = Wake()
@@ -32,19 +38,33 @@ public final class Daemon: Sendable {
     let queued = Box<(@Sendable () -> Void)?>(nil)
     /// The dispatcher's handoff: evaluations claim for it as they commit (set once it exists).
     let handoff = Box<Handoff?>(nil)
+    /// The running daemon's dispatcher (a reload gives it the new receivers and routing).
+    let dispatcher = Box<Dispatcher?>(nil)
 
-    public init(config: Config, store: any Store, rules: [Rule], logger: Logger, clock: DaemonClock = .wall) {
-        self.config = config
+    /// Reads the config and rule files again, checked as at the start (nil: nothing to reload from).
+    let loader: Loader?
+    /// One reload at a time; `/-/reload` and SIGHUP wait their turn.
+    let reloads = ReloadQueue()
+    /// Ticks at each reload that took, for the services that rebuild what the config names.
+    let reloaded = Generation()
+
+    public init(
+        config: Config, store: any Store, rules: [Rule], logger: Logger, clock: DaemonClock = .wall,
+        loader: Loader? = nil
+    ) {
+        running = Mutex(RunningSet(config: config, rules: rules))
         self.clock = clock
-        renderer = try? MessageRenderer(rules: rules)
         self.store = store
-        self.rules = rules
         self.logger = logger
+        self.loader = loader
     }
 
-    var routing: Routing? { config.receivers.isEmpty ? nil : config.routing }
+    var routing: Routing? { running.withLock { $0.routing } }
 
-    var chat: ChatCommands { ChatCommands(store: store, config: config, rules: rules) }
+    var chat: ChatCommands {
+        let set = running.withLock { $0 }
+        return ChatCommands(store: store, config: set.config, rules: set.rules)
+    }
 
     /// Evaluates what arrived, queues notifications (or prints transitions when there are no
     /// receivers), and queues reminders.
@@ -62,8 +82,13 @@ public final class Daemon: Sendable {
         // Slices of 250 transitions: the dispatcher's claims share the one writer with the evaluator,
         // and a short slice lets them in between (a slice of 1,000 held a claim back 100 ms on a
         // busy machine).
+        // One snapshot of the set in force for the whole evaluation (a reload meanwhile takes effect
+        // at the next one).
+        let set = running.withLock { $0 }
+        let rules = set.rules
+        let routing = set.routing
         let result = try await Evaluate.run(
-            store: store, rules: rules, now: now ?? clock.now(), routing: routing, renderer: renderer,
+            store: store, rules: rules, now: now ?? clock.now(), routing: routing, renderer: set.renderer,
             sliceTransitions: 250, committed: wake, keepTransitions: routing == nil, handoff: handoff.value)
         metrics.evaluated()
         if routing == nil {
@@ -212,24 +237,32 @@ public final class Daemon: Sendable {
                 chat: ChatWiring.settings(config),
                 answer: { [chat] user, text in await chat.answer(user, text: text) },
                 act: { [chat] press, now in await chat.act(press, now: now) }, post: ChatWiring.post,
-                onReadings: { [wake] in wake.yield() }, onRunning: onListening, now: { [clock] in clock.now() }),
+                onReadings: { [wake] in wake.yield() }, onRunning: onListening, now: { [clock] in clock.now() },
+                reload: { [self] in
+                    switch await reload(trigger: "POST /-/reload") {
+                    case .reloaded: (true, [])
+                    case .failed(let errors): (false, errors)
+                    }
+                }),
         ]
         if config.retention.prunesAnything { services.append(PrunerService(daemon: self)) }
         services.append(DatabaseWatchService(daemon: self))
-        if routing != nil {
-            let dispatcher = try DeliveryWiring.dispatcher(
-                store: store, config: config, logger: logger, health: health, charts: emailCharts())
-            queued.set({ dispatcher.nudge() })
-            handoff.set(dispatcher.handoff)
-            services.append(DispatcherService(dispatcher: dispatcher))
-        }
+        // Always, even without receivers (then it finds nothing to send): a reload may add them.
+        let dispatcher = try DeliveryWiring.dispatcher(
+            store: store, config: config, logger: logger, health: health, charts: emailCharts())
+        queued.set({ dispatcher.nudge() })
+        handoff.set(dispatcher.handoff)
+        services.append(DispatcherService(dispatcher: dispatcher))
+        self.dispatcher.set(dispatcher)
         return services
     }
 
     /// The charts email shows inline: the status site's own, drawn from the store (nil without an
     /// email receiver). A chart that cannot be drawn (librsvg missing, every renderer busy) is left
     /// out of that message, never holds it back.
-    func emailCharts() -> ChartSource? {
+    func emailCharts() -> ChartSource? { emailCharts(config) }
+
+    func emailCharts(_ config: Config) -> ChartSource? {
         guard config.receivers.contains(where: { if case .email = $0 { true } else { false } }) else { return nil }
         let images = ChartImages(store: store, settings: siteSettings(), now: { [clock] in clock.now() })
         return { t in try? await images.png(station: t.station, metric: t.metric, range: "48h") }
@@ -272,7 +305,13 @@ public final class Daemon: Sendable {
                 // A file path, or postgres://host:port/database (never a password).
                 "database": "\(store.path)",
             ])
-        try await Self.supervise(services, logger: logger, stop: budget, until: until)
+        metrics.configReloaded(success: true, at: Date())
+        try await Self.supervise(
+            services, logger: logger, stop: budget, until: until,
+            onHangup: { [weak self] in
+                guard let self else { return }
+                Task { _ = await self.reload(trigger: "SIGHUP") }
+            })
         logger.info("klaxon stopped")
     }
 }
@@ -284,14 +323,36 @@ struct PollerService: Service {
 
     func run() async throws {
         try await untilGracefulShutdown {
-            await withTaskGroup(of: Void.self) { group in
-                for source in daemon.config.sources {
-                    group.addTask { await daemon.serve(duty: "source:\(source.source.name)") { await loop(source) } }
+            // One task per source, keyed by what it is (its config, field by field). A reload starts
+            // the pollers of sources added or changed and stops those removed or changed; the others
+            // poll on undisturbed. No source (readings come through the API): it waits for a reload
+            // or the shutdown.
+            var pollers: [String: Task<Void, Never>] = [:]
+            var seen = daemon.reloaded.value
+            while !Task.isCancelled {
+                var wanted: [String: ConfiguredSource] = [:]
+                for source in daemon.config.sources { wanted[Self.identity(source)] = source }
+                for (key, task) in pollers where wanted[key] == nil {
+                    task.cancel()
+                    pollers[key] = nil
                 }
+                for (key, source) in wanted where pollers[key] == nil {
+                    pollers[key] = Task {
+                        await daemon.serve(duty: "source:\(source.source.name)") { await loop(source) }
+                    }
+                }
+                seen = await daemon.reloaded.next(after: seen)
             }
-            // No source (readings come through the API): stay up until the shutdown.
-            try await gracefulShutdown()
+            for task in pollers.values { task.cancel() }
+            for task in pollers.values { await task.value }
         }
+    }
+
+    /// A source's identity across reloads: its name and its whole config (compared, never logged).
+    static func identity(_ source: ConfiguredSource) -> String {
+        var text = ""
+        dump(source, to: &text)
+        return "\(source.source.name)\u{0}\(text)"
     }
 
     func loop(_ source: ConfiguredSource) async {

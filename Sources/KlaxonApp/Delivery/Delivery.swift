@@ -24,16 +24,20 @@ public enum DeliveryWiring {
         store: any Store, config: Config, logger: Logger, lease: Int64? = nil, health: StoreHealth = StoreHealth(),
         charts: ChartSource? = nil
     ) throws -> Dispatcher {
+        Dispatcher(
+            store: store, notifiers: try notifiers(config, charts: charts), routing: config.routing,
+            settings: settings(config, lease: lease), logger: logger, health: health)
+    }
+
+    /// The dispatcher's settings from a config.
+    public static func settings(_ config: Config, lease: Int64? = nil) -> Dispatcher.Settings {
         var settings = Dispatcher.Settings()
         settings.lease = lease ?? config.deliveryLease * 1000
         settings.giveUpAfter = config.giveUpAfter
         settings.fallbackReceiver = config.fallbackReceiver
         settings.externalURL = config.externalURL ?? ""
         settings.chatActions = ChatWiring.signer(config)
-        return Dispatcher(
-            store: store, notifiers: try notifiers(config, charts: charts), routing: config.routing, settings: settings,
-            logger: logger,
-            health: health)
+        return settings
     }
 
     /// A sample notification for `notify-test` and previews.

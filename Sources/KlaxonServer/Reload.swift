@@ -1,0 +1,27 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+extension KlaxonHTTP {
+    /// Re-reads the config and rules: whether it took, and the errors (FILE:LINE:COL …) if not.
+    public typealias Reload = @Sendable () async -> (ok: Bool, errors: [String])
+
+    /// `POST /-/reload` (and `PUT`, as Prometheus and Alertmanager take both): the same reload as
+    /// SIGHUP, behind the API token (without `api.token` the endpoint is off, as the API is). As in
+    /// Prometheus, 200 when the new set is in force, 500 with the errors, one per line, when a file
+    /// was bad and the running set stays.
+    static func addReload(to router: Router<BasicRequestContext>, settings: Settings, reload: @escaping Reload) {
+        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+            guard authorized(request, token: settings.apiToken) else { return unauthorized(settings.apiToken) }
+            let (ok, errors) = await reload()
+            let body = ok ? "reloaded\n" : "failed to reload config:\n" + errors.map { $0 + "\n" }.joined()
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; charset=utf-8"
+            return Response(
+                status: ok ? .ok : .internalServerError, headers: headers,
+                body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+        router.post("/-/reload", use: handler)
+        router.put("/-/reload", use: handler)
+    }
+}

@@ -159,12 +159,11 @@ public struct Config: Sendable {
                             }
                         }
                     }
-                    sm.rejectUnknown(
-                        known: ["signing_secret", "signing_secret_file", "response_url_prefix"], what: "chat.slack")
+                    sm.rejectUnknown(known: ConfigKeys.chatSlack, what: "chat.slack")
                 }
                 if let mn = cm.value("mattermost"), var mm = file.map(mn, what: "chat.mattermost") {
                     config.mattermostToken = reader.secret(&mm, "token", required: true, what: "chat.mattermost")
-                    mm.rejectUnknown(known: ["token", "token_file"], what: "chat.mattermost")
+                    mm.rejectUnknown(known: ConfigKeys.chatMattermost, what: "chat.mattermost")
                 }
                 if let un = cm.value("users") { config.chatUsers = file.stringMap(un, what: "chat.users") ?? [:] }
                 if let an = cm.value("may_act"), let names = file.stringList(an, what: "chat.may_act") {
@@ -176,7 +175,7 @@ public struct Config: Sendable {
                         config.chatMayAct = names
                     }
                 }
-                cm.rejectUnknown(known: ["slack", "mattermost", "users", "may_act"], what: "chat")
+                cm.rejectUnknown(known: ConfigKeys.chat, what: "chat")
             }
             if let n = m.value("api"), var am = file.map(n, what: "api") {
                 config.apiToken = reader.secret(&am, "token", required: true, what: "api")
@@ -185,7 +184,7 @@ public struct Config: Sendable {
                         guard var om = file.map(item, what: "an owner") else { continue }
                         let owner = om.required("owner", what: "the owner").flatMap { file.string($0, what: "owner") }
                         let token = reader.secret(&om, "token", required: true, what: "api.owners")
-                        om.rejectUnknown(known: ["owner", "token", "token_file"], what: "an owner")
+                        om.rejectUnknown(known: ConfigKeys.apiOwner, what: "an owner")
                         if let owner, let token { config.ownerTokens[owner] = token }
                     }
                 }
@@ -196,7 +195,7 @@ public struct Config: Sendable {
                         file.error(bn, "api.max_push_bytes must be between 1024 and 268435456 (256 MiB), not \(v)")
                     }
                 }
-                am.rejectUnknown(known: ["token", "token_file", "owners", "max_push_bytes"], what: "api")
+                am.rejectUnknown(known: ConfigKeys.api, what: "api")
             }
             if let n = m.value("retention") { config.retention = reader.retention(n) }
             if let n = m.value("site"), var sm = file.map(n, what: "site") {
@@ -239,8 +238,7 @@ public struct Config: Sendable {
                     }
                     config.site.hosts = names
                 }
-                sm.rejectUnknown(
-                    known: ["enabled", "refresh", "time_zone", "secret", "secret_file", "hosts"], what: "site")
+                sm.rejectUnknown(known: ConfigKeys.site, what: "site")
             }
             if let n = m.value("readings"), var rm = file.map(n, what: "readings") {
                 if let fn = rm.value("max_future"), let d = file.duration(fn, what: "readings.max_future") {
@@ -250,7 +248,7 @@ public struct Config: Sendable {
                         file.error(fn, "readings.max_future must be from 0s to 366d, not \(DurationText.format(d))")
                     }
                 }
-                rm.rejectUnknown(known: ["max_future"], what: "readings")
+                rm.rejectUnknown(known: ConfigKeys.readings, what: "readings")
             }
             if let n = m.value("give_up_after"), let d = file.duration(n, what: "give_up_after") {
                 config.giveUpAfter = d
@@ -445,7 +443,7 @@ struct ConfigReader {
             guard var m = file.map(node, what: "database") else { return nil }
             url = m.required("url", what: "database").flatMap { file.string($0, what: "database.url") }
             password = secret(&m, "password", required: false, what: "database")
-            m.rejectUnknown(known: ["url", "password", "password_file"], what: "database")
+            m.rejectUnknown(known: ConfigKeys.database, what: "database")
             if let text = url, !StoreLocation.isPostgresURL(text) {
                 file.error(
                     m.value("url") ?? node,
@@ -625,7 +623,7 @@ struct ConfigReader {
                 }
                 if let name { result = .stdout(.init(name: name, format: format)) }
             }
-            m.rejectUnknown(known: ["name", "type"] + keys, what: what)
+            m.rejectUnknown(known: ConfigKeys.receiver + keys, what: what)
         } else {
             if let type { file.error(typeNode, "type must be webhook, email or stdout, not \"\(type)\"") }
             m.markAllUsed()
@@ -666,7 +664,7 @@ struct ConfigReader {
                     }
                 }
             }
-            mm.rejectUnknown(known: ["rule", "severity", "station", "metric", "level", "labels"], what: "match")
+            mm.rejectUnknown(known: ConfigKeys.routeMatch, what: "match")
         }
         if let n = m.required("receivers", what: "the route"), let names = file.stringList(n, what: "receivers") {
             route.receivers = names
@@ -697,12 +695,7 @@ struct ConfigReader {
         if (afterNode == nil) != (toNode == nil) {
             file.error(afterNode ?? toNode, "give escalate_after and escalate_to together")
         }
-        m.rejectUnknown(
-            known: [
-                "match", "receivers", "group_by", "group_wait", "group_interval", "repeat_interval", "send_resolved",
-                "continue", "quiet_hours", "escalate_after", "escalate_to", "notify_max_age",
-            ],
-            what: "a route")
+        m.rejectUnknown(known: ConfigKeys.route, what: "a route")
         return route
     }
 
@@ -751,7 +744,7 @@ struct ConfigReader {
                 file.error(n, "bypass_severity must be info, warning or critical, not \"\(s)\"")
             }
         }
-        m.rejectUnknown(known: ["timezone", "from", "to", "days", "policy", "bypass_severity"], what: "quiet_hours")
+        m.rejectUnknown(known: ConfigKeys.quietHours, what: "quiet_hours")
         guard let zone, let from, let to else { return nil }
         return QuietHours(timeZone: zone, from: from, to: to, days: days, policy: policy, bypassSeverity: bypass)
     }

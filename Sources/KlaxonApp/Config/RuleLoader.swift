@@ -123,7 +123,7 @@ public enum RuleLoader {
             if let list = top.required("rules", what: "the file"), let items = file.list(list, what: "rules") {
                 ruleNodes = items
             }
-            top.rejectUnknown(known: ["rules"], what: "a file with a rules: list")
+            top.rejectUnknown(known: ConfigKeys.ruleFile, what: "a file with a rules: list")
         } else {
             ruleNodes = [root]
         }
@@ -312,7 +312,7 @@ public enum RuleLoader {
                 let name = lm.required("name", what: "the level").flatMap { file.string($0, what: "level name") }
                 let atNode = lm.required("at", what: "the level")
                 let at = atNode.flatMap { file.number($0, what: "at") }
-                lm.rejectUnknown(known: ["name", "at"], what: "a level")
+                lm.rejectUnknown(known: ConfigKeys.ruleLevel, what: "a level")
                 guard let name, let at else { continue }
                 if name.isEmpty { file.error(item, "a level name is empty") }
                 if ladder.contains(where: { $0.name == name }) {
@@ -384,7 +384,7 @@ public enum RuleLoader {
                 let lon = lonNode.flatMap { file.number($0, what: "longitude") }
                 let radiusNode = pm.required("radius_km", what: "the place")
                 let radius = radiusNode.flatMap { file.number($0, what: "radius_km") }
-                pm.rejectUnknown(known: ["name", "latitude", "longitude", "radius_km"], what: "a place")
+                pm.rejectUnknown(known: ConfigKeys.quakePlace, what: "a place")
                 if let lat, !(-90...90).contains(lat) { file.error(latNode, "latitude must be between -90 and 90") }
                 if let lon, !(-180...180).contains(lon) {
                     file.error(lonNode, "longitude must be between -180 and 180")

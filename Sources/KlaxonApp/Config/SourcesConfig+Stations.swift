@@ -164,7 +164,7 @@ extension ConfigReader {
                     if let v = secret(&fm, "value", required: true, what: "headers.\(header)") {
                         headers.append((header, v.value))
                     }
-                    fm.rejectUnknown(known: ["value", "value_file"], what: "headers.\(header)")
+                    fm.rejectUnknown(known: ConfigKeys.httpJSONHeader, what: "headers.\(header)")
                 }
             }
             for (header, value) in headers where value.contains(where: { $0 == "\r" || $0 == "\n" }) {

@@ -310,7 +310,7 @@ extension ConfigReader {
                     file.number($0, what: "longitude")
                 }
                 let d = lm.value("distance").flatMap { file.number($0, what: "distance") } ?? 25
-                lm.rejectUnknown(known: ["latitude", "longitude", "distance"], what: "a location")
+                lm.rejectUnknown(known: ConfigKeys.airNowLocation, what: "a location")
                 if let lat, let lon { locations.append(.init(latitude: lat, longitude: lon, distance: d)) }
             }
         }
@@ -441,7 +441,7 @@ extension ConfigReader {
                     if let metric, metric.isEmpty || metric.utf8.count > 128 {
                         file.error(metricNode, "metric must be 1 to 128 bytes")
                     }
-                    tm.rejectUnknown(known: ["name", "metric"], what: "a time series")
+                    tm.rejectUnknown(known: ConfigKeys.cwmsTimeSeries, what: "a time series")
                     if let ts { series.append(.init(name: ts, metric: metric)) }
                 }
             }

@@ -45,6 +45,16 @@ public enum KlaxonHTTP {
         /// How far ahead of the daemon's now a pushed reading may be dated (`readings.max_future`).
         public var future = FutureBound.standard
 
+        /// What the Alertmanager API (`/api/v2/*`) shows of routing and the daemon.
+        public var alertmanager = AlertmanagerAPISettings()
+
+        /// These settings with the Alertmanager API's view of the daemon.
+        public func with(alertmanager: AlertmanagerAPISettings) -> Settings {
+            var s = self
+            s.alertmanager = alertmanager
+            return s
+        }
+
         /// These settings with another future bound.
         public func with(future: FutureBound) -> Settings {
             var s = self
@@ -75,6 +85,7 @@ public enum KlaxonHTTP {
             to: router, settings: chat, now: { Int64(Date().timeIntervalSince1970) }, answer: answer, act: act,
             responses: responses)
         APIRoutes.add(to: router, store: store, settings: settings)
+        AlertmanagerAPI.add(to: router, store: store, settings: settings, now: now)
         // The site's "now" is the daemon's (a demo's compressed clock), so "5 min ago" matches the readings.
         StatusSite.add(to: router, store: store, settings: settings.site, now: now)
         router.get("/healthz") { _, _ in "ok\n" }

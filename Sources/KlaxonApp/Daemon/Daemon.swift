@@ -207,7 +207,7 @@ public final class Daemon: Sendable {
                     sources: config.sources.map(\.source.name),
                     ownerTokens: config.ownerTokens.mapValues(\.value), maxPushBytes: config.maxPushBytes,
                     site: siteSettings(), connections: ConnectionLimits(reserve: FileLimits.reserve(config: config))
-                ).with(future: config.futureBound),
+                ).with(future: config.futureBound).with(alertmanager: alertmanagerSettings()),
                 metrics: metrics, logger: logger, health: health,
                 chat: ChatWiring.settings(config),
                 answer: { [chat] user, text in await chat.answer(user, text: text) },
@@ -233,6 +233,13 @@ public final class Daemon: Sendable {
         guard config.receivers.contains(where: { if case .email = $0 { true } else { false } }) else { return nil }
         let images = ChartImages(store: store, settings: siteSettings(), now: { [clock] in clock.now() })
         return { t in try? await images.png(station: t.station, metric: t.metric, range: "48h") }
+    }
+
+    /// What the Alertmanager API shows of the routing (`/api/v2/*`).
+    func alertmanagerSettings() -> AlertmanagerAPISettings {
+        AlertmanagerAPISettings(
+            routing: routing, notify: Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a }),
+            receivers: config.receivers.map(\.name), externalURL: config.externalURL, startedAt: clock.now())
     }
 
     /// The status site's settings from `site:` and `api:`.

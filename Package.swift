@@ -128,6 +128,8 @@ let package = Package(
             name: "KlaxonServer",
             dependencies: [
                 "KlaxonCore", "KlaxonStore",
+                // The Alertmanager API shows alerts with the webhook's labels and fingerprint.
+                "KlaxonDelivery",
                 // The charts as PNG: librsvg on threads of their own (`SVGRaster`).
                 "CRsvg",
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -230,8 +230,8 @@ public enum WebhookPayloads {
     /// An alert's identifying labels as pairs sorted by key: its rule's labels, `alertname`,
     /// `station`, `metric` and `severity`. The same for the alert's whole episode: the current
     /// level is an annotation (a label that changed would make it another alert to a consumer that
-    /// keys on labels, and its resolve would never match).
-    static func labelPairs(_ t: Transition) -> [(key: String, value: String)] {
+    /// keys on labels, and its resolve would never match). The Alertmanager API shows the same labels.
+    package static func labelPairs(_ t: Transition) -> [(key: String, value: String)] {
         var pairs: [(key: String, value: String)] = []
         pairs.reserveCapacity(t.labels.count + 4)
         for (k, v) in t.labels {
@@ -251,7 +251,7 @@ public enum WebhookPayloads {
     /// `genericParts(a).annotations` as pairs sorted by key (the keys are fixed, so is their order).
     /// The current level (the last one, on a resolve), the previous one, the path the alert took
     /// since the receiver last heard of it, and whether the data is late are annotations.
-    static func annotationPairs(_ a: NotifiedAlert, dataTime: String) -> [(key: String, value: String)] {
+    package static func annotationPairs(_ a: NotifiedAlert, dataTime: String) -> [(key: String, value: String)] {
         let t = a.transition
         var pairs: [(key: String, value: String)] = []
         pairs.reserveCapacity(9)

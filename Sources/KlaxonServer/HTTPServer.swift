@@ -45,6 +45,22 @@ public enum KlaxonHTTP {
         /// How far ahead of the daemon's now a pushed reading may be dated (`readings.max_future`).
         public var future = FutureBound.standard
 
+        /// What the Alertmanager API (`/api/v2/*`) shows of routing and the daemon, asked at each
+        /// request (a reload changes the routing).
+        public var alertmanager: @Sendable () -> AlertmanagerAPISettings = { AlertmanagerAPISettings() }
+
+        /// These settings with the Alertmanager API's view of the daemon.
+        public func with(alertmanager: AlertmanagerAPISettings) -> Settings {
+            with(alertmanager: { alertmanager })
+        }
+
+        /// These settings with the Alertmanager API's view of the daemon, as it is at each request.
+        public func with(alertmanager: @escaping @Sendable () -> AlertmanagerAPISettings) -> Settings {
+            var s = self
+            s.alertmanager = alertmanager
+            return s
+        }
+
         /// These settings with another future bound.
         public func with(future: FutureBound) -> Settings {
             var s = self
@@ -76,6 +92,7 @@ public enum KlaxonHTTP {
             to: router, settings: chat, now: { Int64(Date().timeIntervalSince1970) }, answer: answer, act: act,
             responses: responses)
         APIRoutes.add(to: router, store: store, settings: settings)
+        AlertmanagerAPI.add(to: router, store: store, settings: settings, now: now)
         // The site's "now" is the daemon's (a demo's compressed clock), so "5 min ago" matches the readings.
         StatusSite.add(to: router, store: store, settings: settings.site, now: now)
         if let reload { addReload(to: router, settings: settings, reload: reload) }

@@ -232,7 +232,9 @@ public final class Daemon: Sendable {
                     sources: config.sources.map(\.source.name),
                     ownerTokens: config.ownerTokens.mapValues(\.value), maxPushBytes: config.maxPushBytes,
                     site: siteSettings(), connections: ConnectionLimits(reserve: FileLimits.reserve(config: config))
-                ).with(future: config.futureBound),
+                ).with(future: config.futureBound).with(alertmanager: { [self, started = clock.now()] in
+                    alertmanagerSettings(startedAt: started)
+                }),
                 metrics: metrics, logger: logger, health: health,
                 chat: ChatWiring.settings(config),
                 answer: { [chat] user, text in await chat.answer(user, text: text) },
@@ -266,6 +268,15 @@ public final class Daemon: Sendable {
         guard config.receivers.contains(where: { if case .email = $0 { true } else { false } }) else { return nil }
         let images = ChartImages(store: store, settings: siteSettings(), now: { [clock] in clock.now() })
         return { t in try? await images.png(station: t.station, metric: t.metric, range: "48h") }
+    }
+
+    /// What the Alertmanager API shows of the routing (`/api/v2/*`).
+    func alertmanagerSettings(startedAt: Int64) -> AlertmanagerAPISettings {
+        let set = running.withLock { $0 }
+        return AlertmanagerAPISettings(
+            routing: set.routing,
+            notify: Dictionary(set.rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a }),
+            receivers: set.config.receivers.map(\.name), externalURL: set.config.externalURL, startedAt: startedAt)
     }
 
     /// The status site's settings from `site:` and `api:`.

@@ -1,0 +1,629 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KlaxonCore
+import KlaxonDelivery
+import KlaxonStore
+import NIOCore
+
+/// What the Alertmanager API needs to know of the daemon beyond its store: how alerts are routed
+/// (receivers and groups), the rules' own receivers, where the status site is, when it started.
+public struct AlertmanagerAPISettings: Sendable {
+    /// The routing tree; nil when the daemon has no receivers (alerts then show none).
+    public var routing: Routing?
+    /// Each rule's `notify` receivers, by rule name.
+    public var notify: [String: [String]]
+    /// The configured receivers' names (`/api/v2/receivers`, the config in `/api/v2/status`).
+    public var receivers: [String]
+    /// The status site's address (`external_url`): an alert's `generatorURL` is its page there.
+    public var externalURL: String?
+    /// When the daemon started (seconds): `uptime` in `/api/v2/status`.
+    public var startedAt: Int64
+
+    public init(
+        routing: Routing? = nil, notify: [String: [String]] = [:], receivers: [String] = [], externalURL: String? = nil,
+        startedAt: Int64 = Int64(Date().timeIntervalSince1970)
+    ) {
+        self.routing = routing
+        self.notify = notify
+        self.receivers = receivers
+        self.externalURL = externalURL
+        self.startedAt = startedAt
+    }
+}
+
+/// Alertmanager's v2 API (`api/v2/openapi.yaml` of Alertmanager 0.25), read and silence, so that
+/// `amtool`, Grafana's Alertmanager data source and Karma can talk to Klaxon: `GET /api/v2/status`,
+/// `/api/v2/receivers`, `/api/v2/alerts`, `/api/v2/alerts/groups`, `/api/v2/silences`,
+/// `/api/v2/silence/{id}`; `POST /api/v2/silences`; `DELETE /api/v2/silence/{id}`. The JSON has
+/// Alertmanager's field names and types; an alert's labels and `fingerprint` are the webhook's
+/// (`WebhookPayloads.labelPairs`, `.fingerprint`). Behind the API token, checked before anything
+/// else. Errors are a JSON string, as Alertmanager answers them. Deliberate differences (no
+/// inhibition, no cluster, no `POST /api/v2/alerts`, silences replaced rather than edited in place)
+/// are in `docs/alertmanager-api.md`.
+enum AlertmanagerAPI {
+    /// The largest silence body taken (a silence is a few hundred bytes).
+    static let maxBodyBytes = 64 << 10
+    /// The most matchers a silence, or a query's `filter`, may have.
+    static let maxMatchers = 64
+    /// The most alerts or silences one answer lists (the store's largest page).
+    static let maxListed = FiringQueries.maximumPage
+    /// An active alert's `endsAt` is this long after now: Alertmanager's `resolve_timeout` (5m)
+    /// convention for an alert still firing.
+    static let resolveTimeout: Int64 = 300
+
+    static func add(
+        to router: Router<BasicRequestContext>, store: any Store, settings: KlaxonHTTP.Settings,
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+    ) {
+        let view = settings.alertmanager
+        let token = settings.apiToken
+
+        router.get("/api/v2/status") { request, _ -> Response in
+            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+            return respond(status(view()))
+        }
+        router.get("/api/v2/receivers") { request, _ -> Response in
+            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+            return respond(view().receivers.map { ["name": $0] })
+        }
+        router.get("/api/v2/alerts") { request, _ -> Response in
+            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+            let query: AlertQuery
+            switch AlertQuery.read(request.uri.queryParameters) {
+            case .failure(let e): return badRequest(e.message)
+            case .success(let q): query = q
+            }
+            let t = now()
+            let alerts = try await views(store: store, settings: view(), now: t)
+            let body = try await offPool {
+                encode(alerts.filter { query.keeps($0) }.map { $0.json(now: t) })
+            }
+            return respond(body)
+        }
+        router.get("/api/v2/alerts/groups") { request, _ -> Response in
+            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+            let query: AlertQuery
+            switch AlertQuery.read(request.uri.queryParameters) {
+            case .failure(let e): return badRequest(e.message)
+            case .success(let q): query = q
+            }
+            let t = now()
+            let alerts = try await views(store: store, settings: view(), now: t)
+            let body = try await offPool { encode(groups(alerts, query: query, now: t)) }
+            return respond(body)
+        }
+        router.get("/api/v2/silences") { request, _ -> Response in
+            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+            var filter: [Matcher] = []
+            let texts = request.uri.queryParameters.getAll("filter")
+            guard texts.count <= maxMatchers else { return badRequest("more than \(maxMatchers) filter matchers") }
+            for text in texts {
+                switch filterMatcher(text) {
+                case .failure(let e): return badRequest(e.message)
+                case .success(let m): filter.append(m)
+                }
+            }
+            let t = now()
+            let listed = try await allSilences(store: store, now: t)
+                .filter { s in filter.allSatisfy { f in s.matchers.contains { $0 == f } } }
+            return respond(sorted(listed, now: t).map { silenceJSON($0, now: t) })
+        }
+        router.get("/api/v2/silence/:id") { request, context -> Response in
+            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+            let t = now()
+            guard let id = context.parameters.get("id"),
+                let s = try await allSilences(store: store, now: t).first(where: { $0.id == id })
+            else {
+                return notFound("silence not found")
+            }
+            return respond(silenceJSON(s, now: t))
+        }
+        router.delete("/api/v2/silence/:id") { request, context -> Response in
+            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+            let t = now()
+            guard let id = context.parameters.get("id"),
+                let s = try await allSilences(store: store, now: t).first(where: { $0.id == id })
+            else {
+                return notFound("silence not found")
+            }
+            // Expiring an expired silence changes nothing and succeeds, as in Alertmanager.
+            if s.ends > t { _ = try await store.expireSilence(id: s.id, now: t) }
+            return Response(status: .ok)
+        }
+        router.post("/api/v2/silences") { request, _ -> Response in
+            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+            if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes {
+                return tooLarge()
+            }
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: maxBodyBytes)
+            } catch let error as HTTPError where error.status == .contentTooLarge {
+                return tooLarge()
+            }
+            let t = now()
+            let posted: PostedSilence
+            switch PostedSilence.read(Data(body.readableBytesView), now: t) {
+            case .failure(let e): return badRequest(e.message)
+            case .success(let p): posted = p
+            }
+            if let id = posted.id {
+                // An update: Alertmanager edits a silence in place only when its matchers and start are
+                // unchanged; Klaxon always replaces it (the old one ends now, the new one has a new id).
+                guard let old = try await allSilences(store: store, now: t).first(where: { $0.id == id }) else {
+                    return notFound("not found")
+                }
+                if old.ends > t { _ = try await store.expireSilence(id: old.id, now: t) }
+            }
+            let silence = Silence(
+                id: UUID().uuidString.lowercased(), matchers: posted.matchers, starts: max(posted.starts, t),
+                ends: posted.ends, comment: posted.comment, createdBy: posted.createdBy)
+            try await store.addSilence(silence, now: t)
+            return respond(["silenceID": silence.id])
+        }
+    }
+
+    // MARK: Alerts
+
+    /// A firing alert as the API shows it.
+    struct AlertView: Sendable {
+        var labels: [(key: String, value: String)]
+        var annotations: [(key: String, value: String)]
+        var startsAt: Int64
+        var updatedAt: Int64
+        var fingerprint: String
+        var generatorURL: String?
+        /// Each receiver once, with the labels of the group the alert is in there.
+        var deliveries: [(receiver: String, group: [(key: String, value: String)])]
+        var silencedBy: [String]
+
+        var receivers: [String] { deliveries.map(\.receiver) }
+        var state: String { silencedBy.isEmpty ? "active" : "suppressed" }
+        var labelSet: [String: String] {
+            Dictionary(labels.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
+        }
+
+        func json(now: Int64) -> [String: Any] {
+            var o: [String: Any] = [
+                "labels": object(labels), "annotations": object(annotations), "startsAt": time(startsAt),
+                "updatedAt": time(updatedAt), "endsAt": time(max(now, updatedAt) + AlertmanagerAPI.resolveTimeout),
+                "fingerprint": fingerprint, "receivers": receivers.map { ["name": $0] },
+                "status": [
+                    "state": state, "silencedBy": silencedBy, "inhibitedBy": [String](), "mutedBy": [String](),
+                ] as [String: Any],
+            ]
+            if let generatorURL { o["generatorURL"] = generatorURL }
+            return o
+        }
+    }
+
+    /// The firing alerts (at most `maxListed`), sorted by fingerprint as Alertmanager lists them.
+    static func views(store: any Store, settings: AlertmanagerAPISettings, now: Int64) async throws -> [AlertView] {
+        let page = try await store.firingAlerts(limit: maxListed, after: nil)
+        let silences = try await store.activeSilences(now: now)
+        return try await offPool {
+            page.alerts.map { view($0, settings: settings, silences: silences, now: now) }
+                .sorted { $0.fingerprint < $1.fingerprint }
+        }
+    }
+
+    static func view(_ a: FiringAlert, settings: AlertmanagerAPISettings, silences: [Silence], now: Int64) -> AlertView
+    {
+        let t = a.transition
+        // The webhook's labels and annotations; the message is the transition's summary (a list
+        // does not render each rule's template).
+        let notified = NotifiedAlert(transition: t, message: t.summary, id: a.episode, startedAt: a.startedAt)
+        let annotations = WebhookPayloads.annotationPairs(notified, dataTime: Timestamp.format(t.at))
+        var deliveries: [(receiver: String, group: [(key: String, value: String)])] = []
+        if let routing = settings.routing {
+            for d in routing.deliveries(for: t, notify: settings.notify[t.rule] ?? []) {
+                let groupBy = routing.route(d.route).groupBy
+                deliveries.append((d.receiver, AlertNotification.groupLabels(of: t, by: groupBy)))
+            }
+        }
+        let labels = t.matchLabels
+        var url: String? = nil
+        if let base = settings.externalURL, !base.isEmpty, a.episode > 0 {
+            var b = base
+            while b.hasSuffix("/") { b.removeLast() }
+            url = b + "/alerts/\(a.episode)"
+        }
+        return AlertView(
+            labels: WebhookPayloads.labelPairs(t), annotations: annotations, startsAt: a.startedAt, updatedAt: t.at,
+            fingerprint: WebhookPayloads.fingerprint(t), generatorURL: url, deliveries: deliveries,
+            silencedBy: silences.filter { $0.mutes(labels, at: now) }.map(\.id).sorted())
+    }
+
+    /// The query parameters of `/api/v2/alerts` and `/api/v2/alerts/groups`.
+    struct AlertQuery: Sendable {
+        var filter: [Matcher] = []
+        var active = true
+        var silenced = true
+        var inhibited = true
+        var unprocessed = true
+        var receiver: LinearRegex? = nil
+
+        static func read(_ query: Parameters) -> Result<AlertQuery, Refusal> {
+            var q = AlertQuery()
+            let texts = query.getAll("filter")
+            guard texts.count <= maxMatchers else {
+                return .failure(Refusal("more than \(maxMatchers) filter matchers"))
+            }
+            for text in texts {
+                switch filterMatcher(text) {
+                case .failure(let e): return .failure(e)
+                case .success(let m): q.filter.append(m)
+                }
+            }
+            let flags: [(String, WritableKeyPath<AlertQuery, Bool>)] = [
+                ("active", \.active), ("silenced", \.silenced), ("inhibited", \.inhibited),
+                ("unprocessed", \.unprocessed),
+            ]
+            for (name, flag) in flags {
+                guard let text = query.get(name) else { continue }
+                switch text.lowercased() {
+                case "true", "1": q[keyPath: flag] = true
+                case "false", "0": q[keyPath: flag] = false
+                default: return .failure(Refusal("\(name) in query must be of type boolean: \"\(shown(text))\""))
+                }
+            }
+            if let text = query.get("receiver") {
+                do {
+                    q.receiver = try LinearRegex.compiled(text)
+                } catch {
+                    return .failure(Refusal("failed to parse receiver param: \(shown("\(error)"))"))
+                }
+            }
+            return .success(q)
+        }
+
+        /// Whether an alert is listed (Alertmanager's `alertFilter` and receiver filter).
+        func keeps(_ a: AlertView) -> Bool {
+            if !active && a.silencedBy.isEmpty { return false }
+            if !silenced && !a.silencedBy.isEmpty { return false }
+            if let receiver, !a.receivers.contains(where: { receiver.fullMatch($0) }) { return false }
+            return matches(a)
+        }
+
+        /// The filter matchers against the alert's labels, as Alertmanager's `matchFilterLabels`: an
+        /// empty value matches a missing label for `=`/`=~` and a present one for `!=`/`!~`.
+        func matches(_ a: AlertView) -> Bool {
+            let labels = a.labelSet
+            for m in filter {
+                let present = labels[m.name] != nil
+                switch m.op {
+                case .notEqual, .notRegex: if m.value.isEmpty && present { continue }
+                case .equal, .regex: if m.value.isEmpty && !present { continue }
+                }
+                if !m.matches(labels) { return false }
+            }
+            return true
+        }
+    }
+
+    /// The alert groups: one per receiver and group labels, as the routing groups alerts; sorted by
+    /// receiver then labels, the alerts in each by fingerprint.
+    static func groups(_ alerts: [AlertView], query: AlertQuery, now: Int64) -> [[String: Any]] {
+        struct Key: Hashable {
+            var receiver: String
+            var labels: [String]
+        }
+        var order: [Key] = []
+        var members: [Key: (labels: [(key: String, value: String)], alerts: [AlertView])] = [:]
+        for a in alerts where query.keeps(a) {
+            for d in a.deliveries {
+                if let receiver = query.receiver, !receiver.fullMatch(d.receiver) { continue }
+                let key = Key(receiver: d.receiver, labels: d.group.flatMap { [$0.key, $0.value] })
+                if members[key] == nil {
+                    order.append(key)
+                    members[key] = (d.group, [])
+                }
+                members[key]?.alerts.append(a)
+            }
+        }
+        order.sort {
+            ($0.receiver, $0.labels.joined(separator: "\u{1F}")) < ($1.receiver, $1.labels.joined(separator: "\u{1F}"))
+        }
+        return order.map { key in
+            let group = members[key]!
+            return [
+                "labels": object(group.labels), "receiver": ["name": key.receiver],
+                "alerts": group.alerts.map { $0.json(now: now) },
+            ]
+        }
+    }
+
+    // MARK: Silences
+
+    /// The silences the API lists: all of them, expired ones too, while the store holds at most
+    /// `maxListed`; beyond that, those that have not ended.
+    static func allSilences(store: any Store, now: Int64) async throws -> [Silence] {
+        let all = try await store.silences(now: now, includeExpired: true, limit: maxListed, after: nil)
+        if all.next == nil { return all.silences }
+        return try await store.silences(now: now, includeExpired: false, limit: maxListed, after: nil).silences
+    }
+
+    static func state(_ s: Silence, now: Int64) -> String {
+        s.ends <= now ? "expired" : s.starts > now ? "pending" : "active"
+    }
+
+    /// Alertmanager's order: active (ending soonest first), pending (starting soonest first),
+    /// expired (ended most recently first).
+    static func sorted(_ silences: [Silence], now: Int64) -> [Silence] {
+        let rank = ["active": 0, "pending": 1, "expired": 2]
+        return silences.sorted { a, b in
+            let (sa, sb) = (state(a, now: now), state(b, now: now))
+            if sa != sb { return rank[sa]! < rank[sb]! }
+            switch sa {
+            case "active": return (a.ends, a.id) < (b.ends, b.id)
+            case "pending": return (a.starts, a.id) < (b.starts, b.id)
+            default: return (a.ends, b.id) > (b.ends, a.id)
+            }
+        }
+    }
+
+    /// A silence as Alertmanager's `gettableSilence`. Klaxon keeps no separate update time:
+    /// `updatedAt` is when the silence ended for an expired one, else when it starts.
+    static func silenceJSON(_ s: Silence, now: Int64) -> [String: Any] {
+        let st = state(s, now: now)
+        return [
+            "id": s.id, "status": ["state": st], "updatedAt": time(st == "expired" ? s.ends : min(s.starts, now)),
+            "comment": s.comment, "createdBy": s.createdBy, "startsAt": time(s.starts), "endsAt": time(s.ends),
+            "matchers": s.matchers.map { m -> [String: Any] in
+                [
+                    "name": m.name, "value": m.value, "isRegex": m.op == .regex || m.op == .notRegex,
+                    "isEqual": m.op == .equal || m.op == .regex,
+                ]
+            },
+        ]
+    }
+
+    /// A `postableSilence`, checked as Alertmanager checks it.
+    struct PostedSilence: Sendable {
+        var id: String?
+        var matchers: [Matcher]
+        var starts: Int64
+        var ends: Int64
+        var comment: String
+        var createdBy: String
+
+        static func read(_ data: Data, now: Int64) -> Result<PostedSilence, Refusal> {
+            let object: [String: Any]
+            do {
+                guard let o = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                    return .failure(Refusal("parsing silence body from \"\" failed, because the body is not an object"))
+                }
+                object = o
+            } catch {
+                return .failure(Refusal("parsing silence body from \"\" failed, because the body is not JSON"))
+            }
+            for field in ["matchers", "startsAt", "endsAt", "createdBy", "comment"] where object[field] == nil {
+                return .failure(Refusal("\(field) in body is required"))
+            }
+            var id: String? = nil
+            if let value = object["id"], !(value is NSNull) {
+                guard let text = value as? String else { return .failure(Refusal("id in body must be of type string")) }
+                if !text.isEmpty { id = text }
+            }
+            guard let createdBy = object["createdBy"] as? String else {
+                return .failure(Refusal("createdBy in body must be of type string"))
+            }
+            guard let comment = object["comment"] as? String else {
+                return .failure(Refusal("comment in body must be of type string"))
+            }
+            if let problem = Silence.claimedAuthorProblem(createdBy) ?? Silence.commentProblem(comment) {
+                return .failure(Refusal("silence invalid: \(problem)"))
+            }
+            guard let startsText = object["startsAt"] as? String, let starts = Timestamp.parse(startsText) else {
+                return .failure(Refusal("startsAt in body must be of type date-time"))
+            }
+            guard let endsText = object["endsAt"] as? String, let ends = Timestamp.parse(endsText) else {
+                return .failure(Refusal("endsAt in body must be of type date-time"))
+            }
+            guard let list = object["matchers"] as? [Any], !list.isEmpty else {
+                return .failure(Refusal("matchers in body should have at least 1 items"))
+            }
+            guard list.count <= maxMatchers else {
+                return .failure(Refusal("matchers in body should have at most \(maxMatchers) items"))
+            }
+            var matchers: [Matcher] = []
+            for (i, item) in list.enumerated() {
+                switch matcher(item) {
+                case .failure(let e):
+                    return .failure(Refusal("silence invalid: invalid label matcher \(i): \(e.message)"))
+                case .success(let m): matchers.append(m)
+                }
+            }
+            if matchers.allSatisfy(matchesEmpty) {
+                return .failure(Refusal("silence invalid: at least one matcher must not match the empty string"))
+            }
+            if starts >= ends {
+                return .failure(Refusal("Failed to create silence: start time must be before end time"))
+            }
+            if ends < now {
+                return .failure(Refusal("Failed to create silence: end time can't be in the past"))
+            }
+            return .success(
+                PostedSilence(
+                    id: id, matchers: matchers, starts: starts, ends: ends, comment: comment, createdBy: createdBy))
+        }
+
+        /// One of Alertmanager's `{name, value, isRegex, isEqual}` as Klaxon's matcher. The value
+        /// must come back unchanged from the store's text form (`name=value`, one per line), so no
+        /// control characters, no surrounding spaces or quotes that reading it back would drop.
+        static func matcher(_ item: Any) -> Result<Matcher, Refusal> {
+            guard let o = item as? [String: Any] else { return .failure(Refusal("a matcher must be an object")) }
+            guard let name = o["name"] as? String else { return .failure(Refusal("name is required")) }
+            guard let value = o["value"] as? String else { return .failure(Refusal("value is required")) }
+            guard let isRegex = o["isRegex"] as? Bool else { return .failure(Refusal("isRegex is required")) }
+            var isEqual = true
+            if let e = o["isEqual"], !(e is NSNull) {
+                guard let b = e as? Bool else { return .failure(Refusal("isEqual must be of type boolean")) }
+                isEqual = b
+            }
+            guard value.utf8.count <= Matcher.maxValueBytes else {
+                return .failure(Refusal("the value is longer than \(Matcher.maxValueBytes) bytes"))
+            }
+            let op: Matcher.Op = isRegex ? (isEqual ? .regex : .notRegex) : (isEqual ? .equal : .notEqual)
+            let m: Matcher
+            do {
+                m = try Matcher(name: name, op: op, value: value)
+            } catch {
+                return .failure(Refusal("\(error)"))
+            }
+            let stored = Matcher.parseStored(m.description)
+            guard stored == m, stored.problem == nil, !value.contains(where: \.isNewline) else {
+                return .failure(Refusal("invalid label value \"\(shown(value))\": Klaxon cannot store it"))
+            }
+            return .success(m)
+        }
+
+        /// Whether a matcher matches the empty string (a silence of only such matchers would mute
+        /// almost everything).
+        static func matchesEmpty(_ m: Matcher) -> Bool {
+            switch m.op {
+            case .equal: return m.value.isEmpty
+            case .regex: return m.regex?.fullMatch("") ?? false
+            case .notEqual, .notRegex: return false
+            }
+        }
+    }
+
+    // MARK: Status
+
+    /// `/api/v2/status`: no cluster; the routing as an Alertmanager config (receivers by name only:
+    /// no URL, address or secret); Klaxon's version in `versionInfo` (`goVersion` says which Swift).
+    static func status(_ am: AlertmanagerAPISettings) -> [String: Any] {
+        [
+            "cluster": ["status": "disabled", "peers": [Any]()] as [String: Any],
+            "config": ["original": configText(am)],
+            "uptime": time(am.startedAt),
+            "versionInfo": [
+                "version": BuildInfo.version, "revision": BuildInfo.revision, "branch": "unknown",
+                "buildUser": "klaxon", "buildDate": BuildInfo.date, "goVersion": "swift\(BuildInfo.swift)",
+            ],
+        ]
+    }
+
+    /// The routing as Alertmanager configuration YAML. A Klaxon route with several receivers is one
+    /// Alertmanager route per receiver (each but the last with `continue: true`). Strings are JSON
+    /// quoted (valid YAML double-quoted scalars), so no label value can break the document.
+    static func configText(_ am: AlertmanagerAPISettings) -> String {
+        let routing = am.routing ?? Routing()
+        func q(_ s: String) -> String { JSONText.string(s) }
+        func groupBy(_ names: [String]) -> String {
+            "[" + names.map { q($0 == "rule" ? "alertname" : $0) }.joined(separator: ", ") + "]"
+        }
+        func duration(_ seconds: Int64) -> String { DurationText.format(seconds) }
+        var lines = [
+            "# Klaxon \(BuildInfo.version): its routing, as Alertmanager would write it (receivers by name only).",
+            "route:",
+            "  receiver: \(q(routing.defaultReceiver ?? ""))",
+            "  group_by: \(groupBy(routing.defaults.groupBy))",
+            "  group_wait: \(duration(routing.defaults.groupWait))",
+            "  group_interval: \(duration(routing.defaults.groupInterval))",
+        ]
+        if let r = routing.defaults.repeatInterval { lines.append("  repeat_interval: \(duration(r))") }
+        if !routing.routes.isEmpty { lines.append("  routes:") }
+        for route in routing.routes {
+            for (i, receiver) in route.receivers.enumerated() {
+                lines.append("  - receiver: \(q(receiver))")
+                lines.append("    matchers: [\(route.matchers.map { q($0.description) }.joined(separator: ", "))]")
+                lines.append("    group_by: \(groupBy(route.groupBy))")
+                lines.append("    group_wait: \(duration(route.groupWait))")
+                lines.append("    group_interval: \(duration(route.groupInterval))")
+                if let r = route.repeatInterval { lines.append("    repeat_interval: \(duration(r))") }
+                lines.append("    continue: \(route.continue || i < route.receivers.count - 1)")
+            }
+        }
+        lines.append("receivers:")
+        for name in am.receivers { lines.append("- name: \(q(name))") }
+        if am.receivers.isEmpty { lines[lines.count - 1] = "receivers: []" }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    // MARK: Helpers
+
+    /// A `filter` matcher as Alertmanager's `labels.ParseMatcher` reads it: `name="value"` (the
+    /// quotes optional, `\"`, `\\` and `\n` escaped within them), with `=`, `!=`, `=~` or `!~`.
+    static func filterMatcher(_ text: String) -> Result<Matcher, Refusal> {
+        guard text.utf8.count <= LinearRegex.maxPatternBytes + 256 else {
+            return .failure(Refusal("bad matcher format: longer than \(LinearRegex.maxPatternBytes + 256) bytes"))
+        }
+        do {
+            let m = try Matcher.parse(text)
+            guard m.value.contains("\\") else { return .success(m) }
+            return .success(try Matcher(name: m.name, op: m.op, value: unescaped(m.value)))
+        } catch {
+            return .failure(Refusal("bad matcher format: \(error)"))
+        }
+    }
+
+    static func unescaped(_ s: String) -> String {
+        var out = ""
+        var escaping = false
+        for c in s {
+            if escaping {
+                out.append(c == "n" ? "\n" : c)
+                escaping = false
+            } else if c == "\\" {
+                escaping = true
+            } else {
+                out.append(c)
+            }
+        }
+        if escaping { out.append("\\") }
+        return out
+    }
+
+    struct Refusal: Error {
+        var message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// At most 200 characters of a value from a request, control characters escaped.
+    static func shown(_ text: String) -> String {
+        var out = ""
+        for s in text.unicodeScalars.prefix(200) {
+            if s.properties.generalCategory == .control {
+                out += "\\u{\(String(s.value, radix: 16))}"
+            } else {
+                out.unicodeScalars.append(s)
+            }
+        }
+        return text.unicodeScalars.count > 200 ? out + "…" : out
+    }
+
+    /// `2026-11-27T12:00:17.000Z`: Alertmanager's form (RFC 3339 with milliseconds).
+    static func time(_ t: Int64) -> String {
+        String(Timestamp.format(t).dropLast()) + ".000Z"
+    }
+
+    static func object(_ pairs: [(key: String, value: String)]) -> [String: String] {
+        Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    static func encode(_ value: Any) -> Data {
+        (try? JSONSerialization.data(
+            withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]))
+            ?? Data("null".utf8)
+    }
+
+    static func respond(_ value: Any) -> Response { respond(encode(value)) }
+
+    static func respond(_ data: Data, status: HTTPResponse.Status = .ok) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Alertmanager answers an error with the message as a JSON string.
+    static func badRequest(_ message: String) -> Response { respond(encode(message), status: .badRequest) }
+
+    static func notFound(_ message: String) -> Response { respond(encode(message), status: .notFound) }
+
+    static func tooLarge() -> Response {
+        respond(encode("the body is larger than \(maxBodyBytes) bytes"), status: .contentTooLarge)
+    }
+}

@@ -204,6 +204,20 @@ extension PostgresStore {
         {
             waiting[try row[0].decode(String.self)] = Int(try row[1].decode(Int64.self))
         }
-        return StoreMetrics(counts: counts, waiting: waiting, sources: try await sourceStates())
+        let oldestDue = try await rows(PostgresQuery(unsafeSQL: AlertCountSQL.oldestDue)).first
+            .flatMap { try $0[0].decode(Int64?.self) }
+        return StoreMetrics(
+            counts: counts, waiting: waiting, sources: try await sourceStates(), alerts: try await alertCounts(),
+            oldestDue: oldestDue)
+    }
+
+    /// Active alerts by rule, severity and state (`AlertCountSQL`).
+    public func alertCounts() async throws -> [AlertCount] {
+        try await rows(PostgresQuery(unsafeSQL: AlertCountSQL.counts)).compactMap { row in
+            guard let state = AlertCount.State(rawValue: try row[2].decode(String.self)) else { return nil }
+            return AlertCount(
+                rule: try row[0].decode(String.self), severity: try row[1].decode(String.self), state: state,
+                count: Int(try row[3].decode(Int64.self)))
+        }
     }
 }

@@ -87,9 +87,9 @@ public enum KlaxonHTTP {
             let counts = try await store.metrics()
             let duties = health.duties.all
             let text = try await offPool {
-                metrics.sync(counts)
+                metrics.sync(counts, sources: settings.sources)
                 metrics.duties(duties)
-                return metrics.exposition()
+                return metrics.exposition(process: .current())
             }
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
@@ -170,7 +170,7 @@ public enum KlaxonHTTP {
             now: Int64 = Int64(Date().timeIntervalSince1970), future: FutureBound = .standard
         ) async throws -> (stats: IngestStats, rejected: [String], rejectedCount: Int) {
             let parsed = try await offPool { parse(body, format: format, now: now, future: future) }
-            let writer = try store.readingWriter()
+            let writer = try store.readingWriter(source: "api")
             var stats = IngestStats()
             var offset = 0
             while offset < parsed.readings.count {

@@ -27,6 +27,12 @@ public struct StoreMetrics: Sendable {
     public var latencyByBucket: [(count: Int, sum: Double)] = []
     /// Per source: consecutive failures, last success, last error.
     public var sources: [SourceStateRecord] = []
+    /// Active alerts by rule, severity and state (`Store.alertCounts()`).
+    public var alerts: [AlertCount] = []
+    /// When the earliest pending row fell due (ms), nil when none is pending: `now - oldestDue` is
+    /// how long the queue has left due work undone (rows deferred by group_wait or quiet hours are
+    /// not due yet, so they do not count).
+    public var oldestDue: Int64?
 
     public init() {}
 
@@ -36,8 +42,13 @@ public struct StoreMetrics: Sendable {
 extension StoreMetrics {
     /// The counts from `metric_counts` rows (`MetricDeltas` keeps them) and the rows waiting now
     /// (pending, sending: counted live, not kept).
-    public init(counts: [MetricDeltas.Row], waiting: [String: Int], sources: [SourceStateRecord]) {
+    public init(
+        counts: [MetricDeltas.Row], waiting: [String: Int], sources: [SourceStateRecord], alerts: [AlertCount] = [],
+        oldestDue: Int64? = nil
+    ) {
         self.init()
+        self.alerts = alerts
+        self.oldestDue = oldestDue
         let bounds = Self.latencyBounds
         latencyByBucket = Array(repeating: (0, 0), count: bounds.count + 1)
         for row in counts {
@@ -64,4 +75,55 @@ extension StoreMetrics {
         outbox["held"] = waiting["held"] ?? 0
         self.sources = sources
     }
+}
+
+/// One series of `klaxon_alerts`: how many alerts of a rule, at a severity, are in a state.
+public struct AlertCount: Sendable, Hashable {
+    /// The states an active alert is in: `pending` (the condition holds, `for` not yet met),
+    /// `firing` (not acknowledged) and `acked` (firing, acknowledged in its current episode).
+    /// Exclusive: an acknowledged alert counts as `acked` only.
+    public enum State: String, Sendable, CaseIterable {
+        case pending, firing, acked
+    }
+
+    public var rule: String
+    /// The severity of the alert's newest transition; `unknown` for an alert pending for the first
+    /// time (no transition yet says it).
+    public var severity: String
+    public var state: State
+    public var count: Int
+
+    public init(rule: String, severity: String, state: State, count: Int) {
+        self.rule = rule
+        self.severity = severity
+        self.state = state
+        self.count = count
+    }
+}
+
+/// The SQL both backends run for `alertCounts()` (it reads the same in SQLite and PostgreSQL).
+public enum AlertCountSQL {
+    /// Rule, severity, state, count. Walks only active alert states (the `alert_states_active`
+    /// partial index), each with its newest transition (by the `(rule, station, metric, id)` index)
+    /// and its ack (by primary key); an ack holds while its episode is the alert's current one
+    /// (as `AckSQL.holding`).
+    public static let counts = """
+        SELECT a.rule, coalesce(t.severity, 'unknown'),
+            CASE WHEN a.status = 'pending' THEN 'pending' WHEN k.rule IS NOT NULL THEN 'acked' ELSE 'firing' END,
+            count(*)
+        FROM alert_states a
+        LEFT JOIN transitions t ON t.id = (
+            SELECT max(x.id) FROM transitions x WHERE x.rule = a.rule AND x.station = a.station AND x.metric = a.metric)
+        LEFT JOIN acks k ON a.status = 'firing' AND k.rule = a.rule AND k.station = a.station AND k.metric = a.metric
+            AND k.transition_id = coalesce(t.episode, t.id)
+        WHERE a.status IN ('pending', 'firing')
+        GROUP BY 1, 2, 3
+        """
+
+    /// The partial index the query walks (the same statement in both backends' migrations).
+    public static let index =
+        "CREATE INDEX alert_states_active ON alert_states(rule) WHERE status IN ('pending', 'firing')"
+
+    /// When the earliest pending row fell due (the `(state, due_at)` index: one probe).
+    public static let oldestDue = "SELECT min(due_at) FROM outbox WHERE state = 'pending'"
 }

@@ -40,6 +40,7 @@ public final class Daemon: Sendable {
         self.store = store
         self.rules = rules
         self.logger = logger
+        metrics.rules(rules)
     }
 
     var routing: Routing? { config.receivers.isEmpty ? nil : config.routing }
@@ -218,7 +219,8 @@ public final class Daemon: Sendable {
         services.append(DatabaseWatchService(daemon: self))
         if routing != nil {
             let dispatcher = try DeliveryWiring.dispatcher(
-                store: store, config: config, logger: logger, health: health, charts: emailCharts())
+                store: store, config: config, logger: logger, health: health, charts: emailCharts(),
+                observeSend: { [metrics] receiver, seconds, _ in metrics.sent(receiver: receiver, seconds: seconds) })
             queued.set({ dispatcher.nudge() })
             handoff.set(dispatcher.handoff)
             services.append(DispatcherService(dispatcher: dispatcher))

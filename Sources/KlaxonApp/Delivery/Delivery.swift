@@ -22,9 +22,10 @@ public enum DeliveryWiring {
 
     public static func dispatcher(
         store: any Store, config: Config, logger: Logger, lease: Int64? = nil, health: StoreHealth = StoreHealth(),
-        charts: ChartSource? = nil
+        charts: ChartSource? = nil, observeSend: (@Sendable (String, Double, Bool) -> Void)? = nil
     ) throws -> Dispatcher {
         var settings = Dispatcher.Settings()
+        settings.observeSend = observeSend
         settings.lease = lease ?? config.deliveryLease * 1000
         settings.giveUpAfter = config.giveUpAfter
         settings.fallbackReceiver = config.fallbackReceiver

@@ -213,11 +213,16 @@ extension PostgresStore {
 
     /// Active alerts by rule, severity and state (`AlertCountSQL`).
     public func alertCounts() async throws -> [AlertCount] {
-        try await rows(PostgresQuery(unsafeSQL: AlertCountSQL.counts)).compactMap { row in
-            guard let state = AlertCount.State(rawValue: try row[2].decode(String.self)) else { return nil }
-            return AlertCount(
-                rule: try row[0].decode(String.self), severity: try row[1].decode(String.self), state: state,
-                count: Int(try row[3].decode(Int64.self)))
+        let active = try await rows(PostgresQuery(unsafeSQL: AlertCountSQL.active)).map { row in
+            (
+                rule: try row[0].decode(String.self), status: try row[1].decode(String.self),
+                count: Int(try row[2].decode(Int64.self))
+            )
         }
+        var acked: [String: Int] = [:]
+        for row in try await rows(PostgresQuery(unsafeSQL: AlertCountSQL.acked)) {
+            acked[try row[0].decode(String.self)] = Int(try row[1].decode(Int64.self))
+        }
+        return AlertCount.make(active: active, acked: acked)
     }
 }

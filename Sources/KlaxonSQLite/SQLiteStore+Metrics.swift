@@ -94,11 +94,12 @@ extension SQLiteStore {
     }
 
     func alertCounts(_ db: Database) throws -> [AlertCount] {
-        try Row.fetchAll(db.cachedStatement(sql: AlertCountSQL.counts)).compactMap { row in
-            AlertCount.State(rawValue: row[2]).map {
-                AlertCount(rule: row[0], severity: row[1], state: $0, count: row[3])
-            }
+        let active = try Row.fetchAll(db.cachedStatement(sql: AlertCountSQL.active)).map {
+            (rule: $0[0] as String, status: $0[1] as String, count: $0[2] as Int)
         }
+        var acked: [String: Int] = [:]
+        for row in try Row.fetchAll(db.cachedStatement(sql: AlertCountSQL.acked)) { acked[row[0]] = row[1] }
+        return AlertCount.make(active: active, acked: acked)
     }
 
     /// Every configured source's cursor and health, by name.

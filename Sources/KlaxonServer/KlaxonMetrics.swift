@@ -36,7 +36,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
     /// Per configured source, its two gauges (removed when a reload drops the source).
     private var sourceGauges: [String: (up: Prometheus.Gauge, lastSuccess: Prometheus.Gauge)] = [:]
     private var sendLatency: [String: ValueHistogram] = [:]
-    /// Each rule's configured severity: what a pending alert (no transition yet) reports.
+    /// Each rule's configured severity: the `severity` label of its alerts.
     private var severities: [String: String] = [:]
     private let oldestDue: Prometheus.Gauge
     private let reloadOK: Prometheus.Gauge
@@ -127,7 +127,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
         histogram.record(seconds)
     }
 
-    /// The rules loaded (start, reload): a pending alert reports its rule's severity.
+    /// The rules loaded (start, reload): their alerts report their severity.
     public func rules(_ rules: [Rule]) {
         let map = Dictionary(rules.map { ($0.name, $0.severity.rawValue) }, uniquingKeysWith: { a, _ in a })
         lock.withLock { severities = map }
@@ -275,9 +275,9 @@ public final class KlaxonMetrics: @unchecked Sendable {
     private func syncAlerts(_ counts: [AlertCount]) {
         var now: [AlertSeries: Int] = [:]
         for c in counts {
-            // A pending alert has not fired in this episode: its rule says its severity (the store
-            // knows only the severity of transitions).
-            let severity = c.state == .pending ? severities[c.rule] ?? c.severity : c.severity
+            // Every transition of a rule carries the rule's severity: the configuration says it
+            // (`unknown` for alert states of a rule no longer configured).
+            let severity = severities[c.rule] ?? "unknown"
             now[AlertSeries(rule: c.rule, severity: severity, state: c.state.rawValue), default: 0] += c.count
         }
         for series in alertSeries.union(now.keys) {

@@ -77,7 +77,8 @@ extension StoreMetrics {
     }
 }
 
-/// One series of `klaxon_alerts`: how many alerts of a rule, at a severity, are in a state.
+/// How many alerts of a rule are in a state (`klaxon_alerts`; the rule's severity comes from its
+/// configuration, as every transition of a rule carries the rule's severity).
 public struct AlertCount: Sendable, Hashable {
     /// The states an active alert is in: `pending` (the condition holds, `for` not yet met),
     /// `firing` (not acknowledged) and `acked` (firing, acknowledged in its current episode).
@@ -87,42 +88,48 @@ public struct AlertCount: Sendable, Hashable {
     }
 
     public var rule: String
-    /// The severity of the alert's newest transition; `unknown` for an alert pending for the first
-    /// time (no transition yet says it).
-    public var severity: String
     public var state: State
     public var count: Int
 
-    public init(rule: String, severity: String, state: State, count: Int) {
+    public init(rule: String, state: State, count: Int) {
         self.rule = rule
-        self.severity = severity
         self.state = state
         self.count = count
+    }
+
+    /// The counts from active alert states by rule and status, and holding acks by rule.
+    public static func make(active: [(rule: String, status: String, count: Int)], acked: [String: Int])
+        -> [AlertCount]
+    {
+        var out: [AlertCount] = []
+        for a in active {
+            switch a.status {
+            case "pending": out.append(AlertCount(rule: a.rule, state: .pending, count: a.count))
+            case "firing":
+                let k = min(acked[a.rule] ?? 0, a.count)
+                if a.count > k { out.append(AlertCount(rule: a.rule, state: .firing, count: a.count - k)) }
+                if k > 0 { out.append(AlertCount(rule: a.rule, state: .acked, count: k)) }
+            default: break
+            }
+        }
+        return out
     }
 }
 
 /// The SQL both backends run for `alertCounts()` (it reads the same in SQLite and PostgreSQL).
 public enum AlertCountSQL {
-    /// Rule, severity, state, count. Walks only active alert states (the `alert_states_active`
-    /// partial index), each with its newest transition (by the `(rule, station, metric, id)` index)
-    /// and its ack (by primary key); an ack holds while its episode is the alert's current one
-    /// (as `AckSQL.holding`).
-    public static let counts = """
-        SELECT a.rule, coalesce(t.severity, 'unknown'),
-            CASE WHEN a.status = 'pending' THEN 'pending' WHEN k.rule IS NOT NULL THEN 'acked' ELSE 'firing' END,
-            count(*)
-        FROM alert_states a
-        LEFT JOIN transitions t ON t.id = (
-            SELECT max(x.id) FROM transitions x WHERE x.rule = a.rule AND x.station = a.station AND x.metric = a.metric)
-        LEFT JOIN acks k ON a.status = 'firing' AND k.rule = a.rule AND k.station = a.station AND k.metric = a.metric
-            AND k.transition_id = coalesce(t.episode, t.id)
-        WHERE a.status IN ('pending', 'firing')
-        GROUP BY 1, 2, 3
+    /// Rule, status, count of the active alert states: a walk of the `alert_states_active` partial
+    /// covering index, never of inactive states or the transition log.
+    public static let active = """
+        SELECT rule, status, count(*) FROM alert_states WHERE status IN ('pending', 'firing') GROUP BY rule, status
         """
 
-    /// The partial index the query walks (the same statement in both backends' migrations).
+    /// Acks that hold (`AckSQL.holding`), by rule: as many probes as there are acks.
+    public static let acked = "SELECT h.rule, count(*) FROM (\(AckSQL.holding)) h GROUP BY h.rule"
+
+    /// The partial index `active` walks (the same statement in both backends' migrations).
     public static let index =
-        "CREATE INDEX alert_states_active ON alert_states(rule) WHERE status IN ('pending', 'firing')"
+        "CREATE INDEX alert_states_active ON alert_states(rule, status) WHERE status IN ('pending', 'firing')"
 
     /// When the earliest pending row fell due (the `(state, due_at)` index: one probe).
     public static let oldestDue = "SELECT min(due_at) FROM outbox WHERE state = 'pending'"

@@ -96,9 +96,9 @@ public protocol AlertStore: Sendable {
     func firingAlerts(limit: Int, after: FiringCursor?) async throws -> FiringPage
     /// How many alerts are firing, by severity (an aggregate query).
     func firingAlertCounts() async throws -> FiringCounts
-    /// How many alerts are pending, firing or acknowledged, by rule, severity and state
-    /// (`klaxon_alerts`): an aggregate over the active alerts only (a partial index), never over
-    /// inactive alert states or the transition log.
+    /// How many alerts are pending, firing or acknowledged, by rule and state (`klaxon_alerts`):
+    /// an aggregate over the active alerts only (a partial index) and the acks, never over inactive
+    /// alert states or the transition log.
     func alertCounts() async throws -> [AlertCount]
     /// The episode an id names (its own, or any of its transitions'), with its transitions and
     /// their notifications; nil when no transition has that id.

@@ -123,16 +123,18 @@ struct MetricsTests {
     func scrapeState() throws {
         let metrics = KlaxonMetrics(started: Date(timeIntervalSince1970: 1_000))
         metrics.rules([
+            Rule(name: "high", kind: ThresholdRule(metric: "m", direction: .above, threshold: 1)),
             Rule(
                 name: "slow", kind: ThresholdRule(metric: "m", direction: .above, threshold: 1, holdFor: 60),
-                severity: .critical)
+                severity: .critical),
         ])
         var m = StoreMetrics()
         m.alerts = [
-            AlertCount(rule: "high", severity: "warning", state: .firing, count: 2),
-            AlertCount(rule: "high", severity: "warning", state: .acked, count: 1),
-            // Pending: the rule's severity, not the store's `unknown`.
-            AlertCount(rule: "slow", severity: "unknown", state: .pending, count: 1),
+            AlertCount(rule: "high", state: .firing, count: 2),
+            AlertCount(rule: "high", state: .acked, count: 1),
+            AlertCount(rule: "slow", state: .pending, count: 1),
+            // A rule no longer configured: its severity is unknown.
+            AlertCount(rule: "gone", state: .firing, count: 1),
         ]
         m.sources = [
             try Self.source(#"{"source":"ok","failures":0,"last_success":1700000000}"#),
@@ -146,6 +148,7 @@ struct MetricsTests {
             #"klaxon_alerts{rule="high",severity="warning",state="firing"} 2.0"#,
             #"klaxon_alerts{rule="high",severity="warning",state="acked"} 1.0"#,
             #"klaxon_alerts{rule="slow",severity="critical",state="pending"} 1.0"#,
+            #"klaxon_alerts{rule="gone",severity="unknown",state="firing"} 1.0"#,
             #"klaxon_source_up{source="ok"} 1.0"#, #"klaxon_source_up{source="failing"} 0.0"#,
             #"klaxon_source_up{source="new"} 0.0"#,
             #"klaxon_source_last_success_timestamp_seconds{source="ok"} 1700000000.0"#,
@@ -163,7 +166,7 @@ struct MetricsTests {
         #expect(!text.contains(#"klaxon_source_last_success_timestamp_seconds{source="gone"}"#))
 
         // The alerts end, a reload drops a source and fails.
-        m.alerts = [AlertCount(rule: "high", severity: "warning", state: .firing, count: 1)]
+        m.alerts = [AlertCount(rule: "high", state: .firing, count: 1)]
         m.oldestDue = nil
         metrics.sync(m, sources: ["ok"])
         metrics.configReloaded(success: false, at: Date(timeIntervalSince1970: 2_000))

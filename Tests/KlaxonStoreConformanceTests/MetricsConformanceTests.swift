@@ -14,7 +14,7 @@ import Testing
     ]
 
     static func sorted(_ counts: [AlertCount]) -> [String] {
-        counts.map { "\($0.rule)/\($0.severity)/\($0.state.rawValue)=\($0.count)" }.sorted()
+        counts.map { "\($0.rule)/\($0.state.rawValue)=\($0.count)" }.sorted()
     }
 
     @Test("alert counts: pending, firing and acked apart; an emptied state drops out", arguments: Backend.allCases)
@@ -28,8 +28,7 @@ import Testing
             _ = try await store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"))
             let a = try #require(try await store.firingAlerts().first { $0.key.station == "A" })
             #expect(try await store.ack(transitionID: a.transitionID, by: "ops:ann", at: 100) != nil)
-            // A pending alert that never fired has no transition to say its severity.
-            let expected = ["high/critical/acked=1", "high/critical/firing=2", "slow/unknown/pending=3"]
+            let expected = ["high/acked=1", "high/firing=2", "slow/pending=3"]
             #expect(Self.sorted(try await store.alertCounts()) == expected)
             // `metrics()` carries the same counts (one read per scrape).
             #expect(Self.sorted(try await store.metrics().alerts) == expected)
@@ -37,13 +36,13 @@ import Testing
             // A falls back: its alerts end (and its ack with them); inactive states are not counted.
             _ = try await store.readingWriter().write([reading("A", "2026-01-01T00:15:00Z", 1)])
             _ = try await store.evaluate(engine: engine, now: t("2026-01-01T00:15:00Z"))
-            #expect(Self.sorted(try await store.alertCounts()) == ["high/critical/firing=2", "slow/unknown/pending=2"])
+            #expect(Self.sorted(try await store.alertCounts()) == ["high/firing=2", "slow/pending=2"])
 
-            // B and C hold past `for`: slow fires (its own severity, from its transition).
+            // B and C hold past `for`: slow fires.
             _ = try await store.readingWriter().write(
                 ["B", "C"].map { reading($0, "2026-01-01T01:10:00Z", 60) })
             _ = try await store.evaluate(engine: engine, now: t("2026-01-01T01:10:00Z"))
-            #expect(Self.sorted(try await store.alertCounts()) == ["high/critical/firing=2", "slow/warning/firing=2"])
+            #expect(Self.sorted(try await store.alertCounts()) == ["high/firing=2", "slow/firing=2"])
         }
     }
 

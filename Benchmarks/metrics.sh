@@ -8,7 +8,8 @@
 #   ROWS=100000 KLAXON=… Benchmarks/metrics.sh    # a quick try
 #
 # The rows are written straight into SQLite (python3's sqlite3) after `klaxon ingest` made the schema;
-# the daemon then counts them once at its start, as it would after an upgrade. Each daemon is scraped SCRAPES=200
+# the daemon then counts them once at its start, as it would after an upgrade. 100,000 alert states (a
+# tenth of them firing) stand for the active alerts `klaxon_alerts` reads. Each daemon is scraped SCRAPES=200
 # times, one request after another on one connection; p50, p99 and max are reported.
 # Target: p99 ≤ 20 ms with ROWS rows. Settings (environment): KLAXON, ROWS=1000000, SCRAPES=200,
 # WORK (default $TMPDIR or /tmp), KEEP=1 (keep the work directory).
@@ -63,6 +64,15 @@ db.execute("""
     SELECT 'o' || i, i, i, 'hook-' || (i % 4), 'a' || (i % 5000), 'g' || (i % 5000),
            CASE WHEN i % 100 = 0 THEN 'dead' ELSE 'sent' END, ?, ?, ? + (i % 3000) FROM n""",
     (rows, now, now, now))
+# Alert states of every rule and station (100,000 with the defaults): one in ten firing, one in fifty
+# pending, the rest inactive. `klaxon_alerts` reads the active ones at every scrape.
+db.execute("""
+    WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 20 * 5000 - 1)
+    INSERT OR IGNORE INTO alert_states (rule, station, metric, status, since, state, updated_at)
+    SELECT rule, station, 'gage_height', status, 1735689600, json_object('status', status), ? FROM (
+        SELECT 'rule-' || (i % 20) AS rule, 'S' || (i / 20) AS station,
+               CASE WHEN i % 10 = 0 THEN 'firing' WHEN i % 50 = 1 THEN 'pending' ELSE 'inactive' END AS status
+        FROM n)""", (now,))
 # Rows written behind the store's back are not counted: drop the counts and let the migration that
 # seeds them from the tables run again when the daemon opens the database, as an upgrade from a
 # version without them does (its cost is part of the daemon's start).

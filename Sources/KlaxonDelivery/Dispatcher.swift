@@ -42,6 +42,11 @@ public final class Dispatcher: Sendable {
         /// before its rows are left unclaimed, so a receiver that hangs holds at most about twice
         /// this and the others keep going.
         public var laneLimit = 256
+        /// Told how long each send took (seconds, the notifier's `send` alone: not group_wait,
+        /// quiet-hours deferral, rate pacing or time in the queue) and whether it succeeded:
+        /// `klaxon_notification_latency_seconds{receiver}`. KlaxonDelivery knows no metrics; the
+        /// wiring passes this.
+        public var observeSend: (@Sendable (_ receiver: String, _ seconds: Double, _ ok: Bool) -> Void)?
 
         public init() {}
     }
@@ -507,8 +512,16 @@ public final class Dispatcher: Sendable {
             groupBy: routing.route(batch.route).groupBy, routeKey: Self.routeKey(routing, batch.route),
             chatActions: settings.chatActions)
         if let rate = notifier.rateLimit { try await pacer.wait(receiver: batch.receiver, rate: rate, clock: clock) }
+        let started = ContinuousClock.now
+        let observe = settings.observeSend
+        func observed(_ ok: Bool) {
+            guard let observe else { return }
+            let d = ContinuousClock.now - started
+            observe(batch.receiver, Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18, ok)
+        }
         do {
             try await notifier.send(notification)
+            observed(true)
             outcomes.add(.finish(liveBatch, state: .sent, now: clock(), retryAt: nil, error: nil))
             pass.sent += 1
             logger.debug(
@@ -517,8 +530,10 @@ public final class Dispatcher: Sendable {
                     "receiver": "\(batch.receiver)", "key": "\(batch.key)", "attempt": "\(batch.attempt)",
                 ])
         } catch let error as DeliveryError {
+            observed(false)
             try fail(liveBatch, error: error, now: clock(), pass: &pass, into: outcomes)
         } catch {
+            observed(false)
             try fail(
                 liveBatch,
                 error: DeliveryError(

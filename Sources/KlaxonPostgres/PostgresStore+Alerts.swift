@@ -204,6 +204,25 @@ extension PostgresStore {
         {
             waiting[try row[0].decode(String.self)] = Int(try row[1].decode(Int64.self))
         }
-        return StoreMetrics(counts: counts, waiting: waiting, sources: try await sourceStates())
+        let oldestDue = try await rows(PostgresQuery(unsafeSQL: AlertCountSQL.oldestDue)).first
+            .flatMap { try $0[0].decode(Int64?.self) }
+        return StoreMetrics(
+            counts: counts, waiting: waiting, sources: try await sourceStates(), alerts: try await alertCounts(),
+            oldestDue: oldestDue)
+    }
+
+    /// Active alerts by rule, severity and state (`AlertCountSQL`).
+    public func alertCounts() async throws -> [AlertCount] {
+        let active = try await rows(PostgresQuery(unsafeSQL: AlertCountSQL.active)).map { row in
+            (
+                rule: try row[0].decode(String.self), status: try row[1].decode(String.self),
+                count: Int(try row[2].decode(Int64.self))
+            )
+        }
+        var acked: [String: Int] = [:]
+        for row in try await rows(PostgresQuery(unsafeSQL: AlertCountSQL.acked)) {
+            acked[try row[0].decode(String.self)] = Int(try row[1].decode(Int64.self))
+        }
+        return AlertCount.make(active: active, acked: acked)
     }
 }

@@ -30,7 +30,9 @@ extension PostgresStore: StationMetadataSource {
         FROM w GROUP BY series_id
         """
 
-    public func readingWriter() throws -> any ReadingWriter { PostgresReadingWriter(store: self) }
+    public func readingWriter(source: String?) throws -> any ReadingWriter {
+        PostgresReadingWriter(store: self, source: source)
+    }
 
     /// Writes what a fetch or an imported file produced, in one transaction: station metadata
     /// (merged), NWS gauges, readings, weather, quake events and — for a configured source — its new
@@ -463,15 +465,21 @@ extension PostgresStore: StationMetadataSource {
 final class PostgresReadingWriter: ReadingWriter {
     private let store: PostgresStore
     private let seriesIDs = Mutex<[SeriesKey: Int64]>([:])
+    /// Where the readings came from (`ingest_log.source`): `api`, `file`, nil for unknown.
+    private let source: String?
 
-    init(store: PostgresStore) { self.store = store }
+    init(store: PostgresStore, source: String?) {
+        self.store = store
+        self.source = source
+    }
 
     func write(_ batch: [Reading]) async throws -> IngestStats {
         guard !batch.isEmpty else { return IngestStats() }
         let known = seriesIDs.withLock { $0 }
         let (stats, additions) = try await store.transaction { c in
             var additions: [SeriesKey: Int64] = [:]
-            let stats = try await self.store.insert(batch, on: c, known: known, additions: &additions, source: nil)
+            let stats = try await self.store.insert(
+                batch, on: c, known: known, additions: &additions, source: self.source)
             return (stats, additions)
         }
         seriesIDs.withLock { $0.merge(additions) { a, _ in a } }

@@ -293,6 +293,26 @@ extension PostgresStore {
             "v4-transition-extra",
             "ALTER TABLE transitions ADD COLUMN extra TEXT;"
         ),
+        (
+            // As `SQLiteStore`'s v16-readings-by-source: readings count by the name the ingest
+            // recorded (a configured source's, `api`, `file`; `unknown` for older rows without one),
+            // never by the station's origin, re-seeded from `ingest_log`; and the partial index of
+            // active alerts `klaxon_alerts` reads.
+            "v5-readings-by-source",
+            """
+            CREATE OR REPLACE FUNCTION metric_readings_batch() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO metric_counts (family, a, n)
+                SELECT 'readings', coalesce(l.source, 'file'), sum(l.count) FROM new_rows l GROUP BY 2
+                ON CONFLICT (family, a, b) DO UPDATE SET n = metric_counts.n + excluded.n;
+                RETURN NULL;
+            END $$;
+            DELETE FROM metric_counts WHERE family = 'readings';
+            INSERT INTO metric_counts (family, a, b, n)
+                SELECT 'readings', coalesce(source, 'unknown'), '', sum(count) FROM ingest_log GROUP BY 2;
+            \(AlertCountSQL.index);
+            """
+        ),
     ]
 
     /// Applies the migrations not yet applied. Safe to run from several processes at once: a

@@ -12,18 +12,22 @@ import Synchronization
 public final class ReadingIngester: ReadingWriter {
     private let writer: any DatabaseWriter
     private let seriesIDs = Mutex<[SeriesKey: Int64]>([:])
+    /// Where the readings came from (`ingest_log.source`): `api`, `file`, nil for unknown.
+    private let source: String?
 
-    init(writer: any DatabaseWriter) {
+    init(writer: any DatabaseWriter, source: String? = nil) {
         self.writer = writer
+        self.source = source
     }
 
     /// Stores one batch in one transaction.
     public func write(_ batch: [Reading]) async throws -> IngestStats {
         guard !batch.isEmpty else { return IngestStats() }
         let known = seriesIDs.withLock { $0 }
+        let source = self.source
         let (stats, additions) = try await writer.write { db -> (IngestStats, [SeriesKey: Int64]) in
             var additions: [SeriesKey: Int64] = [:]
-            let stats = try Self.insert(batch, db, known: known, additions: &additions)
+            let stats = try Self.insert(batch, db, known: known, additions: &additions, source: source)
             return (stats, additions)
         }
         // Series ids are cached only once their transaction committed.

@@ -46,6 +46,23 @@ let metricCountsSchema: String = {
         """
 }()
 
+/// v16: readings count by the name the ingest recorded (a configured source's, `api` for a push;
+/// none: `file`, `klaxon ingest`), never by the station's origin; rows logged before this migration
+/// without a source (pushes and files alike) count as `unknown`. The counts are
+/// re-seeded from `ingest_log` (pruning folds its entries, keeping their sums), and active alerts get
+/// the partial index `klaxon_alerts` reads.
+let readingsBySourceSchema = """
+    DROP TRIGGER metric_readings;
+    CREATE TRIGGER metric_readings AFTER INSERT ON ingest_log BEGIN
+        INSERT INTO metric_counts (family, a, n) VALUES ('readings', coalesce(NEW.source, 'file'), NEW.count)
+        ON CONFLICT (family, a, b) DO UPDATE SET n = n + excluded.n;
+    END;
+    DELETE FROM metric_counts WHERE family = 'readings';
+    INSERT INTO metric_counts (family, a, b, n)
+        SELECT 'readings', coalesce(source, 'unknown'), '', sum(count) FROM ingest_log GROUP BY 2;
+    \(AlertCountSQL.index);
+    """
+
 extension SQLiteStore {
     /// The counts behind `/metrics`: a read of `metric_counts` (a few rows per rule, receiver and
     /// source) and of the sources' state, never of the history tables.
@@ -64,8 +81,25 @@ extension SQLiteStore {
             {
                 waiting[row[0]] = row[1]
             }
-            return StoreMetrics(counts: counts, waiting: waiting, sources: try sourceStates(db))
+            let oldestDue = try Int64.fetchOne(db.cachedStatement(sql: AlertCountSQL.oldestDue))
+            return StoreMetrics(
+                counts: counts, waiting: waiting, sources: try sourceStates(db), alerts: try alertCounts(db),
+                oldestDue: oldestDue)
         }
+    }
+
+    /// Active alerts by rule, severity and state (`AlertCountSQL`).
+    public func alertCounts() async throws -> [AlertCount] {
+        try await reader.read { db in try alertCounts(db) }
+    }
+
+    func alertCounts(_ db: Database) throws -> [AlertCount] {
+        let active = try Row.fetchAll(db.cachedStatement(sql: AlertCountSQL.active)).map {
+            (rule: $0[0] as String, status: $0[1] as String, count: $0[2] as Int)
+        }
+        var acked: [String: Int] = [:]
+        for row in try Row.fetchAll(db.cachedStatement(sql: AlertCountSQL.acked)) { acked[row[0]] = row[1] }
+        return AlertCount.make(active: active, acked: acked)
     }
 
     /// Every configured source's cursor and health, by name.

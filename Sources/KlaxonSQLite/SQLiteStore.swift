@@ -136,7 +136,9 @@ public final class SQLiteStore: Store {
         return SQLiteStore(path: path, reader: queue, writer: nil)
     }
 
-    public func readingWriter() throws -> any ReadingWriter { ReadingIngester(writer: try requireWriter()) }
+    public func readingWriter(source: String?) throws -> any ReadingWriter {
+        ReadingIngester(writer: try requireWriter(), source: source)
+    }
 
     func requireWriter() throws -> any DatabaseWriter {
         guard let writer else { throw StoreError.readOnly(path: path) }
@@ -511,6 +513,9 @@ public final class SQLiteStore: Store {
         m.registerMigration("v15-transition-extra") { db in
             // `TransitionRecord.extra`: a transition's place, headline, details and annotations.
             try db.execute(sql: "ALTER TABLE transitions ADD COLUMN extra TEXT")
+        }
+        m.registerMigration("v16-readings-by-source") { db in
+            try db.execute(sql: readingsBySourceSchema)
         }
         return m
     }()

@@ -13,8 +13,11 @@ public enum KlaxonHTTP {
         public var port: Int
         /// Bearer token for `/api/v1/*`; nil disables the API (404).
         public var apiToken: String?
-        /// The sources the daemon polls (for `/readyz`).
+        /// The sources the daemon polls (for `/readyz` and `/metrics`).
         public var sources: [String]
+        /// The sources as they are at each request, when a reload can change them (else `sources`).
+        public var liveSources: (@Sendable () -> [String])? = nil
+        var sourceNames: [String] { liveSources?() ?? sources }
         /// Owner → token, for `/api/v1/trips` (each owner sees only their own trips).
         public var ownerTokens: [String: String]
         /// The largest body `POST /api/v1/readings` takes (bytes); a larger one gets 413.
@@ -48,6 +51,13 @@ public enum KlaxonHTTP {
         /// What the Alertmanager API (`/api/v2/*`) shows of routing and the daemon, asked at each
         /// request (a reload changes the routing).
         public var alertmanager: @Sendable () -> AlertmanagerAPISettings = { AlertmanagerAPISettings() }
+
+        /// These settings with the sources asked at each request (a reload changes them).
+        public func with(liveSources: @escaping @Sendable () -> [String]) -> Settings {
+            var s = self
+            s.liveSources = liveSources
+            return s
+        }
 
         /// These settings with the Alertmanager API's view of the daemon.
         public func with(alertmanager: AlertmanagerAPISettings) -> Settings {
@@ -98,7 +108,7 @@ public enum KlaxonHTTP {
         if let reload { addReload(to: router, settings: settings, reload: reload) }
         router.get("/healthz") { _, _ in "ok\n" }
         router.get("/readyz") { _, _ -> Response in
-            let (ok, body) = await readiness(store: store, sources: settings.sources, health: health)
+            let (ok, body) = await readiness(store: store, sources: settings.sourceNames, health: health)
             return json(body, status: ok ? .ok : .serviceUnavailable)
         }
         router.get("/metrics") { _, _ -> Response in
@@ -106,9 +116,9 @@ public enum KlaxonHTTP {
             let counts = try await store.metrics()
             let duties = health.duties.all
             let text = try await offPool {
-                metrics.sync(counts)
+                metrics.sync(counts, sources: settings.sourceNames)
                 metrics.duties(duties)
-                return metrics.exposition()
+                return metrics.exposition(process: .current())
             }
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
@@ -189,7 +199,7 @@ public enum KlaxonHTTP {
             now: Int64 = Int64(Date().timeIntervalSince1970), future: FutureBound = .standard
         ) async throws -> (stats: IngestStats, rejected: [String], rejectedCount: Int) {
             let parsed = try await offPool { parse(body, format: format, now: now, future: future) }
-            let writer = try store.readingWriter()
+            let writer = try store.readingWriter(source: "api")
             var stats = IngestStats()
             var offset = 0
             while offset < parsed.readings.count {

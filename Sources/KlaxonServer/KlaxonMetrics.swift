@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import KlaxonCore
 import KlaxonStore
 import Prometheus
 
@@ -15,6 +16,10 @@ import Prometheus
 ///   forward at each scrape by what changed since), so a scrape costs the same with a million rows of
 ///   history as with ten, totals survive restarts, and work done by `klaxon ingest` or `klaxon
 ///   dispatch` in another process shows at the next scrape.
+///
+/// And state read at each scrape: active alerts, the configured sources' health, the outbox's
+/// depths (the store, in the same read), and this process (`/proc/self`, `ProcessMetrics`).
+/// `docs/metrics.md` lists every family.
 public final class KlaxonMetrics: @unchecked Sendable {
     public let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
@@ -26,18 +31,55 @@ public final class KlaxonMetrics: @unchecked Sendable {
     private var evaluationCount = 0
     private let evaluationsCounter: CoreMetrics.Counter
     private let latency: ValueHistogram
+    /// `klaxon_alerts` series reported at the last scrape, so one that emptied reads 0.
+    private var alertSeries: Set<AlertSeries> = []
+    /// Per configured source, its two gauges (removed when a reload drops the source).
+    private var sourceGauges: [String: (up: Prometheus.Gauge, lastSuccess: Prometheus.Gauge)] = [:]
+    private var sendLatency: [String: ValueHistogram] = [:]
+    /// Each rule's configured severity: the `severity` label of its alerts.
+    private var severities: [String: String] = [:]
+    private let oldestDue: Prometheus.Gauge
+    private let reloadOK: Prometheus.Gauge
+    private let reloadAt: Prometheus.Gauge
 
-    public init() {
+    struct AlertSeries: Hashable {
+        var rule: String
+        var severity: String
+        var state: String
+    }
+
+    /// `started`: when the daemon started (the config it started with counts as its first successful load).
+    public init(started: Date = Date()) {
         factory = PrometheusMetricsFactory(registry: registry)
         evaluationsCounter = CoreMetrics.Counter(
             label: Names.evaluations, dimensions: [],
             handler: registry.makeCounter(name: Names.evaluations, help: "Evaluations run since the daemon started."),
             factory: factory)
         latency = registry.makeValueHistogram(
-            name: Names.latency, buckets: StoreMetrics.latencyBounds, help: "Seconds from queueing to delivery.")
+            name: Names.queue, buckets: StoreMetrics.latencyBounds,
+            help:
+                "Seconds from queueing a notification to its delivery, group_wait, quiet-hours deferral and retries included."
+        )
         seenLatency = Array(repeating: (0, 0), count: StoreMetrics.latencyBounds.count + 1)
+        oldestDue = registry.makeGauge(
+            name: Names.oldestDue,
+            help: "Seconds the oldest due pending notification has waited since it fell due (0: nothing is due).")
+        reloadOK = registry.makeGauge(
+            name: Names.reloadOK, help: "Whether the last configuration reload attempt was successful.")
+        reloadAt = registry.makeGauge(
+            name: Names.reloadAt, help: "Timestamp of the last successful configuration reload.")
+        registry.makeGauge(
+            name: Names.buildInfo,
+            labels: [
+                ("version", BuildInfo.version), ("revision", BuildInfo.revision), ("build_date", BuildInfo.date),
+                ("swift_version", BuildInfo.swift),
+            ],
+            help: "A metric with a constant '1' value labeled by version, revision, build_date and swift_version."
+        ).set(to: 1)
         // The families are present, empty, from the start.
         for state in Self.outboxStates { depth(state).set(to: 0.0) }
+        oldestDue.set(to: 0.0)
+        configReloaded(success: true, at: started)
     }
 
     enum Names {
@@ -48,11 +90,56 @@ public final class KlaxonMetrics: @unchecked Sendable {
         static let transitions = "klaxon_transitions_total"
         static let outbox = "klaxon_outbox_depth"
         static let deliveries = "klaxon_deliveries_total"
-        static let latency = "klaxon_delivery_latency_seconds"
+        /// Was `klaxon_delivery_latency_seconds` (0.x): it measured the queue, not the send.
+        static let queue = "klaxon_notification_queue_seconds"
+        static let sendLatency = "klaxon_notification_latency_seconds"
         static let duties = "klaxon_duty_held"
+        static let buildInfo = "klaxon_build_info"
+        static let alerts = "klaxon_alerts"
+        static let sourceUp = "klaxon_source_up"
+        static let sourceLastSuccess = "klaxon_source_last_success_timestamp_seconds"
+        static let oldestDue = "klaxon_outbox_oldest_pending_age_seconds"
+        static let reloadOK = "klaxon_config_last_reload_successful"
+        static let reloadAt = "klaxon_config_last_reload_success_timestamp_seconds"
     }
 
-    static let outboxStates = OutboxRecord.State.allCases.map(\.rawValue)
+    /// The outbox states rows wait in (a depth): `pending` (queued, due now or later), `sending`
+    /// (claimed, lease running) and `held` (data older than `notify_max_age`, until evaluation
+    /// catches up). The final states (sent, dead, muted, dropped, superseded, skipped) are outcomes:
+    /// `klaxon_deliveries_total{outcome}` counts them.
+    static let outboxStates = ["pending", "sending", "held"]
+
+    /// Buckets of `klaxon_notification_latency_seconds`: Alertmanager's are 1, 5, 10, 15, 20 s;
+    /// webhooks and chat answer in tens of milliseconds, so finer ones below a second.
+    public static let sendBounds: [Double] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 20, 30]
+
+    /// One send to `receiver` took `seconds` (the notifier's send alone), whatever its outcome
+    /// (as Alertmanager observes every attempt).
+    public func sent(receiver: String, seconds: Double) {
+        let histogram = lock.withLock {
+            if let h = sendLatency[receiver] { return h }
+            let h = registry.makeValueHistogram(
+                name: Names.sendLatency, labels: [("receiver", receiver)], buckets: Self.sendBounds,
+                help: "Seconds one notification took to send, by receiver (the send alone, every attempt).")
+            sendLatency[receiver] = h
+            return h
+        }
+        histogram.record(seconds)
+    }
+
+    /// The rules loaded (start, reload): their alerts report their severity.
+    public func rules(_ rules: [Rule]) {
+        let map = Dictionary(rules.map { ($0.name, $0.severity.rawValue) }, uniquingKeysWith: { a, _ in a })
+        lock.withLock { severities = map }
+    }
+
+    /// The outcome of a configuration load (start or reload): `klaxon_config_last_reload_successful`,
+    /// and on success `klaxon_config_last_reload_success_timestamp_seconds` (Prometheus' own names,
+    /// `prometheus_config_…`). A failed reload keeps the running configuration and its timestamp.
+    public func configReloaded(success: Bool, at: Date) {
+        reloadOK.set(to: success ? 1.0 : 0.0)
+        if success { reloadAt.set(to: at.timeIntervalSince1970) }
+    }
 
     /// One evaluation ran.
     public func evaluated() {
@@ -80,14 +167,22 @@ public final class KlaxonMetrics: @unchecked Sendable {
     }
 
     private func depth(_ state: String) -> Prometheus.Gauge {
-        registry.makeGauge(name: Names.outbox, labels: [("state", state)], help: "Outbox rows, by state.")
+        registry.makeGauge(
+            name: Names.outbox, labels: [("state", state)],
+            help: "Notifications waiting in the outbox, by state (pending, sending, held).")
     }
 
     /// Brings the store's totals forward: each counter grows by what its row grew since the last
-    /// sync (the first sync seeds them); gauges take the current value.
-    public func sync(_ m: StoreMetrics) {
+    /// sync (the first sync seeds them); gauges take the current value. `sources`: the configured
+    /// sources' names (`klaxon_source_up`, `…_last_success_timestamp_seconds`: each present from
+    /// the first scrape); nil leaves those gauges as they are. `now` dates the outbox's wait.
+    public func sync(_ m: StoreMetrics, sources: [String]? = nil, now: Date = Date()) {
         lock.lock()
         defer { lock.unlock() }
+        if let sources { syncSources(sources, states: m.sources) }
+        syncAlerts(m.alerts)
+        let nowMs = Int64(now.timeIntervalSince1970 * 1000)
+        oldestDue.set(to: m.oldestDue.map { Double(max(0, nowMs - $0)) / 1000 } ?? 0)
         func advance(_ key: String, to total: Int, _ counter: () -> Prometheus.Counter) {
             let delta = total - seen[key, default: 0]
             if delta > 0 { counter().increment(by: Int64(delta)) }
@@ -141,6 +236,60 @@ public final class KlaxonMetrics: @unchecked Sendable {
         }
     }
 
+    /// Per configured source: up (its last fetch succeeded) and when it last succeeded (0: never),
+    /// from the store's source state, so another daemon's or `klaxon fetch`'s fetches show too.
+    /// Sources no longer configured lose their series. Under `lock`.
+    private func syncSources(_ names: [String], states: [SourceStateRecord]) {
+        let byName = Dictionary(states.map { ($0.source, $0) }, uniquingKeysWith: { a, _ in a })
+        for gone in Set(sourceGauges.keys).subtracting(names) {
+            if let g = sourceGauges.removeValue(forKey: gone) {
+                registry.unregisterGauge(g.up)
+                registry.unregisterGauge(g.lastSuccess)
+            }
+        }
+        for name in names {
+            let gauges: (up: Prometheus.Gauge, lastSuccess: Prometheus.Gauge)
+            if let g = sourceGauges[name] {
+                gauges = g
+            } else {
+                gauges = (
+                    registry.makeGauge(
+                        name: Names.sourceUp, labels: [("source", name)],
+                        help: "1 if the configured source's last fetch succeeded, 0 if it failed or none succeeded yet."
+                    ),
+                    registry.makeGauge(
+                        name: Names.sourceLastSuccess, labels: [("source", name)],
+                        help: "When the configured source's last successful fetch ended (0: never).")
+                )
+                sourceGauges[name] = gauges
+            }
+            let state = byName[name]
+            let up = state.map { $0.failures == 0 && $0.lastSuccess != nil } ?? false
+            gauges.up.set(to: up ? 1.0 : 0.0)
+            gauges.lastSuccess.set(to: Double(state?.lastSuccess ?? 0))
+        }
+    }
+
+    /// `klaxon_alerts`: the current counts; a series that emptied since the last scrape reads 0
+    /// (like a gauge that went down), never its old value. Under `lock`.
+    private func syncAlerts(_ counts: [AlertCount]) {
+        var now: [AlertSeries: Int] = [:]
+        for c in counts {
+            // Every transition of a rule carries the rule's severity: the configuration says it
+            // (`unknown` for alert states of a rule no longer configured).
+            let severity = severities[c.rule] ?? "unknown"
+            now[AlertSeries(rule: c.rule, severity: severity, state: c.state.rawValue), default: 0] += c.count
+        }
+        for series in alertSeries.union(now.keys) {
+            registry.makeGauge(
+                name: Names.alerts,
+                labels: [("rule", series.rule), ("severity", series.severity), ("state", series.state)],
+                help: "Active alerts by rule, severity and state (pending, firing, acked)."
+            ).set(to: Double(now[series] ?? 0))
+        }
+        alertSeries.formUnion(now.keys)
+    }
+
     /// Which duties this instance holds (1) or waits for while another instance holds them (0).
     public func duties(_ duties: [(duty: String, held: Bool)]) {
         for d in duties {
@@ -160,26 +309,16 @@ public final class KlaxonMetrics: @unchecked Sendable {
         ).set(to: ok ? 1 : 0)
     }
 
-    /// The outcome of the last reload of the config and rules (and the start, a successful load):
-    /// Prometheus' own `…_config_last_reload_successful` and `…_success_timestamp_seconds`.
-    public func configReloaded(success: Bool, at date: Date) {
-        registry.makeGauge(
-            name: "klaxon_config_last_reload_successful",
-            help: "1 if the last reload of the config and rules succeeded (or none was tried), 0 if it failed."
-        ).set(to: success ? 1 : 0)
-        if success {
-            registry.makeGauge(
-                name: "klaxon_config_last_reload_success_timestamp_seconds",
-                help: "When the config and rules were last loaded successfully (Unix time)."
-            ).set(to: date.timeIntervalSince1970)
-        }
-    }
-
-    /// The Prometheus text exposition.
-    public func exposition() -> [UInt8] {
+    /// The Prometheus text exposition; `process` adds the `process_*` families.
+    public func exposition(process: ProcessMetrics? = nil) -> [UInt8] {
         var buffer: [UInt8] = []
-        buffer.reserveCapacity(4096)
+        buffer.reserveCapacity(8192)
         registry.emit(into: &buffer)
+        if let process {
+            var text = ""
+            process.emit(into: &text)
+            buffer.append(contentsOf: text.utf8)
+        }
         return buffer
     }
 }

@@ -27,6 +27,12 @@ public struct StoreMetrics: Sendable {
     public var latencyByBucket: [(count: Int, sum: Double)] = []
     /// Per source: consecutive failures, last success, last error.
     public var sources: [SourceStateRecord] = []
+    /// Active alerts by rule, severity and state (`Store.alertCounts()`).
+    public var alerts: [AlertCount] = []
+    /// When the earliest pending row fell due (ms), nil when none is pending: `now - oldestDue` is
+    /// how long the queue has left due work undone (rows deferred by group_wait or quiet hours are
+    /// not due yet, so they do not count).
+    public var oldestDue: Int64?
 
     public init() {}
 
@@ -36,8 +42,13 @@ public struct StoreMetrics: Sendable {
 extension StoreMetrics {
     /// The counts from `metric_counts` rows (`MetricDeltas` keeps them) and the rows waiting now
     /// (pending, sending: counted live, not kept).
-    public init(counts: [MetricDeltas.Row], waiting: [String: Int], sources: [SourceStateRecord]) {
+    public init(
+        counts: [MetricDeltas.Row], waiting: [String: Int], sources: [SourceStateRecord], alerts: [AlertCount] = [],
+        oldestDue: Int64? = nil
+    ) {
         self.init()
+        self.alerts = alerts
+        self.oldestDue = oldestDue
         let bounds = Self.latencyBounds
         latencyByBucket = Array(repeating: (0, 0), count: bounds.count + 1)
         for row in counts {
@@ -64,4 +75,62 @@ extension StoreMetrics {
         outbox["held"] = waiting["held"] ?? 0
         self.sources = sources
     }
+}
+
+/// How many alerts of a rule are in a state (`klaxon_alerts`; the rule's severity comes from its
+/// configuration, as every transition of a rule carries the rule's severity).
+public struct AlertCount: Sendable, Hashable {
+    /// The states an active alert is in: `pending` (the condition holds, `for` not yet met),
+    /// `firing` (not acknowledged) and `acked` (firing, acknowledged in its current episode).
+    /// Exclusive: an acknowledged alert counts as `acked` only.
+    public enum State: String, Sendable, CaseIterable {
+        case pending, firing, acked
+    }
+
+    public var rule: String
+    public var state: State
+    public var count: Int
+
+    public init(rule: String, state: State, count: Int) {
+        self.rule = rule
+        self.state = state
+        self.count = count
+    }
+
+    /// The counts from active alert states by rule and status, and holding acks by rule.
+    public static func make(active: [(rule: String, status: String, count: Int)], acked: [String: Int])
+        -> [AlertCount]
+    {
+        var out: [AlertCount] = []
+        for a in active {
+            switch a.status {
+            case "pending": out.append(AlertCount(rule: a.rule, state: .pending, count: a.count))
+            case "firing":
+                let k = min(acked[a.rule] ?? 0, a.count)
+                if a.count > k { out.append(AlertCount(rule: a.rule, state: .firing, count: a.count - k)) }
+                if k > 0 { out.append(AlertCount(rule: a.rule, state: .acked, count: k)) }
+            default: break
+            }
+        }
+        return out
+    }
+}
+
+/// The SQL both backends run for `alertCounts()` (it reads the same in SQLite and PostgreSQL).
+public enum AlertCountSQL {
+    /// Rule, status, count of the active alert states: a walk of the `alert_states_active` partial
+    /// covering index, never of inactive states or the transition log.
+    public static let active = """
+        SELECT rule, status, count(*) FROM alert_states WHERE status IN ('pending', 'firing') GROUP BY rule, status
+        """
+
+    /// Acks that hold (`AckSQL.holding`), by rule: as many probes as there are acks.
+    public static let acked = "SELECT h.rule, count(*) FROM (\(AckSQL.holding)) h GROUP BY h.rule"
+
+    /// The partial index `active` walks (the same statement in both backends' migrations).
+    public static let index =
+        "CREATE INDEX alert_states_active ON alert_states(rule, status) WHERE status IN ('pending', 'firing')"
+
+    /// When the earliest pending row fell due (the `(state, due_at)` index: one probe).
+    public static let oldestDue = "SELECT min(due_at) FROM outbox WHERE state = 'pending'"
 }

@@ -12,8 +12,10 @@ public protocol Store: ReadingStore, EventStore, AlertStore, SilenceStore, Outbo
 
 /// Readings, their series and stations, and the sources that fetched them.
 public protocol ReadingStore: Sendable {
-    /// A writer for bulk readings (ingest, push): batches, one transaction each.
-    func readingWriter() throws -> any ReadingWriter
+    /// A writer for bulk readings (ingest, push): batches, one transaction each. `source` names
+    /// where they came from in `ingest_log` and `klaxon_readings_total{source}`: `api` for a push; nil
+    /// (`klaxon ingest`) counts as `file`.
+    func readingWriter(source: String?) throws -> any ReadingWriter
     @discardableResult
     func write(_ batch: SourceBatch, source: String?, cursor: String?, at now: Int64) async throws -> IngestStats
     func recordFailure(source: String, error: String, at now: Int64, notBefore: Int64?) async throws
@@ -94,6 +96,10 @@ public protocol AlertStore: Sendable {
     func firingAlerts(limit: Int, after: FiringCursor?) async throws -> FiringPage
     /// How many alerts are firing, by severity (an aggregate query).
     func firingAlertCounts() async throws -> FiringCounts
+    /// How many alerts are pending, firing or acknowledged, by rule and state (`klaxon_alerts`):
+    /// an aggregate over the active alerts only (a partial index) and the acks, never over inactive
+    /// alert states or the transition log.
+    func alertCounts() async throws -> [AlertCount]
     /// The episode an id names (its own, or any of its transitions'), with its transitions and
     /// their notifications; nil when no transition has that id.
     func episode(_ id: Int64) async throws -> EpisodeHistory?
@@ -168,6 +174,11 @@ public protocol DutyStore: Sendable {
     /// holder loses it while `body` runs, `body` is cancelled and this throws `DutyLost`. SQLite is one
     /// machine's store: there every duty is this process's, and `body` just runs.
     func holding<T: Sendable>(duty: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T?
+}
+
+extension ReadingStore {
+    /// A writer whose readings count under source `file` (`klaxon ingest`, tools).
+    public func readingWriter() throws -> any ReadingWriter { try readingWriter(source: nil) }
 }
 
 /// Where the store is and how it fares.

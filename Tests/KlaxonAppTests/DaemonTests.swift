@@ -123,10 +123,12 @@ struct DaemonTests {
         #expect(metrics.contains("klaxon_transitions_total{rule=\"high-flow\",state=\"firing\"} 1"))
         #expect(metrics.contains("klaxon_deliveries_total{receiver=\"hook\",outcome=\"sent\"} 1"))
         #expect(metrics.contains("klaxon_outbox_depth{state=\"pending\"} 0"))
-        #expect(metrics.contains("# TYPE klaxon_delivery_latency_seconds histogram"))
-        #expect(metrics.contains("klaxon_delivery_latency_seconds_bucket{le=\"+Inf\"} 1"))
-        #expect(metrics.contains("klaxon_delivery_latency_seconds_count 1"))
-        #expect(metrics.contains("klaxon_delivery_latency_seconds_bucket{le=\"300.0\"} 1"))
+        #expect(metrics.contains("# TYPE klaxon_notification_queue_seconds histogram"))
+        #expect(metrics.contains("klaxon_notification_queue_seconds_bucket{le=\"+Inf\"} 1"))
+        #expect(metrics.contains("klaxon_notification_queue_seconds_count 1"))
+        #expect(metrics.contains("klaxon_notification_queue_seconds_bucket{le=\"300.0\"} 1"))
+        // The send alone, per receiver.
+        #expect(metrics.contains("klaxon_notification_latency_seconds_count{receiver=\"hook\"} 1"))
 
         // The push API: a bearer token, the same validation as ingest.
         #expect(try await http("POST", base + "/api/v1/readings", body: "x").0 == 401)

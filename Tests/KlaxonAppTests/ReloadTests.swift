@@ -154,6 +154,11 @@ struct ReloadTests {
                 try await poll(until: "source b is fetched") {
                     await upstream.requests().contains { $0.path.hasPrefix("/b/") }
                 }
+                // /readyz and /metrics know the new source.
+                let (_, ready) = try await http("GET", daemon.base + "/readyz")
+                #expect(ready.contains("\"b\""), "\(ready)")
+                let (_, metrics) = try await http("GET", daemon.base + "/metrics")
+                #expect(metrics.contains("klaxon_source_up{source=\"b\"}"))
                 // Source a was not restarted: polled once a minute, it has not been fetched again.
                 #expect(await upstream.requests().filter { $0.path.hasPrefix("/a/") }.count == 1)
                 #expect(await daemon.stop() == 0)

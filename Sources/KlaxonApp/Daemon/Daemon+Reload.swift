@@ -74,11 +74,12 @@ extension Daemon {
             let delivery = try dispatcher.value.map { _ in
                 (
                     notifiers: try DeliveryWiring.notifiers(next, charts: emailCharts(next)),
-                    settings: DeliveryWiring.settings(next)
+                    settings: DeliveryWiring.settings(next, observeSend: observeSend)
                 )
             }
             let set = RunningSet(config: next, rules: rules)
             running.withLock { $0 = set }
+            metrics.rules(rules)
             if let delivery, let dispatcher = dispatcher.value {
                 dispatcher.reconfigure(
                     notifiers: delivery.notifiers, routing: next.routing, settings: delivery.settings)

@@ -57,6 +57,7 @@ public final class Daemon: Sendable {
         self.store = store
         self.logger = logger
         self.loader = loader
+        metrics.rules(rules)
     }
 
     var routing: Routing? { running.withLock { $0.routing } }
@@ -232,9 +233,10 @@ public final class Daemon: Sendable {
                     sources: config.sources.map(\.source.name),
                     ownerTokens: config.ownerTokens.mapValues(\.value), maxPushBytes: config.maxPushBytes,
                     site: siteSettings(), connections: ConnectionLimits(reserve: FileLimits.reserve(config: config))
-                ).with(future: config.futureBound).with(alertmanager: { [self, started = clock.now()] in
-                    alertmanagerSettings(startedAt: started)
-                }),
+                ).with(future: config.futureBound).with(liveSources: { [self] in config.sources.map(\.source.name) })
+                    .with(alertmanager: { [self, started = clock.now()] in
+                        alertmanagerSettings(startedAt: started)
+                    }),
                 metrics: metrics, logger: logger, health: health,
                 chat: ChatWiring.settings(config),
                 answer: { [chat] user, text in await chat.answer(user, text: text) },
@@ -251,7 +253,8 @@ public final class Daemon: Sendable {
         services.append(DatabaseWatchService(daemon: self))
         // Always, even without receivers (then it finds nothing to send): a reload may add them.
         let dispatcher = try DeliveryWiring.dispatcher(
-            store: store, config: config, logger: logger, health: health, charts: emailCharts())
+            store: store, config: config, logger: logger, health: health, charts: emailCharts(),
+            observeSend: observeSend)
         queued.set({ dispatcher.nudge() })
         handoff.set(dispatcher.handoff)
         services.append(DispatcherService(dispatcher: dispatcher))
@@ -268,6 +271,11 @@ public final class Daemon: Sendable {
         guard config.receivers.contains(where: { if case .email = $0 { true } else { false } }) else { return nil }
         let images = ChartImages(store: store, settings: siteSettings(), now: { [clock] in clock.now() })
         return { t in try? await images.png(station: t.station, metric: t.metric, range: "48h") }
+    }
+
+    /// Times each send for `klaxon_notification_latency_seconds{receiver}`.
+    var observeSend: @Sendable (String, Double, Bool) -> Void {
+        { [metrics] receiver, seconds, _ in metrics.sent(receiver: receiver, seconds: seconds) }
     }
 
     /// What the Alertmanager API shows of the routing (`/api/v2/*`).
@@ -316,7 +324,6 @@ public final class Daemon: Sendable {
                 // A file path, or postgres://host:port/database (never a password).
                 "database": "\(store.path)",
             ])
-        metrics.configReloaded(success: true, at: Date())
         try await Self.supervise(
             services, logger: logger, stop: budget, until: until,
             onHangup: { [weak self] in

@@ -22,16 +22,19 @@ public enum DeliveryWiring {
 
     public static func dispatcher(
         store: any Store, config: Config, logger: Logger, lease: Int64? = nil, health: StoreHealth = StoreHealth(),
-        charts: ChartSource? = nil
+        charts: ChartSource? = nil, observeSend: (@Sendable (String, Double, Bool) -> Void)? = nil
     ) throws -> Dispatcher {
         Dispatcher(
             store: store, notifiers: try notifiers(config, charts: charts), routing: config.routing,
-            settings: settings(config, lease: lease), logger: logger, health: health)
+            settings: settings(config, lease: lease, observeSend: observeSend), logger: logger, health: health)
     }
 
     /// The dispatcher's settings from a config.
-    public static func settings(_ config: Config, lease: Int64? = nil) -> Dispatcher.Settings {
+    public static func settings(
+        _ config: Config, lease: Int64? = nil, observeSend: (@Sendable (String, Double, Bool) -> Void)? = nil
+    ) -> Dispatcher.Settings {
         var settings = Dispatcher.Settings()
+        settings.observeSend = observeSend
         settings.lease = lease ?? config.deliveryLease * 1000
         settings.giveUpAfter = config.giveUpAfter
         settings.fallbackReceiver = config.fallbackReceiver

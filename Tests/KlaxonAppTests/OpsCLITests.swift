@@ -464,6 +464,7 @@ import Testing
             #expect(r.status == 1, "\(r.stdout) \(r.stderr)")
             #expect(r.stdout.contains("silent (aqi-websocket): FAILED"), "\(r.stdout)")
             #expect(r.stdout.contains("refused (aqi-websocket): "), "\(r.stdout)")
+            withExtendedLifetime(refused) {}  // the port stays bound, and refusing, until here
             let bad = try await klaxonAsync(["fetch", "--config", cfg, "--timeout", "soon"], in: s.dir)
             #expect(bad.status == 64, "\(bad.stderr)")
         }

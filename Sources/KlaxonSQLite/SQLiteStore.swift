@@ -97,6 +97,26 @@ public final class SQLiteStore: Store {
         }
     }
 
+    /// Whether the database at `path` has a write-ahead log beside it (`-wal`): some connection has it
+    /// open, or one ended without cleaning up.
+    public static func hasWriteAheadLog(path: String) -> Bool {
+        FileManager.default.fileExists(atPath: path + "-wal") || FileManager.default.fileExists(atPath: path + "-shm")
+    }
+
+    /// After a read-only store is closed: a read-only connection to a WAL database makes `-wal` and
+    /// `-shm` files it may not remove. A read-write connection opened and closed here removes them the
+    /// way SQLite always does, only when it is the last connection (any other process keeps them), so
+    /// a command that read leaves the folder as it found it. Never creates the database.
+    public static func closeLeftovers(path: String) {
+        guard FileManager.default.fileExists(atPath: path), hasWriteAheadLog(path: path) else { return }
+        var config = Configuration()
+        config.busyMode = .timeout(1)
+        // SQLite opens the file lazily: one read makes the connection join the WAL, and closing it
+        // (the queue is released at once) then checkpoints and removes the files if no one else has it.
+        let queue = try? DatabaseQueue(path: path, configuration: config)
+        _ = try? queue?.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+    }
+
     /// Opens an existing database read-only: nothing can write to it through this store.
     public static func openReadOnly(path: String) throws -> SQLiteStore {
         try requireFile(path: path)

@@ -17,7 +17,8 @@ struct Klaxon: AsyncParsableCommand {
             DemoCommand.self, CheckCommand.self, IngestCommand.self, EvaluateCommand.self, DryRunCommand.self,
             TestCommand.self, DispatchCommand.self, OutboxCommand.self, SilenceCommand.self, NotifyTestCommand.self,
             RunCommand.self, FetchCommand.self, GaugeCommand.self, QuakesCommand.self, AQICommand.self,
-            TripCommand.self, PruneCommand.self, MigrateStoreCommand.self,
+            TripCommand.self, PruneCommand.self, MigrateStoreCommand.self, AlertsCommand.self, AckCommand.self,
+            RoutesCommand.self,
         ])
 
     /// ArgumentParser's entry point (`main(_:)`, spelled out), after ignoring SIGPIPE: output to a
@@ -53,26 +54,46 @@ struct Klaxon: AsyncParsableCommand {
 
 /// `--config` and `--db`, shared by every command that touches the store.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: "Config file (klaxon.yaml).")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Config file (klaxon.yaml; default: $KLAXON_CONFIG, else /etc/klaxon/klaxon.yaml if it exists).",
+            valueName: "file"),
+        completion: .file(extensions: ["yaml", "yml"]))
     var config: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The store: a SQLite file, or postgres://USER@HOST:PORT/DATABASE (default: database: of --config, else ./klaxon.sqlite).",
+            "The store: a SQLite file, or postgres://USER@HOST:PORT/DATABASE (default: database: of the config, else ./klaxon.sqlite).",
             discussion:
-                "In a postgres:// URL, ${NAME} is taken from the environment: quote it, so the password stays out of the command line."
-        ))
+                "In a postgres:// URL, ${NAME} is taken from the environment: quote it, so the password stays out of the command line.",
+            valueName: "path-or-url"),
+        completion: .file(extensions: ["sqlite", "db"]))
     var db: String?
 
+    /// The config file these options name (`--config`, `KLAXON_CONFIG`, /etc/klaxon/klaxon.yaml).
+    var lookup: ConfigLookup? { ConfigLookup.resolve(flag: config) }
+
     func loadConfig() throws -> Config? {
-        try config.map { try Config.load(path: $0) }
+        try lookup.map { try Config.load(path: $0.path) }
     }
 
     /// Where the store is: `--db`, else `database:` of the config, else ./klaxon.sqlite.
     func location(_ config: Config?) throws -> StoreLocation {
-        if let db { return try StoreLocation.parse(db, environment: ProcessInfo.processInfo.environment) }
-        return config?.store ?? .sqlite(path: StoreLocation.defaultPath)
+        try located(config).location
+    }
+
+    /// The store's location and where it came from, in words for an error ("from --db").
+    func located(_ config: Config?) throws -> (location: StoreLocation, origin: String) {
+        if let db {
+            return (try StoreLocation.parse(db, environment: ProcessInfo.processInfo.environment), "from --db")
+        }
+        if let store = config?.store, let lookup {
+            let via = lookup.origin == .flag ? "" : ", found through \(lookup.source)"
+            return (store, "from database: in \(lookup.path)\(via)")
+        }
+        return (.sqlite(path: StoreLocation.defaultPath), "from the default")
     }
 
     /// Runs `body` with the store these options name, open (read-only if asked, for SQLite) for the
@@ -83,7 +104,21 @@ struct StoreOptions: ParsableArguments {
         config: Config?, readOnly: Bool = false, create: Bool = false, isolation: isolated (any Actor)? = #isolation,
         _ body: (any Store) async throws -> T
     ) async throws -> T {
-        try await location(config).withStore(readOnly: readOnly, create: create, logger: storeLogger, body)
+        let (location, origin) = try located(config)
+        // A command that only reads (or changes what a database holds) never makes one: say where
+        // it looked and why there.
+        if !create, let path = location.sqlitePath, !FileManager.default.fileExists(atPath: path) {
+            throw UserError(Self.noDatabase(path: path, origin: origin))
+        }
+        return try await location.withStore(readOnly: readOnly, create: create, logger: storeLogger, body)
+    }
+
+    /// The error of a command that expects a database where there is none.
+    static func noDatabase(path: String, origin: String) -> String {
+        let shown = path.contains("/") ? path : "./" + path
+        return "no database at \(shown) (no such file; \(origin)): start `klaxon run` or `klaxon ingest` first "
+            + "(they create it), or check --db/--config (set --db, database: in the config, or "
+            + "\(ConfigLookup.environmentVariable))"
     }
 
     /// The same, loading `--config` first.
@@ -106,7 +141,9 @@ let storeLogger: Logger = {
 
 struct RulesOption: ParsableArguments {
     @Option(
-        name: .long, parsing: .upToNextOption, help: "Rule files or folders (default: rules: of --config, else Rules/)."
+        name: .long, parsing: .upToNextOption,
+        help: ArgumentHelp("Rule files or folders (default: rules: of the config, else Rules/).", valueName: "path"),
+        completion: .file(extensions: ["yaml", "yml"])
     )
     var rules: [String] = []
 
@@ -129,9 +166,15 @@ func guarded(_ body: () async throws -> Int32) async throws {
     if code != 0 { throw ExitCode(code) }
 }
 
-/// Prints an error for people and returns the exit status; an `ExitCode` passes through.
+/// Prints an error for people and returns the exit status (docs/cli.md's table): 64 for a usage
+/// error (`ValidationError`, as ArgumentParser exits for one found while parsing), else 1. An
+/// `ExitCode` passes through.
 func failure(_ error: any Error) throws -> Int32 {
     if let e = error as? ExitCode { throw e }
+    if let e = error as? ValidationError {
+        printError("error: \(e.message)")
+        return ExitCode.validationFailure.rawValue
+    }
     printError(error is DiagnosticsError ? "\(error)" : "error: \(error)")
     return 1
 }
@@ -176,7 +219,7 @@ struct DemoCommand: AsyncParsableCommand {
             "After the story, keep the daemon and its status site up, in real time, until Ctrl-C (the URL is printed).")
     var serve = false
 
-    @Option(help: "The daemon's HTTP port on 127.0.0.1, for the status site (default: any free port).")
+    @Option(help: "The daemon's HTTP port on 127.0.0.1, for the status site (0: any free port).")
     var port: Int = 0
 
     func validate() throws {
@@ -209,27 +252,69 @@ struct CheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check", abstract: "Validate rule files (and --config); report every problem.")
 
-    @Option(name: .long, help: "Config file to validate too.")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Config file to validate too (default: $KLAXON_CONFIG, else /etc/klaxon/klaxon.yaml if it exists).",
+            valueName: "file"),
+        completion: .file(extensions: ["yaml", "yml"]))
     var config: String?
 
     @OptionGroup var rules: RulesOption
 
+    @Option(
+        help: ArgumentHelp(
+            "Output format: text or json.",
+            discussion:
+                "json: {\"ok\", \"rules\", \"files\", \"errors\": [{\"file\", \"line\", \"column\", \"message\"}], \"warnings\": [the same; a warning without a position has only \"message\"]}."
+        ))
+    var format: OutputFormat = .text
+
+    struct Problem: Encodable {
+        var file: String?
+        var line: Int?
+        var column: Int?
+        var message: String
+        init(_ d: Diagnostic) {
+            file = d.path
+            line = d.line
+            column = d.column
+            message = d.message
+        }
+        init(message: String) { self.message = message }
+    }
+
+    struct Report: Encodable {
+        var ok: Bool
+        var rules: Int
+        var files: Int
+        var errors: [Problem]
+        var warnings: [Problem]
+    }
+
     func run() async throws {
         try await guarded {
+            let configPath = resolvedConfigPath(config)
             // The rules: default comes from the config even when the config has other problems.
-            let partial = config.map {
+            let partial = configPath.map {
                 Config.load(path: $0, environment: ProcessInfo.processInfo.environment, diagnostics: Diagnostics())
             }
-            let outcome = Check.run(rulePaths: rules.paths(partial), configPath: config)
+            let outcome = Check.run(rulePaths: rules.paths(partial), configPath: configPath)
+            // `levels: nws` rules over stations the database has no flood categories for.
+            let missing =
+                outcome.diagnostics.isEmpty
+                ? await Check.missingCategories(rulePaths: rules.paths(partial), database: partial?.database) : []
+            if format == .json {
+                try printJSON(
+                    Report(
+                        ok: outcome.diagnostics.isEmpty, rules: outcome.rules, files: outcome.files,
+                        errors: outcome.diagnostics.map(Problem.init),
+                        warnings: outcome.warnings.map(Problem.init) + missing.map { Problem(message: $0) }))
+                return outcome.diagnostics.isEmpty ? 0 : 1
+            }
             for w in outcome.warnings { printError(w.warningDescription) }
             for d in outcome.diagnostics { printError(d.description) }
-            // `levels: nws` rules over stations the database has no flood categories for.
-            if outcome.diagnostics.isEmpty {
-                for line in await Check.missingCategories(rulePaths: rules.paths(partial), database: partial?.database)
-                {
-                    printError("warning: \(line)")
-                }
-            }
+            for line in missing { printError("warning: \(line)") }
             if outcome.diagnostics.isEmpty {
                 print("ok: \(outcome.rules) rules in \(outcome.files) files")
                 return 0
@@ -329,7 +414,8 @@ struct EvaluateCommand: AsyncParsableCommand {
                 let problems = config.check(rules: ruleList)
                 if !problems.isEmpty { throw DiagnosticsError(diagnostics: problems) }
             }
-            return try await store.withStore(config: config, create: true) { db in
+            // Nothing to evaluate without a database (readings come from `ingest`, `fetch` or `run`).
+            return try await store.withStore(config: config) { db in
                 // Without receivers there is nowhere to deliver: print the transitions instead.
                 let routing = (config?.receivers.isEmpty ?? true) ? nil : config?.routing
                 for line in try await WaterContext.missingCategories(rules: ruleList, store: db) {
@@ -375,17 +461,21 @@ struct DryRunCommand: AsyncParsableCommand {
 
     @OptionGroup var rules: RulesOption
 
-    @Option(name: .long, parsing: .upToNextOption, help: "Readings files to replay (CSV or JSON Lines).")
+    @Option(
+        name: .long, parsing: .upToNextOption, help: "Readings files to replay (CSV or JSON Lines).",
+        completion: .file(extensions: ["csv", "jsonl", "json"]))
     var readings: [String] = []
 
     @Option(
         name: .long, parsing: .upToNextOption,
-        help: "USGS earthquake GeoJSON files to replay through quake rules (versions in `updated` order).")
+        help: "USGS earthquake GeoJSON files to replay through quake rules (versions in `updated` order).",
+        completion: .file(extensions: ["json", "geojson"]))
     var events: [String] = []
 
     @Option(
         name: .long,
-        help: "Replay the readings stored in this database (a SQLite file, opened read-only, or a postgres:// URL).")
+        help: "Replay the readings stored in this database (a SQLite file, opened read-only, or a postgres:// URL).",
+        completion: .file(extensions: ["sqlite", "db"]))
     var db: String?
 
     @Option(name: .long, help: "Only readings at or after this ISO 8601 time.")
@@ -400,13 +490,17 @@ struct DryRunCommand: AsyncParsableCommand {
     @Flag(help: "Say why each transition happened.")
     var explain = false
 
-    @Option(help: "Print the exact payload this receiver would get for each transition (needs --config).")
+    @Option(
+        help: "Print the exact payload this receiver would get for each transition (needs a config).",
+        completion: .custom { words, index, prefix in ConfigCompletion.receivers(words, index, prefix) })
     var render: String?
 
     @Option(
         name: .long,
-        help:
-            "Config file: the default rules, receivers for --render, and receivers and routes for what would be sent (replayed as if live)."
+        help: ArgumentHelp(
+            "Config file: rules (unless --rules), receivers for --render, and receivers and routes for what would be sent (replayed as if live); default: $KLAXON_CONFIG, else /etc/klaxon/klaxon.yaml if it exists.",
+            valueName: "file"),
+        completion: .file(extensions: ["yaml", "yml"])
     )
     var config: String?
 
@@ -418,8 +512,8 @@ struct DryRunCommand: AsyncParsableCommand {
             throw ValidationError(
                 "give exactly one of --readings FILE... or --db PATH (or --events FILE... for quake rules)")
         }
-        if render != nil && config == nil {
-            throw ValidationError("--render needs --config (receivers are defined there)")
+        if render != nil && resolvedConfigPath(config) == nil {
+            throw ValidationError("--render needs a config: --config or KLAXON_CONFIG (receivers are defined there)")
         }
     }
 
@@ -428,7 +522,7 @@ struct DryRunCommand: AsyncParsableCommand {
             let job = DryRunJob(
                 rules: rules.rules, readings: readings, events: events, db: db,
                 from: try parseTime(from, option: "--from"), to: try parseTime(to, option: "--to"), format: format,
-                explain: explain, render: render, config: config)
+                explain: explain, render: render, config: resolvedConfigPath(config))
             return try await job.run()
         }
     }
@@ -442,18 +536,67 @@ struct TestCommand: AsyncParsableCommand {
             "An expectation's sent: replays the case through a scratch store and the dispatcher, so it checks what a receiver would get (folding, group timing, resolves), not only what fires."
     )
 
-    @Argument(help: "Test files or folders.")
+    @Argument(help: "Test files or folders.", completion: .file(extensions: ["yaml", "yml"]))
     var paths: [String]
+
+    @Option(
+        help: ArgumentHelp(
+            "Output format: text or json.",
+            discussion:
+                "json: {\"passed\", \"failed\", \"tests\": [{\"file\", \"name\", \"passed\", \"seconds\", \"failure\"}]}."
+        ))
+    var format: OutputFormat = .text
+
+    @Option(
+        help: ArgumentHelp(
+            "Also write the results as JUnit XML to this file (as `promtool test rules --junit` does).",
+            valueName: "file"),
+        completion: .file(extensions: ["xml"]))
+    var junit: String?
 
     func validate() throws {
         if paths.isEmpty { throw ValidationError("give at least one test file or folder") }
     }
 
+    struct Case: Encodable {
+        var file: String
+        var name: String
+        var passed: Bool
+        var seconds: Double
+        var failure: String?
+    }
+
+    struct Report: Encodable {
+        var passed: Int
+        var failed: Int
+        var tests: [Case]
+    }
+
     func run() async throws {
         try await guarded {
             let outcome = try await RuleTests.run(paths: paths)
-            for f in outcome.failures { print(f.description) }
-            print(outcome.summary)
+            if let junit {
+                let xml = JUnitReport.xml(outcome)
+                do {
+                    try await offPool { try Data(xml.utf8).write(to: URL(fileURLWithPath: junit), options: .atomic) }
+                } catch {
+                    throw UserError("--junit \(junit): cannot write: \(error.localizedDescription)")
+                }
+            }
+            switch format {
+            case .json:
+                try printJSON(
+                    Report(
+                        passed: outcome.passed, failed: outcome.failed,
+                        tests: outcome.cases.map {
+                            Case(
+                                file: $0.file, name: $0.name, passed: $0.failure == nil,
+                                seconds: ($0.seconds * 1000).rounded() / 1000, failure: $0.failure)
+                        }))
+            case .text:
+                for f in outcome.failures { print(f.description) }
+                print(outcome.summary)
+            }
             return outcome.failed > 0 ? 1 : 0
         }
     }
@@ -461,7 +604,9 @@ struct TestCommand: AsyncParsableCommand {
 
 func requireConfig(_ store: StoreOptions) throws -> Config {
     guard let config = try store.loadConfig() else {
-        throw ValidationError("this command needs --config klaxon.yaml (receivers are defined there)")
+        throw ValidationError(
+            "this command needs a config: --config klaxon.yaml or \(ConfigLookup.environmentVariable) (receivers are defined there)"
+        )
     }
     return config
 }
@@ -477,7 +622,7 @@ struct DispatchCommand: AsyncParsableCommand {
     @Flag(help: "Stop when nothing is left to send now or soon (waiting out retries up to --deadline).")
     var untilEmpty = false
 
-    @Option(help: "With --until-empty: give up waiting after this long (default 5m).")
+    @Option(help: "With --until-empty: give up waiting after this long.")
     var deadline: String = "5m"
 
     @Option(
@@ -530,7 +675,7 @@ struct DispatchCommand: AsyncParsableCommand {
             code = 1
         } catch let e as ValidationError {
             printError("error: \(e.message)")
-            code = 1
+            code = ExitCode.validationFailure.rawValue
         } catch {
             printError("error: \(error)")
             code = 1
@@ -602,6 +747,25 @@ struct OutboxCommand: ParsableCommand {
         var state: String?
         @Option(help: "At most this many rows, newest first (1 to 1000000).")
         var limit: Int = 200
+        @Option(
+            help: ArgumentHelp(
+                "Output format: text or json.",
+                discussion:
+                    "json: an array of {\"id\", \"state\", \"receiver\", \"alert\", \"attempts\", \"due\", \"created\", \"sent\", \"last_error\"} (times ISO 8601)."
+            ))
+        var format: OutputFormat = .text
+
+        struct Row: Encodable {
+            var id: String
+            var state: String
+            var receiver: String
+            var alert: String
+            var attempts: Int
+            var due: String
+            var created: String
+            var sent: String?
+            var last_error: String?
+        }
 
         func run() async throws {
             try await guarded {
@@ -617,10 +781,21 @@ struct OutboxCommand: ParsableCommand {
                         filter = s
                     }
                     let rows = try await db.outbox(state: filter, limit: limit)
-                    if rows.isEmpty { print("(empty)") }
                     if rows.count == limit {
                         printError("outbox list: the newest \(limit) rows; --limit shows more")
                     }
+                    if format == .json {
+                        try printJSON(
+                            rows.map {
+                                Row(
+                                    id: $0.id, state: $0.state.rawValue, receiver: $0.receiver, alert: $0.alert,
+                                    attempts: Int($0.attempts), due: Timestamp.format($0.dueAt / 1000),
+                                    created: Timestamp.format($0.createdAt / 1000),
+                                    sent: $0.sentAt.map { Timestamp.format($0 / 1000) }, last_error: $0.lastError)
+                            })
+                        return 0
+                    }
+                    if rows.isEmpty { print("(empty)") }
                     for r in rows {
                         let due = Timestamp.format(r.dueAt / 1000)
                         // last_error quotes what a receiver answered: hostile text, escaped.
@@ -676,9 +851,12 @@ struct SilenceCommand: ParsableCommand {
                 discussion:
                     "web:, slack:, mattermost: and api: are for identities the server verified: a name with one is refused."
             ))
-        var author: String = ProcessInfo.processInfo.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "unknown"
+        var author: String?
 
         func run() async throws {
+            let author =
+                self.author ?? ProcessInfo.processInfo.environment["USER"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? "unknown"
             try await guarded {
                 guard !match.isEmpty else { throw UserError("give at least one --match KEY=VALUE") }
                 // Stored text people read later in a terminal and on the site: no control characters,
@@ -745,11 +923,40 @@ struct SilenceCommand: ParsableCommand {
         @OptionGroup var store: StoreOptions
         @Flag(help: "Include ended silences.")
         var all = false
+        @Option(
+            help: ArgumentHelp(
+                "Output format: text or json.",
+                discussion:
+                    "json: an array of {\"id\", \"matchers\", \"starts\", \"ends\", \"created_by\", \"comment\", \"active\"} (times ISO 8601)."
+            ))
+        var format: OutputFormat = .text
+
+        struct Row: Encodable {
+            var id: String
+            var matchers: [String]
+            var starts: String
+            var ends: String
+            var created_by: String
+            var comment: String
+            var active: Bool
+        }
 
         func run() async throws {
             try await guarded {
-                return try await store.withStore { db in
-                    let list = try await db.silences(now: nowSeconds(), includeExpired: all)
+                return try await store.withStore(readOnly: true) { db in
+                    let now = nowSeconds()
+                    let list = try await db.silences(now: now, includeExpired: all)
+                    if format == .json {
+                        try printJSON(
+                            list.map {
+                                Row(
+                                    id: $0.id, matchers: $0.matchers.map(\.description),
+                                    starts: Timestamp.format($0.starts),
+                                    ends: Timestamp.format($0.ends), created_by: $0.createdBy, comment: $0.comment,
+                                    active: $0.isActive(at: now))
+                            })
+                        return 0
+                    }
                     if list.isEmpty { print("(no silences)") }
                     for s in list {
                         // Every part was stored from outside (API, chat, site, an older version): escaped.
@@ -793,15 +1000,21 @@ struct NotifyTestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notify-test", abstract: "Send a test message to a receiver, for real, and say what happened.")
 
-    @Option(name: .long, help: "Config file (klaxon.yaml).")
-    var config: String
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Config file (klaxon.yaml; default: $KLAXON_CONFIG, else /etc/klaxon/klaxon.yaml).", valueName: "file"),
+        completion: .file(extensions: ["yaml", "yml"]))
+    var config: String?
 
-    @Argument(help: "The receiver name.")
+    @Argument(
+        help: "The receiver name.",
+        completion: .custom { words, index, prefix in ConfigCompletion.receivers(words, index, prefix) })
     var receiver: String
 
     func run() async throws {
         do {
-            let cfg = try Config.load(path: config)
+            let cfg = try Config.load(path: try requiredConfigPath(config, for: "notify-test"))
             guard let notifier = try DeliveryWiring.notifiers(cfg)[receiver] else {
                 throw UserError("no receiver \"\(receiver)\"\(cfg.knownReceivers)")
             }
@@ -811,6 +1024,9 @@ struct NotifyTestCommand: AsyncParsableCommand {
         } catch let e as DiagnosticsError {
             printError(e.description)
             throw ExitCode(1)
+        } catch let e as ValidationError {
+            printError("error: \(e.message)")
+            throw ExitCode.validationFailure
         } catch {
             printError("error: \(error)")
             throw ExitCode(1)

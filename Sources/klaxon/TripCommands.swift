@@ -36,7 +36,7 @@ struct TripCommand: ParsableCommand {
         @Option(help: "One-stop trip: the place (\"Denver, Colorado\").") var place: String?
         @Option(help: "One-stop trip: latitude,longitude instead of looking the place up.") var at: String?
         @Option(help: "One-stop trip: arrival date (2026-12-01).") var arrive: String?
-        @Option(help: "One-stop trip: nights (default 1).") var nights: Int = 1
+        @Option(help: "One-stop trip: nights.") var nights: Int = 1
         @Option(help: "One-stop trip: business or leisure.") var purpose: String = "leisure"
         @Option(name: .customLong("activity"), help: "One-stop trip: an activity (repeatable).") var activities:
             [String] = []

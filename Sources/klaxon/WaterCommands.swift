@@ -22,9 +22,26 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(help: "Fetch even a source whose server asked to wait (HTTP 429 Retry-After).")
     var force = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Bound the whole fetch, every source included, to this long (like 30s or 2m).",
+            discussion:
+                "A WebSocket source listens at most until then; a source still waiting for an answer when it runs out fails with \"timed out\" and stores nothing; sources not reached are skipped."
+        ))
+    var timeout: String?
+
     func run() async throws {
         try await guarded {
-            guard let config = try store.loadConfig() else { throw UserError("fetch needs --config with sources:") }
+            var deadline: ContinuousClock.Instant? = nil
+            if let timeout {
+                guard let seconds = DurationText.parse(timeout), seconds > 0 else {
+                    throw ValidationError("--timeout \"\(timeout)\" is not a duration like 30s")
+                }
+                deadline = .now + .seconds(seconds)
+            }
+            guard let config = try store.loadConfig() else {
+                throw UserError("fetch needs a config with sources: (--config or \(ConfigLookup.environmentVariable))")
+            }
             var sources = config.sources
             if !source.isEmpty {
                 for name in source where !sources.contains(where: { $0.source.name == name }) {
@@ -33,10 +50,11 @@ struct FetchCommand: AsyncParsableCommand {
                 }
                 sources = sources.filter { source.contains($0.source.name) }
             }
-            if sources.isEmpty { throw UserError("\(store.config ?? "the config") defines no sources") }
+            if sources.isEmpty { throw UserError("\(store.lookup?.path ?? "the config") defines no sources") }
             return try await store.withStore(config: config, create: true) { db in
                 let outcomes = await Fetch.run(
-                    sources: sources, store: db, now: nowSeconds(), force: force, future: config.futureBound)
+                    sources: sources, store: db, now: nowSeconds(), force: force, future: config.futureBound,
+                    deadline: deadline)
                 for o in outcomes { print(TerminalText.safe(o.line)) }
                 return outcomes.contains { $0.error != nil } ? 1 : 0
             }
@@ -88,7 +106,7 @@ struct GaugeCommand: AsyncParsableCommand {
     func run() async throws {
         try await guarded {
             let config = try store.loadConfig()
-            let location = try store.location(config)
+            let (location, origin) = try store.located(config)
             let span: GaugeReport.Span
             if let since {
                 span = .range(
@@ -98,7 +116,10 @@ struct GaugeCommand: AsyncParsableCommand {
                 span = .days(days ?? 7)
             }
             if !fetch, let path = location.sqlitePath, !FileManager.default.fileExists(atPath: path) {
-                throw UserError("no database at \(path); run `klaxon gauge \(id) --fetch` to fetch the gauge first")
+                let shown = path.contains("/") ? path : "./" + path
+                throw UserError(
+                    "no database at \(shown) (no such file; \(origin)); run `klaxon gauge \(id) --fetch` to fetch the gauge first, or set --db, database: in the config, or \(ConfigLookup.environmentVariable)"
+                )
             }
             // With --fetch the store is written first (SQLite: opened for writing); else only read.
             let report = try await location.withStore(readOnly: !fetch, logger: storeLogger) { db in
@@ -147,10 +168,10 @@ struct QuakesCommand: AsyncParsableCommand {
     @Option(help: "Only events within --radius of LAT,LON (like 35.68,139.69).")
     var near: String?
 
-    @Option(help: "Radius for --near, in km (default 300).")
+    @Option(help: "Radius for --near, in km.")
     var radius: Double = 300
 
-    @Option(help: "Events since this long ago (24h, 7d) or this date/time (default 24h).")
+    @Option(help: "Events since this long ago (24h, 7d) or this date/time.")
     var since: String = "24h"
 
     @Option(name: .customLong("min-magnitude"), help: "Only events of at least this magnitude.")
@@ -195,7 +216,7 @@ struct AQICommand: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
-    @Option(help: "AQI scale: us-epa or india-naqi (default us-epa).")
+    @Option(help: "AQI scale: us-epa or india-naqi.")
     var scale: String = "us-epa"
 
     @Option(help: "Output format: text or json.")
@@ -224,13 +245,17 @@ struct RunCommand: AsyncParsableCommand {
             "SIGTERM or SIGINT stops it cleanly (exit 0); a notification claimed but not sent is sent after a restart under the same key. --once fetches each source once, evaluates, delivers until the outbox is empty or --deadline, and exits: for cron."
     )
 
-    @Option(name: .long, help: "Config file (klaxon.yaml).")
-    var config: String
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Config file (klaxon.yaml; default: $KLAXON_CONFIG, else /etc/klaxon/klaxon.yaml).", valueName: "file"),
+        completion: .file(extensions: ["yaml", "yml"]))
+    var config: String?
 
     @Flag(help: "Each source once, evaluate, deliver until the outbox is empty, exit.")
     var once = false
 
-    @Option(help: "With --once: stop delivering after this long (default 5m).")
+    @Option(help: "With --once: stop delivering after this long.")
     var deadline: String = "5m"
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
@@ -238,7 +263,7 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await guarded {
-            let path = config
+            let path = try requiredConfigPath(config, for: "run")
             // What the start reads and checks; a reload (SIGHUP, POST /-/reload) reads the same again.
             let loader: Daemon.Loader = {
                 let cfg = try Config.load(path: path)

@@ -119,6 +119,6 @@ import Testing
             "prune", "--db", s.path("nope.sqlite"), "--dry-run", "--rules", s.path("r.yaml"),
         ])
         #expect(missing.status == 1)
-        #expect(missing.stderr.contains("cannot open database"))
+        #expect(missing.stderr.contains("no database at \(s.path("nope.sqlite")) (no such file; from --db)"))
     }
 }

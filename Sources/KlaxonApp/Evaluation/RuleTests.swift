@@ -50,10 +50,21 @@ public enum RuleTests {
         public var description: String { "FAIL \(file): \(test)\n\(detail)" }
     }
 
+    /// One test case's result, in file order (`klaxon test --junit`, `--format json`).
+    public struct CaseResult: Sendable {
+        public var file: String
+        /// The case's name; `(file did not load)` for a file that did not load.
+        public var name: String
+        public var seconds: Double
+        /// Why it failed; nil when it passed.
+        public var failure: String?
+    }
+
     public struct Outcome: Sendable {
         public var passed = 0
         public var failed = 0
         public var failures: [Failure] = []
+        public var cases: [CaseResult] = []
         public var summary: String { "\(passed) passed, \(failed) failed" }
     }
 
@@ -237,21 +248,25 @@ public enum RuleTests {
             let loaded = try await offPool { load(path) }
             guard loaded.problems.isEmpty else {
                 outcome.failed += 1
-                outcome.failures.append(
-                    Failure(
-                        file: path, test: "(file did not load)",
-                        detail: loaded.problems.map { "  \($0)" }.joined(separator: "\n")))
+                let detail = loaded.problems.map { "  \($0)" }.joined(separator: "\n")
+                outcome.failures.append(Failure(file: path, test: "(file did not load)", detail: detail))
+                outcome.cases.append(CaseResult(file: path, name: "(file did not load)", seconds: 0, failure: detail))
                 continue
             }
             let engine = RuleEngine(rules: loaded.rules, floods: loaded.floods)
             for c in loaded.cases {
+                let clock = ContinuousClock.now
                 let problems = await run(c, rules: loaded.rules, floods: loaded.floods, engine: engine)
+                let took = clock.duration(to: .now)
+                let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
                 if problems.isEmpty {
                     outcome.passed += 1
+                    outcome.cases.append(CaseResult(file: path, name: c.name, seconds: seconds, failure: nil))
                 } else {
                     outcome.failed += 1
-                    outcome.failures.append(
-                        Failure(file: path, test: "\"\(c.name)\"", detail: problems.joined(separator: "\n")))
+                    let detail = problems.joined(separator: "\n")
+                    outcome.failures.append(Failure(file: path, test: "\"\(c.name)\"", detail: detail))
+                    outcome.cases.append(CaseResult(file: path, name: c.name, seconds: seconds, failure: detail))
                 }
             }
         }

@@ -54,14 +54,28 @@ public enum Fetch {
     ///
     /// Readings dated more than `future`'s margin after `now` are not stored (the rest are): a source
     /// with a broken clock must not date a series' newest reading years ahead.
+    ///
+    /// With a `deadline` (`klaxon fetch --timeout`), the whole run ends by then: a WebSocket source
+    /// listens no longer than the time left, a source still fetching when it comes fails with "timed
+    /// out" (its request is cancelled and left to end on its own), and sources not reached are skipped.
     public static func run(
         sources: [ConfiguredSource], store: any Store, client: HTTPClient = .shared, now: Int64, force: Bool = false,
-        future: FutureBound = .standard
+        future: FutureBound = .standard, deadline: ContinuousClock.Instant? = nil
     ) async -> [Outcome] {
         var out: [Outcome] = []
         for configured in sources {
-            let source = configured.source
+            var source = configured.source
             var o = Outcome(source: source.name, kind: source.kindName)
+            let left = deadline.map { ContinuousClock.now.duration(to: $0) }
+            if let left, left <= .zero {
+                o.skipped = "--timeout ran out before it was asked"
+                out.append(o)
+                continue
+            }
+            if let left, var ws = source as? AQIWebSocketSource {
+                ws.listen = min(ws.listen, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+                source = ws
+            }
             let state = try? await store.sourceState(source.name)
             o.failuresBefore = state?.failures ?? 0
             o.errorBefore = state?.lastError
@@ -72,13 +86,28 @@ public enum Fetch {
             }
             let http = HTTPFetcher(client: client, timeout: configured.timeout)
             do {
+                let asked = source
+                let fetch: @Sendable () async throws -> FetchResult = {
+                    if let weather = asked as? any PlaceSource {
+                        // Weather sources are asked for the places of the trips still ahead.
+                        return try await weather.fetch(
+                            places: try TripPlaces.requests(store: store, now: now), now: now, http: http)
+                    }
+                    return try await asked.fetch(cursor: state?.cursor, now: now, http: http)
+                }
                 let result: FetchResult
-                if let weather = source as? any PlaceSource {
-                    // Weather sources are asked for the places of the trips still ahead.
-                    result = try await weather.fetch(
-                        places: try TripPlaces.requests(store: store, now: now), now: now, http: http)
+                if let left {
+                    // The source's own timeouts may be longer (or, for a WebSocket upgrade, absent).
+                    let task = Task { try await fetch() }
+                    guard let r = await Bounded.result(of: task, within: left, orUntilCancelled: true) else {
+                        task.cancel()
+                        throw SourceError(
+                            kind: .timeout, source: source.name,
+                            message: "timed out: no answer before the --timeout ran out")
+                    }
+                    result = try r.get()
                 } else {
-                    result = try await source.fetch(cursor: state?.cursor, now: now, http: http)
+                    result = try await fetch()
                 }
                 if let problem = result.batch.problem() { throw UserError("\(source.name): \(problem)") }
                 var batch = result.batch

@@ -153,6 +153,13 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
         return try await location.withStore(readOnly: readOnly, logger: logger) { store in try await body(store) }
     }
 
+    /// `body` with the SQLite file at `path` open read-only; closed when this returns.
+    static func withReadOnly<T>(
+        path: String, isolation: isolated (any Actor)? = #isolation, _ body: (any Store) async throws -> T
+    ) async throws -> T {
+        try await body(try SQLiteStore.openReadOnly(path: path))
+    }
+
     /// Runs `body` with the store open: a SQLite file (read-only if asked), or PostgreSQL through a
     /// pool that runs for the call, after one connection has shown the server answers (else an error
     /// naming `postgres://host:port/database` and the reason). Everything opened is closed before this
@@ -168,6 +175,11 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
         isolation: isolated (any Actor)? = #isolation, _ body: (any Store) async throws -> T
     ) async throws -> T {
         switch self {
+        case .sqlite(let path) where readOnly:
+            // A read-only connection leaves -wal and -shm behind; remove those it made.
+            let hadLog = SQLiteStore.hasWriteAheadLog(path: path)
+            defer { if !hadLog { SQLiteStore.closeLeftovers(path: path) } }
+            return try await Self.withReadOnly(path: path, body)
         case .sqlite(let path):
             let store =
                 readOnly

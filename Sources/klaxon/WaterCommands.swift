@@ -22,6 +22,8 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(help: "Fetch even a source whose server asked to wait (HTTP 429 Retry-After).")
     var force = false
 
+    @OptionGroup var log: LogOptions
+
     func run() async throws {
         try await guarded {
             guard let config = try store.loadConfig() else { throw UserError("fetch needs --config with sources:") }
@@ -233,8 +235,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "With --once: stop delivering after this long (default 5m).")
     var deadline: String = "5m"
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = "info"
+    @OptionGroup var log: LogOptions
 
     func run() async throws {
         try await guarded {
@@ -242,11 +243,8 @@ struct RunCommand: AsyncParsableCommand {
             let ruleList = try loadRules(cfg.rules ?? ["Rules"])
             let problems = cfg.check(rules: ruleList)
             if !problems.isEmpty { throw DiagnosticsError(diagnostics: problems) }
-            guard let level = Logger.Level(rawValue: logLevel) else {
-                throw UserError("--log-level must be trace, debug, info, notice, warning, error or critical")
-            }
-            var logger = Logger(label: "klaxon") { StreamLogHandler.standardError(label: $0) }
-            logger.logLevel = level
+            let logger = Logger(label: "klaxon")
+            StartLine.log(to: logger)
             for w in cfg.warnings { logger.warning("\(w.warningDescription)") }  // a secret file anyone may read
             let location = cfg.store ?? .sqlite(path: StoreLocation.defaultPath)
             // A long-running writer of small batches: modest page caches keep the daemon small. On

@@ -1,16 +1,40 @@
 #!/usr/bin/env bash
-# Installs what Klaxon needs to build and test on Debian/Ubuntu, and nothing else.
-# Idempotent: when every package is present it does nothing (no apt-get update, no sudo).
+# Installs what Klaxon needs on Debian/Ubuntu, and nothing else:
+#   Deploy/setup.sh          what building and running need
+#   Deploy/setup.sh --test   that, plus what the test suite needs
+# Idempotent: when every package is present it says so in one line and does nothing (no apt-get
+# update, no sudo).
 set -euo pipefail
 
-# chromium: the headless browser the status site's tests drive (KlaxonTesting/HeadlessBrowser.swift).
-# postgresql: the server binaries (initdb, postgres) of the store conformance tests' throw-away server
-# (KlaxonTesting/PostgresServer.swift); the tests start their own, so Debian's cluster is not needed.
+# Building and running:
+# libcurl4-openssl-dev: SMTP through libcurl (the CCurl module's pkg-config); libsqlite3-dev: the
+# SQLite store (GRDB links the system's SQLite); libssl-dev: what libcurl's headers build against.
 # librsvg2-2: the status site's charts as PNG (librsvg and cairo, loaded at the first render:
 # KlaxonServer/Site/Charts/RsvgLibrary.swift; the build needs no header of them); fonts-dejavu-core:
 # the charts' text (without any font, librsvg draws text as nothing).
-packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev python3-aiosmtpd openssl chromium postgresql
-    librsvg2-2 fonts-dejavu-core)
+packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev librsvg2-2 fonts-dejavu-core)
+
+# The tests only:
+# chromium: the headless browser the status site's tests drive (KlaxonTesting/HeadlessBrowser.swift).
+# postgresql: the server binaries (initdb, postgres) of the store conformance tests' throw-away server
+# (KlaxonTesting/PostgresServer.swift); the tests start their own, so Debian's cluster is not needed.
+# python3-aiosmtpd: the test SMTP server (KlaxonTesting/SMTPServer.swift); openssl: the TLS
+# certificates of the delivery tests. prometheus: `promtool check metrics` on /metrics;
+# prometheus-alertmanager: `amtool` against the Alertmanager API.
+test_packages=(chromium postgresql python3-aiosmtpd openssl prometheus prometheus-alertmanager)
+
+case "${1:-}" in
+    "") ;;
+    --test) packages+=("${test_packages[@]}") ;;
+    -h | --help)
+        echo "usage: Deploy/setup.sh [--test]"
+        exit 0
+        ;;
+    *)
+        echo "usage: Deploy/setup.sh [--test]" >&2
+        exit 64
+        ;;
+esac
 
 missing=()
 for pkg in "${packages[@]}"; do

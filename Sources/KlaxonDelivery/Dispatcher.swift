@@ -537,7 +537,8 @@ public final class Dispatcher: Sendable {
             try fail(
                 liveBatch,
                 error: DeliveryError(
-                    kind: .connection, retryable: true, message: "receiver \(batch.receiver): \(error)"), now: clock(),
+                    kind: .connection, retryable: true,
+                    message: "receiver \(batch.receiver): \(ErrorWords.describe(error))"), now: clock(),
                 pass: &pass, into: outcomes)
         }
         return pass

@@ -195,8 +195,9 @@ public enum Demo {
             (try? await store.recentTransitions(limit: 1_000))?.contains { $0.station == DemoScenario.quakeID } ?? false
         }
 
-        var logger = Logger(label: "klaxon") { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "klaxon")
         logger.logLevel = options.logLevel
+        StartLine.log(to: logger)
         let daemon = Daemon(config: config, store: store, rules: rules, logger: logger, clock: clock)
         if options.narrate {
             printError(

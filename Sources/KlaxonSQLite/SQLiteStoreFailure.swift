@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import KlaxonCore
 import KlaxonStore
 
 /// SQLite's result codes in words for people, and how a request that met one is answered.
@@ -42,5 +43,15 @@ extension DatabaseError: BackendStoreError {
         default:
             return nil
         }
+    }
+}
+
+/// SQLite's errors in words (`ErrorWords.describe`): the store's words for a failing database,
+/// else SQLite's own message with its result code (`SQLite error 19: UNIQUE constraint failed: …`).
+extension GRDB.DatabaseError: KlaxonCore.WordedError {
+    public var words: String {
+        if let failure = storeFailure { return failure.words }
+        let code = "SQLite error \(extendedResultCode.rawValue)"
+        return message.map { "\(code): \($0)" } ?? code
     }
 }

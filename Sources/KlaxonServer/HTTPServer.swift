@@ -5,6 +5,7 @@ import KlaxonCore
 import KlaxonStore
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// The daemon's HTTP server: health, readiness, Prometheus metrics, and the push and alerts API.
 public enum KlaxonHTTP {
@@ -92,7 +93,7 @@ public enum KlaxonHTTP {
         onReadings: @escaping @Sendable () -> Void = {}, onRunning: @escaping @Sendable (Int) -> Void = { _ in },
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
         reload: Reload? = nil
-    ) -> some ApplicationProtocol {
+    ) -> some Service {
         let router = Router()
         router.middlewares.add(StoreBusyMiddleware())
         router.middlewares.add(StoreErrorMiddleware(health: health))
@@ -158,13 +159,15 @@ public enum KlaxonHTTP {
         }
         // Connections are capped below the open-files limit, and slow or idle ones closed (ConnectionLimits).
         let gate = ConnectionGate(settings.connections, logger: logger)
-        return Application(
+        let app = Application(
             router: router, server: .limitedHTTP1(limits: settings.connections, gate: gate),
             configuration: .init(
                 address: .hostname(settings.host, port: settings.port),
                 availableConnectionsDelegate: gate.backstop),
             services: [responses],
             onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) }, logger: logger)
+        // A failed bind names the address (`HTTPServer+Listen.swift`).
+        return HTTPServer(app: app, host: settings.host, port: settings.port)
     }
 
     static func authorized(_ request: Request, token: String?) -> Bool {
@@ -299,6 +302,8 @@ public enum KlaxonHTTP {
         let database = !reachable ? "unreachable" : file.state != .ok ? file.state.rawValue : health.state
         var out: [String: Any] = [
             "database": database, "sources": states,
+            // Which build answers (`BuildInfo`).
+            "version": BuildInfo.version, "revision": BuildInfo.revision,
             // Which duties this instance holds, and which it waits for while another instance holds
             // them (several daemons on one PostgreSQL database). Standby is ready: it answers HTTP.
             "duties": ["held": health.duties.held, "standby": health.duties.standby],

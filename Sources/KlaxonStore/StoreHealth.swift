@@ -1,4 +1,5 @@
 import Foundation
+import KlaxonCore
 import Logging
 import Synchronization
 
@@ -63,7 +64,7 @@ public final class StoreHealth: Sendable {
 
     /// An error in words for people: what a database failure means (disk full, file deleted), else as is.
     public static func describe(_ error: any Error) -> String {
-        StoreFailure.classify(error)?.words ?? "\(error)"
+        StoreFailure.classify(error)?.words ?? ErrorWords.describe(error)
     }
 
     /// Records a failed store call of `service` (an HTTP request, say) that is not retried here: the

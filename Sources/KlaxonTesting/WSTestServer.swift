@@ -58,8 +58,9 @@ public final class WSTestServer: TestServer {
     /// Connections accepted so far.
     public func connections() async -> Int { await state.connections }
 
-    /// Starts a server; connection N plays `scripts[N]`.
-    public static func start(scripts: [[Step]]) async throws -> WSTestServer {
+    /// Starts a server; connection N plays `scripts[N]`. On `port` when given (a port a test held
+    /// closed until now), else on any free one.
+    public static func start(scripts: [[Step]], port: Int = 0) async throws -> WSTestServer {
         let state = State(scripts: scripts)
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "klaxon.test.ws")
@@ -87,7 +88,7 @@ public final class WSTestServer: TestServer {
                 }
                 return TrackedChildChannel(base: SettledChildChannel(upgrading), connections: connections)
             },
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            configuration: .init(address: .hostname("127.0.0.1", port: port)),
             onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? 0)
                 continuation.finish()

@@ -13,6 +13,7 @@ struct Klaxon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "klaxon",
         abstract: "Alerts when the world you care about changes: rivers, air, quakes, trips.",
+        version: "klaxon \(BuildInfo.line)",
         subcommands: [
             DemoCommand.self, CheckCommand.self, IngestCommand.self, EvaluateCommand.self, DryRunCommand.self,
             TestCommand.self, DispatchCommand.self, OutboxCommand.self, SilenceCommand.self, NotifyTestCommand.self,
@@ -34,6 +35,7 @@ struct Klaxon: AsyncParsableCommand {
         if CommandLine.arguments.dropFirst().first == "run" { limitMallocArenas(1) }
         do {
             var command = try await asyncParseAsRoot(nil)
+            LogOptions.bootstrap(for: command)
             if stopsGracefully(command) { await StopWatchdog.install() }
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
@@ -134,8 +136,8 @@ struct StoreOptions: ParsableArguments {
 /// reaches the user as the command's error; the pool's warnings, such as a query queued before its
 /// run loop started, are noise in a command's output.)
 let storeLogger: Logger = {
-    var logger = Logger(label: "klaxon.store") { StreamLogHandler.standardError(label: $0) }
-    logger.logLevel = .error
+    var logger = Logger(label: "klaxon.store")
+    logger.logLevel = LogOptions.chosenLevel.withLock { $0 } ?? .error
     return logger
 }()
 
@@ -175,7 +177,7 @@ func failure(_ error: any Error) throws -> Int32 {
         printError("error: \(e.message)")
         return ExitCode.validationFailure.rawValue
     }
-    printError(error is DiagnosticsError ? "\(error)" : "error: \(error)")
+    printError(error is DiagnosticsError ? "\(error)" : "error: \(ErrorWords.describe(error))")
     return 1
 }
 
@@ -222,6 +224,8 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "The daemon's HTTP port on 127.0.0.1, for the status site (0: any free port).")
     var port: Int = 0
 
+    @OptionGroup var log: LogOptions
+
     func validate() throws {
         guard speed >= 0.1 && speed <= 10 else { throw ValidationError("--speed must be between 0.1 and 10") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
@@ -235,6 +239,7 @@ struct DemoCommand: AsyncParsableCommand {
             options.keep = keep
             options.serve = serve
             options.port = port
+            if let level = log.explicitLevel { options.logLevel = level }
             if let page { options.page = page }
             let report = try await Demo.run(options)
             printError(Demo.summary(report))
@@ -336,6 +341,7 @@ struct IngestCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var log: LogOptions
 
     @Option(
         help: ArgumentHelp(
@@ -618,6 +624,7 @@ struct DispatchCommand: AsyncParsableCommand {
         commandName: "dispatch", abstract: "Deliver the outbox: send due notifications, with retries.")
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var log: LogOptions
 
     @Flag(help: "Stop when nothing is left to send now or soon (waiting out retries up to --deadline).")
     var untilEmpty = false
@@ -636,8 +643,7 @@ struct DispatchCommand: AsyncParsableCommand {
         do {
             let config = try requireConfig(store)
             code = try await store.withStore(config: config) { db in
-                var logger = Logger(label: "klaxon.dispatch")
-                logger.logLevel = .info
+                let logger = Logger(label: "klaxon.dispatch")
                 var leaseMs: Int64? = nil
                 if let lease {
                     guard let seconds = DurationText.parse(lease), seconds > 0 else {
@@ -677,7 +683,7 @@ struct DispatchCommand: AsyncParsableCommand {
             printError("error: \(e.message)")
             code = ExitCode.validationFailure.rawValue
         } catch {
-            printError("error: \(error)")
+            printError("error: \(ErrorWords.describe(error))")
             code = 1
         }
         if code != 0 { throw ExitCode(code) }
@@ -1028,7 +1034,7 @@ struct NotifyTestCommand: AsyncParsableCommand {
             printError("error: \(e.message)")
             throw ExitCode.validationFailure
         } catch {
-            printError("error: \(error)")
+            printError("error: \(ErrorWords.describe(error))")
             throw ExitCode(1)
         }
     }
@@ -1044,6 +1050,8 @@ struct MigrateStoreCommand: AsyncParsableCommand {
             table's rows in both stores; exit status 1 if any count differs. Stop the daemon first. The copy is \
             not one transaction: after a failure, empty the database and run it again.
             """)
+
+    @OptionGroup var log: LogOptions
 
     @Option(help: "The SQLite database to copy (opened read-only).")
     var from: String

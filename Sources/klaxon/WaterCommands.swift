@@ -30,6 +30,8 @@ struct FetchCommand: AsyncParsableCommand {
         ))
     var timeout: String?
 
+    @OptionGroup var log: LogOptions
+
     func run() async throws {
         try await guarded {
             var deadline: ContinuousClock.Instant? = nil
@@ -258,8 +260,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "With --once: stop delivering after this long.")
     var deadline: String = "5m"
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = "info"
+    @OptionGroup var log: LogOptions
 
     func run() async throws {
         try await guarded {
@@ -273,11 +274,8 @@ struct RunCommand: AsyncParsableCommand {
                 return (cfg, ruleList, cfg.warnings.map(\.warningDescription))
             }
             let (cfg, ruleList, _) = try loader()
-            guard let level = Logger.Level(rawValue: logLevel) else {
-                throw UserError("--log-level must be trace, debug, info, notice, warning, error or critical")
-            }
-            var logger = Logger(label: "klaxon") { StreamLogHandler.standardError(label: $0) }
-            logger.logLevel = level
+            let logger = Logger(label: "klaxon")
+            StartLine.log(to: logger)
             for w in cfg.warnings { logger.warning("\(w.warningDescription)") }  // a secret file anyone may read
             let location = cfg.store ?? .sqlite(path: StoreLocation.defaultPath)
             // A long-running writer of small batches: modest page caches keep the daemon small. On

@@ -113,7 +113,8 @@ struct AQIWebSocketTests {
             name: "cities", url: "ws://127.0.0.1:9/feed", backoff: Backoff(initial: 0.05, cap: 0.1))
         let logs = LogCapture()
         let stats = try await listen(s, c, logger: logs.logger()) { _ in
-            logs.all.filter { $0.contains("reconnecting") }.count >= 3
+            // One line per failed attempt (at debug after the 2nd, but for the 4th, 8th …).
+            logs.all.filter { $0.contains("source failing") || $0.contains("source still failing") }.count >= 3
         }
         #expect(stats.errors >= 3)
         // Every finished attempt failed; the one in flight when the run ended is abandoned uncounted.

@@ -110,6 +110,9 @@ struct DaemonTests {
         #expect(duties["held"]?.contains("evaluator") == true, "\(duties)")
         #expect(duties["held"]?.contains("source:texas") == true && duties["held"]?.contains("source:broken") == true)
         #expect(duties["standby"] == [])
+        // Which build answers.
+        #expect(r["version"] as? String == BuildInfo.version)
+        #expect(r["revision"] as? String == BuildInfo.revision)
 
         // The delivery's outcome is recorded just after the hook answered: wait for it to be counted.
         var metrics = ""
@@ -149,6 +152,15 @@ struct DaemonTests {
         let log = daemon.logText
         #expect(log.contains("klaxon stopped"))
         #expect(!log.contains("s3cret"))
+        // logfmt, the build first; the failing source's state change in one line, in words.
+        let lines = log.split(separator: "\n").map(String.init).filter { $0.hasPrefix("time=") }
+        #expect(lines.first?.contains(#"level=info msg="klaxon starting""#) == true, "\(log)")
+        #expect(lines.first?.contains("version=\(BuildInfo.version)") == true)
+        let failing = lines.filter { $0.contains(#"msg="source failing""#) }
+        #expect(failing.count == 1, "\(log)")
+        #expect(failing.first?.contains("level=warning") == true)
+        #expect(failing.first?.contains("source=broken") == true)
+        #expect(failing.first?.contains("failures=1") == true)
     }
 }
 

@@ -131,9 +131,9 @@ struct DatabaseFileTests {
             #expect(await daemon.stop() == 0)
             let errors = logLines(daemon, containing: "database file \(expected.state)")
             #expect(errors.count == 1, "\(daemon.logText)")
-            #expect(errors.first?.contains(" error ") == true, "\(errors)")
+            #expect(errors.first?.contains(" level=error ") == true, "\(errors)")
             // One error line in all: the refused push does not log the same news again.
-            #expect(logLines(daemon, containing: " error ").count == 1, "\(daemon.logText)")
+            #expect(logLines(daemon, containing: " level=error ").count == 1, "\(daemon.logText)")
         }
     }
 

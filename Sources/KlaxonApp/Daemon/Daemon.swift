@@ -31,6 +31,8 @@ public final class Daemon: Sendable {
     public let metrics = KlaxonMetrics()
     /// Which services are waiting out a database error (another process holding the lock, say).
     public let health = StoreHealth()
+    /// Each polled source's run of failures, for its state-change log lines.
+    let streaks = SourceStreaks()
     /// Wakes the evaluator (a signal, not a stream: an evaluator cancelled when its duty is lost must
     /// not end the wake-ups of the next one, as a cancelled `AsyncStream` consumer ends the stream).
     package let wake = Wake()
@@ -157,7 +159,9 @@ public final class Daemon: Sendable {
                 logger.warning("\(lost)", metadata: ["duty": "\(duty)"])
             } catch {
                 if Task.isCancelled { return }
-                logger.warning("cannot take a duty; trying again", metadata: ["duty": "\(duty)", "error": "\(error)"])
+                logger.warning(
+                    "cannot take a duty; trying again",
+                    metadata: ["duty": "\(duty)", "error": "\(ErrorWords.describe(error))"])
             }
             try? await Task.sleep(for: Self.dutyRetry)
         }
@@ -166,18 +170,11 @@ public final class Daemon: Sendable {
     /// Fetches one source once, records the outcome, and wakes the evaluator when it stored anything.
     func poll(_ source: ConfiguredSource, now: Int64) async -> Fetch.Outcome {
         let o = await Fetch.run(sources: [source], store: store, now: now, future: config.futureBound)[0]
-        if let error = o.error {
+        if o.error != nil {
             metrics.sourceFailed(o.source)
-            let streak = o.failuresBefore + 1
-            logger.log(
-                level: Self.failureLevel(streak: streak, error: error, previous: o.errorBefore),
-                streak == 1 ? "fetch failed" : "fetch still failing",
-                metadata: ["source": "\(o.source)", "error": "\(error)", "failures": "\(streak)"])
+            streaks.record(o, at: now)?.log(to: logger)
         } else if o.skipped == nil {
-            if o.failuresBefore > 0 {
-                logger.notice(
-                    "source recovered", metadata: ["source": "\(o.source)", "failures": "\(o.failuresBefore)"])
-            }
+            streaks.record(o, at: now)?.log(to: logger)
             logger.info(
                 "fetched",
                 metadata: [
@@ -200,8 +197,7 @@ public final class Daemon: Sendable {
     /// and at the 2nd, 4th, 8th … failure of one streak; the rest at debug. A source down for a day
     /// writes a dozen warnings, not thousands, and `/readyz` always has the latest.
     public static func failureLevel(streak: Int, error: String, previous: String?) -> Logger.Level {
-        if streak <= 1 || error != previous || streak & (streak - 1) == 0 { return .warning }
-        return .debug
+        SourceStreak.level(streak: streak, error: error, previous: previous)
     }
 
     /// `--once`: every source once, evaluate, deliver until the outbox is empty or `deadline` seconds

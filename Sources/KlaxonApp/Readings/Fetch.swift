@@ -127,9 +127,9 @@ public enum Fetch {
                 // Cut short by a stop: not the source's failure, and nothing to record against it.
                 o.skipped = "cancelled: stopping"
             } catch {
-                o.error = "\(error)"
+                o.error = ErrorWords.describe(error)
                 let wait = (error as? SourceError)?.retryAfter.map { now + Int64($0.rounded(.up)) }
-                try? await store.recordFailure(source: source.name, error: "\(error)", at: now, notBefore: wait)
+                try? await store.recordFailure(source: source.name, error: o.error ?? "", at: now, notBefore: wait)
             }
             out.append(o)
         }

@@ -148,7 +148,7 @@ public enum StoreLocation: Sendable, CustomStringConvertible {
         _ body: ((any Store)?) async throws -> T
     ) async throws -> T {
         guard let location else { return try await body(nil) }
-        var logger = Logger(label: "klaxon.store") { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "klaxon.store")
         logger.logLevel = .error
         return try await location.withStore(readOnly: readOnly, logger: logger) { store in try await body(store) }
     }

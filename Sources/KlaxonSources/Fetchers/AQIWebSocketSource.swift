@@ -39,6 +39,10 @@ public struct AQIWebSocketSource: Source {
     }
 
     public var every: Int64 { 0 }
+
+    /// When a connection failed or came up, for the log (`since`): the wall clock, not `run`'s
+    /// `now`, which stamps samples (a test's, or the demo's compressed clock).
+    static func wallClock() -> Int64 { Int64(Date().timeIntervalSince1970) }
     public var covers: [String] { [] }
 
     /// Listens for `listen` seconds and returns what it kept, as one batch.
@@ -94,6 +98,8 @@ public struct AQIWebSocketSource: Source {
         private var sampler: Sampler
         /// Set once a connection has delivered a frame: the backoff starts again from the beginning.
         private var healthy = false
+        /// Connections that failed in a row: one log line per change (`SourceStreak`).
+        private var streak = SourceStreak()
 
         init(sampleEvery: Int64) { sampler = Sampler(every: sampleEvery) }
 
@@ -104,6 +110,22 @@ public struct AQIWebSocketSource: Source {
         }
 
         var snapshot: Stats { with { s, _, _ in s } }
+
+        /// A connection failed: the streak's line.
+        func failed(source: String, error: String, at now: Int64) -> SourceStreak.Line {
+            lock.lock()
+            defer { lock.unlock() }
+            stats.errors += 1
+            stats.lastError = error
+            return streak.failed(source: source, error: error, at: now)
+        }
+
+        /// A connection is up: the recovery's line, after failures.
+        func connected(source: String, at now: Int64) -> SourceStreak.Line? {
+            lock.lock()
+            defer { lock.unlock() }
+            return streak.succeeded(source: source, at: now)
+        }
     }
 
     /// Listens until `seconds` have passed (nil: until cancelled), handing kept samples to `deliver`
@@ -140,6 +162,8 @@ public struct AQIWebSocketSource: Source {
             configuration.autoPing = .enabled(timePeriod: .milliseconds(Int64(pingEvery * 1000)))
             let client = WebSocketClient(url: url, configuration: configuration, logger: logger) {
                 inbound, _, _ in
+                // Connected (the upgrade succeeded): a source that was failing has recovered.
+                state.connected(source: self.name, at: Self.wallClock())?.log(to: logger)
                 for try await message in inbound.messages(maxSize: maxFrame) {
                     let data: Data
                     switch message {
@@ -173,7 +197,9 @@ public struct AQIWebSocketSource: Source {
                             s.malformedFrames += 1
                             healthy = true
                         }
-                        logger.warning("\(self.name): malformed frame skipped: \(error)")
+                        logger.warning(
+                            "malformed frame skipped",
+                            metadata: ["source": "\(self.name)", "error": "\(ErrorWords.describe(error))"])
                     }
                     if !kept.isEmpty { try await deliver(kept) }
                 }
@@ -195,22 +221,15 @@ public struct AQIWebSocketSource: Source {
                     let why =
                         close.map { "connection closed: \($0.closeCode)\($0.reason.map { " (\($0))" } ?? "")" }
                         ?? "connection dropped without a close frame"
-                    state.with { s, _, _ in
-                        s.errors += 1
-                        s.lastError = why
-                    }
-                    logger.warning("\(name): \(why); reconnecting")
+                    state.failed(source: name, error: why, at: Self.wallClock()).log(to: logger)
                 } else {
-                    logger.info("\(name): connection closed; reconnecting")
+                    logger.info("connection closed; reconnecting", metadata: ["source": "\(name)"])
                 }
             } catch is CancellationError {
                 return
             } catch {
-                state.with { s, _, _ in
-                    s.errors += 1
-                    s.lastError = "\(error)"
-                }
-                logger.warning("\(name): \(error); reconnecting")
+                // Refused, unreachable, no upgrade: one line per change of the streak, not per attempt.
+                state.failed(source: name, error: ErrorWords.describe(error), at: Self.wallClock()).log(to: logger)
             }
             if Task.isCancelled { return }
             let wasHealthy = state.with { _, _, healthy in healthy }

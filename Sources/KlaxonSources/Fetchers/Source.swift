@@ -100,7 +100,8 @@ public struct HTTPFetcher: Sendable {
             throw SourceError(
                 kind: .payload, source: source, message: "GET \(shown): body larger than \(maxBody) bytes")
         } catch {
-            throw SourceError(kind: .connection, source: source, message: "GET \(shown) failed: \(error)")
+            throw SourceError(
+                kind: .connection, source: source, message: "GET \(shown) failed: \(ErrorWords.describe(error))")
         }
         let status = Int(response.status.code)
         guard (200...299).contains(status) else {

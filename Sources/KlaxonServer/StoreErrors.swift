@@ -21,8 +21,11 @@ struct StoreErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch {
             guard let failure = StoreFailure.classify(error), failure.kind != .busy else { throw error }
-            // A lost database file is the file watch's to log and report (once, not per request).
-            if failure.kind != .fileGone { health.failed(Self.service, error, logger: context.logger) }
+            // A lost database file is the file watch's to log and report (once, not per request),
+            // and so is what follows from it: a new reader connection to the moved path cannot open.
+            if failure.kind != .fileGone, health.file.state == .ok {
+                health.failed(Self.service, error, logger: context.logger)
+            }
             return KlaxonHTTP.storeFailure(failure)
         }
     }

@@ -172,6 +172,7 @@ func guarded(_ body: () async throws -> Int32) async throws {
 /// error (`ValidationError`, as ArgumentParser exits for one found while parsing), else 1. An
 /// `ExitCode` passes through.
 func failure(_ error: any Error) throws -> Int32 {
+    if let second = error as? SecondSignal { throw ExitCode(128 + second.signo) }
     if let e = error as? ExitCode { throw e }
     if let e = error as? ValidationError {
         printError("error: \(e.message)")

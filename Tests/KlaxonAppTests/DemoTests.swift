@@ -151,10 +151,11 @@ struct DemoTests {
         let gone = try ClosedPort()
         await garbage.script(Array(repeating: .respond(status: 200, body: "<html>maintenance</html>"), count: 200))
         var options = Demo.Options()
-        // Half an hour of story per second, not an hour: the city's air is sampled every 20 story
+        // Twenty minutes of story per second, not an hour: the city's air is sampled every 20 story
         // minutes from a live stream, and on two busy cores (the soak's hog, a build beside it) a
-        // daemon starved at the full speed missed a level's only samples (1 run in 5 before this).
-        options.speed = 1_800
+        // daemon starved at the full speed missed a level's only samples (1 run in 5 at 3,600; 2 in
+        // 7 at 1,800 once the suite had 900 tests running beside it).
+        options.speed = 1_200
         options.stdout = nil
         options.page = nil
         options.narrate = false

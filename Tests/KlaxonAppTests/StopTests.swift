@@ -366,7 +366,9 @@ struct StopTests {
         try await poll(until: "the daemon says it is stopping") { daemon.logText.contains("klaxon stopping") }
         daemon.process.interrupt()
         let ended = await daemon.exited()
-        #expect(ended && daemon.process.terminationReason == .exit && daemon.process.terminationStatus == 130)
+        #expect(
+            ended && daemon.process.terminationReason == .exit && daemon.process.terminationStatus == 130,
+            "status \(daemon.process.terminationStatus): \(daemon.logText)")
         #expect(ContinuousClock.now - first < .seconds(5), "the second Ctrl-C should exit at once")
     }
 }

@@ -58,10 +58,14 @@ extension Daemon {
             if let onHangup { onHangup() } else { logger.notice("SIGHUP received; nothing to reload, carrying on") }
         }
         defer { hangups.cancel() }
+        // A second signal cuts the stop short; `run` then throws `SecondSignal`, so the exit status
+        // is 128 + its number whichever ends the process first: the executable's watchdog or this.
+        let again = Mutex<Int32?>(nil)
         let signals = await SignalWatch.start([SIGTERM, SIGINT]) { signo in
             if stop.set(StopRequest(reason: SignalWatch.name(signo))) {
                 Task { await group.triggerGracefulShutdown() }
             } else {
+                again.withLock { $0 = $0 ?? signo }
                 running.cancel()
             }
         }
@@ -99,9 +103,17 @@ extension Daemon {
         if let story, await !Bounded.wait(for: story, within: max(.milliseconds(100), deadline - .now)) {
             logger.error("the daemon's until did not end in time; left running")
         }
+        if let signo = again.withLock({ $0 }) { throw SecondSignal(signo: signo) }
         // A service cut short by the shutdown is no failure: the shutdown itself went as planned.
         if case .failure(let error)? = outcome, !(error is CancellationError) { throw error }
     }
+}
+
+/// A second SIGTERM or SIGINT cut a stop short: the process exits with 128 + `signo` (130 for a
+/// second Ctrl-C), as a shell reports a process ended by the signal.
+public struct SecondSignal: Error, CustomStringConvertible, Sendable {
+    public var signo: Int32
+    public var description: String { "stopped at once by a second \(SignalWatch.name(signo))" }
 }
 
 /// The services of one `Daemon.run`, by name, and which of them are still running: a stop that runs

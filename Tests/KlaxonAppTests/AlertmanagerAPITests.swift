@@ -9,13 +9,12 @@ import NIOCore
 import Testing
 
 /// The Alertmanager v2 API in process, over a real SQLite file with alerts from a real evaluation:
-/// the JSON has the shapes of Alertmanager 0.25's own answers (`../shared/fixtures/peers/alertmanager`),
+/// the JSON has the shapes of Alertmanager 0.25's own answers (`Tests/Fixtures/peers/alertmanager`),
 /// and hostile requests are refused before they cost anything.
 @Suite("Alertmanager API", .serialized, .timeLimit(.minutes(3)))
 struct AlertmanagerAPITests {
     static let token = "am-token"
-    static let fixtures = packageRoot.deletingLastPathComponent().appendingPathComponent(
-        "shared/fixtures/peers/alertmanager")
+    static let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures/peers/alertmanager")
 
     static let rules = [
         Rule(name: "high", kind: ThresholdRule(metric: "gage_height", direction: .above, threshold: 10)),

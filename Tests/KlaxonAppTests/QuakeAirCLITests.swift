@@ -120,12 +120,9 @@ struct QuakeAirCLITests {
         #expect(near.stdout.contains("quarry blast"))
     }
 
-    static let realQuakes = packageRoot.deletingLastPathComponent().appendingPathComponent(
-        "shared/fixtures/real/usgs_earthquakes")
+    static let realQuakes = packageRoot.appendingPathComponent("Tests/Fixtures/real/usgs_earthquakes")
 
-    @Test(
-        "a real USGS feed ingests (18 events); a second ingest changes nothing",
-        .enabled(if: FileManager.default.fileExists(atPath: realQuakes.path)))
+    @Test("a real USGS feed ingests (18 events); a second ingest changes nothing")
     func realFeeds() async throws {
         let real = Self.realQuakes
         let s = try Scratch()

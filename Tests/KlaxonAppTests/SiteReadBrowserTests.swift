@@ -71,11 +71,10 @@ struct SiteReadBrowserTests {
         }
     }
 
-    static let real = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures/real")
+    static let real = packageRoot.appendingPathComponent("Tests/Fixtures/real")
 
     @Test(
-        "every read page over a database of real payloads (USGS IV, NWPS, USGS quakes, WAQI, AirNow)",
-        .enabled(if: FileManager.default.fileExists(atPath: real.path)))
+        "every read page over a database of real payloads (USGS IV, NWPS, USGS quakes, WAQI, AirNow)")
     func realData() async throws {
         let scratch = try Scratch()
         let db = scratch.path("real.sqlite")

@@ -5,13 +5,12 @@ import KlaxonStore
 import Testing
 
 /// The generic webhook against what Alertmanager 0.25 itself sent for one alert firing and then
-/// resolved (`../shared/fixtures/peers/alertmanager/webhook_v4_*.json`, captured byte for byte):
+/// resolved (`Tests/Fixtures/peers/alertmanager/webhook_v4_*.json`, captured byte for byte):
 /// the same keys at every level with the same JSON types, and the pair keeps Alertmanager's
 /// identity rules (labels, fingerprint and `startsAt` fixed; `endsAt` set on the resolve).
 @Suite struct AlertmanagerShapeTests {
     static let captures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
-            "shared/fixtures/peers/alertmanager")
+        .appendingPathComponent("Fixtures/peers/alertmanager")
 
     static func capture(_ name: String) throws -> [String: Any] {
         let data = try Data(contentsOf: captures.appendingPathComponent(name))

@@ -3,10 +3,7 @@ import KlaxonCore
 import KlaxonSources
 import Testing
 
-/// The recorded AQI payloads live in `<repo>/../shared/fixtures/real/{airnow,openaq,waqi}`.
-private let hasRealAQI = ["airnow", "openaq", "waqi"].allSatisfy {
-    FileManager.default.fileExists(atPath: ParserFixtures.real.appendingPathComponent($0).path)
-}
+/// The recorded AQI payloads live in `Tests/Fixtures/real/{airnow,openaq,waqi}`.
 
 @Suite struct AQIParserTests {
     // MARK: - AirNow
@@ -376,7 +373,7 @@ private let hasRealAQI = ["airnow", "openaq", "waqi"].allSatisfy {
 
     // MARK: - Recorded payloads
 
-    @Test(.enabled(if: hasRealAQI)) func recordedFileLists() throws {
+    @Test func recordedFileLists() throws {
         #expect(try ParserFixtures.realFiles("airnow") == ["observation_latLong_current_legacy_HA.json"])
         #expect(
             try ParserFixtures.realFiles("openaq") == [
@@ -389,7 +386,7 @@ private let hasRealAQI = ["airnow", "openaq", "waqi"].allSatisfy {
             ])
     }
 
-    @Test(.enabled(if: hasRealAQI)) func recordedAirNow() throws {
+    @Test func recordedAirNow() throws {
         let batch = try AirNowParser.parse(
             try ParserFixtures.realData("airnow/observation_latLong_current_legacy_HA.json"))
         // 2020-12-20 hour 15 PST = 23:00Z.
@@ -408,7 +405,7 @@ private let hasRealAQI = ["airnow", "openaq", "waqi"].allSatisfy {
             ])
     }
 
-    @Test(.enabled(if: hasRealAQI)) func recordedOpenAQ() throws {
+    @Test func recordedOpenAQ() throws {
         let fromSensors = try OpenAQParser.sensors(try ParserFixtures.realData("openaq/v3_location_sensors.json"))
         let fromLocations = try OpenAQParser.sensors(try ParserFixtures.realData("openaq/v3_locations.json"))
         let expected: [Int: String] = [
@@ -441,7 +438,7 @@ private let hasRealAQI = ["airnow", "openaq", "waqi"].allSatisfy {
         #expect(batch.gaps == 0)
     }
 
-    @Test(.enabled(if: hasRealAQI)) func recordedWAQIUtrecht() throws {
+    @Test func recordedWAQIUtrecht() throws {
         let batch = try WAQIParser.parse(try ParserFixtures.realData("waqi/feed_city_utrecht_ok.json"))
         // s "2023-08-07 17:00:00" at +02:00 = 15:00Z; time.v (1691427600) would say 17:00Z.
         let t = "2023-08-07T15:00:00Z"
@@ -465,7 +462,7 @@ private let hasRealAQI = ["airnow", "openaq", "waqi"].allSatisfy {
             ])
     }
 
-    @Test(.enabled(if: hasRealAQI)) func recordedWAQIPurpleAir() throws {
+    @Test func recordedWAQIPurpleAir() throws {
         let batch = try WAQIParser.parse(try ParserFixtures.realData("waqi/feed_station_372382_purpleair_ok.json"))
         // s "2023-08-20 12:20:22" at -07:00 = 19:20:22Z, which time.v agrees with for this station.
         let t = "2023-08-20T19:20:22Z"
@@ -488,7 +485,7 @@ private let hasRealAQI = ["airnow", "openaq", "waqi"].allSatisfy {
             ])
     }
 
-    @Test(.enabled(if: hasRealAQI)) func recordedWAQIErrorsAndSearch() throws {
+    @Test func recordedWAQIErrorsAndSearch() throws {
         let invalidKey = caughtParseError {
             _ = try WAQIParser.parse(try ParserFixtures.realData("waqi/feed_error_invalid_key.json"))
         }

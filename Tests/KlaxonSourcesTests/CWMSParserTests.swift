@@ -120,7 +120,7 @@ import Testing
 
     // MARK: - Recorded payloads
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedFiles() throws {
+    @Test func recordedFiles() throws {
         #expect(
             try ParserFixtures.realFiles("cwms") == [
                 "cda_timeseries_ARBU_elev_page1.json", "cda_timeseries_ARBU_elev_page2.json",
@@ -135,7 +135,7 @@ import Testing
         )
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedARBUPages() throws {
+    @Test func recordedARBUPages() throws {
         let first = try CWMSParser.parse(try ParserFixtures.realData("cwms/cda_timeseries_ARBU_elev_page1.json"))
         #expect(first.batch.readings.count == 500)
         #expect(first.batch.gaps == 0)
@@ -155,7 +155,7 @@ import Testing
         #expect(Set(times).count == 745)
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedNullValue() throws {
+    @Test func recordedNullValue() throws {
         let page = try CWMSParser.parse(try ParserFixtures.realData("cwms/cda_timeseries_CHCR_null_value.json"))
         #expect(page.batch.readings.isEmpty)
         #expect(page.batch.gaps == 1)

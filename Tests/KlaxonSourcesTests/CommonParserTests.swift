@@ -3,16 +3,14 @@ import KlaxonCore
 import KlaxonSources
 import Testing
 
-/// Fixture files: our own in `Fixtures/`, and the recorded real payloads in
-/// `<repo>/../shared/fixtures/real` when that folder exists.
+/// Fixture files: our own in `Fixtures/`, and the recorded real payloads in `Tests/Fixtures/real`
+/// (public services' bodies copied byte for byte; their provenance is `Tests/Fixtures/real/SOURCES.md`).
 enum ParserFixtures {
     /// This test folder, with symlinks resolved (a scratch package may link to it).
     static let directory = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
     static let own = directory.appendingPathComponent("Fixtures")
-    /// The repository root is three levels above a test file.
-    static let real = directory.deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("../shared/fixtures/real").standardizedFileURL
-    static let hasReal = FileManager.default.fileExists(atPath: real.appendingPathComponent("usgs_nwis").path)
+    /// `Tests/` is one level above a test file.
+    static let real = directory.deletingLastPathComponent().appendingPathComponent("Fixtures/real")
 
     static func data(_ name: String) throws -> Data {
         try Data(contentsOf: own.appendingPathComponent(name))

@@ -3,12 +3,6 @@ import KlaxonCore
 import KlaxonSources
 import Testing
 
-/// The weather folders of the recorded real payloads, when they are present.
-private enum WeatherFixtures {
-    static let hasReal = FileManager.default.fileExists(
-        atPath: ParserFixtures.real.appendingPathComponent("open_meteo").path)
-}
-
 private let issued: Int64 = 1_773_496_800  // 2026-03-14T14:00:00Z
 
 private func day(
@@ -459,8 +453,8 @@ private func day(
     }
 }
 
-/// The recorded real payloads in `<repo>/../shared/fixtures/real`; every value checked with python3.
-@Suite(.enabled(if: WeatherFixtures.hasReal)) struct RealForecastPayloadTests {
+/// The recorded real payloads in `Tests/Fixtures/real`; every value checked with python3.
+@Suite struct RealForecastPayloadTests {
     @Test func everyWeatherFileIsCovered() throws {
         #expect(
             try ParserFixtures.realFiles("open_meteo") == [

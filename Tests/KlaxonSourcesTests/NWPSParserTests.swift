@@ -76,7 +76,7 @@ import Testing
 
     // MARK: - Recorded payloads
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedFiles() throws {
+    @Test func recordedFiles() throws {
         #expect(
             try ParserFixtures.realFiles("nwps") == [
                 "gauge_DURO3_action_minor_only_no_forecast.json", "gauge_KCMO3_no_usgsId_no_categories.json",
@@ -84,7 +84,7 @@ import Testing
             ])
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedPRTO3() throws {
+    @Test func recordedPRTO3() throws {
         let gauge = try NWPSParser.gauge(
             try ParserFixtures.realData("nwps/gauge_PRTO3_full_categories_with_forecast.json"))
         #expect(
@@ -102,7 +102,7 @@ import Testing
         #expect(gauge.categories.ladder(forMetric: "discharge") == [])
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedDURO3() throws {
+    @Test func recordedDURO3() throws {
         let gauge = try NWPSParser.gauge(
             try ParserFixtures.realData("nwps/gauge_DURO3_action_minor_only_no_forecast.json"))
         #expect(
@@ -116,7 +116,7 @@ import Testing
                     observedTime: utcTime("2026-08-29T21:45:00Z")))
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedKCMO3() throws {
+    @Test func recordedKCMO3() throws {
         let gauge = try NWPSParser.gauge(try ParserFixtures.realData("nwps/gauge_KCMO3_no_usgsId_no_categories.json"))
         #expect(
             gauge

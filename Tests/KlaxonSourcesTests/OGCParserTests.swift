@@ -102,7 +102,7 @@ import Testing
         return try object.mapValues { try JSONSerialization.data(withJSONObject: $0) }
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedFileHoldsTheKnownCollections() throws {
+    @Test func recordedFileHoldsTheKnownCollections() throws {
         #expect(
             try ParserFixtures.realFiles("usgs_waterdata_ogc") == [
                 "ogc_collections_items_trimmed_combined_dataretrieval.json"
@@ -116,7 +116,7 @@ import Testing
             ])
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedObservationCollections() throws {
+    @Test func recordedObservationCollections() throws {
         let pages = try recordedCollections()
         let continuous = try OGCParser.parse(try #require(pages["continuous"]))
         #expect(
@@ -156,7 +156,7 @@ import Testing
         #expect(daily.batch.stations.first?.longitude == -89.35249999999999)
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedMonitoringLocations() throws {
+    @Test func recordedMonitoringLocations() throws {
         let page = try OGCParser.parse(try #require(try recordedCollections()["monitoring-locations"]))
         #expect(page.batch.readings.isEmpty)
         #expect(
@@ -172,7 +172,7 @@ import Testing
             ])
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedOtherCollectionsAreIgnored() throws {
+    @Test func recordedOtherCollectionsAreIgnored() throws {
         let pages = try recordedCollections()
         for name in [
             "agency-codes", "channel-measurements", "combined-metadata", "field-measurements",

@@ -195,7 +195,7 @@ import Testing
         init() {}
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedFiles() throws {
+    @Test func recordedFiles() throws {
         #expect(
             try ParserFixtures.realFiles("usgs_earthquakes") == [
                 "fdsn_query_geojson_M2.5_2020-06-03_to_06-10.geojson", "summary_all_day_2016-11.geojson",
@@ -209,7 +209,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedFDSNQuery() throws {
+    @Test func recordedFDSNQuery() throws {
         let events = try QuakeParser.parse(
             try ParserFixtures.realData("usgs_earthquakes/fdsn_query_geojson_M2.5_2020-06-03_to_06-10.geojson"))
         var want = Tally()
@@ -248,7 +248,7 @@ import Testing
         #expect(zip(events, events.dropFirst()).allSatisfy { $0.time >= $1.time })
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedAllDay2016() throws {
+    @Test func recordedAllDay2016() throws {
         let events = try QuakeParser.parse(
             try ParserFixtures.realData("usgs_earthquakes/summary_all_day_2016-11.geojson"))
         var want = Tally()
@@ -284,7 +284,7 @@ import Testing
         #expect(events.compactMap(\.sig).reduce(0, +) == 7444)
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedSignificantMonth2023() throws {
+    @Test func recordedSignificantMonth2023() throws {
         let events = try QuakeParser.parse(
             try ParserFixtures.realData("usgs_earthquakes/summary_significant_month_2023-10.geojson"))
         var want = Tally()

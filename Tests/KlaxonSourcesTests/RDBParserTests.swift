@@ -119,7 +119,7 @@ import Testing
 
     // MARK: - Recorded payloads
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedInstantaneousMST() throws {
+    @Test func recordedInstantaneousMST() throws {
         let text = String(
             decoding: try ParserFixtures.realData("usgs_nwis/iv_rdb_09512500_00060_15min_2016.rdb"), as: UTF8.self)
         let batch = try RDBParser.parse(text)
@@ -135,7 +135,7 @@ import Testing
             ])
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedDailyWithBlanks() throws {
+    @Test func recordedDailyWithBlanks() throws {
         let text = String(
             decoding: try ParserFixtures.realData("usgs_nwis/dv_rdb_03451500_00045_00060_00065_blanks_2022.rdb"),
             as: UTF8.self)
@@ -167,7 +167,7 @@ import Testing
             ])
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedSiteServiceGivesStations() throws {
+    @Test func recordedSiteServiceGivesStations() throws {
         // CRLF line ends; the site service's columns and no `datetime`.
         let text = String(
             decoding: try ParserFixtures.realData("usgs_nwis/site_rdb_2sites_dataretrieval.rdb"), as: UTF8.self)

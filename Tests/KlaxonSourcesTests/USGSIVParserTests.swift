@@ -98,7 +98,7 @@ import Testing
 
     // MARK: - Recorded payloads
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func everyRecordedNWISFileParses() throws {
+    @Test func everyRecordedNWISFileParses() throws {
         let files = try ParserFixtures.realFiles("usgs_nwis")
         #expect(
             files == [
@@ -125,7 +125,7 @@ import Testing
             ])
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedStreamflowAPI() throws {
+    @Test func recordedStreamflowAPI() throws {
         let batch = try USGSIVParser.parse(
             try ParserFixtures.realData("usgs_nwis/iv_json_2sites_00060_00065_P1D_streamflow-api.json"))
         #expect(batch.readings.count == 376)
@@ -151,7 +151,7 @@ import Testing
             ])
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedHydrotoolsTwoZones() throws {
+    @Test func recordedHydrotoolsTwoZones() throws {
         let batch = try USGSIVParser.parse(
             try ParserFixtures.realData("usgs_nwis/iv_json_2sites_00060_P1D_hydrotools.json"))
         #expect(batch.readings.count == 186)
@@ -166,7 +166,7 @@ import Testing
         #expect(batch.stationInfo("02458502")?.name == "VILLAGE CREEK NEAR PRATT CITY, ALABAMA")
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedTrimmedAllParameters() throws {
+    @Test func recordedTrimmedAllParameters() throws {
         let batch = try USGSIVParser.parse(
             try ParserFixtures.realData("usgs_nwis/iv_json_2sites_all_params_trimmed_dataretrieval.json"))
         #expect(batch.readings.count == 20)
@@ -177,7 +177,7 @@ import Testing
         #expect(batch.stations.map(\.id) == ["01491000", "01645000"])
     }
 
-    @Test(.enabled(if: ParserFixtures.hasReal)) func recordedDailyValues() throws {
+    @Test func recordedDailyValues() throws {
         let batch = try USGSIVParser.parse(try ParserFixtures.realData("usgs_nwis/dv_json_2sites_dataretrieval.json"))
         #expect(
             batch.readings == [

@@ -1,7 +1,7 @@
 /// Known names close to one that was typed, for "did you mean" lists: a silence for a rule or a
 /// station that nothing knows is added with a warning that lists these.
 ///
-/// A known name is near when it is a few edits away (Levenshtein, at most a third of the longer
+/// A known name is near when it is a few edits away (Levenshtein with adjacent swaps, at most a third of the longer
 /// name and at least 2), when one name contains the other, or when both start with the same three
 /// characters. Case is ignored. Names are cut to `maxLength` characters before they are compared, so
 /// one comparison is at most `maxLength`² steps whatever a request holds.
@@ -67,10 +67,14 @@ public enum NearNames {
         return false
     }
 
-    /// Two rows of the edit table, stopping as soon as every entry of a row is over `bound`.
+    /// The optimal-string-alignment distance (Levenshtein plus the swap of two adjacent characters as
+    /// one edit, so `vaule` is one edit from `value`), three rows of the table at a time, stopping as
+    /// soon as every entry of a row is over `bound`. Stopping stays exact: a row's smallest entry is at
+    /// most one more than the row before's, so a row over `bound` means every later one is too.
     static func distance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], bound: Int) -> Int? {
         guard abs(a.count - b.count) <= bound else { return nil }
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        var before = [Int](repeating: 0, count: b.count + 1)
         var previous = Array(0...b.count)
         var row = [Int](repeating: 0, count: b.count + 1)
         for i in 1...a.count {
@@ -78,11 +82,13 @@ public enum NearNames {
             var smallest = i
             for j in 1...b.count {
                 let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
-                row[j] = min(previous[j] + 1, row[j - 1] + 1, substitution)
-                smallest = min(smallest, row[j])
+                var d = min(previous[j] + 1, row[j - 1] + 1, substitution)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d = min(d, before[j - 2] + 1) }
+                row[j] = d
+                smallest = min(smallest, d)
             }
             if smallest > bound { return nil }
-            swap(&previous, &row)
+            (before, previous, row) = (previous, row, before)
         }
         return previous[b.count] <= bound ? previous[b.count] : nil
     }

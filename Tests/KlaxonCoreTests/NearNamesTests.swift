@@ -27,8 +27,13 @@ import Testing
         #expect(NearNames.near("142", among: stations) == ["14211500", "14211720"])
         // A digit left out: one edit; the other station sharing the start comes after.
         #expect(NearNames.near("1421172", among: stations) == ["14211720", "14211500"])
-        // Two digits swapped are two edits, as a different digit or two are: ties go by name.
-        #expect(NearNames.near("14211702", among: stations) == ["14211500", "14211720"])
+        // Two digits swapped are one edit (issue 39): the swapped station first, then one two edits away.
+        #expect(NearNames.near("14211702", among: stations) == ["14211720", "14211500"])
+        #expect(NearNames.distance("14211702", "14211720") == 1)
+        #expect(NearNames.distance("vaule", "value") == 1)
+        #expect(NearNames.distance("vaule", "rule") == 2)
+        // A swap is one edit only between neighbours: "abc" → "cba" is still two.
+        #expect(NearNames.distance("abc", "cba") == 2)
         // Two characters are too few to make a name near by its start alone.
         #expect(NearNames.near("xy", among: ["xylophone-pressure"]) == [])
     }

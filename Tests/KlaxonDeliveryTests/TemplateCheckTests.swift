@@ -13,6 +13,14 @@ import Testing
             ])
     }
 
+    @Test("two letters swapped are one edit: {{vaule}} means {{value}}, not {{rule}} (issue 39)")
+    func aSwapIsOneEdit() {
+        #expect(
+            TemplateCheck.checkMessage("{{vaule}}").map(\.message) == [
+                "unknown variable {{vaule}}; did you mean {{value}}?"
+            ])
+    }
+
     @Test func whatAMessageMayUse() {
         for ok in [
             "{{rule}} {{station}} {{value}} {{unit}} {{labels.team}} {{{summary}}} {{& explanation}}",

@@ -15,6 +15,22 @@
 # changed. Package.resolved, when the work tree has one, pins the dependencies of the export too.
 set -euo pipefail
 
+usage="usage: Deploy/release.sh [VERSION]   (a release tarball in dist/; VERSION defaults to git describe)"
+case "${1:-}" in
+    -h | --help)
+        echo "$usage"
+        exit 0
+        ;;
+    -*)
+        echo "$usage" >&2
+        exit 64
+        ;;
+esac
+if [ $# -gt 1 ]; then
+    echo "$usage" >&2
+    exit 64
+fi
+
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scratch="$root/.build-release"

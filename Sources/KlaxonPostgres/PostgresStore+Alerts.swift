@@ -145,6 +145,7 @@ extension PostgresStore {
             VALUES (\(alert.key.rule), \(alert.key.station), \(alert.key.metric), \(alert.episode), \(by), \(now))
             ON CONFLICT (rule, station, metric) DO UPDATE SET transition_id = excluded.transition_id,
                 acked_by = excluded.acked_by, acked_at = excluded.acked_at
+            WHERE acks.transition_id <> excluded.transition_id
             """)
         return (alert.key, alert.transition)
     }

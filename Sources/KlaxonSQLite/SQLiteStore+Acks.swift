@@ -20,6 +20,7 @@ extension SQLiteStore {
                     INSERT INTO acks (rule, station, metric, transition_id, acked_by, acked_at) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT (rule, station, metric) DO UPDATE SET transition_id = excluded.transition_id,
                         acked_by = excluded.acked_by, acked_at = excluded.acked_at
+                    WHERE acks.transition_id <> excluded.transition_id
                     """,
                 arguments: [alert.key.rule, alert.key.station, alert.key.metric, episode, by, now])
         }

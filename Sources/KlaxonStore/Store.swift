@@ -104,7 +104,8 @@ public protocol AlertStore: Sendable {
     /// their notifications; nil when no transition has that id.
     func episode(_ id: Int64) async throws -> EpisodeHistory?
     /// Acknowledges the firing alert an id names (its episode's, or any of the episode's
-    /// transitions'): no reminders or escalation until it resolves.
+    /// transitions'): no reminders or escalation until it resolves. The first ack of an episode holds:
+    /// a second one changes nothing (`acks()` still names who acked first).
     @discardableResult
     func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (key: AlertKey, transition: Transition)?
     func acks() async throws -> [AlertKey: Ack]

@@ -134,11 +134,19 @@ struct AckCommand: AsyncParsableCommand {
             guard digits.utf8.count <= 19, let number = Int64(digits), number > 0 else {
                 throw ValidationError("the alert id is a positive number, like 42 (`klaxon alerts` lists them)")
             }
-            let who = by ?? ProcessInfo.processInfo.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "unknown"
+            let who = by ?? CurrentUser.name
             if let problem = Silence.claimedAuthorProblem(who) { throw ValidationError("--by: \(problem)") }
             return try await store.withStore { db in
                 guard let acked = try await db.ack(transitionID: number, by: who, at: nowSeconds()) else {
                     throw UserError("no firing alert has id \(number); `klaxon alerts` lists them")
+                }
+                // The first ack of an episode holds: a second one says who acked, not that it took.
+                if let first = try await db.acks()[acked.key], first.by != who {
+                    print(
+                        TerminalText.safe(
+                            "#\(number): \(acked.key.rule) at \(acked.key.station) was already acked by \(first.by) at \(Timestamp.format(first.at)); unchanged"
+                        ))
+                    return 0
                 }
                 print(
                     TerminalText.safe(

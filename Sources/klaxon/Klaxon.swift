@@ -862,8 +862,7 @@ struct SilenceCommand: ParsableCommand {
 
         func run() async throws {
             let author =
-                self.author ?? ProcessInfo.processInfo.environment["USER"].flatMap { $0.isEmpty ? nil : $0 }
-                ?? "unknown"
+                self.author ?? CurrentUser.name
             try await guarded {
                 guard !match.isEmpty else { throw UserError("give at least one --match KEY=VALUE") }
                 // Stored text people read later in a terminal and on the site: no control characters,

@@ -195,12 +195,21 @@ import Testing
             (try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [[String: Any]])?.first)
         #expect(acked["acked_by"] as? String == "alice")
         #expect(acked["acked_at"] as? String != nil)
+        // A second ack of the same episode says who acked first and changes nothing (issue 39).
+        let again = try await klaxonAsync(["ack", "--db", db, "\(id)", "--by", "bob"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("already acked by alice"), "\(again.stdout)")
+        let still = try await klaxonAsync(["alerts", "--db", db, "-o", "json", "station=G1"])
+        #expect(still.stdout.contains(#""acked_by":"alice""#) || still.stdout.contains(#""acked_by" : "alice""#))
 
         // A silence shows.
-        let add = try await klaxonAsync([
-            "silence", "add", "--db", db, "--match", "station=G2", "--for", "1h", "--comment", "works",
-        ])
+        // With no $USER (systemd, cron, containers) the author is the account's name, not "unknown".
+        let add = try await klaxonAsync(
+            ["silence", "add", "--db", db, "--match", "station=G2", "--for", "1h", "--comment", "works"],
+            environment: ["USER": ""])
         #expect(add.status == 0, "\(add.stderr)")
+        let query = try await klaxonAsync(["silence", "list", "--db", db])
+        #expect(query.stdout.contains("by \(NSUserName()):"), "\(query.stdout)")
         let silenced = try await klaxonAsync(["alerts", "--db", db, "-o", "json", "station=G2"])
         let g2 = try #require(
             (try JSONSerialization.jsonObject(with: Data(silenced.stdout.utf8)) as? [[String: Any]])?.first)

@@ -6,10 +6,8 @@ import KlaxonStore
 
 /// Trip commands' logic: geocoding stops, owner checks, the packing view, export and import.
 public enum Trips {
-    /// The user running the command (`$USER`, else the account name).
-    public static var currentUser: String {
-        ProcessInfo.processInfo.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? NSUserName()
-    }
+    /// The user running the command (`CurrentUser`).
+    public static var currentUser: String { CurrentUser.name }
 
     /// Who a command acts for, and whether it may see every owner's trips.
     public struct Actor: Sendable {

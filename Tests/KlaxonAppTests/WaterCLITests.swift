@@ -187,6 +187,30 @@ struct WaterCLITests {
         #expect(unknown.stderr.contains("no source \"rivr\" (sources are nws, river)"))
     }
 
+    @Test(
+        "config: a usgs-iv source on USGS's WaterServices is warned about (retired in Q1 2027); one on a base_url of its own is not"
+    )
+    func usgsIVRetirementWarning() async throws {
+        let s = try Scratch()
+        let config = try s.write(
+            "klaxon.yaml",
+            """
+            sources:
+              - {name: mirror, kind: usgs-iv, base_url: "http://127.0.0.1:9/nwis/iv/", sites: ["01646500"]}
+              - {name: river, kind: usgs-iv, sites: ["01646500"]}
+              - {name: ogc, kind: usgs-ogc, sites: ["01646500"]}
+            receivers:
+              - {name: ops, type: stdout}
+            """)
+        let run = try await klaxonAsync(["check", "--config", config, "--rules", "Rules/water.yaml"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let warnings = run.stderr.split(separator: "\n").filter { $0.contains("decommissions") }
+        #expect(warnings.count == 1, "\(run.stderr)")
+        #expect(warnings.first?.contains("klaxon.yaml:3:") == true, "\(run.stderr)")
+        #expect(warnings.first?.contains("warning: kind: usgs-iv reads USGS WaterServices") == true)
+        #expect(warnings.first?.contains("`kind: usgs-ogc`") == true)
+    }
+
     @Test("config: sources are checked strictly, with positions")
     func sourceConfigErrors() async throws {
         let s = try Scratch()

@@ -249,6 +249,11 @@ extension ConfigReader {
 extension ConfigReader {
     func readUSGSIV(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (any Source)? {
         var built: (any Source)? = nil
+        // WaterServices (the IV service) is decommissioned in Q1 2027; a base_url of one's own (a mirror, a
+        // stand-in) is not USGS's and keeps working, so only the real service is warned about.
+        if baseURL.map({ $0.contains(USGSIVSource.retiringHost) }) ?? true {
+            file.warn(m.keyed.first { $0.key == "kind" }?.value ?? m.node, USGSIVSource.retirementNotice)
+        }
         if let sites = sites(&m, what: what) {
             built = USGSIVSource(
                 name: name, baseURL: baseURL ?? USGSIVSource.defaultBaseURL, every: every ?? 900,

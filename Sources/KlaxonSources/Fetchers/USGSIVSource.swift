@@ -7,6 +7,12 @@ import KlaxonCore
 public struct USGSIVSource: Source {
     public static let kindName = "usgs-iv"
     public static let defaultBaseURL = "https://waterservices.usgs.gov/nwis/iv/"
+    /// The host USGS decommissions in Q1 2027.
+    public static let retiringHost = "waterservices.usgs.gov"
+    /// What `klaxon check` and the daemon's start say of a source that reads it.
+    public static let retirementNotice =
+        "kind: usgs-iv reads USGS WaterServices, which USGS decommissions in Q1 2027; change it to "
+        + "`kind: usgs-ogc` (the same sites, parameters and period; see docs/sources.md). Both are read until then."
 
     public var name: String
     public var baseURL: String

@@ -516,23 +516,38 @@ enum AlertmanagerAPI {
             "[" + names.map { q($0 == "rule" ? "alertname" : $0) }.joined(separator: ", ") + "]"
         }
         func duration(_ seconds: Int64) -> String { DurationText.format(seconds) }
+        // Alertmanager refuses a zero group_interval; Klaxon's 0 sends each change of a group at once. The
+        // smallest interval Alertmanager takes says the same to amtool (`config routes show|test`).
+        func interval(_ seconds: Int64) -> String {
+            seconds > 0 ? duration(seconds) : "1ms  # Klaxon: 0 (each change at once); Alertmanager needs more than 0"
+        }
+        // As the alerts carry them (`alertname`, not Klaxon's `rule`), quoted as Alertmanager's matcher parser
+        // reads them (`name="value"`, `\"` and `\\` escaped), so any value survives.
+        func matcher(_ m: Matcher) -> String {
+            let name = m.name == "rule" ? "alertname" : m.name
+            let value = m.value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+                of: "\"", with: "\\\""
+            )
+            .replacingOccurrences(of: "\n", with: "\\n")
+            return q(name + m.op.rawValue + "\"" + value + "\"")
+        }
         var lines = [
             "# Klaxon \(BuildInfo.version): its routing, as Alertmanager would write it (receivers by name only).",
             "route:",
             "  receiver: \(q(routing.defaultReceiver ?? ""))",
             "  group_by: \(groupBy(routing.defaults.groupBy))",
             "  group_wait: \(duration(routing.defaults.groupWait))",
-            "  group_interval: \(duration(routing.defaults.groupInterval))",
+            "  group_interval: \(interval(routing.defaults.groupInterval))",
         ]
         if let r = routing.defaults.repeatInterval { lines.append("  repeat_interval: \(duration(r))") }
         if !routing.routes.isEmpty { lines.append("  routes:") }
         for route in routing.routes {
             for (i, receiver) in route.receivers.enumerated() {
                 lines.append("  - receiver: \(q(receiver))")
-                lines.append("    matchers: [\(route.matchers.map { q($0.description) }.joined(separator: ", "))]")
+                lines.append("    matchers: [\(route.matchers.map(matcher).joined(separator: ", "))]")
                 lines.append("    group_by: \(groupBy(route.groupBy))")
                 lines.append("    group_wait: \(duration(route.groupWait))")
-                lines.append("    group_interval: \(duration(route.groupInterval))")
+                lines.append("    group_interval: \(interval(route.groupInterval))")
                 if let r = route.repeatInterval { lines.append("    repeat_interval: \(duration(r))") }
                 lines.append("    continue: \(route.continue || i < route.receivers.count - 1)")
             }

@@ -137,7 +137,7 @@ struct RoutesCommand: ParsableCommand {
             abstract:
                 "Which receivers an alert with these labels reaches, in which group; quiet hours and silences now.",
             discussion: """
-                Labels are LABEL=VALUE: rule (or alertname), station, metric, severity (default warning), level \
+                Labels are LABEL=VALUE: rule (or alertname), station, metric, severity (default: the named rule's, else warning), level \
                 and any label a rule sets. A named rule's notify: receivers count, as they do for real. The first \
                 line lists the receivers, comma-separated, as `amtool config routes test` prints them; exit \
                 status 1 when none. Silences are read from the database when there is one (never created). \
@@ -190,11 +190,14 @@ struct RoutesCommand: ParsableCommand {
             var silences_checked: Bool
         }
 
-        func transition(_ pairs: [String: String], at: Int64) throws -> Transition {
-            var rest = pairs
+        /// The alert these labels describe. A rule the config defines gives what its alerts carry (its
+        /// severity and labels) unless a label given says otherwise: `rule=X` alone is X's real alert.
+        func transition(_ pairs: [String: String], at: Int64, rule defined: Rule? = nil) throws -> Transition {
+            var rest = (defined?.labels ?? [:]).merging(pairs) { _, given in given }
             let rule = rest.removeValue(forKey: "rule") ?? rest.removeValue(forKey: "alertname") ?? ""
             rest.removeValue(forKey: "alertname")
-            let severityText = rest.removeValue(forKey: "severity") ?? Severity.warning.rawValue
+            let severityText =
+                rest.removeValue(forKey: "severity") ?? defined?.severity.rawValue ?? Severity.warning.rawValue
             guard let severity = Severity(rawValue: severityText) else {
                 throw ValidationError(
                     "severity=\(severityText): must be \(Severity.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -217,12 +220,12 @@ struct RoutesCommand: ParsableCommand {
                 }
                 let at = try parseTime(now, option: "--now") ?? nowSeconds()
                 let cfg = try RoutesCommand.config(config)
-                let t = try transition(pairs, at: at)
-                // A named rule's own receivers, as the evaluator passes them.
-                var notify: [String] = []
-                if !t.rule.isEmpty, let rules = try? loadRules(cfg.rules ?? ["Rules"]) {
-                    notify = rules.first { $0.name == t.rule }?.notify ?? []
-                }
+                // A named rule's own severity, labels and receivers, as the evaluator gives its alerts.
+                let named = pairs["rule"] ?? pairs["alertname"] ?? ""
+                let defined =
+                    named.isEmpty ? nil : (try? loadRules(cfg.rules ?? ["Rules"]))?.first { $0.name == named }
+                let t = try transition(pairs, at: at, rule: defined)
+                let notify = defined?.notify ?? []
                 let plan = cfg.routing.plan(for: t, notify: notify)
                 let deliveries = plan.map { p -> Delivery in
                     let route = cfg.routing.route(p.route)

@@ -297,6 +297,37 @@ import Testing
         #expect(mutedAnswer["silences_checked"] as? Bool == true)
     }
 
+    @Test(
+        "routes test rule=X tests X's real alert: its severity and labels, and the quiet hours it bypasses (issue 39)")
+    func routesTestTakesTheRulesSeverity() async throws {
+        let s = try Scratch()
+        try s.write(
+            "rules/river.yaml",
+            "name: river-crit\nkind: threshold\nmetric: gage_height\nabove: 10\nseverity: critical\nlabels: {team: river}\n"
+        )
+        let cfg = try s.write(
+            "klaxon.yaml",
+            "rules: [rules]\n"
+                + Self.routedConfig.replacingOccurrences(
+                    of: "policy: defer}", with: "policy: defer, bypass_severity: critical}"))
+        // 05:00 UTC is 23:00 in Chicago: the chat route's quiet hours, which a critical alert bypasses.
+        let night = try await klaxonAsync([
+            "routes", "test", "--config", cfg, "--now", "2026-01-01T05:00:00Z", "rule=river-crit", "--format", "json",
+        ])
+        #expect(night.status == 0, "\(night.stderr)")
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(night.stdout.utf8)) as? [String: Any])
+        let receivers = try #require(answer["receivers"] as? [[String: Any]])
+        #expect(receivers.map { $0["receiver"] as? String } == ["pager", "chat"], "\(night.stdout)")
+        #expect(receivers.allSatisfy { $0["quiet_now"] as? Bool == false }, "\(night.stdout)")
+        let labels = answer["labels"] as? [String: String]
+        #expect(labels?["severity"] == "critical" && labels?["team"] == "river", "\(night.stdout)")
+        // A label given on the command line still wins over the rule's.
+        let warned = try await klaxonAsync([
+            "routes", "test", "--config", cfg, "--now", "2026-01-01T05:00:00Z", "rule=river-crit", "severity=warning",
+        ])
+        #expect(warned.lines.first == "chat", "\(warned.stdout)")
+    }
+
     @Test("--format json on check, test, silence list and outbox list; test --junit writes well-formed JUnit XML")
     func jsonFormatsAndJUnit() async throws {
         let s = try Scratch()

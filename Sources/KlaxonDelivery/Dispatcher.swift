@@ -490,7 +490,10 @@ public final class Dispatcher: Sendable {
                     pass.dropped += 1
                 case .defer:
                     // One digest per receiver when the period ends: a shared, stable batch key.
-                    outcomes.add(.reschedule(liveBatch, batchKey: "digest-\(batch.receiver)-\(end)", dueAt: end * 1000))
+                    outcomes.add(
+                        .reschedule(
+                            liveBatch, batchKey: OutboxRecord.quietDigest(receiver: batch.receiver, until: end),
+                            dueAt: end * 1000))
                     pass.deferred += 1
                 }
                 return pass

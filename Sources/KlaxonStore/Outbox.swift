@@ -57,6 +57,16 @@ public struct OutboxRecord: Codable, Sendable, Equatable {
 
     public static func alertKey(_ t: Transition) -> String { "\(t.rule)|\(t.station)|\(t.metric)" }
 
+    /// The batch of rows quiet hours hold for `receiver` until `end` (UTC seconds): one digest per
+    /// receiver when the period ends, so a shared, stable key.
+    public static func quietDigest(receiver: String, until end: Int64) -> String { "digest-\(receiver)-\(end)" }
+
+    /// Until when (UTC seconds) quiet hours hold this row; nil when they do not.
+    public var quietUntil: Int64? {
+        guard state == .pending, let batch, batch.hasPrefix("digest-\(receiver)-") else { return nil }
+        return dueAt / 1000
+    }
+
     /// A new row id: a time-ordered (version 7, RFC 9562) UUID in lower case: the milliseconds since
     /// the epoch, then 74 random bits. Ids made one after another sort together, so the outbox's
     /// primary-key index grows at its end instead of taking each new row on a random page (with

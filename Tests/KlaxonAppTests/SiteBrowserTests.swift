@@ -254,6 +254,20 @@ struct SiteBrowserTests {
                 #expect(
                     try await page.attributes("\(row) form.ack", "action") == ["/alerts/\(server.alertID)/ack"])
                 try await shoot(page, "alerts")
+                // On a phone every column of an alert is in view, Since and Summary included (issue 39).
+                try await page.resize(width: 390, height: 844, mobile: true)
+                // The columns: Alert, Ack, Severity, Rule, Station, Since, Summary (the page's header order).
+                for (column, index) in [("Ack", 2), ("Since", 6), ("Summary", 7)] {
+                    let inView = try await page.evaluate(
+                        """
+                        (() => { const c = document.querySelector("\(row) td:nth-child(\(index))");
+                          if (!c) return false; const r = c.getBoundingClientRect();
+                          return r.width > 0 && r.height > 0 && r.left >= 0 && r.right <= 390; })()
+                        """
+                    ).bool
+                    #expect(inView == true, "\(column) is out of view at 390 px")
+                }
+                try await page.resize(width: 1280, height: 900)
 
                 let acked = try await page.click("\(row) form.ack button")
                 #expect(acked.status == 200)

@@ -41,6 +41,10 @@ final class TestClock: Sendable {
         #expect(await sink.requests().isEmpty)
         await #expect(
             try fixture.store.outbox().allSatisfy { $0.dueAt == Timestamp.parse("2026-03-08T12:00:00Z")! * 1000 })
+        // What the alert page says of them: held by quiet hours until they end (issue 39), not "queued".
+        await #expect(
+            try fixture.store.outbox().map(\.quietUntil)
+                == Array(repeating: Timestamp.parse("2026-03-08T12:00:00Z"), count: 2))
 
         clock.set("2026-03-08T11:59:59Z")
         pass = try await dispatcher.dispatchOnce()
@@ -54,7 +58,7 @@ final class TestClock: Sendable {
         let alerts = (requests.first?.json?["alerts"] as? [[String: Any]]) ?? []
         #expect(alerts.count == 2, "one digest with both alerts")
         #expect(requests.first?.headers["idempotency-key"]?.hasPrefix("digest-hook-") == true)
-        await #expect(try fixture.store.outbox().allSatisfy { $0.state == .sent })
+        await #expect(try fixture.store.outbox().allSatisfy { $0.state == .sent && $0.quietUntil == nil })
     }
 
     @Test func dropDiscardsButCriticalBypasses() async throws {

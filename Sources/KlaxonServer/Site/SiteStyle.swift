@@ -50,6 +50,20 @@ enum SiteStyle {
             /* A wide table scrolls inside itself; the page never scrolls sideways. */
             table { display: block; overflow-x: auto; }
             .badge { white-space: normal; }
+            /* The alerts list, which people ack from on a phone, stacks each alert as a card: every column stays in
+               view, each value under its column's name, instead of scrolling Since and Summary off the side. */
+            table#alerts, table#alerts tbody, table#alerts tr, table#alerts td { display: block; width: 100%; }
+            table#alerts thead { display: none; }
+            table#alerts tr { border: 1px solid #d0d4da; border-radius: 0.25rem; margin: 0 0 0.5rem; padding: 0.25rem 0; }
+            table#alerts td { border: 0; padding: 0.15rem 0.5rem; }
+            table#alerts td::before { font-weight: 600; color: #4a5360; }
+            table#alerts td:nth-child(1)::before { content: "Alert: "; }
+            table#alerts td:nth-child(2)::before { content: "Ack: "; }
+            table#alerts td:nth-child(3)::before { content: "Severity: "; }
+            table#alerts td:nth-child(4)::before { content: "Rule: "; }
+            table#alerts td:nth-child(5)::before { content: "Station: "; }
+            table#alerts td:nth-child(6)::before { content: "Since: "; }
+            table#alerts td:nth-child(7)::before { content: "Summary: "; }
         }
         """ + ownerCSS
 

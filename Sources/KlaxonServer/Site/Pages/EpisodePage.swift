@@ -107,7 +107,7 @@ enum EpisodePage {
                                         .group(
                                             .span(
                                                 .safeClass("delivery \(row.state.rawValue)"),
-                                                SiteHTML.text("\(row.receiver): \(describe(row))")), .br())
+                                                SiteHTML.text("\(row.receiver): \(describe(row, zone: zone))")), .br())
                                     }))
                         })))
             if history.transitions.count >= EpisodeHistory.limit {
@@ -166,9 +166,10 @@ enum EpisodePage {
         }
     }
 
-    /// What became of a notification, in words.
-    static func describe(_ row: OutboxRecord) -> String {
-        switch row.state {
+    /// What became of a notification, in words (a time in `zone`).
+    static func describe(_ row: OutboxRecord, zone: TimeZone) -> String {
+        if let until = row.quietUntil { return "held by quiet hours until \(SiteTime.full(until, zone: zone))" }
+        return switch row.state {
         case .sent: "sent"
         case .superseded: "folded into a later message"
         case .held: "held: data older than notify_max_age"

@@ -76,6 +76,26 @@ public struct Matcher: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// A matcher read back from structured storage (its name, operator and value, each stored as
+    /// itself). Never throws, as `parseStored`: an unknown operator, a bad name or a regex that no
+    /// longer compiles gives a matcher with a `problem` that matches nothing.
+    public static func stored(name: String, type: String, value: String) -> Matcher {
+        guard let op = Op(rawValue: type) else {
+            return Matcher(
+                unusable: name, op: .equal, value: value, problem: "unknown matcher type \"\(shown(type))\"")
+        }
+        do {
+            return try Matcher(name: name, op: op, value: value)
+        } catch {
+            return Matcher(unusable: name, op: op, value: value, problem: "\(error)")
+        }
+    }
+
+    /// A matcher that matches nothing, for a stored one that cannot be read at all.
+    public static func unusable(_ problem: String) -> Matcher {
+        Matcher(unusable: "", op: .equal, value: "", problem: problem)
+    }
+
     private static func split(_ text: String) -> (String, Op, String)? {
         for op in [Op.notRegex, .regex, .notEqual, .equal] {
             if let r = text.range(of: op.rawValue) {
@@ -173,16 +193,18 @@ public struct Silence: Sendable, Hashable {
 
 extension Silence {
     /// The silence for one rule, or one rule at one station, from `now` for `duration` seconds: what
-    /// the chat's `silence RULE [STATION] DURATION` and the status site's silence form add
-    /// (matchers `rule=RULE` and, when given, `station=STATION`), with a fresh id.
+    /// the chat's `silence RULE [STATION] DURATION`, its *Silence 1h* button and the status site's
+    /// silence form add (matchers `rule=RULE` and, when given, `station=STATION`, both equality: the
+    /// names are taken literally, whatever they hold), with a fresh id, through `Silence.make`.
     public static func forAlert(
         rule: String, station: String?, duration: Int64, now: Int64, comment: String, createdBy: String
     ) throws -> Silence {
         var matchers = [try Matcher(name: "rule", op: .equal, value: rule)]
         if let station { matchers.append(try Matcher(name: "station", op: .equal, value: station)) }
-        return Silence(
-            id: UUID().uuidString.lowercased(), matchers: matchers, starts: now, ends: now + duration,
-            comment: comment, createdBy: createdBy)
+        let (ends, overflow) = now.addingReportingOverflow(duration)
+        return try make(
+            matchers: matchers, starts: now, ends: overflow ? .max : ends, now: now, comment: comment,
+            createdBy: createdBy)
     }
 }
 

@@ -53,6 +53,27 @@ extension PostgresStore {
         }
     }
 
+    public func replaceSilence(id: String, with new: Silence, now: Int64) async throws -> ReplaceOutcome {
+        let r = SilenceRecord(new, createdAt: now)
+        return try await transaction { c in
+            // The row lock makes a second replacement wait, then find the silence ended.
+            guard
+                let ends = try await self.scalar(
+                    "SELECT ends_at FROM silences WHERE id = \(id) FOR UPDATE", as: Int64.self, on: c)
+            else { return .notFound }
+            guard ends > now else { return .ended }
+            try await self.execute(
+                "UPDATE silences SET starts_at = least(starts_at, \(now) - 1), ends_at = \(now) WHERE id = \(id)",
+                on: c)
+            try await self.execute(
+                """
+                INSERT INTO silences (id, matchers, starts_at, ends_at, comment, created_by, created_at)
+                VALUES (\(r.id), \(r.matchers), \(r.startsAt), \(r.endsAt), \(r.comment), \(r.createdBy), \(r.createdAt))
+                """, on: c)
+            return .replaced
+        }
+    }
+
     public func retryOutbox(id: String, now: Int64) async throws -> Bool {
         try await transaction { c in
             guard

@@ -313,6 +313,26 @@ extension PostgresStore {
             \(AlertCountSQL.index);
             """
         ),
+        (
+            // As `SQLiteStore`'s v17-silence-matchers: matchers as {name, type, value}, rewritten
+            // from `name=value` lines in Swift (`rewrites`), as `SilenceRecord.structured` reads them.
+            "v6-silence-matchers",
+            ""
+        ),
+    ]
+
+    /// The steps of a migration that SQL cannot take, run before its SQL in the same transaction.
+    static let rewrites: [String: @Sendable (PostgresStore, PostgresConnection) async throws -> Void] = [
+        "v6-silence-matchers": { store, c in
+            let rows = try await store.rows("SELECT id, matchers, created_by FROM silences FOR UPDATE", on: c)
+            for row in rows {
+                let (id, matchers, createdBy) = (
+                    try row[0].decode(String.self), try row[1].decode(String.self), try row[2].decode(String.self)
+                )
+                guard let text = SilenceRecord.structured(legacy: matchers, createdBy: createdBy) else { continue }
+                try await store.execute("UPDATE silences SET matchers = \(text) WHERE id = \(id)", on: c)
+            }
+        }
     ]
 
     /// Applies the migrations not yet applied. Safe to run from several processes at once: a
@@ -328,6 +348,7 @@ extension PostgresStore {
             let applied = Set(
                 try await self.rows("SELECT id FROM schema_migrations", on: c).map { try $0[0].decode(String.self) })
             for m in Self.migrations where !applied.contains(m.id) {
+                try await Self.rewrites[m.id]?(self, c)
                 // The extended protocol takes one statement at a time.
                 for statement in Self.statements(m.sql) {
                     try await self.execute(PostgresQuery(unsafeSQL: statement), on: c)

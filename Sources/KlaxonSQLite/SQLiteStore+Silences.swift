@@ -34,6 +34,19 @@ extension SQLiteStore {
             return .expired(target)
         }
     }
+
+    public func replaceSilence(id: String, with new: Silence, now: Int64) async throws -> ReplaceOutcome {
+        try await requireWriter().write { db in
+            guard let ends = try Int64.fetchOne(db, sql: "SELECT ends_at FROM silences WHERE id = ?", arguments: [id])
+            else { return .notFound }
+            guard ends > now else { return .ended }
+            try db.execute(
+                sql: "UPDATE silences SET starts_at = min(starts_at, ?1 - 1), ends_at = ?1 WHERE id = ?2",
+                arguments: [now, id])
+            try SilenceRecord(new, createdAt: now).insert(db)
+            return .replaced
+        }
+    }
 }
 
 extension SQLiteStore {

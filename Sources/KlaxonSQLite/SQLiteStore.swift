@@ -537,6 +537,16 @@ public final class SQLiteStore: Store {
         m.registerMigration("v16-readings-by-source") { db in
             try db.execute(sql: readingsBySourceSchema)
         }
+        m.registerMigration("v17-silence-matchers") { db in
+            // Matchers as {name, type, value} (`SilenceRecord.matchers`), no longer `name=value` lines.
+            let rows = try Row.fetchAll(db, sql: "SELECT id, matchers, created_by FROM silences")
+            for row in rows {
+                guard let text = SilenceRecord.structured(legacy: row["matchers"], createdBy: row["created_by"])
+                else { continue }
+                try db.execute(
+                    sql: "UPDATE silences SET matchers = ? WHERE id = ?", arguments: [text, row["id"] as String])
+            }
+        }
         return m
     }()
 }

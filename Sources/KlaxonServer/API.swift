@@ -48,9 +48,13 @@ enum APIRoutes {
                 return KlaxonHTTP.json(["error": problem], status: .badRequest)
             }
             let t = now()
-            let silence = Silence(
-                id: UUID().uuidString.lowercased(), matchers: matchers, starts: t, ends: t + d,
-                comment: comment, createdBy: author)
+            let silence: Silence
+            do {
+                silence = try Silence.make(
+                    matchers: matchers, starts: t, ends: t + d, now: t, comment: comment, createdBy: author)
+            } catch let e as SilenceError {
+                return KlaxonHTTP.json(["error": e.message], status: .badRequest)
+            }
             try await store.addSilence(silence, now: t)
             return KlaxonHTTP.json(silenceJSON(silence), status: .created)
         }

@@ -148,18 +148,41 @@ enum AlertmanagerAPI {
             case .failure(let e): return badRequest(e.message)
             case .success(let p): posted = p
             }
+            var old: Silence? = nil
             if let id = posted.id {
-                // An update: Alertmanager edits a silence in place only when its matchers and start are
-                // unchanged; Klaxon always replaces it (the old one ends now, the new one has a new id).
-                guard let old = try await allSilences(store: store, now: t).first(where: { $0.id == id }) else {
+                guard let found = try await allSilences(store: store, now: t).first(where: { $0.id == id }) else {
                     return notFound("not found")
                 }
-                if old.ends > t { _ = try await store.expireSilence(id: old.id, now: t) }
+                old = found
             }
-            let silence = Silence(
-                id: UUID().uuidString.lowercased(), matchers: posted.matchers, starts: max(posted.starts, t),
-                ends: posted.ends, comment: posted.comment, createdBy: posted.createdBy)
-            try await store.addSilence(silence, now: t)
+            // The client names its author; an update may carry over the author of the silence it
+            // replaces (amtool sends it back as it got it, `slack:U…` for one made from chat).
+            if posted.createdBy != old?.createdBy, let problem = Silence.claimedAuthorProblem(posted.createdBy) {
+                return badRequest("silence invalid: \(problem)")
+            }
+            let silence: Silence
+            do {
+                silence = try Silence.make(
+                    matchers: posted.matchers, starts: posted.starts, ends: posted.ends, now: t,
+                    comment: posted.comment, createdBy: posted.createdBy)
+            } catch let e as SilenceError {
+                return badRequest("silence invalid: \(e.message)")
+            }
+            if let old {
+                // An update: Alertmanager edits a silence in place only when its matchers and start are
+                // unchanged; Klaxon always replaces it (the old one ends now, the new one has a new id),
+                // in one transaction that first checks the old one has not ended: of two updates of one
+                // silence at once, one replaces it and the other is refused, so one silence stays active.
+                switch try await store.replaceSilence(id: old.id, with: silence, now: t) {
+                case .replaced: break
+                case .notFound: return notFound("not found")
+                case .ended:
+                    return badRequest(
+                        "silence \(old.id) has ended (expired, or replaced by another update): post it without an id")
+                }
+            } else {
+                try await store.addSilence(silence, now: t)
+            }
             return respond(["silenceID": silence.id])
         }
     }
@@ -412,7 +435,7 @@ enum AlertmanagerAPI {
             guard let comment = object["comment"] as? String else {
                 return .failure(Refusal("comment in body must be of type string"))
             }
-            if let problem = Silence.claimedAuthorProblem(createdBy) ?? Silence.commentProblem(comment) {
+            if let problem = Silence.authorProblem(createdBy) ?? Silence.commentProblem(comment) {
                 return .failure(Refusal("silence invalid: \(problem)"))
             }
             guard let startsText = object["startsAt"] as? String, let starts = Timestamp.parse(startsText) else {
@@ -435,7 +458,7 @@ enum AlertmanagerAPI {
                 case .success(let m): matchers.append(m)
                 }
             }
-            if matchers.allSatisfy(matchesEmpty) {
+            if matchers.allSatisfy(\.matchesEmpty) {
                 return .failure(Refusal("silence invalid: at least one matcher must not match the empty string"))
             }
             if starts >= ends {
@@ -444,14 +467,19 @@ enum AlertmanagerAPI {
             if ends < now {
                 return .failure(Refusal("Failed to create silence: end time can't be in the past"))
             }
+            if ends - now > DurationText.maximum {
+                return .failure(
+                    Refusal(
+                        "Failed to create silence: end time is more than \(DurationText.format(DurationText.maximum)) (10 years) from now"
+                    ))
+            }
             return .success(
                 PostedSilence(
                     id: id, matchers: matchers, starts: starts, ends: ends, comment: comment, createdBy: createdBy))
         }
 
-        /// One of Alertmanager's `{name, value, isRegex, isEqual}` as Klaxon's matcher. The value
-        /// must come back unchanged from the store's text form (`name=value`, one per line), so no
-        /// control characters, no surrounding spaces or quotes that reading it back would drop.
+        /// One of Alertmanager's `{name, value, isRegex, isEqual}` as Klaxon's matcher, stored as it is
+        /// (`SilenceRecord.matchers`): any value, as Alertmanager takes it.
         static func matcher(_ item: Any) -> Result<Matcher, Refusal> {
             guard let o = item as? [String: Any] else { return .failure(Refusal("a matcher must be an object")) }
             guard let name = o["name"] as? String else { return .failure(Refusal("name is required")) }
@@ -466,26 +494,10 @@ enum AlertmanagerAPI {
                 return .failure(Refusal("the value is longer than \(Matcher.maxValueBytes) bytes"))
             }
             let op: Matcher.Op = isRegex ? (isEqual ? .regex : .notRegex) : (isEqual ? .equal : .notEqual)
-            let m: Matcher
             do {
-                m = try Matcher(name: name, op: op, value: value)
+                return .success(try Matcher(name: name, op: op, value: value))
             } catch {
                 return .failure(Refusal("\(error)"))
-            }
-            let stored = Matcher.parseStored(m.description)
-            guard stored == m, stored.problem == nil, !value.contains(where: \.isNewline) else {
-                return .failure(Refusal("invalid label value \"\(shown(value))\": Klaxon cannot store it"))
-            }
-            return .success(m)
-        }
-
-        /// Whether a matcher matches the empty string (a silence of only such matchers would mute
-        /// almost everything).
-        static func matchesEmpty(_ m: Matcher) -> Bool {
-            switch m.op {
-            case .equal: return m.value.isEmpty
-            case .regex: return m.regex?.fullMatch("") ?? false
-            case .notEqual, .notRegex: return false
             }
         }
     }

@@ -119,6 +119,10 @@ public protocol SilenceStore: Sendable {
     func addSilence(_ s: Silence, now: Int64) async throws
     func silences(now: Int64, includeExpired: Bool) async throws -> [Silence]
     func expireSilence(id: String, now: Int64) async throws -> ExpireOutcome
+    /// Ends the silence `id` (a full id) now and adds `new`, in one transaction, only if it has not
+    /// ended: of several replacements of one silence, one succeeds and the others change nothing, so
+    /// one silence is left active and an id a replacement returned is the one that mutes.
+    func replaceSilence(id: String, with new: Silence, now: Int64) async throws -> ReplaceOutcome
     func activeSilences(now: Int64) async throws -> [Silence]
 }
 

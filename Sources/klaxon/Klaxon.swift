@@ -876,9 +876,14 @@ struct SilenceCommand: ParsableCommand {
                 let config = try store.loadConfig()
                 return try await store.withStore(config: config) { db in
                     let now = nowSeconds()
-                    let silence = Silence(
-                        id: UUID().uuidString.lowercased(), matchers: matchers, starts: now, ends: now + d,
-                        comment: comment, createdBy: author)
+                    let silence: Silence
+                    do {
+                        silence = try Silence.make(
+                            matchers: matchers, starts: now, ends: now + d, now: now, comment: comment,
+                            createdBy: author)
+                    } catch let e as SilenceError {
+                        throw UserError(e.message)
+                    }
                     try await db.addSilence(silence, now: now)
                     print(
                         TerminalText.safe(

@@ -184,6 +184,30 @@ struct ArchitectureTests {
         #expect(graph["klaxon"].map { $0.allSatisfy { !drivers.contains($0) } } == true)
     }
 
+    @Test(
+        "every path makes a new silence with Silence.make: no memberwise Silence(id:…) outside the core and the store")
+    func oneSilenceConstructor() throws {
+        // The core's constructor itself, and the store reading back a silence it holds.
+        let allowed = ["KlaxonCore/Silence+Making.swift", "KlaxonStore/Silences.swift", "KlaxonCore/Matcher.swift"]
+        var found: [String] = []
+        for module in Self.daemonPath {
+            for (path, text) in try Self.sources(module) where !allowed.contains(path) {
+                let flat = text.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: " ", with: "")
+                // `Silence(id:` itself, not `expireSilence(id:` or `replaceSilence(id:`.
+                var rest = flat[...]
+                while let r = rest.range(of: "Silence(id:") {
+                    let before = r.lowerBound == flat.startIndex ? " " : flat[flat.index(before: r.lowerBound)]
+                    if !before.isLetter && !before.isNumber && before != "_" {
+                        found.append(path)
+                        break
+                    }
+                    rest = rest[r.upperBound...]
+                }
+            }
+        }
+        #expect(found.isEmpty, "make the silence with Silence.make (or forAlert): \(found)")
+    }
+
     @Test("the store's public interface is async and shows no Database")
     func storeBoundary() throws {
         var found: [String] = []

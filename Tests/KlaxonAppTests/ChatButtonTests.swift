@@ -428,6 +428,12 @@ struct ChatButtonTests {
         #expect(chat.mayAct(.init(platform: "slack", team: "T1", user: "U1", name: "x")))
         #expect(chat.mayAct(.init(platform: "slack", team: "T1", user: "U2", name: "x")), "bob, by chat.users")
         #expect(!chat.mayAct(.init(platform: "slack", team: "T2", user: "U2", name: "x")), "another team's U2")
+        // An owner name is not a chat id: a user whose platform id is `bob` (or `T1:bob`) is not bob.
+        #expect(!chat.mayAct(.init(platform: "mattermost", team: nil, user: "bob", name: "bob")))
+        #expect(!chat.mayAct(.init(platform: "slack", team: "T1", user: "bob", name: "x")))
+        #expect(
+            await chat.answer(.init(platform: "mattermost", team: nil, user: "bob", name: "bob"), text: "ack 1")
+                .contains("may not ack or silence"))
         // Without chat.may_act, anyone the platform vouches for.
         #expect(ChatCommands(store: store, config: Config(), rules: rules).mayAct(mallory))
         #expect(

@@ -155,6 +155,26 @@ import Testing
         #expect(run.errorLines.filter { $0.contains("error:") }.count == 2, "\(run.stderr)")
     }
 
+    @Test("issue 38: --match 'station=\"~.*\"' is the station named ~.*, kept so in the store: it mutes nothing here")
+    func quotedValueStaysEquality() async throws {
+        let s = try Scratch()
+        let config = try await prepare(s)
+        let add = try await klaxonAsync([
+            "silence", "add", "--config", config, "--match", "rule=high", "station=\"~.*\"", "--for", "2h",
+            "--comment", "literal",
+        ])
+        #expect(add.status == 0, "\(add.stderr)")
+        #expect(add.stdout.contains("mutes no firing alert now"), "\(add.stdout)")
+        let dispatch = try await klaxonAsync(["dispatch", "--config", config, "--until-empty"])
+        #expect(dispatch.status == 0, "\(dispatch.stderr)")
+        let muted = try await klaxonAsync(["outbox", "list", "--config", config, "--state", "muted"])
+        #expect(muted.lines.filter { $0.contains("high") }.isEmpty, "\(muted.stdout)")
+        let far = try await klaxonAsync([
+            "silence", "add", "--config", config, "--match", "rule=high", "--for", "3651d", "--comment", "x",
+        ])
+        #expect(far.status != 0, "longer than 3650d: \(far.stdout)")
+    }
+
     @Test("a stored silence whose regex no longer parses mutes nothing (it is not widened by dropping it)")
     func storedUnparseableSilenceMutesNothing() throws {
         let base = Silence(

@@ -183,6 +183,7 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
         state.withLock { $0.silences.filter { includeExpired || $0.ends > now } }
     }
     func expireSilence(id: String, now: Int64) async throws -> ExpireOutcome { .notFound }
+    func replaceSilence(id: String, with new: Silence, now: Int64) async throws -> ReplaceOutcome { .notFound }
     func activeSilences(now: Int64) async throws -> [Silence] {
         state.withLock { $0.silences.filter { $0.starts <= now && now < $0.ends } }
     }

@@ -36,11 +36,14 @@ public struct ChatCommands: Sendable {
 
     /// Whether a chat user may ack and silence alerts (the commands and the buttons): anyone the
     /// platform vouches for without `chat.may_act`; with it, only a user it names by stable id
-    /// (`TEAM:USER` or `USER`) or by the owner `chat.users` maps them to.
+    /// (`TEAM:USER` or `USER`) or by the owner `chat.users` maps them to. An entry that is an owner
+    /// name of `chat.users` names that owner only, never a user whose platform id is spelled the
+    /// same (a Mattermost user with the id `alice` is not the owner `alice`).
     public func mayAct(_ user: ChatEndpoints.User) -> Bool {
         guard let allowed = config.chatMayAct else { return true }
-        if user.ids.contains(where: allowed.contains) { return true }
-        return owner(for: user).map(allowed.contains) ?? false
+        if let owner = owner(for: user), allowed.contains(owner) { return true }
+        let owners = Set(config.chatUsers.values)
+        return user.ids.contains { allowed.contains($0) && !owners.contains($0) }
     }
 
     /// What a user who may not act is told; nothing was changed.
@@ -67,6 +70,8 @@ public struct ChatCommands: Sendable {
             }
         } catch let e as UserError {
             return .failed(e.message)
+        } catch let e as SilenceError {
+            return .failed("No silence was added: \(e.message).")
         } catch {
             return .failed("Sorry, that failed: \(error)")
         }
@@ -137,6 +142,8 @@ public struct ChatCommands: Sendable {
             }
         } catch let e as UserError {
             return e.message
+        } catch let e as SilenceError {
+            return "No silence was added: \(e.message)."
         } catch {
             return "Sorry, that failed: \(error)"
         }

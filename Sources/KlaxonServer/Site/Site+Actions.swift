@@ -122,9 +122,14 @@ extension StatusSite {
             }
             let comment = (form["comment"] ?? "").trimmingCharacters(in: .whitespaces)
             let now = site.now()
-            let silence = try Silence.forAlert(
-                rule: rule, station: station.isEmpty ? nil : station, duration: duration, now: now,
-                comment: comment.isEmpty ? "from the status site" : comment, createdBy: session.actor)
+            let silence: Silence
+            do {
+                silence = try Silence.forAlert(
+                    rule: rule, station: station.isEmpty ? nil : station, duration: duration, now: now,
+                    comment: comment.isEmpty ? "from the status site" : comment, createdBy: session.actor)
+            } catch let e as SilenceError {
+                return refuse("\(e.message.prefix(1).uppercased())\(e.message.dropFirst()).")
+            }
             try await site.store.addSilence(silence, now: now)
             // Back to the list, which then says what the new silence mutes and names.
             return SiteReplies.seeOther(Self.addedLocation(back, id: silence.id))

@@ -16,20 +16,24 @@ struct TerminalEscapeCLITests {
         text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) }
     }
 
-    @Test("klaxon check: a hostile key in a rule or the config is reported escaped (\\e), the check fails")
+    @Test("klaxon check: hostile keys and values in rules and the config are reported escaped (\\e), the check fails")
     func checkEscapes() async throws {
         let s = try Scratch()
+        // Quoted in messages: a key, a kind, a listen address.
         try s.write(
             "rules/high.yaml",
             "name: high\nkind: threshold\nmetric: gage_height\nabove: 150\n\(Self.hostileKey): 1\n")
-        let cfg = try s.write("klaxon.yaml", "database: k.sqlite\nrules: [rules]\n\(Self.hostileKey): 2\n")
+        try s.write("rules/kind.yaml", "name: other\nkind: \(Self.hostileKey)\nmetric: gage_height\nabove: 150\n")
+        let cfg = try s.write(
+            "klaxon.yaml", "database: k.sqlite\nrules: [rules]\nlisten: \(Self.hostileKey)\n\(Self.hostileKey): 2\n")
         let r = try await klaxonAsync(["check", "--config", cfg, "--rules", s.path("rules")], in: s.dir)
         #expect(r.status == 1, "\(r.stderr)")
         #expect(!Self.raw(r.stderr), "raw control characters: \(r.stderr.debugDescription)")
         #expect(!Self.raw(r.stdout), "\(r.stdout.debugDescription)")
         #expect(r.stderr.contains(#"x\e[2K\e[1A\rok: 1 rules in 1 files\x07"#), "\(r.stderr)")
         #expect(r.stderr.contains("high.yaml:5:1: error:"), "\(r.stderr)")
-        #expect(r.stderr.contains("klaxon.yaml:3:1: error:"), "\(r.stderr)")
+        #expect(r.stderr.contains("kind.yaml:2:7: error:"), "\(r.stderr)")
+        #expect(r.stderr.contains("klaxon.yaml:3:9: error:"), "\(r.stderr)")
         #expect(!r.stdout.contains("ok:"))
     }
 

@@ -17,6 +17,12 @@ public struct FutureBound: Sendable, Hashable {
 
     public static let standard = FutureBound(margin: defaultMargin)
 
+    /// Seconds a reading may be dated after the evaluation's now and still decide the present state
+    /// (clocks drift a little). A reading dated later is stored (within `margin`) but stepped only
+    /// once the evaluation's time reaches it: one reading dated 23 hours ahead would otherwise be the
+    /// series' newest, and every real reading until then late, so an alert could not resolve.
+    public static let presentSkew: Int64 = 300
+
     /// How far ahead a forecast's readings may be dated: 400 days covers Open-Meteo's seasonal
     /// (9 months) and flood (up to 210 days) forecasts; a year 2199 stays refused.
     public static let forecastHorizon = FutureBound(margin: 400 * 86_400)

@@ -1,4 +1,5 @@
 import CCurl
+import Crypto
 import Foundation
 import KlaxonCore
 import Mustache
@@ -130,15 +131,35 @@ public struct EmailNotifier: Notifier {
         return out.joined(separator: "\n")
     }
 
-    /// The thread a notification of one alert belongs to: its episode (`alert-123`), so mail clients
-    /// that thread by `References` keep an alert's messages together.
+    /// The thread a notification of one alert belongs to: its episode and the receiver
+    /// (`alert-123.mail`), so mail clients that thread by `References` keep an alert's messages
+    /// together, and two receivers that mail one mailbox (each its own text) never send two
+    /// different messages under one `Message-ID`.
     static func thread(_ n: AlertNotification) -> String? {
         guard n.alerts.count == 1, let a = n.alerts.first, a.id > 0 else { return nil }
-        return "alert-\(a.id)"
+        return "alert-\(a.id).\(receiverTag(n.receiver))"
+    }
+
+    /// A receiver's name as it can stand in a `Message-ID`: as it is when it is made of letters,
+    /// digits, `-` and `_` (ASCII, at most 64), else those of its characters and, after `=` (which
+    /// such a name never holds), the first 8 hex digits of its SHA-256, so distinct names stay
+    /// distinct.
+    static func receiverTag(_ name: String) -> String {
+        func plain(_ c: Unicode.Scalar) -> Bool {
+            c.isASCII
+                && (("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || c == "-"
+                    || c == "_")
+        }
+        if !name.isEmpty, name.unicodeScalars.count <= 64, name.unicodeScalars.allSatisfy(plain) { return name }
+        var kept = ""
+        kept.unicodeScalars.append(contentsOf: name.unicodeScalars.filter(plain).prefix(32))
+        let digest = SHA256.hash(data: Data(name.utf8)).prefix(4).map { String(format: "%02x", $0) }.joined()
+        return kept + "=" + digest
     }
 
     /// The first message of an episode to this receiver is the thread's root: its `Message-ID` is
-    /// `alert-123@domain`; every later one has its own and answers it (`In-Reply-To`, `References`).
+    /// `alert-123.RECEIVER@domain`; every later one has its own and answers it (`In-Reply-To`,
+    /// `References`).
     static func threading(_ n: AlertNotification) -> EmailMessage.Threading? {
         guard let root = thread(n), let a = n.alerts.first else { return nil }
         if a.transition.state != .resolved && a.isNewToReceiver && a.presented.transition.state == .firing {

@@ -41,14 +41,22 @@ public enum TemplateCheck {
     }
 
     /// Problems with the names a receiver's template uses (the alerts' names only inside `{{#alerts}}`).
-    public static func checkReceiver(_ text: String) -> [Problem] {
-        check(text, top: notification, sections: ["alerts": alert, "labels": anyName, "annotations": anyName])
+    /// `escapedAs`: the language the template's output is in and its values are escaped for (`JSON`,
+    /// `HTML`); a tag that inserts a value unescaped (`{{{name}}}`, `{{& name}}`) is then a problem,
+    /// as a station name or a summary could close the string or the element it stands in.
+    public static func checkReceiver(_ text: String, escapedAs language: String? = nil) -> [Problem] {
+        check(
+            text, top: notification, sections: ["alerts": alert, "labels": anyName, "annotations": anyName],
+            escapedAs: language)
     }
 
     /// Every tag's name checked against `top`, or inside a section named in `sections`, against that
     /// section's names and the ones outside it (mustache looks names up the context stack). A dotted
     /// name is checked by its first part (`labels.team`); `.` is the current item.
-    public static func check(_ text: String, top: Set<String>, sections: [String: Set<String>]) -> [Problem] {
+    /// With `escapedAs` (a language), a raw tag (`{{{name}}}`, `{{& name}}`) is a problem too.
+    public static func check(
+        _ text: String, top: Set<String>, sections: [String: Set<String>], escapedAs language: String? = nil
+    ) -> [Problem] {
         var problems: [Problem] = []
         var scopes: [Set<String>] = [top]
         var open: [String] = []
@@ -95,6 +103,15 @@ public enum TemplateCheck {
             default: break
             }
             if "#^/&".contains(sigil) { body = String(body.dropFirst()).trimmingCharacters(in: .whitespaces) }
+            if let language, triple || sigil == "&" {
+                let tag = triple ? "{{{\(body)}}}" : "{{& \(body)}}"
+                problems.append(
+                    Problem(
+                        line: tagLine, column: tagColumn,
+                        message:
+                            "\(tag) inserts a value unescaped into \(language), where it can break out of its string or element; use {{\(body)}}, which escapes it"
+                    ))
+            }
             // A transform (`uppercased(name)`) names its argument.
             if let open = body.lastIndex(of: "("), let shut = body.firstIndex(of: ")"), open < shut {
                 body = String(body[body.index(after: open)..<shut]).trimmingCharacters(in: .whitespaces)

@@ -77,7 +77,15 @@ public struct ReadingsStep {
             }
             var stepped = 0
             var more = false
+            var ahead = 0
+            let present = e.present
             for r in try readings(i, changed.id, session.lastTime ?? Int64.min, budget + 1) {
+                // Dated ahead of now (readings come oldest first): it and what follows wait for
+                // their time (`Evaluation.present`), so they do not make the present's readings late.
+                if r.time > present {
+                    ahead += 1
+                    continue
+                }
                 if stepped == budget {
                     more = true
                     break
@@ -94,7 +102,7 @@ public struct ReadingsStep {
             e.engine.advance(&session, to: e.now, into: &outcome.transitions)
             saved.append(session)
             outcome.slice.done += 1
-            outcome.slice.late += max(0, changed.count - changed.stepped - stepped)
+            outcome.slice.late += max(0, changed.count - changed.stepped - stepped - ahead)
             if outcome.transitions.count >= e.sliceTransitions { break }
         }
         outcome.states = AlertStateRecord.records(saved, e)

@@ -277,6 +277,9 @@ public struct Evaluation: Sendable {
     public var trips: TripRunner
     /// The evaluation time (seconds): stale checks run up to it; it dates the transition log.
     public var now: Int64
+    /// The latest reading time that decides the present state: `now` plus `FutureBound.presentSkew`.
+    /// A reading dated later waits in the store until an evaluation's time reaches it.
+    public var present: Int64 { now.addingClamped(FutureBound.presentSkew) }
     /// The wall-clock time (ms) outbox rows are queued at: delivery timing (group waits, give-up)
     /// runs on the real clock even when `now` replays the past.
     public var queuedAt: Int64

@@ -26,7 +26,14 @@ struct Klaxon: AsyncParsableCommand {
     /// closed pipe (`klaxon … | head`, a stdout receiver whose reader went away) is an error to
     /// report, not a silent death. `run` and `demo` stop gracefully on SIGTERM and SIGINT, bounded
     /// by the stop watchdog; every other command keeps the signals' default action.
+    ///
+    /// SIGHUP is ignored before anything else, even parsing: a SIGHUP (logrotate, a reload asked
+    /// for too soon) that came before the daemon watches it would take its default action and end
+    /// the daemon. Nothing is lost: the daemon reads its config after this. Once the arguments are
+    /// parsed, `run` and `demo` hand it to their watch (which logs or reloads); every other command
+    /// gets back the action it inherited.
     static func main() async {
+        let inheritedHangup = signal(SIGHUP, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
         StoreFailure.ignoreFileSizeSignal()
         // The daemon: one malloc arena for every thread, set before any other thread allocates (an
@@ -36,7 +43,11 @@ struct Klaxon: AsyncParsableCommand {
         do {
             var command = try await asyncParseAsRoot(nil)
             LogOptions.bootstrap(for: command)
-            if stopsGracefully(command) { await StopWatchdog.install() }
+            if stopsGracefully(command) {
+                await StopWatchdog.install()
+            } else {
+                signal(SIGHUP, inheritedHangup)
+            }
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

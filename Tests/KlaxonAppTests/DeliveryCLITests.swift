@@ -191,7 +191,7 @@ import Testing
         let mail = try await klaxonAsync([
             "dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "mail",
         ])
-        #expect(mail.stdout.contains("Message-ID: <alert-1@example.org>"), "\(mail.stdout)")
+        #expect(mail.stdout.contains("Message-ID: <alert-1.mail@example.org>"), "\(mail.stdout)")
         #expect(mail.stdout.contains("X-Klaxon-Key: dry-run-1"))
         #expect(mail.stdout.contains("Subject: G1: gage height 12, at or above 10"))
         #expect(mail.stdout.contains("Content-Type: multipart/alternative"))

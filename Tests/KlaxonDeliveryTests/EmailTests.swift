@@ -30,7 +30,7 @@ import Testing
         #expect(m.header("From") == "Klaxon <klaxon@example.org>")
         #expect(m.header("To") == "ops@example.org, Duty <duty@example.org>")
         // The first message of an episode is its thread's root (`alert-ID`); the key is its own header.
-        #expect(m.header("Message-ID") == "<alert-1@example.org>")
+        #expect(m.header("Message-ID") == "<alert-1.mail@example.org>")
         #expect(m.header("X-Klaxon-Key") == "0f1e2d3c-key")
         #expect(m.header("MIME-Version") == "1.0")
         #expect(m.header("Date").map { HTTPDate.parse($0) != nil } == true)
@@ -162,6 +162,6 @@ import Testing
         // thread's root id.
         let row = try await #require(try fixture.store.outbox().first)
         #expect(server.messages().first?.header("X-Klaxon-Key") == row.id)
-        #expect(server.messages().first?.header("Message-ID") == "<alert-\(row.transitionID)@example.org>")
+        #expect(server.messages().first?.header("Message-ID") == "<alert-\(row.transitionID).mail@example.org>")
     }
 }

@@ -61,6 +61,46 @@ import Testing
     }
 
     @Test(
+        "a reading dated 23 h ahead (inside max_future) is stored but decides nothing until its time: the present still resolves",
+        arguments: Backend.allCases)
+    func readingsAheadWaitForTheirTime(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let engine = RuleEngine(rules: [rules[0]])
+            let ingester = try store.readingWriter()
+            func states(_ r: EvaluationResult) -> [String] {
+                r.transitions.map {
+                    "\($0.transition.rule) \($0.transition.state) \(Timestamp.format($0.transition.at))"
+                }
+            }
+            _ = try await ingester.write([reading("A", "2026-01-01T00:00:00Z", 11)])
+            var r = try await store.evaluate(engine: engine, now: t("2026-01-01T00:01:00Z"))
+            #expect(states(r) == ["high firing 2026-01-01T00:00:00Z"])
+            // 23 hours ahead: stored, not stepped.
+            _ = try await ingester.write([reading("A", "2026-01-01T23:00:00Z", 11)])
+            r = try await store.evaluate(engine: engine, now: t("2026-01-01T00:02:00Z"))
+            #expect(r.transitions.isEmpty && r.lateReadings == 0)
+            // The present's readings decide: the alert resolves; a reading within the skew (2 min
+            // ahead of now) counts at once.
+            _ = try await ingester.write([reading("A", "2026-01-01T00:05:00Z", 5)])
+            r = try await store.evaluate(engine: engine, now: t("2026-01-01T00:06:00Z"))
+            #expect(states(r) == ["high resolved 2026-01-01T00:05:00Z"], "\(states(r))")
+            #expect(r.lateReadings == 0)
+            _ = try await ingester.write([reading("A", "2026-01-01T00:08:00Z", 12)])
+            r = try await store.evaluate(engine: engine, now: t("2026-01-01T00:06:00Z"))
+            #expect(states(r) == ["high firing 2026-01-01T00:08:00Z"], "\(states(r))")
+            _ = try await ingester.write([reading("A", "2026-01-01T00:10:00Z", 4)])
+            r = try await store.evaluate(engine: engine, now: t("2026-01-01T00:10:00Z"))
+            #expect(states(r) == ["high resolved 2026-01-01T00:10:00Z"], "\(states(r))")
+            // Once time reaches it, the reading counts, in its order.
+            _ = try await ingester.write([reading("A", "2026-01-01T23:10:00Z", 3)])
+            r = try await store.evaluate(engine: engine, now: t("2026-01-01T23:15:00Z"))
+            #expect(
+                states(r) == ["high firing 2026-01-01T23:00:00Z", "high resolved 2026-01-01T23:10:00Z"], "\(states(r))")
+        }
+    }
+
+    @Test(
         "flapping series in one slice: every transition logged in output order with its episode; one row per alert, the last, with the rest folded in",
         arguments: Backend.allCases)
     func flappingInOneSlice(_ backend: Backend) async throws {

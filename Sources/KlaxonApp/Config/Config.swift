@@ -516,7 +516,9 @@ struct ConfigReader {
         return v
     }
 
-    func template(_ m: inout YAMLMap, _ key: String, what: String) -> String? {
+    /// `escapedAs`: the language the rendered text is in (`JSON`, `HTML`), whose values `{{name}}`
+    /// escapes; a tag that would insert one raw (`{{{name}}}`, `{{& name}}`) is then an error.
+    func template(_ m: inout YAMLMap, _ key: String, what: String, escapedAs language: String? = nil) -> String? {
         guard let n = m.value(key), let s = file.string(n, what: key) else { return nil }
         do {
             _ = try MessageRenderer.compile(s, origin: key)
@@ -525,7 +527,7 @@ struct ConfigReader {
             return nil
         }
         // The names it uses: the variables are a closed set (`TemplateCheck`).
-        let problems = TemplateCheck.checkReceiver(s)
+        let problems = TemplateCheck.checkReceiver(s, escapedAs: language)
         for p in problems { file.error(n, "\(what): \(key): template \(p)") }
         return problems.isEmpty ? s : nil
     }
@@ -553,7 +555,7 @@ struct ConfigReader {
                         )
                     }
                 }
-                let template = template(&m, "template", what: what)
+                let template = template(&m, "template", what: what, escapedAs: "JSON")
                 let headers = m.value("headers").flatMap { file.stringMap($0, what: "headers") } ?? [:]
                 let hmac = secret(&m, "hmac_secret", required: false, what: what)
                 let timeout = seconds(&m, "timeout", default: 10)
@@ -600,7 +602,7 @@ struct ConfigReader {
                 if let to, to.isEmpty { file.error(toNode, "to lists no address") }
                 let subject = template(&m, "subject", what: what)
                 let text = template(&m, "text", what: what)
-                let html = template(&m, "html", what: what)
+                let html = template(&m, "html", what: what, escapedAs: "HTML")
                 let timeout = seconds(&m, "timeout", default: 30)
                 let rateLimit = rate(&m)
                 let connections = connections(&m, default: Receiver.Email.defaultConnections)

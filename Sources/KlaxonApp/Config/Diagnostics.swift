@@ -1,6 +1,9 @@
 import Foundation
+import KlaxonCore
 
-/// One problem in a file a person wrote, printed as `PATH:LINE:COL: error: message`.
+/// One problem in a file a person wrote, printed as `PATH:LINE:COL: error: message`. The message
+/// quotes the file (a key, a value), and the file may be hostile: the description shows control
+/// characters escaped (`TerminalText`), so it cannot redraw a terminal, wherever it is printed.
 public struct Diagnostic: Error, CustomStringConvertible, Sendable, Equatable {
     public var path: String
     public var line: Int
@@ -14,7 +17,7 @@ public struct Diagnostic: Error, CustomStringConvertible, Sendable, Equatable {
         self.message = message
     }
 
-    public var description: String { "\(path):\(line):\(column): error: \(message)" }
+    public var description: String { TerminalText.safe("\(path):\(line):\(column): error: \(message)") }
 }
 
 /// Collects every problem instead of stopping at the first, like `amtool check-config`.

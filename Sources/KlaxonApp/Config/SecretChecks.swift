@@ -1,4 +1,5 @@
 import Foundation
+import KlaxonCore
 import KlaxonDelivery
 import Yams
 
@@ -86,7 +87,7 @@ extension ConfigReader {
 
 extension Diagnostic {
     /// `PATH:LINE:COL: warning: message`: something that works but deserves a look.
-    public var warningDescription: String { "\(path):\(line):\(column): warning: \(message)" }
+    public var warningDescription: String { TerminalText.safe("\(path):\(line):\(column): warning: \(message)") }
 }
 
 extension YAMLFile {

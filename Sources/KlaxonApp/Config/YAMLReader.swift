@@ -194,13 +194,26 @@ enum YAMLLimits {
         var message: String
     }
 
-    /// A file's text, reading at most one byte past `limit` (so a huge file or a device is not
-    /// read whole), or why it cannot be used.
+    /// A file's text, reading at most one byte past `limit` (so a huge file is not read whole), or
+    /// why it cannot be used. Only a regular file (or a link to one) is read: a FIFO, a device or a
+    /// socket is refused by its type, found with `fstat` on a descriptor opened with `O_NONBLOCK`,
+    /// so neither the open nor a read can wait for a writer (a FIFO named `x.yaml` in the rules
+    /// folder would otherwise hold every later reload).
     static func read(path: String, limit: Int = maxBytes) -> Result<String, Problem> {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            return .failure(Problem(message: "cannot read the file"))
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            let reason = String(cString: strerror(errno))
+            return .failure(Problem(message: "cannot read the file: \(reason)"))
         }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         defer { try? handle.close() }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            return .failure(Problem(message: "cannot read the file: \(String(cString: strerror(errno)))"))
+        }
+        if let type = notRegular(info.st_mode) {
+            return .failure(Problem(message: "is \(type): only regular files are read"))
+        }
         var data = Data()
         do {
             while data.count <= limit, let chunk = try handle.read(upToCount: limit + 1 - data.count),
@@ -216,6 +229,19 @@ enum YAMLLimits {
             return .failure(Problem(message: "the file is not UTF-8 text"))
         }
         return .success(text)
+    }
+
+    /// What a file of mode `mode` is, in words, when it is not a regular file.
+    static func notRegular(_ mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: nil
+        case S_IFIFO: "a FIFO (named pipe)"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        case S_IFDIR: "a folder"
+        default: "not a regular file"
+        }
     }
 
     static func tooLarge(_ limit: Int = maxBytes) -> Problem {

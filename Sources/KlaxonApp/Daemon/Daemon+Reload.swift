@@ -1,6 +1,7 @@
 import Foundation
 import KlaxonCore
 import KlaxonDelivery
+import KlaxonStore
 import Logging
 import Synchronization
 
@@ -29,8 +30,9 @@ extension Daemon {
     /// What a reload did.
     public enum ReloadOutcome: Sendable, Equatable {
         /// The new set is in force. `restartNeeded`: settings that only a restart applies (they keep
-        /// their running values until then).
-        case reloaded(rules: Int, sources: Int, receivers: Int, restartNeeded: [String])
+        /// their running values until then). `warnings`: what the operator should know of it (a
+        /// receiver removed with notifications still queued for it), also logged.
+        case reloaded(rules: Int, sources: Int, receivers: Int, restartNeeded: [String], warnings: [String] = [])
         /// A file was bad (or there is nothing to reload from): the running set stays.
         case failed([String])
 
@@ -77,6 +79,9 @@ extension Daemon {
                     settings: DeliveryWiring.settings(next, observeSend: observeSend)
                 )
             }
+            // Receivers that are gone (removed, or renamed: a name is all the outbox knows): their
+            // queued notifications will go dead. Counted before the swap, said in the log and the answer.
+            let orphaned = await orphanedRows(old: old.config, new: next)
             let set = RunningSet(config: next, rules: rules)
             running.withLock { $0 = set }
             metrics.rules(rules)
@@ -89,9 +94,19 @@ extension Daemon {
             for setting in restart {
                 logger.warning("changed in the config; takes effect at a restart", metadata: ["setting": "\(setting)"])
             }
+            var notes: [String] = []
+            for (receiver, count) in orphaned {
+                let queued = count.atLeast ? "at least \(count.rows)" : "\(count.rows)"
+                notes.append(
+                    "receiver \(receiver) is no longer in the config: its \(queued) queued notification\(count.rows == 1 && !count.atLeast ? "" : "s") will go dead (a renamed receiver does not take them over)"
+                )
+                logger.warning(
+                    "receiver removed by the reload; its queued notifications will go dead",
+                    metadata: ["receiver": "\(receiver)", "queued": "\(queued)"])
+            }
             outcome = .reloaded(
                 rules: rules.count, sources: next.sources.count, receivers: next.receivers.count,
-                restartNeeded: restart)
+                restartNeeded: restart, warnings: notes)
             logger.notice(
                 "configuration reloaded",
                 metadata: [
@@ -112,6 +127,26 @@ extension Daemon {
         }
         metrics.configReloaded(success: outcome.succeeded, at: now)
         return outcome
+    }
+
+    /// The most queued rows read to count a removed receiver's: past it, the count says "at least".
+    static let orphanCountLimit = 100_000
+
+    /// For each receiver of `old` that `new` no longer has, how many notifications are queued for it
+    /// (pending or being sent), if any. Rows are read only when a receiver went away, and at most
+    /// `orphanCountLimit` of each state. A store that cannot answer makes no warning: the reload
+    /// itself does not depend on it.
+    func orphanedRows(old: Config, new: Config) async -> [(receiver: String, count: (rows: Int, atLeast: Bool))] {
+        let gone = Set(old.receivers.map(\.name)).subtracting(new.receivers.map(\.name))
+        guard !gone.isEmpty else { return [] }
+        var counts: [String: Int] = [:]
+        var atLeast = false
+        for state in [OutboxRecord.State.pending, .sending] {
+            guard let rows = try? await store.outbox(state: state, limit: Self.orphanCountLimit) else { return [] }
+            if rows.count >= Self.orphanCountLimit { atLeast = true }
+            for row in rows where gone.contains(row.receiver) { counts[row.receiver, default: 0] += 1 }
+        }
+        return counts.sorted { $0.key < $1.key }.map { ($0.key, ($0.value, atLeast)) }
     }
 
     /// The settings that changed and that only a restart applies.

@@ -240,7 +240,7 @@ public final class Daemon: Sendable {
                 onReadings: { [wake] in wake.yield() }, onRunning: onListening, now: { [clock] in clock.now() },
                 reload: { [self] in
                     switch await reload(trigger: "POST /-/reload") {
-                    case .reloaded: (true, [])
+                    case .reloaded(_, _, _, _, let warnings): (true, warnings)
                     case .failed(let errors): (false, errors)
                     }
                 }),

@@ -47,7 +47,10 @@ public enum RuleTests {
         public var file: String
         public var test: String
         public var detail: String
-        public var description: String { "FAIL \(file): \(test)\n\(detail)" }
+        /// Shown with control characters escaped: the names and values come from the files.
+        public var description: String {
+            "FAIL \(TerminalText.safe(file)): \(TerminalText.safe(test))\n\(TerminalText.safeLines(detail))"
+        }
     }
 
     /// One test case's result, in file order (`klaxon test --junit`, `--format json`).

@@ -35,9 +35,11 @@ public enum ReadingsFiles {
 }
 
 /// Writes to standard error (unbuffered, so it interleaves sensibly with progress).
+/// Control characters in it (from a file, a store, a server's answer) are shown escaped, line feeds
+/// kept (`TerminalText.safeLines`): nothing written to stderr can redraw the terminal.
 public func printError(_ text: String) {
     // The throwing write: with SIGPIPE ignored, a closed stderr must not trap.
-    try? FileHandle.standardError.write(contentsOf: Data((text + "\n").utf8))
+    try? FileHandle.standardError.write(contentsOf: Data((TerminalText.safeLines(text) + "\n").utf8))
 }
 
 extension ReadingsFiles {

@@ -28,6 +28,8 @@ struct LazyDFA {
         case decided(Bool)
         /// Gave up before scalar `at` (already taken from the iterator); `visited` is the VM's set there.
         case resume(visited: [Int32], at: UInt32, prev: UInt32?)
+        /// The work went over `limit` before the match was decided.
+        case exceeded
     }
 
     static let maxStates = 256
@@ -89,7 +91,7 @@ struct LazyDFA {
     }
 
     mutating func run(
-        _ scalars: inout String.UnicodeScalarView.Iterator, program: Program, steps: inout Int
+        _ scalars: inout String.UnicodeScalarView.Iterator, program: Program, steps: inout Int, limit: Int = .max
     ) -> Outcome {
         if disabled { return .unavailable }
         // Made on the first miss: a match that only follows known transitions allocates nothing.
@@ -113,6 +115,8 @@ struct LazyDFA {
         }
         var prev: UInt32?
         while let ch = c {
+            // Checked once a scalar: a scalar costs at most 2 × instructions, so the overrun is bounded.
+            if steps > limit { return .exceeded }
             if let to = states[Int(state)].next[ch] {
                 steps += 1
                 state = to

@@ -57,10 +57,11 @@ public struct LinearRegex: Sendable, CustomStringConvertible {
     }
 
     /// Compiled programs by pattern. Silences are read back from the store on every dispatcher pass and
-    /// page view; this keeps each read from compiling its patterns again. Bounded by total instructions
-    /// (emptied when full), so hostile patterns cannot grow it.
+    /// page view; this keeps each read from compiling its patterns again, and keeps each program's DFA
+    /// states and memo of results across reads. Bounded by total instructions (emptied when full; an
+    /// instruction is 12 bytes), so hostile patterns cannot grow it: a hundred of the largest patterns fit.
     private static let cache = Mutex<(programs: [String: LinearRegex], instructions: Int)>(([:], 0))
-    static let cacheInstructionLimit = 100_000
+    static let cacheInstructionLimit = 1_000_000
 
     /// `LinearRegex(pattern)`, or the one already compiled for the same pattern.
     public static func compiled(_ pattern: String) throws -> LinearRegex {
@@ -98,7 +99,28 @@ public struct LinearRegex: Sendable, CustomStringConvertible {
     public func fullMatchOnVM(_ text: String, steps: inout Int) -> Bool {
         var scalars = text.unicodeScalars.makeIterator()
         let c = scalars.next()?.value
-        return program.pike(&scalars, at: c, prev: nil, from: nil, steps: &steps)
+        return program.pike(&scalars, at: c, prev: nil, from: nil, steps: &steps, limit: .max) ?? false
+    }
+
+    /// `fullMatch` within `budget`: the work done is charged to it, and nil means the budget ran out
+    /// before the match was decided (it is then spent). A value already matched at a cost is answered
+    /// from the program's memo for free, so a request or pass that runs out leaves its work to the next.
+    public func fullMatch(_ text: String, budget: inout MatchBudget) -> Bool? {
+        if let known = program.memo.withLock({ $0.results[text] }) {
+            budget.memoHits += 1
+            return known
+        }
+        guard budget.remaining > 0 else {
+            budget.charge(0, decided: false)
+            return nil
+        }
+        var steps = 0
+        let hit = program.run(text, steps: &steps, limit: budget.remaining)
+        budget.charge(steps, decided: hit != nil)
+        if let hit, steps >= Program.Memo.minSteps {
+            program.memo.withLock { $0.insert(text, hit) }
+        }
+        return hit
     }
 
     /// A pattern that is a plain scalar sequence (no class, fold, repetition or anchor) is compared directly.
@@ -903,6 +925,27 @@ final class Program: Sendable {
     /// States built so far (see `LazyDFA`); used only when `usesDFA` (no line or word assertions).
     let dfa: Mutex<LazyDFA>
     let usesDFA: Bool
+    /// Results of matches that cost something (`fullMatch(_:budget:)`), by value.
+    let memo = Mutex(Memo())
+
+    /// Values already matched, with their results: a dispatcher pass and a page view match the same
+    /// few label values against the same silences again and again. Only matches that cost at least
+    /// `minSteps` are kept, and at most `maxBytes` of values (emptied when full).
+    struct Memo {
+        static let minSteps = 256
+        static let maxBytes = 64 << 10
+        var results: [String: Bool] = [:]
+        var bytes = 0
+
+        mutating func insert(_ text: String, _ hit: Bool) {
+            let size = text.utf8.count + 16
+            if bytes + size > Self.maxBytes {
+                results.removeAll()
+                bytes = 0
+            }
+            if results.updateValue(hit, forKey: text) == nil { bytes += size }
+        }
+    }
 
     init(insts: [RegexInst], classes: [CharClass], literal: [UInt32]?) {
         self.insts = insts
@@ -977,29 +1020,35 @@ final class Program: Sendable {
     }
 
     func run(_ text: String, steps: inout Int) -> Bool {
+        run(text, steps: &steps, limit: .max) ?? false
+    }
+
+    /// The match, or nil once `steps` goes over `limit` (checked once a scalar).
+    func run(_ text: String, steps: inout Int, limit: Int) -> Bool? {
         if let literal {
             steps += literal.count + 1
             return text.unicodeScalars.lazy.map(\.value).elementsEqual(literal)
         }
         var scalars = text.unicodeScalars.makeIterator()
         if usesDFA {
-            switch dfa.withLock({ $0.run(&scalars, program: self, steps: &steps) }) {
+            switch dfa.withLock({ $0.run(&scalars, program: self, steps: &steps, limit: limit) }) {
             case .unavailable: break
+            case .exceeded: return nil
             case .decided(let hit): return hit
             case .resume(let visited, let c, let prev):
-                return pike(&scalars, at: c, prev: prev, from: visited, steps: &steps)
+                return pike(&scalars, at: c, prev: prev, from: visited, steps: &steps, limit: limit)
             }
         }
         let c = scalars.next()?.value
-        return pike(&scalars, at: c, prev: nil, from: nil, steps: &steps)
+        return pike(&scalars, at: c, prev: nil, from: nil, steps: &steps, limit: limit)
     }
 
     /// The Pike VM from scalar `c` on (the rest in `scalars`): from the start, or from `visited`, the
     /// closed set of counters the lazy DFA had reached there when it gave up.
     func pike(
         _ scalars: inout String.UnicodeScalarView.Iterator, at first: UInt32?, prev: UInt32?, from visited: [Int32]?,
-        steps: inout Int
-    ) -> Bool {
+        steps: inout Int, limit: Int
+    ) -> Bool? {
         let n = insts.count
         let matchPC = Int32(n - 1)
         var current = PCSet(n)
@@ -1014,6 +1063,7 @@ final class Program: Sendable {
         }
         while let ch = c {
             if current.count == 0 { return false }
+            if steps > limit { return nil }
             let after = scalars.next()?.value
             next.count = 0
             var foldKey: UInt32?

@@ -127,6 +127,20 @@ public struct Matcher: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// `matches(_:)` within `budget`; nil when the budget ran out before a regex was decided.
+    public func matches(_ labels: [String: String], budget: inout MatchBudget) -> Bool? {
+        guard problem == nil else { return false }
+        let v = labels[name] ?? ""
+        switch op {
+        case .equal, .notEqual:
+            budget.chargeComparison()
+            return (v == value) == (op == .equal)
+        case .regex, .notRegex:
+            guard let regex, v.utf8.count <= Self.maxValueBytes else { return false }
+            return regex.fullMatch(v, budget: &budget).map { $0 == (op == .regex) }
+        }
+    }
+
     public var description: String { "\(name)\(op.rawValue)\(value)" }
 
     public static func == (a: Matcher, b: Matcher) -> Bool {
@@ -188,6 +202,25 @@ public struct Silence: Sendable, Hashable {
 
     public func mutes(_ labels: [String: String], at t: Int64) -> Bool {
         isActive(at: t) && matchers.allSatisfy { $0.matches(labels) }
+    }
+
+    /// `mutes(_:at:)` within `budget`; nil when the budget ran out before it was decided. The equality
+    /// matchers are asked first: one that fails decides without running any regex.
+    public func mutes(_ labels: [String: String], at t: Int64, budget: inout MatchBudget) -> Bool? {
+        guard isActive(at: t) else { return false }
+        for m in matchers where m.regex == nil {
+            if m.matches(labels, budget: &budget) == false { return false }
+        }
+        // Once the budget is out, the rest cost nothing: a memoized result may still decide `false`.
+        var undecided = false
+        for m in matchers where m.regex != nil {
+            switch m.matches(labels, budget: &budget) {
+            case false?: return false
+            case true?: continue
+            case nil: undecided = true
+            }
+        }
+        return undecided ? nil : true
     }
 }
 

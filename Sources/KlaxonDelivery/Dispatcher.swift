@@ -440,6 +440,34 @@ public final class Dispatcher: Sendable {
         registered.withLock { $0 = true }
     }
 
+    /// The mute stage's matching: the alerts an active silence mutes, within one batch's `MatchBudget`
+    /// (off the cooperative pool when a silence holds a regex). An alert the budget leaves undecided is
+    /// sent, with a warning: a silence too costly to match mutes less, never more, and delivery is not
+    /// held up by it.
+    func mutedAlerts<Row: Sendable>(
+        _ alerts: [(Row, NotifiedAlert)], silences: [Silence], at t: Int64, _ batch: OutboxBatch
+    ) async throws -> [(Row, NotifiedAlert)] {
+        let labels = alerts.map { $0.1.transition.matchLabels }
+        let match: @Sendable () -> (muted: [Bool], undecided: Int) = {
+            var budget = MatchBudget(steps: MatchBudget.batchSteps)
+            var undecided = 0
+            let muted = labels.map { l in
+                let (found, decided) = Silence.muting(silences, l, at: t, budget: &budget, first: true)
+                if found.isEmpty && !decided { undecided += 1 }
+                return !found.isEmpty
+            }
+            return (muted, undecided)
+        }
+        let regex = silences.contains { $0.matchers.contains { $0.regex != nil } }
+        let (muted, undecided) = regex ? try await offPool(match) : match()
+        if undecided > 0 {
+            logger.warning(
+                "silences not checked: matching them needs more work than a batch may do; sent unmuted",
+                metadata: ["receiver": "\(batch.receiver)", "alerts": "\(undecided)"])
+        }
+        return zip(alerts, muted).filter(\.1).map(\.0)
+    }
+
     func handle(_ batch: OutboxBatch, silences: [Silence], into outcomes: Outcomes) async throws -> Pass {
         var pass = Pass()
         let now = clock()
@@ -467,9 +495,7 @@ public final class Dispatcher: Sendable {
         let batch = unheard.isEmpty ? batch : subBatch(batch, alerts.map(\.0))
 
         // Stage: mute. Silenced alerts keep their state; they are just not sent.
-        let muted =
-            silences.isEmpty
-            ? [] : alerts.filter { _, a in silences.contains { $0.mutes(a.transition.matchLabels, at: now / 1000) } }
+        let muted = silences.isEmpty ? [] : try await mutedAlerts(alerts, silences: silences, at: now / 1000, batch)
         if !muted.isEmpty {
             outcomes.add(.finish(subBatch(batch, muted.map(\.0)), state: .muted, now: now, retryAt: nil, error: nil))
             pass.muted += 1

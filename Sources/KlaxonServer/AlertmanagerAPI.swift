@@ -75,10 +75,10 @@ enum AlertmanagerAPI {
             case .success(let q): query = q
             }
             let t = now()
-            let alerts = try await views(store: store, settings: view(), now: t)
-            let body = try await offPool {
-                encode(alerts.filter { query.keeps($0) }.map { $0.json(now: t) })
+            guard let alerts = try await views(store: store, settings: view(), query: query, now: t) else {
+                return tooCostly()
             }
+            let body = try await offPool { encode(alerts.map { $0.json(now: t) }) }
             return respond(body)
         }
         router.get("/api/v2/alerts/groups") { request, _ -> Response in
@@ -89,7 +89,9 @@ enum AlertmanagerAPI {
             case .success(let q): query = q
             }
             let t = now()
-            let alerts = try await views(store: store, settings: view(), now: t)
+            guard let alerts = try await views(store: store, settings: view(), query: query, now: t) else {
+                return tooCostly()
+            }
             let body = try await offPool { encode(groups(alerts, query: query, now: t)) }
             return respond(body)
         }
@@ -221,17 +223,49 @@ enum AlertmanagerAPI {
         }
     }
 
-    /// The firing alerts (at most `maxListed`), sorted by fingerprint as Alertmanager lists them.
-    static func views(store: any Store, settings: AlertmanagerAPISettings, now: Int64) async throws -> [AlertView] {
+    /// The firing alerts (at most `maxListed`) the query keeps, sorted by fingerprint as Alertmanager
+    /// lists them; nil when matching them against the silences and the query's filter needed more than
+    /// one request's `MatchBudget` (the caller answers 503 rather than list alerts as unsilenced).
+    static func views(store: any Store, settings: AlertmanagerAPISettings, query: AlertQuery, now: Int64)
+        async throws -> [AlertView]?
+    {
         let page = try await store.firingAlerts(limit: maxListed, after: nil)
         let silences = try await store.activeSilences(now: now)
         return try await offPool {
-            page.alerts.map { view($0, settings: settings, silences: silences, now: now) }
-                .sorted { $0.fingerprint < $1.fingerprint }
+            var budget = MatchBudget(steps: MatchBudget.requestSteps)
+            var out: [AlertView] = []
+            for a in page.alerts {
+                // The filter first: a narrow one spares matching the silences against what it leaves out.
+                var v = view(a, settings: settings, silencedBy: [], now: now)
+                switch query.matches(v, budget: &budget) {
+                case true?: break
+                case false?: continue
+                case nil: return nil
+                }
+                let (muting, decided) = Silence.muting(silences, a.transition.matchLabels, at: now, budget: &budget)
+                guard decided else { return nil }
+                v.silencedBy = muting.map(\.id).sorted()
+                switch query.keeps(v, budget: &budget) {
+                case true?: out.append(v)
+                case false?: continue
+                case nil: return nil
+                }
+            }
+            return out.sorted { $0.fingerprint < $1.fingerprint }
         }
     }
 
-    static func view(_ a: FiringAlert, settings: AlertmanagerAPISettings, silences: [Silence], now: Int64) -> AlertView
+    /// 503: the request would cost more matching than it may.
+    static func tooCostly() -> Response {
+        respond(
+            encode(
+                "matching the alerts against the silences and filters needs more work than one request may do"
+                    + " (\(MatchBudget.requestSteps) regex steps): narrow the filter, or expire costly regex silences"),
+            status: .serviceUnavailable)
+    }
+
+    static func view(_ a: FiringAlert, settings: AlertmanagerAPISettings, silencedBy: [String], now: Int64)
+        -> AlertView
     {
         let t = a.transition
         // The webhook's labels and annotations; the message is the transition's summary (a list
@@ -245,7 +279,6 @@ enum AlertmanagerAPI {
                 deliveries.append((d.receiver, AlertNotification.groupLabels(of: t, by: groupBy)))
             }
         }
-        let labels = t.matchLabels
         var url: String? = nil
         if let base = settings.externalURL, !base.isEmpty, a.episode > 0 {
             var b = base
@@ -255,7 +288,7 @@ enum AlertmanagerAPI {
         return AlertView(
             labels: WebhookPayloads.labelPairs(t), annotations: annotations, startsAt: a.startedAt, updatedAt: t.at,
             fingerprint: WebhookPayloads.fingerprint(t), generatorURL: url, deliveries: deliveries,
-            silencedBy: silences.filter { $0.mutes(labels, at: now) }.map(\.id).sorted())
+            silencedBy: silencedBy)
     }
 
     /// The query parameters of `/api/v2/alerts` and `/api/v2/alerts/groups`.
@@ -301,25 +334,38 @@ enum AlertmanagerAPI {
             return .success(q)
         }
 
-        /// Whether an alert is listed (Alertmanager's `alertFilter` and receiver filter).
-        func keeps(_ a: AlertView) -> Bool {
+        /// Whether an alert that `matches` is listed (Alertmanager's `alertFilter` and receiver
+        /// filter), within `budget`: nil when it ran out first.
+        func keeps(_ a: AlertView, budget: inout MatchBudget) -> Bool? {
             if !active && a.silencedBy.isEmpty { return false }
             if !silenced && !a.silencedBy.isEmpty { return false }
-            if let receiver, !a.receivers.contains(where: { receiver.fullMatch($0) }) { return false }
-            return matches(a)
+            if let receiver {
+                var any = false
+                for r in a.receivers {
+                    guard let hit = receiver.fullMatch(r, budget: &budget) else { return nil }
+                    if hit {
+                        any = true
+                        break
+                    }
+                }
+                if !any { return false }
+            }
+            return true
         }
 
         /// The filter matchers against the alert's labels, as Alertmanager's `matchFilterLabels`: an
         /// empty value matches a missing label for `=`/`=~` and a present one for `!=`/`!~`.
-        func matches(_ a: AlertView) -> Bool {
+        func matches(_ a: AlertView, budget: inout MatchBudget) -> Bool? {
             let labels = a.labelSet
-            for m in filter {
+            // Equality first: one that fails decides without running a regex.
+            for m in filter.filter({ $0.regex == nil }) + filter.filter({ $0.regex != nil }) {
                 let present = labels[m.name] != nil
                 switch m.op {
                 case .notEqual, .notRegex: if m.value.isEmpty && present { continue }
                 case .equal, .regex: if m.value.isEmpty && !present { continue }
                 }
-                if !m.matches(labels) { return false }
+                guard let hit = m.matches(labels, budget: &budget) else { return nil }
+                if !hit { return false }
             }
             return true
         }
@@ -334,9 +380,15 @@ enum AlertmanagerAPI {
         }
         var order: [Key] = []
         var members: [Key: (labels: [(key: String, value: String)], alerts: [AlertView])] = [:]
-        for a in alerts where query.keeps(a) {
+        // `alerts` are those the query keeps (`views`); the receiver regex is matched once per name.
+        var receiverHits: [String: Bool] = [:]
+        for a in alerts {
             for d in a.deliveries {
-                if let receiver = query.receiver, !receiver.fullMatch(d.receiver) { continue }
+                if let receiver = query.receiver {
+                    let hit = receiverHits[d.receiver] ?? receiver.fullMatch(d.receiver)
+                    receiverHits[d.receiver] = hit
+                    if !hit { continue }
+                }
                 let key = Key(receiver: d.receiver, labels: d.group.flatMap { [$0.key, $0.value] })
                 if members[key] == nil {
                     order.append(key)

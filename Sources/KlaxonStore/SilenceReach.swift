@@ -11,10 +11,39 @@ public struct SilenceReach: Sendable {
     /// The names its equality matchers give that nothing known has (`Silence.unknownNames`).
     public var unknown: [Silence.UnknownName]
 
+    /// Counts within one request's `MatchBudget`: when it runs out, `muted` is a lower bound.
     public init(_ silence: Silence, firing: Firing, rules: Set<String>?, stations: Set<String>?, now: Int64) {
-        muted = silence.muteCount(firing.labels, at: now)
-        complete = firing.complete
+        var budget = MatchBudget(steps: MatchBudget.requestSteps)
+        let (count, counted) = silence.muteCount(firing.labels, at: now, budget: &budget)
+        muted = count
+        complete = firing.complete && counted
         unknown = silence.unknownNames(rules: rules, stations: stations)
+    }
+
+    /// How many of the firing alerts each silence mutes now, by id (`complete` false: a lower
+    /// bound), within one request's `MatchBudget` shared by them all; matched off the pool.
+    public static func mutedCounts(_ silences: [Silence], firing: Firing, now: Int64) async throws -> [String: Count] {
+        guard !silences.isEmpty, !firing.labels.isEmpty else { return [:] }
+        return try await offPool {
+            var budget = MatchBudget(steps: MatchBudget.requestSteps)
+            var out: [String: Count] = [:]
+            for s in silences {
+                let (n, counted) = s.muteCount(firing.labels, at: now, budget: &budget)
+                out[s.id] = Count(muted: n, complete: counted && firing.complete)
+            }
+            return out
+        }
+    }
+
+    /// A silence's count: how many firing alerts it mutes, and whether every one was counted.
+    public struct Count: Sendable, Equatable {
+        public var muted: Int
+        public var complete: Bool
+
+        public init(muted: Int, complete: Bool) {
+            self.muted = muted
+            self.complete = complete
+        }
     }
 
     /// `mutes 2 firing alerts now` (`Silence.mutesText`).

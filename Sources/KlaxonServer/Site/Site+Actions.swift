@@ -88,8 +88,9 @@ extension StatusSite {
                     added = (silence, try await Self.reach(silence, firing: firing, now: now, site: site))
                 }
             }
+            let counts = try await SilenceReach.mutedCounts(page.silences, firing: firing, now: now)
             return ActionPages.silences(
-                page, firing: firing, added: added, start: position.start, session: session, request: request,
+                page, counts: counts, added: added, start: position.start, session: session, request: request,
                 site: site)
         }
         router.post("/silences") { request, _ -> Response in
@@ -191,7 +192,8 @@ extension StatusSite {
             silence.namesStation
             ? try await SilenceReach.knownStations(site.store, firing: firing, listed: site.settings.ruleStations)
             : nil
-        return SilenceReach(silence, firing: firing, rules: site.settings.ruleNames, stations: stations, now: now)
+        let rules = site.settings.ruleNames
+        return try await offPool { SilenceReach(silence, firing: firing, rules: rules, stations: stations, now: now) }
     }
 
     /// The ack form shown beside a firing alert (on the overview), or nothing when the viewer

@@ -74,15 +74,17 @@ enum ActionPages {
     /// One page of the silences not ended (`SitePaging`), with how many firing alerts each mutes
     /// now, and the form that adds one. `added`: the silence just added, and what it reaches.
     static func silences(
-        _ silencePage: SilencePage, firing: SilenceReach.Firing, added: (silence: Silence, reach: SilenceReach)?,
+        _ silencePage: SilencePage, counts: [String: SilenceReach.Count],
+        added: (silence: Silence, reach: SilenceReach)?,
         start: Int, session: SiteSession, request: Request, site: StatusSite.Context
     ) -> Response {
         let silences = silencePage.silences
         let back = SiteReplies.here(request)
         let now = site.now()
+        // Counted off the pool within one request's budget (`SilenceReach.mutedCounts`).
         func mutes(_ s: Silence) -> String {
-            let n = s.muteCount(firing.labels, at: now)
-            return firing.complete ? String(n) : "at least \(n)"
+            let c = counts[s.id] ?? SilenceReach.Count(muted: 0, complete: true)
+            return c.complete ? String(c.muted) : "at least \(c.muted)"
         }
         let page = SitePage(title: "Silences — Klaxon", refreshes: false) {
             Node<HTML.BodyContext>.h1(.text("Silences"))

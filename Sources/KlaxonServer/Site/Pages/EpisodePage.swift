@@ -38,8 +38,11 @@ enum EpisodePage {
         // Who acted on it: the ack that holds (until the resolve) and the silences that mute it now.
         let key = AlertKey(rule: first.rule, station: first.station, metric: first.metric)
         let ack = open ? try await site.store.acks()[key].flatMap { $0.transitionID == history.id ? $0 : nil } : nil
-        let silences =
-            open ? try await site.store.activeSilences(now: now).filter { $0.mutes(now_.matchLabels, at: now) } : []
+        let active = open ? try await site.store.activeSilences(now: now) : []
+        let (silences, silencesChecked) = try await offPool {
+            var budget = MatchBudget(steps: MatchBudget.requestSteps)
+            return Silence.muting(active, now_.matchLabels, at: now, budget: &budget)
+        }
         let subject = SubjectPage.path(station: first.station, metric: first.metric)
         let chart = try await chart(history, info: info, name: name, zone: zone, now: now, site: site)
 
@@ -77,6 +80,11 @@ enum EpisodePage {
                                 "silence \(s.id.prefix(8)) by \(s.createdBy) until \(SiteTime.full(s.ends, zone: zone))"
                                     + (s.comment.isEmpty ? "" : " (\(s.comment))")
                             }.joined(separator: "; ")))
+            }
+            if !silencesChecked {
+                Node<HTML.BodyContext>.p(
+                    .class("muted unchecked"),
+                    .text("Some silences were not checked: they cost more to match than a page may spend."))
             }
             if let chart {
                 Node<HTML.BodyContext>.div(.class("chart-wrap"), SiteHTML.svg(chart))

@@ -20,7 +20,7 @@ enum OverviewPage {
         let page = try await store.firingAlerts(limit: SitePaging.pageSize, after: position.after)
         let firing = page.alerts
         let counts = try await store.firingAlertCounts()
-        let silenced = try await SitePaging.silencing(
+        let (silenced, unchecked) = try await SitePaging.silencing(
             firing, silences: try await store.activeSilences(now: now), now: now)
         let sources = try await store.sourceStates()
         let newest = try await store.newestReadings(limit: newestShown)
@@ -87,7 +87,14 @@ enum OverviewPage {
                                         .group(
                                             .text("silenced until "), SiteHTML.text(SiteTime.short(s.ends, zone: zone)),
                                             .br(), .small(SiteHTML.text("\(s.comment) (\(s.createdBy))")))
-                                    } ?? .text("–")))
+                                    }
+                                        ?? (unchecked.contains(a.episode)
+                                            ? .span(
+                                                .class("muted unchecked"),
+                                                .text(
+                                                    "not checked: the silences cost more to match than a page may spend"
+                                                ))
+                                            : .text("–"))))
                         })
                 )
             }

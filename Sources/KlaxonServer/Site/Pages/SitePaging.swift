@@ -80,16 +80,26 @@ enum SitePaging {
     }
 
     /// For each alert shown, the first active silence that mutes it: matched off the pool (a page's
-    /// alerts against every active silence).
-    static func silencing(_ alerts: [FiringAlert], silences: [Silence], now: Int64) async throws -> [Int64: Silence] {
-        guard !silences.isEmpty, !alerts.isEmpty else { return [:] }
+    /// alerts against every active silence), within one request's `MatchBudget`. `unchecked`: the
+    /// alerts whose silences the budget did not decide (the page says so rather than guess).
+    static func silencing(_ alerts: [FiringAlert], silences: [Silence], now: Int64) async throws -> (
+        silenced: [Int64: Silence], unchecked: Set<Int64>
+    ) {
+        guard !silences.isEmpty, !alerts.isEmpty else { return ([:], []) }
         let labels = alerts.map { ($0.episode, $0.transition.matchLabels) }
         return try await offPool {
+            var budget = MatchBudget(steps: MatchBudget.requestSteps)
             var out: [Int64: Silence] = [:]
+            var unchecked: Set<Int64> = []
             for (id, l) in labels {
-                if let s = silences.first(where: { $0.mutes(l, at: now) }) { out[id] = s }
+                let found = Silence.muting(silences, l, at: now, budget: &budget, first: true)
+                if let s = found.silences.first {
+                    out[id] = s
+                } else if !found.decided {
+                    unchecked.insert(id)
+                }
             }
-            return out
+            return (out, unchecked)
         }
     }
 }

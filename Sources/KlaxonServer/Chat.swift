@@ -34,11 +34,40 @@ public enum ChatEndpoints {
         }
 
         /// Whether Klaxon may post to `url`: it starts with an allowed prefix, and is a plain URL
-        /// (no space or control character, at most 2,048 bytes).
+        /// (no space, control character or backslash, at most 2,048 bytes) whose path, once its
+        /// percent-encoding is decoded (as often as it decodes), has no `.` or `..` segment, so
+        /// neither `/actions/../x` nor `/actions/%2e%2e/x` can leave the prefix's path (issue 38).
+        /// Slack's own `response_url`s have none: such a URL is refused, not rewritten.
         public func allowsResponseURL(_ url: String) -> Bool {
-            guard url.utf8.count <= 2048, url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7f })
+            guard url.utf8.count <= 2048,
+                url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7f && $0 != "\\" }),
+                Self.hasPlainPath(url)
             else { return false }
             return slackResponseURLPrefixes.contains { !$0.isEmpty && url.hasPrefix($0) }
+        }
+
+        /// True when the path of `url` (after `scheme://authority`, before `?` or `#`) has no dot
+        /// segment and no backslash, decoded once, twice, … until it no longer changes (at most a
+        /// few times: more layers of encoding than that are refused), and decodes validly.
+        static func hasPlainPath(_ url: String) -> Bool {
+            guard let scheme = url.range(of: "://") else { return false }
+            let rest = url[scheme.upperBound...]
+            guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) else { return true }
+            var path = String(rest[slash...].prefix { $0 != "?" && $0 != "#" })
+            for _ in 0..<4 {
+                if path.contains("\\")
+                    || path.split(separator: "/", omittingEmptySubsequences: false).contains(where: {
+                        $0 == "." || $0 == ".."
+                    })
+                {
+                    return false
+                }
+                guard path.contains("%") else { return true }
+                guard let decoded = path.removingPercentEncoding else { return false }
+                if decoded == path { return true }
+                path = decoded
+            }
+            return false
         }
     }
 

@@ -29,7 +29,7 @@ enum MattermostActionEndpoint {
         router.post(RouterPath(MattermostActions.path)) { request, _ -> Response in
             guard settings.mattermostToken != nil else { return ChatEndpoints.reply(nil, status: .notFound) }
             guard let key else { return refuse("bad signature", status: .unauthorized) }
-            let body = try await request.body.collect(upTo: maxBody)
+            let body = try await request.collectBody(upTo: maxBody)
             guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)),
                 let p = object as? [String: Any]
             else { return refuse("the request is not a JSON object", status: .badRequest) }

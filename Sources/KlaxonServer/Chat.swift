@@ -148,7 +148,7 @@ public enum ChatEndpoints {
             // An empty token would make `token=` (or no token at all) a valid request.
             guard ServerSecrets.usable(token) else { return reply("missing or wrong token", status: .unauthorized) }
             let form = parseForm(
-                String(decoding: try await request.body.collect(upTo: maxBody).readableBytesView, as: UTF8.self))
+                String(decoding: try await request.collectBody(upTo: maxBody).readableBytesView, as: UTF8.self))
             guard let given = form["token"], equal(given, token) else {
                 return reply("missing or wrong token", status: .unauthorized)
             }
@@ -174,29 +174,36 @@ public enum ChatEndpoints {
     }
 
     /// The one check of every Slack request (commands and button presses): the signing secret is
-    /// set (else 404) and usable, the body within `limit`, `X-Slack-Signature` right over the
-    /// timestamp as sent (nothing else in an unsigned request is looked at), then the timestamp is
-    /// digits in a plausible range within `maxSkew` of `now`. Anything else is 401.
+    /// set (else 404) and usable; before a byte of the body is read, `X-Slack-Request-Timestamp`
+    /// and `X-Slack-Signature` are present, the timestamp is digits in a plausible range within
+    /// `maxSkew` of `now`, and the declared length within `limit` (413), so an unsigned or stale
+    /// request costs no buffer (issue 38); then the body is read (within `limit` and the server's
+    /// `BodyBudget`) and `X-Slack-Signature` checked over the timestamp as sent. Anything else is 401.
     static func verifiedSlack(_ request: Request, settings: Settings, now: Int64, limit: Int) async throws
         -> SlackCheck
     {
         guard let secret = settings.slackSigningSecret else { return .refused(reply(nil, status: .notFound)) }
         // Never verify with an empty key: anyone can compute that HMAC.
         guard ServerSecrets.usable(secret) else { return .refused(reply("bad signature", status: .unauthorized)) }
-        let body = try await request.body.collect(upTo: limit)
         guard let tsText = request.headers[HTTPField.Name("X-Slack-Request-Timestamp")!],
             let signature = request.headers[HTTPField.Name("X-Slack-Signature")!]
         else {
             return .refused(
                 reply("missing X-Slack-Request-Timestamp or X-Slack-Signature", status: .unauthorized))
         }
-        guard verifySlack(secret: secret, timestamp: tsText, body: body, signature: signature) else {
-            return .refused(reply("bad signature", status: .unauthorized))
-        }
-        // Signed, but still untrusted text: digits only, a plausible range, then a skew that cannot overflow.
+        // Untrusted text: digits only, a plausible range, then a skew that cannot overflow.
         guard let ts = strictInteger(tsText, in: timestampRange), (now - ts).magnitude <= settings.maxSkew.magnitude
         else {
             return .refused(reply("stale timestamp", status: .unauthorized))
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: limit)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            return .refused(reply("the body is larger than \(limit) bytes", status: .contentTooLarge))
+        }
+        guard verifySlack(secret: secret, timestamp: tsText, body: body, signature: signature) else {
+            return .refused(reply("bad signature", status: .unauthorized))
         }
         return .verified(SlackRequest(body: body, signature: signature, timestamp: ts))
     }

@@ -313,6 +313,15 @@ extension PostgresStore {
             \(AlertCountSQL.index);
             """
         ),
+        (
+            // As `SQLiteStore`'s v18-chat-seen: the chat endpoints' used request signatures and
+            // button nonces, until they expire, shared by every daemon on the database.
+            "v7-chat-seen",
+            """
+            CREATE TABLE chat_seen (key text PRIMARY KEY, expires bigint NOT NULL);
+            CREATE INDEX chat_seen_expires ON chat_seen(expires);
+            """
+        ),
     ]
 
     /// Applies the migrations not yet applied. Safe to run from several processes at once: a

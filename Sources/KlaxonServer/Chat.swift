@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import KlaxonCore
+import KlaxonStore
 import NIOCore
 
 /// Slash commands and message buttons from Slack (`X-Slack-Signature`: HMAC-SHA256 of
@@ -126,8 +127,8 @@ public enum ChatEndpoints {
     static let timestampRange: ClosedRange<Int64> = 1_000_000_000...9_999_999_999
 
     static func add(
-        to router: Router<BasicRequestContext>, settings: Settings, now: @escaping @Sendable () -> Int64,
-        answer: @escaping Answer, act: @escaping Act, responses: ChatResponses
+        to router: Router<BasicRequestContext>, settings: Settings, seen: any AlertStore,
+        now: @escaping @Sendable () -> Int64, answer: @escaping Answer, act: @escaping Act, responses: ChatResponses
     ) {
         router.post("/chat/slack") { request, _ -> Response in
             let body: ByteBuffer
@@ -157,8 +158,8 @@ public enum ChatEndpoints {
             }
             return reply(ChatEscape.mattermost(await answer(user, form["text"] ?? "")), status: .ok)
         }
-        SlackActions.add(to: router, settings: settings, now: now, act: act, responses: responses)
-        MattermostActionEndpoint.add(to: router, settings: settings, now: now, act: act)
+        SlackActions.add(to: router, settings: settings, seen: seen, now: now, act: act, responses: responses)
+        MattermostActionEndpoint.add(to: router, settings: settings, seen: seen, now: now, act: act)
     }
 
     /// A Slack request that passed `verifiedSlack`: its body as signed, its signature and time.

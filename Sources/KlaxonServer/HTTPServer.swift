@@ -103,7 +103,8 @@ public enum KlaxonHTTP {
         // Presses are acted on and answered by a service of the application, after their request.
         let responses = ChatResponses(post: post, logger: logger)
         ChatEndpoints.add(
-            to: router, settings: chat, now: { Int64(Date().timeIntervalSince1970) }, answer: answer, act: act,
+            to: router, settings: chat, seen: store, now: { Int64(Date().timeIntervalSince1970) }, answer: answer,
+            act: act,
             responses: responses)
         APIRoutes.add(to: router, store: store, settings: settings)
         AlertmanagerAPI.add(to: router, store: store, settings: settings, now: now)

@@ -62,3 +62,58 @@ public enum ChatEscape {
         return out
     }
 }
+
+// MARK: Links
+
+extension ChatEscape {
+    /// A checked `http(s)` URL as it may stand inside chat link markup: every character that could
+    /// end the URL early or start markup of its own is percent-encoded, so a value from data in a URL
+    /// (a station name in a runbook path) cannot close the link and open another. Encoded: ASCII
+    /// controls, space, `(`, `)`, `<`, `>`, `|`, `"`, `'`, `` ` ``, `\`, `{`, `}`, `^`, non-ASCII (as
+    /// UTF-8), and `[`, `]` past the host (inside it they bracket an IPv6 literal).
+    /// A `%` is kept: the URL is already encoded where its author meant it to be.
+    public static func linkURL(_ url: String) -> String {
+        let special: Set<Unicode.Scalar> = [
+            " ", "(", ")", "<", ">", "|", "\"", "'", "`", "\\", "{", "}", "^",
+        ]
+        // Where the path starts: after `scheme://host[:port]`, at the first `/`, `?` or `#`.
+        let scalars = Array(url.unicodeScalars)
+        var authorityEnd = scalars.count
+        if let range = url.range(of: "://") {
+            let start = url.unicodeScalars.distance(from: url.unicodeScalars.startIndex, to: range.upperBound)
+            authorityEnd = scalars[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? scalars.count
+        }
+        var out = ""
+        out.reserveCapacity(url.utf8.count)
+        for (i, s) in scalars.enumerated() {
+            if s.value < 0x21 || s.value >= 0x7f || special.contains(s) || (i >= authorityEnd && (s == "[" || s == "]"))
+            {
+                for b in String(s).utf8 { out += "%" + String(b, radix: 16, uppercase: true).leftPadded(2) }
+            } else {
+                out.unicodeScalars.append(s)
+            }
+        }
+        return out
+    }
+
+    /// A Markdown link, `[label](url)`, for Mattermost, Discord and Teams: the label escaped with the
+    /// platform's `escape` (which joins every `]`, so no link can form inside it) and the URL through
+    /// `linkURL`, so nothing in either can close the link early or form one of its own.
+    public static func markdownLink(_ label: String, _ url: String, escape: (String) -> String) -> String {
+        "[\(escape(label).replacingOccurrences(of: "[", with: "[\u{2060}"))](\(linkURL(url)))"
+    }
+
+    /// An angle-bracket link, `<url|label>`, for Slack mrkdwn and Google Chat: the URL through `linkURL`
+    /// (`|` and `>` encoded) and the label escaped with the platform's `escape`, its `|` and `>` shown
+    /// as `¦` and `›` so neither can end it.
+    public static func angleLink(_ url: String, _ label: String, escape: (String) -> String) -> String {
+        let text = escape(label).replacingOccurrences(of: "|", with: "¦").replacingOccurrences(of: ">", with: "›")
+        return "<\(linkURL(url))|\(text)>"
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -370,12 +370,15 @@ public enum WebhookPayloads {
         var p = attachments(n, escape: ChatEscape.mattermost)
         p["username"] = "Klaxon"
         guard var list = p["attachments"] as? [[String: Any]], list.count == n.alerts.count else { return p }
-        // What the alert is about and its runbook, as Markdown links (labels Klaxon's, URLs checked).
+        // What the alert is about and its runbook, as Markdown links (labels Klaxon's, URLs checked and
+        // encoded: data in a runbook URL cannot close the link and open its own).
         for (i, a) in n.alerts.enumerated() {
             let links = links(n, a)
             guard !links.isEmpty, var fields = list[i]["fields"] as? [[String: Any]] else { continue }
             fields.append([
-                "title": "Links", "value": links.map { "[\($0.label)](\($0.url))" }.joined(separator: " · "),
+                "title": "Links",
+                "value": links.map { ChatEscape.markdownLink($0.label, $0.url, escape: ChatEscape.mattermost) }
+                    .joined(separator: " · "),
                 "short": false,
             ])
             list[i]["fields"] = fields
@@ -424,7 +427,10 @@ public enum WebhookPayloads {
             return (
                 truncate(e(title(a)), to: 256), truncate(e(footer(a)), to: 2048),
                 more.isEmpty
-                    ? nil : truncate(more.map { "[\($0.label)](\($0.url))" }.joined(separator: " · "), to: 1024)
+                    ? nil
+                    : truncate(
+                        more.map { ChatEscape.markdownLink($0.label, $0.url, escape: e) }.joined(separator: " · "),
+                        to: 1024)
             )
         }
         let fixedSize = fixed.reduce(0) { $0 + $1.title.count + $1.footer.count + ($1.links.map { $0.count + 5 } ?? 0) }
@@ -440,7 +446,7 @@ public enum WebhookPayloads {
                     "timestamp": Timestamp.format(a.transition.at), "footer": ["text": f.footer],
                 ]
                 if let link = n.link(a) { embed["url"] = link }
-                // Markdown links in an embed field; the URLs are checked, the labels are Klaxon's.
+                // Markdown links in an embed field; the URLs are checked and encoded, the labels are Klaxon's.
                 if let links = f.links { embed["fields"] = [["name": "Links", "value": links, "inline": false]] }
                 return embed
             },
@@ -536,11 +542,12 @@ public enum WebhookPayloads {
     }
 
     /// `\n<URL|Open alert #12> · <URL|River gauge> · <URL|Runbook>`: Google Chat's link syntax (the
-    /// URLs are checked: no `|`, `>` or spaces can end them early).
+    /// URLs are checked and encoded: no `|`, `>` or spaces can end them early).
     static func linkLine(_ n: AlertNotification, _ a: NotifiedAlert) -> String {
         var parts: [String] = []
-        if let link = n.link(a) { parts.append("<\(link)|Open alert #\(a.id)>") }
-        for l in links(n, a) { parts.append("<\(l.url)|\(l.label)>") }
+        let e = ChatEscape.googlechat
+        if let link = n.link(a) { parts.append(ChatEscape.angleLink(link, "Open alert #\(a.id)", escape: e)) }
+        for l in links(n, a) { parts.append(ChatEscape.angleLink(l.url, l.label, escape: e)) }
         return parts.isEmpty ? "" : "\n" + parts.joined(separator: " · ")
     }
 

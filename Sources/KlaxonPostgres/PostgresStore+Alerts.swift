@@ -171,6 +171,28 @@ extension PostgresStore {
         return (alert.key, alert.transition)
     }
 
+    /// Takes `key` for its first use until `expires`; false while an earlier use is remembered
+    /// (by this daemon or another on the database). One statement: a few expired keys pruned, the
+    /// key inserted unless a live one is there.
+    public func claimOnce(key: String, expires: Int64, now: Int64) async throws -> Bool {
+        let batch = ChatSeenSQL.pruneBatch
+        let taken = try await rows(
+            """
+            WITH pruned AS (
+                DELETE FROM chat_seen WHERE key IN (
+                    SELECT key FROM chat_seen WHERE expires < \(now) AND key <> \(key) LIMIT \(batch)))
+            INSERT INTO chat_seen (key, expires) VALUES (\(key), \(expires))
+            ON CONFLICT (key) DO UPDATE SET expires = excluded.expires WHERE chat_seen.expires < \(now)
+            RETURNING key
+            """)
+        return !taken.isEmpty
+    }
+
+    /// Forgets `key`, so that it may be used again.
+    public func releaseOnce(key: String) async throws {
+        try await execute("DELETE FROM chat_seen WHERE key = \(key)")
+    }
+
     /// Acks that still hold: the alert is firing with the transition that was acknowledged.
     public func acks() async throws -> [AlertKey: Ack] {
         // A join in the store: the firing set is never loaded to be matched in memory.

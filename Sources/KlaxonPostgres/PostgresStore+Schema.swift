@@ -319,6 +319,15 @@ extension PostgresStore {
             "v6-silence-matchers",
             ""
         ),
+        (
+            // As `SQLiteStore`'s v18-chat-seen: the chat endpoints' used request signatures and
+            // button nonces, until they expire, shared by every daemon on the database.
+            "v7-chat-seen",
+            """
+            CREATE TABLE chat_seen (key text PRIMARY KEY, expires bigint NOT NULL);
+            CREATE INDEX chat_seen_expires ON chat_seen(expires);
+            """
+        ),
     ]
 
     /// The steps of a migration that SQL cannot take, run before its SQL in the same transaction.

@@ -42,4 +42,28 @@ extension SQLiteStore {
             return out
         }
     }
+
+    /// Takes `key` for its first use until `expires`; false while an earlier use is remembered.
+    public func claimOnce(key: String, expires: Int64, now: Int64) async throws -> Bool {
+        try await requireWriter().write { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM chat_seen WHERE key IN (
+                        SELECT key FROM chat_seen WHERE expires < ? AND key <> ? LIMIT \(ChatSeenSQL.pruneBatch))
+                    """, arguments: [now, key])
+            try db.execute(
+                sql: """
+                    INSERT INTO chat_seen (key, expires) VALUES (?, ?)
+                    ON CONFLICT (key) DO UPDATE SET expires = excluded.expires WHERE chat_seen.expires < ?
+                    """, arguments: [key, expires, now])
+            return db.changesCount > 0
+        }
+    }
+
+    /// Forgets `key`, so that it may be used again.
+    public func releaseOnce(key: String) async throws {
+        try await requireWriter().write { db in
+            try db.execute(sql: "DELETE FROM chat_seen WHERE key = ?", arguments: [key])
+        }
+    }
 }

@@ -547,6 +547,15 @@ public final class SQLiteStore: Store {
                     sql: "UPDATE silences SET matchers = ? WHERE id = ?", arguments: [text, row["id"] as String])
             }
         }
+        m.registerMigration("v18-chat-seen") { db in
+            // The chat endpoints' used request signatures and button nonces, until they expire
+            // (`claimOnce`): a replay is refused after a restart too.
+            try db.execute(
+                sql: """
+                    CREATE TABLE chat_seen (key TEXT PRIMARY KEY NOT NULL, expires INTEGER NOT NULL);
+                    CREATE INDEX chat_seen_expires ON chat_seen(expires);
+                    """)
+        }
         return m
     }()
 }

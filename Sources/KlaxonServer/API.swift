@@ -22,7 +22,7 @@ enum APIRoutes {
             guard KlaxonHTTP.authorized(request, token: settings.apiToken) else {
                 return KlaxonHTTP.unauthorized(settings.apiToken)
             }
-            let body = try await request.body.collect(upTo: 1 << 20)
+            let body = try await request.collectBody(upTo: 1 << 20)
             guard let o = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
             else {
                 return KlaxonHTTP.json(["error": "the body must be a JSON object"], status: .badRequest)
@@ -67,7 +67,7 @@ enum APIRoutes {
             guard let text = context.parameters.get("id"), text.utf8.count <= 19, let id = Int64(text), id > 0 else {
                 return KlaxonHTTP.json(["error": "the alert id is a positive number"], status: .badRequest)
             }
-            let body = try await request.body.collect(upTo: 16 << 10)
+            let body = try await request.collectBody(upTo: 16 << 10)
             var by = "api"
             if body.readableBytes > 0 {
                 guard let o = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]

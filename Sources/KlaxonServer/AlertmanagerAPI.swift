@@ -140,7 +140,7 @@ enum AlertmanagerAPI {
             }
             let body: ByteBuffer
             do {
-                body = try await request.body.collect(upTo: maxBodyBytes)
+                body = try await request.collectBody(upTo: maxBodyBytes)
             } catch let error as HTTPError where error.status == .contentTooLarge {
                 return tooLarge()
             }

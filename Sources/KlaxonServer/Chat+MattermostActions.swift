@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import KlaxonCore
+import KlaxonStore
 import NIOCore
 
 /// `POST /chat/mattermost/actions`: the presses of the Ack and Silence 1h buttons of Klaxon's
@@ -16,20 +17,17 @@ import NIOCore
 enum MattermostActionEndpoint {
     /// A press is a small JSON object.
     static let maxBody = 64 << 10
-    /// Nonces remembered, at most (each for as long as its button works).
-    static let replayMemory = 10_000
 
     static func add(
-        to router: Router<BasicRequestContext>, settings: ChatEndpoints.Settings,
+        to router: Router<BasicRequestContext>, settings: ChatEndpoints.Settings, seen: any AlertStore,
         now: @escaping @Sendable () -> Int64, act: @escaping ChatEndpoints.Act
     ) {
-        let replays = SeenOnce(capacity: replayMemory)
         // The key is derived once; without a usable token there is none, and every press is refused.
         let key = settings.mattermostToken.flatMap { ServerSecrets.usable($0) ? MattermostActions.key(token: $0) : nil }
         router.post(RouterPath(MattermostActions.path)) { request, _ -> Response in
             guard settings.mattermostToken != nil else { return ChatEndpoints.reply(nil, status: .notFound) }
             guard let key else { return refuse("bad signature", status: .unauthorized) }
-            let body = try await request.body.collect(upTo: maxBody)
+            let body = try await request.collectBody(upTo: maxBody)
             guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)),
                 let p = object as? [String: Any]
             else { return refuse("the request is not a JSON object", status: .badRequest) }
@@ -47,11 +45,11 @@ enum MattermostActionEndpoint {
             let team = (p["team_id"] as? String).flatMap { SlackPress.isID($0) ? $0 : nil }
             let name = String(((p["user_name"] as? String) ?? userID).prefix(80))
             let user = ChatEndpoints.User(platform: "mattermost", team: team, user: userID, name: name)
-            switch replays.claim(verified.nonce, expires: verified.issued + MattermostActions.maxAge, now: at) {
-            case .seen: return refuse("This button was already used.", status: .unauthorized)
-            case .full: return refuse("Too many requests; try again.", status: .tooManyRequests)
-            case .fresh: break
-            }
+            // Kept in the store for as long as the button works: a used button stays used after a
+            // restart and on every daemon of the same store.
+            let seenKey = "mattermost:" + verified.nonce
+            guard try await seen.claimOnce(key: seenKey, expires: verified.issued + MattermostActions.maxAge, now: at)
+            else { return refuse("This button was already used.", status: .unauthorized) }
             let outcome = await act(
                 ChatEndpoints.Press(user: user, action: verified.action, episode: verified.episode), at)
             let e = ChatEscape.mattermost
@@ -62,7 +60,7 @@ enum MattermostActionEndpoint {
                 return KlaxonHTTP.json(["update": ["message": line], "ephemeral_text": line], status: .ok)
             case .refused(let why), .failed(let why):
                 // Nothing was done: the button may still be used (by someone who may act).
-                replays.release(verified.nonce)
+                try await seen.releaseOnce(key: seenKey)
                 return KlaxonHTTP.json(["ephemeral_text": e(why)], status: .ok)
             }
         }

@@ -2,12 +2,13 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import KlaxonCore
+import KlaxonStore
 import NIOCore
 
 /// `POST /chat/slack/actions`, Slack's interactivity Request URL: the presses of a message's
 /// buttons (`block_actions`). Checked exactly as a slash command is (`verifiedSlack`), and a
 /// request seen before within the time it could pass is refused (401), so a replayed press acts
-/// once. The request is answered at once with 200; the action is taken and its result posted to
+/// once: the signatures are kept in the store (`claimOnce`), through restarts and across daemons. The request is answered at once with 200; the action is taken and its result posted to
 /// the press's `response_url` afterwards (`ChatResponses`): the original message updated in place
 /// ("Acked by @alice, 09:50 UTC", the pressed button gone), or an ephemeral answer to the presser
 /// alone when they may not act or there was nothing to act on, with nothing changed.
@@ -16,14 +17,10 @@ enum SlackActions {
     /// command, still bounded.
     static let maxBody = 1 << 20
 
-    /// Signatures remembered against replays, at most (each for `maxSkew` past its timestamp).
-    static let replayMemory = 10_000
-
     static func add(
-        to router: Router<BasicRequestContext>, settings: ChatEndpoints.Settings,
+        to router: Router<BasicRequestContext>, settings: ChatEndpoints.Settings, seen: any AlertStore,
         now: @escaping @Sendable () -> Int64, act: @escaping ChatEndpoints.Act, responses: ChatResponses
     ) {
-        let replays = SeenOnce(capacity: replayMemory)
         router.post("/chat/slack/actions") { request, _ -> Response in
             let at = now()
             let signed: ChatEndpoints.SlackRequest
@@ -31,12 +28,12 @@ enum SlackActions {
             case .refused(let response): return response
             case .verified(let v): signed = v
             }
-            // The same signed request again, while its timestamp would still pass: a replay.
-            switch replays.claim(signed.signature, expires: signed.timestamp + settings.maxSkew, now: at) {
-            case .seen: return ChatEndpoints.reply("replayed request", status: .unauthorized)
-            case .full: return ChatEndpoints.reply("too many requests; try again", status: .tooManyRequests)
-            case .fresh: break
-            }
+            // The same signed request again, while its timestamp would still pass: a replay, also
+            // after a restart and on another daemon of the same store (its signatures are kept there).
+            guard
+                try await seen.claimOnce(
+                    key: "slack:" + signed.signature, expires: signed.timestamp + settings.maxSkew, now: at)
+            else { return ChatEndpoints.reply("replayed request", status: .unauthorized) }
             let form = ChatEndpoints.parseForm(String(decoding: signed.body.readableBytesView, as: UTF8.self))
             let press: SlackPress
             switch SlackPress.parse(form["payload"]) {

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import KlaxonCore
+import KlaxonStore
 import NIOCore
 
 /// Slash commands and message buttons from Slack (`X-Slack-Signature`: HMAC-SHA256 of
@@ -34,11 +35,40 @@ public enum ChatEndpoints {
         }
 
         /// Whether Klaxon may post to `url`: it starts with an allowed prefix, and is a plain URL
-        /// (no space or control character, at most 2,048 bytes).
+        /// (no space, control character or backslash, at most 2,048 bytes) whose path, once its
+        /// percent-encoding is decoded (as often as it decodes), has no `.` or `..` segment, so
+        /// neither `/actions/../x` nor `/actions/%2e%2e/x` can leave the prefix's path (issue 38).
+        /// Slack's own `response_url`s have none: such a URL is refused, not rewritten.
         public func allowsResponseURL(_ url: String) -> Bool {
-            guard url.utf8.count <= 2048, url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7f })
+            guard url.utf8.count <= 2048,
+                url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7f && $0 != "\\" }),
+                Self.hasPlainPath(url)
             else { return false }
             return slackResponseURLPrefixes.contains { !$0.isEmpty && url.hasPrefix($0) }
+        }
+
+        /// True when the path of `url` (after `scheme://authority`, before `?` or `#`) has no dot
+        /// segment and no backslash, decoded once, twice, … until it no longer changes (at most a
+        /// few times: more layers of encoding than that are refused), and decodes validly.
+        static func hasPlainPath(_ url: String) -> Bool {
+            guard let scheme = url.range(of: "://") else { return false }
+            let rest = url[scheme.upperBound...]
+            guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) else { return true }
+            var path = String(rest[slash...].prefix { $0 != "?" && $0 != "#" })
+            for _ in 0..<4 {
+                if path.contains("\\")
+                    || path.split(separator: "/", omittingEmptySubsequences: false).contains(where: {
+                        $0 == "." || $0 == ".."
+                    })
+                {
+                    return false
+                }
+                guard path.contains("%") else { return true }
+                guard let decoded = path.removingPercentEncoding else { return false }
+                if decoded == path { return true }
+                path = decoded
+            }
+            return false
         }
     }
 
@@ -97,8 +127,8 @@ public enum ChatEndpoints {
     static let timestampRange: ClosedRange<Int64> = 1_000_000_000...9_999_999_999
 
     static func add(
-        to router: Router<BasicRequestContext>, settings: Settings, now: @escaping @Sendable () -> Int64,
-        answer: @escaping Answer, act: @escaping Act, responses: ChatResponses
+        to router: Router<BasicRequestContext>, settings: Settings, seen: any AlertStore,
+        now: @escaping @Sendable () -> Int64, answer: @escaping Answer, act: @escaping Act, responses: ChatResponses
     ) {
         router.post("/chat/slack") { request, _ -> Response in
             let body: ByteBuffer
@@ -119,7 +149,7 @@ public enum ChatEndpoints {
             // An empty token would make `token=` (or no token at all) a valid request.
             guard ServerSecrets.usable(token) else { return reply("missing or wrong token", status: .unauthorized) }
             let form = parseForm(
-                String(decoding: try await request.body.collect(upTo: maxBody).readableBytesView, as: UTF8.self))
+                String(decoding: try await request.collectBody(upTo: maxBody).readableBytesView, as: UTF8.self))
             guard let given = form["token"], equal(given, token) else {
                 return reply("missing or wrong token", status: .unauthorized)
             }
@@ -128,8 +158,8 @@ public enum ChatEndpoints {
             }
             return reply(ChatEscape.mattermost(await answer(user, form["text"] ?? "")), status: .ok)
         }
-        SlackActions.add(to: router, settings: settings, now: now, act: act, responses: responses)
-        MattermostActionEndpoint.add(to: router, settings: settings, now: now, act: act)
+        SlackActions.add(to: router, settings: settings, seen: seen, now: now, act: act, responses: responses)
+        MattermostActionEndpoint.add(to: router, settings: settings, seen: seen, now: now, act: act)
     }
 
     /// A Slack request that passed `verifiedSlack`: its body as signed, its signature and time.
@@ -145,29 +175,36 @@ public enum ChatEndpoints {
     }
 
     /// The one check of every Slack request (commands and button presses): the signing secret is
-    /// set (else 404) and usable, the body within `limit`, `X-Slack-Signature` right over the
-    /// timestamp as sent (nothing else in an unsigned request is looked at), then the timestamp is
-    /// digits in a plausible range within `maxSkew` of `now`. Anything else is 401.
+    /// set (else 404) and usable; before a byte of the body is read, `X-Slack-Request-Timestamp`
+    /// and `X-Slack-Signature` are present, the timestamp is digits in a plausible range within
+    /// `maxSkew` of `now`, and the declared length within `limit` (413), so an unsigned or stale
+    /// request costs no buffer (issue 38); then the body is read (within `limit` and the server's
+    /// `BodyBudget`) and `X-Slack-Signature` checked over the timestamp as sent. Anything else is 401.
     static func verifiedSlack(_ request: Request, settings: Settings, now: Int64, limit: Int) async throws
         -> SlackCheck
     {
         guard let secret = settings.slackSigningSecret else { return .refused(reply(nil, status: .notFound)) }
         // Never verify with an empty key: anyone can compute that HMAC.
         guard ServerSecrets.usable(secret) else { return .refused(reply("bad signature", status: .unauthorized)) }
-        let body = try await request.body.collect(upTo: limit)
         guard let tsText = request.headers[HTTPField.Name("X-Slack-Request-Timestamp")!],
             let signature = request.headers[HTTPField.Name("X-Slack-Signature")!]
         else {
             return .refused(
                 reply("missing X-Slack-Request-Timestamp or X-Slack-Signature", status: .unauthorized))
         }
-        guard verifySlack(secret: secret, timestamp: tsText, body: body, signature: signature) else {
-            return .refused(reply("bad signature", status: .unauthorized))
-        }
-        // Signed, but still untrusted text: digits only, a plausible range, then a skew that cannot overflow.
+        // Untrusted text: digits only, a plausible range, then a skew that cannot overflow.
         guard let ts = strictInteger(tsText, in: timestampRange), (now - ts).magnitude <= settings.maxSkew.magnitude
         else {
             return .refused(reply("stale timestamp", status: .unauthorized))
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: limit)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            return .refused(reply("the body is larger than \(limit) bytes", status: .contentTooLarge))
+        }
+        guard verifySlack(secret: secret, timestamp: tsText, body: body, signature: signature) else {
+            return .refused(reply("bad signature", status: .unauthorized))
         }
         return .verified(SlackRequest(body: body, signature: signature, timestamp: ts))
     }

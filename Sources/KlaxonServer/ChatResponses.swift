@@ -4,8 +4,11 @@ import ServiceLifecycle
 
 /// The work a chat button press leaves after its request was answered: act on it, then post the
 /// result to the press's `response_url` (Slack wants the request answered within 3 seconds, and
-/// the result may take longer). A bounded queue drained by a service of the HTTP application, a
-/// few jobs at a time; each post has a small bounded retry. Nothing here blocks a request.
+/// the result may take longer). Two bounded stages drained by a service of the HTTP application:
+/// the actions, a few at a time, and the posts, a few at a time on their own, each with a small
+/// bounded retry. A slow or hanging `response_url` holds only post slots: every later press is
+/// still acted on at once (issue 38), and its answer waits for a post slot, or is dropped with a
+/// warning when too many answers wait. Nothing here blocks a request.
 public final class ChatResponses: Service, Sendable {
     /// What a job posts: JSON to a checked `response_url`, or nothing.
     public struct Reply: Sendable {
@@ -22,8 +25,12 @@ public final class ChatResponses: Service, Sendable {
 
     /// Presses waiting at most; one more is refused at once (503), not queued.
     static let capacity = 256
-    /// Jobs run at once at most.
+    /// Jobs (actions) run at once at most.
     static let inFlight = 4
+    /// Answers waiting for a post at most; one more is dropped with a warning (its action was taken).
+    static let postCapacity = 256
+    /// Posts run at once at most.
+    static let postsInFlight = 4
     /// Tries per post at most (a connection error, a timeout, 408, 429 or 5xx is tried again).
     static let attempts = 3
 
@@ -33,12 +40,16 @@ public final class ChatResponses: Service, Sendable {
     let backoff: [Double]
     private let stream: AsyncStream<Job>
     private let continuation: AsyncStream<Job>.Continuation
+    private let replies: AsyncStream<Reply>
+    private let replyContinuation: AsyncStream<Reply>.Continuation
 
     init(post: Post?, logger: Logger, backoff: [Double] = [0.5, 2]) {
         self.post = post
         self.logger = logger
         self.backoff = backoff
         (stream, continuation) = AsyncStream.makeStream(of: Job.self, bufferingPolicy: .bufferingOldest(Self.capacity))
+        (replies, replyContinuation) = AsyncStream.makeStream(
+            of: Reply.self, bufferingPolicy: .bufferingOldest(Self.postCapacity))
     }
 
     /// Queues `job`; false when the queue is full.
@@ -51,22 +62,43 @@ public final class ChatResponses: Service, Sendable {
         // On shutdown, what is still queued is dropped: the actions were not taken, the presses
         // were answered, and Slack's response_url stays valid for 30 minutes.
         try await cancelWhenGracefulShutdown {
-            await withTaskGroup(of: Void.self) { group in
-                var running = 0
-                for await job in self.stream {
-                    if running >= Self.inFlight {
-                        await group.next()
-                        running -= 1
-                    }
-                    group.addTask { await self.perform(job) }
-                    running += 1
+            await withTaskGroup(of: Void.self) { stages in
+                stages.addTask { await Self.drain(self.stream, inFlight: Self.inFlight) { await self.act($0) } }
+                stages.addTask {
+                    await Self.drain(self.replies, inFlight: Self.postsInFlight) { await self.answer($0) }
                 }
             }
         }
     }
 
-    func perform(_ job: Job) async {
+    /// Runs `work` on each element of `stream`, at most `inFlight` at once.
+    static func drain<T: Sendable>(
+        _ stream: AsyncStream<T>, inFlight: Int, _ work: @escaping @Sendable (T) async -> Void
+    ) async {
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
+            for await item in stream {
+                if running >= inFlight {
+                    await group.next()
+                    running -= 1
+                }
+                group.addTask { await work(item) }
+                running += 1
+            }
+        }
+    }
+
+    /// Takes the action, then hands its answer to the post stage, never waiting for a post.
+    func act(_ job: Job) async {
         guard let reply = await job() else { return }
+        if case .enqueued = replyContinuation.yield(reply) { return }
+        logger.warning(
+            "too many chat answers waiting; one dropped (its action was taken)",
+            metadata: ["host": "\(Self.host(reply.url))"])
+    }
+
+    /// Posts `reply`, trying again a bounded number of times.
+    func answer(_ reply: Reply) async {
         guard let post else {
             logger.warning("no HTTP client to answer a chat action", metadata: ["host": "\(Self.host(reply.url))"])
             return

@@ -26,19 +26,26 @@ public struct ConnectionLimits: Sendable {
     public var bodyTimeout: Duration
     /// A keep-alive connection with no request in progress is closed after this.
     public var idleTimeout: Duration
+    /// The most bytes of request bodies buffered at once across every connection (see `BodyBudget`).
+    public var maxBufferedBodyBytes: Int
 
     public init(
         maxConnections: Int = defaultMaxConnections, reserve: Int = defaultReserve,
-        headTimeout: Duration = .seconds(10), bodyTimeout: Duration = .seconds(60), idleTimeout: Duration = .seconds(60)
+        headTimeout: Duration = .seconds(10), bodyTimeout: Duration = .seconds(60),
+        idleTimeout: Duration = .seconds(60),
+        maxBufferedBodyBytes: Int = defaultMaxBufferedBodyBytes
     ) {
         self.maxConnections = max(1, maxConnections)
         self.reserve = max(0, reserve)
         self.headTimeout = headTimeout
         self.bodyTimeout = bodyTimeout
         self.idleTimeout = idleTimeout
+        self.maxBufferedBodyBytes = max(0, maxBufferedBodyBytes)
     }
 
     public static let defaultMaxConnections = 2048
+    /// 64 MiB: sixteen of the largest pushes (4 MiB) at once, or sixty-four Slack presses of 1 MiB.
+    public static let defaultMaxBufferedBodyBytes = 64 << 20
     public static let defaultReserve = 128
     /// Never fewer connections than this, however low the limit (the daemon would not be reachable).
     public static let minimumConnections = 16

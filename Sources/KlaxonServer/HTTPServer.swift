@@ -95,12 +95,16 @@ public enum KlaxonHTTP {
         reload: Reload? = nil
     ) -> some Service {
         let router = Router()
+        // Every request body is read against one budget across connections (see `BodyBudget`).
+        router.middlewares.add(
+            BodyBudgetMiddleware(budget: BodyBudget(limit: settings.connections.maxBufferedBodyBytes)))
         router.middlewares.add(StoreBusyMiddleware())
         router.middlewares.add(StoreErrorMiddleware(health: health))
         // Presses are acted on and answered by a service of the application, after their request.
         let responses = ChatResponses(post: post, logger: logger)
         ChatEndpoints.add(
-            to: router, settings: chat, now: { Int64(Date().timeIntervalSince1970) }, answer: answer, act: act,
+            to: router, settings: chat, seen: store, now: { Int64(Date().timeIntervalSince1970) }, answer: answer,
+            act: act,
             responses: responses)
         APIRoutes.add(to: router, store: store, settings: settings)
         AlertmanagerAPI.add(to: router, store: store, settings: settings, now: now)
@@ -133,7 +137,7 @@ public enum KlaxonHTTP {
             }
             let body: ByteBuffer
             do {
-                body = try await request.body.collect(upTo: limit)
+                body = try await request.collectBody(upTo: limit)
             } catch let error as HTTPError where error.status == .contentTooLarge {
                 return tooLarge(limit)
             }

@@ -40,3 +40,9 @@ public enum AckSQL {
             WHERE x.rule = k.rule AND x.station = k.station AND x.metric = k.metric ORDER BY x.id DESC LIMIT 1)
         """
 }
+
+/// The chat replay guard's table (`claimOnce`), the same text in both dialects.
+public enum ChatSeenSQL {
+    /// Expired keys pruned per claim, at most: a claim's work stays small.
+    public static let pruneBatch = 100
+}

@@ -109,6 +109,13 @@ public protocol AlertStore: Sendable {
     @discardableResult
     func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (key: AlertKey, transition: Transition)?
     func acks() async throws -> [AlertKey: Ack]
+    /// Takes `key` (a chat request's signature, a button's nonce) for its first use, remembered in
+    /// the store until `expires` (seconds): true the first time, false while an earlier use is
+    /// remembered, so a replay is refused after a restart and on every daemon sharing the store.
+    /// Expired keys are pruned a few at a time as new ones come.
+    func claimOnce(key: String, expires: Int64, now: Int64) async throws -> Bool
+    /// Forgets `key` (the action it carried did nothing), so that it may be used again.
+    func releaseOnce(key: String) async throws
 }
 
 /// Silences.

@@ -241,4 +241,18 @@ struct ArchitectureTests {
         }
         #expect(found.isEmpty, "\(found)")
     }
+
+    @Test("the server reads every request body through collectBody, within its route's limit and the server's budget")
+    func bodiesAreReadAgainstTheBudget() throws {
+        var found: [String] = []
+        for (path, text) in try Self.sources("KlaxonServer") where path != "KlaxonServer/BodyBudget.swift" {
+            for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                if code.contains("request.body.collect(") || code.contains(".body.consumeWithInboundCloseHandler") {
+                    found.append("\(path):\(n + 1)")
+                }
+            }
+        }
+        #expect(found.isEmpty, "request bodies read outside BodyBudget.collectBody: \(found)")
+    }
 }

@@ -382,6 +382,55 @@ struct ChatButtonTests {
         }
     }
 
+    @Test(
+        "issue 38: a used Slack request and a used Mattermost button are refused by a second daemon on the same store (as after a restart)"
+    )
+    func replaysAreRememberedInTheStore() async throws {
+        try await HTTPSink.with { sink in
+            let store = try tempStore()
+            let first = await ButtonServer.start(store: store, rules: rules, responsePrefix: sink.url + "/")
+            let second = await ButtonServer.start(store: store, rules: rules, responsePrefix: sink.url + "/")
+            let outcome = await Result {
+                // Slack: a signed request, taken by the first daemon, is a replay at the second.
+                let body = "payload=%7B%7D"
+                let ts = Int64(Date().timeIntervalSince1970)
+                let headers = [
+                    ("X-Slack-Request-Timestamp", String(ts)),
+                    ("X-Slack-Signature", ChatEndpoints.slackSignature(secret: "shh", timestamp: ts, body: body)),
+                ]
+                let form = "application/x-www-form-urlencoded"
+                #expect(
+                    try await first.post("/chat/slack/actions", body: body, contentType: form, headers: headers).0
+                        == 400)
+                let replay = try await second.post(
+                    "/chat/slack/actions", body: body, contentType: form, headers: headers)
+                #expect(replay.0 == 401 && replay.1.contains("replayed"), "\(replay)")
+
+                // Mattermost: a button that acted at the first daemon is used at the second.
+                let config = ButtonServer.config(externalURL: first.base)
+                let message = try await floodFires(
+                    store: store, receiver: .init(name: "mm", url: Secret(sink.url + "/hooks/mm"), preset: .mattermost),
+                    sink: sink, config: config)
+                let attachment = try #require((message["attachments"] as? [[String: Any]])?.first)
+                let ack = try #require((attachment["actions"] as? [[String: Any]])?.first)
+                let context = try #require((ack["integration"] as? [String: Any])?["context"] as? [String: Any])
+                let press: [String: Any] = [
+                    "user_id": "u-alice", "user_name": "alice", "team_id": "t1", "post_id": "p1", "context": context,
+                ]
+                let json = String(decoding: try JSONSerialization.data(withJSONObject: press), as: UTF8.self)
+                let acted = try await first.post(
+                    "/chat/mattermost/actions", body: json, contentType: "application/json")
+                #expect(acted.0 == 200 && acted.1.contains("Acked by"), "\(acted)")
+                let again = try await second.post(
+                    "/chat/mattermost/actions", body: json, contentType: "application/json")
+                #expect(again.0 == 401 && again.1.contains("already used"), "\(again)")
+            }
+            #expect(await first.stop())
+            #expect(await second.stop())
+            try outcome.get()
+        }
+    }
+
     @Test("a response_url that answers 503 or 500 is tried again, with the same body, until it takes it")
     func responseRetried() async throws {
         try await HTTPSink.with { sink in

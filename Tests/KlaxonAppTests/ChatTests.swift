@@ -193,7 +193,7 @@ struct ChatTests {
 }
 
 extension ChatTests {
-    @Test("a hostile timestamp is refused without a trap: signature first, then digits in a sane range")
+    @Test("a hostile timestamp is refused without a trap: digits in a sane range, before the body is read")
     func hostileTimestamps() async throws {
         try await ChatServer.with { chat in
             let body = "team_id=T1&user_id=U-ALICE&user_name=U-ALICE&text=silence%20high%202h"

@@ -232,6 +232,72 @@ struct ListenerLimitTests {
         }
     }
 
+    @Test(
+        "issue 38: unsigned, stale or oversized Slack presses are refused from their head alone, before any body byte; bodies buffered at once stay within the server's budget"
+    )
+    func bodiesAreCheckedBeforeTheyAreRead() async throws {
+        let mib = 1 << 20
+        // Deadlines far beyond the test: what is tested is that nothing waits for a body.
+        let limits = ConnectionLimits(
+            maxConnections: 2048, reserve: 0, headTimeout: .seconds(600), bodyTimeout: .seconds(600),
+            idleTimeout: .seconds(600), maxBufferedBodyBytes: 4 * mib)
+        try await withServer(limits, chat: .init(slackSigningSecret: "shh")) { port in
+            func head(_ headers: String, length: Int = mib) -> String {
+                "POST /chat/slack/actions HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                    + "Content-Length: \(length)\r\n\(headers)\r\n"
+            }
+            let now = Int64(Date().timeIntervalSince1970)
+            let forged = "X-Slack-Signature: v0=" + String(repeating: "0", count: 64) + "\r\n"
+            let fresh = "X-Slack-Request-Timestamp: \(now)\r\n"
+            // Each shape 50 times at once; each sends its head and never a byte of its 1 MiB body.
+            let shapes: [(name: String, head: String, status: String)] = [
+                ("no signature headers", head(""), "401"),
+                ("a timestamp, no signature", head(fresh), "401"),
+                ("a stale timestamp", head("X-Slack-Request-Timestamp: \(now - 3600)\r\n" + forged), "401"),
+                ("a timestamp that is not one", head("X-Slack-Request-Timestamp: 1e9\r\n" + forged), "401"),
+                ("a body over the route's 1 MiB", head(fresh + forged, length: 2 * mib), "413"),
+            ]
+            var crowd: [(name: String, status: String, conn: RawSocket)] = []
+            defer { crowd.forEach { $0.conn.close() } }
+            for shape in shapes {
+                for _ in 0..<50 {
+                    let conn = try RawSocket(port: port)
+                    conn.send(shape.head)
+                    crowd.append((shape.name, shape.status, conn))
+                }
+            }
+            try await poll(until: "every head answered without its body") {
+                crowd.allSatisfy { !$0.conn.received.isEmpty }
+            }
+            for c in crowd {
+                #expect(c.conn.received.hasPrefix("HTTP/1.1 \(c.status)"), "\(c.name): \(c.conn.received.prefix(80))")
+            }
+
+            // Fresh and (falsely) signed: their bodies must be read to check them. Within the 4 MiB
+            // budget, four are read; the rest are refused (503) at once, unread.
+            var held: [RawSocket] = []
+            defer { held.forEach { $0.close() } }
+            for _ in 0..<20 {
+                let conn = try RawSocket(port: port)
+                conn.send(head(fresh + forged) + "payload=")
+                held.append(conn)
+            }
+            try await poll(until: "sixteen refused for the budget") {
+                held.filter { $0.received.hasPrefix("HTTP/1.1 503") }.count >= 16
+            }
+            #expect(held.filter { $0.received.hasPrefix("HTTP/1.1 503") }.count == 16)
+            #expect(held.filter { $0.received.isEmpty }.count == 4, "four bodies being read")
+            // The budget is the server's, not a connection's: a small signed press waits its turn.
+            #expect(await rawSlackPress(port: port)?.status == 503)
+            #expect(await rawGet(port: port, "/healthz")?.status == 200)
+            // The four give up; their share comes back, and a signed press is read and answered.
+            for conn in held where conn.received.isEmpty { conn.close() }
+            try await poll(until: "a signed press is read once the budget is free") {
+                await rawSlackPress(port: port)?.status == 400
+            }
+        }
+    }
+
     @Test("klaxon run: SIGHUP twice reloads and ends nothing; SIGTERM still stops it with 0")
     func sighup() async throws {
         let s = try Scratch()
@@ -279,12 +345,13 @@ struct ListenerLimitTests {
 
     /// Runs the daemon's HTTP application in-process with `limits`.
     func withServer(
-        _ limits: ConnectionLimits, apiToken: String? = nil, _ body: (Int) async throws -> Void
+        _ limits: ConnectionLimits, apiToken: String? = nil, chat: ChatEndpoints.Settings = .init(),
+        _ body: (Int) async throws -> Void
     ) async throws {
         let s = try Scratch()
         let store = try SQLiteStore.open(path: s.path("server.db"))
         let (port, task) = await startHTTP(
-            store: store, settings: .init(port: 0, apiToken: apiToken, connections: limits))
+            store: store, settings: .init(port: 0, apiToken: apiToken, connections: limits), chat: chat)
         try #require(port > 0)
         let outcome = await Result { try await body(port) }
         task.cancel()
@@ -353,6 +420,25 @@ private func rawGet(port: Int, _ path: String) async -> (status: Int, body: Stri
         let text = conn.readBlocking(within: 10)
         guard text.hasPrefix("HTTP/1.1 "), let status = Int(text.dropFirst(9).prefix(3)) else { return nil }
         return (status, text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n"))
+    }
+}
+
+/// A small Slack press signed with `shh` whose payload is not an interaction (400 once read), on a
+/// connection of its own, off the cooperative pool; nil if the server did not answer within 10 s.
+private func rawSlackPress(port: Int) async -> (status: Int, body: String)? {
+    try? await offPool {
+        guard let conn = try? RawSocket(port: port, blocking: true) else { return nil }
+        defer { conn.close() }
+        let body = "payload=%7B%7D"
+        let ts = Int64(Date().timeIntervalSince1970)
+        let signature = ChatEndpoints.slackSignature(secret: "shh", timestamp: ts, body: body)
+        conn.send(
+            "POST /chat/slack/actions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n"
+                + "X-Slack-Request-Timestamp: \(ts)\r\nX-Slack-Signature: \(signature)\r\n\r\n\(body)")
+        let text = conn.readBlocking(within: 10)
+        guard text.hasPrefix("HTTP/1.1 "), let status = Int(text.dropFirst(9).prefix(3)) else { return nil }
+        return (status, text)
     }
 }
 

@@ -195,11 +195,12 @@ struct DaemonProcess {
 /// the task running it (cancel it to stop the server).
 func startHTTP(
     store: any Store, settings: KlaxonHTTP.Settings, logger: Logger = quietLogger,
+    chat: ChatEndpoints.Settings = .init(),
     now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
 ) async -> (port: Int, task: Task<Void, any Error>) {
     let (stream, continuation) = AsyncStream<Int>.makeStream()
     let app = KlaxonHTTP.application(
-        store: store, settings: settings, metrics: .init(), logger: logger,
+        store: store, settings: settings, metrics: .init(), logger: logger, chat: chat,
         onRunning: { port in
             continuation.yield(port)
             continuation.finish()

@@ -270,4 +270,70 @@ import Testing
         t.explanation = "x < y"
         #expect(renderer.render(t) == "A&B <i>'\" & x < y A&B <i>'\"")
     }
+
+    /// A value from data inside a `runbook_url` template cannot close the runbook link and open its
+    /// own (`[Runbook](https://wiki/x)[ACK_NOW](https://evil.example/phish)`): the URL is encoded
+    /// for each platform's link syntax (issue 38).
+    @Test func dataInARunbookURLCannotFormALinkOfItsOwn() throws {
+        let rule = Rule(
+            name: "r", kind: ThresholdRule(metric: "m", direction: .above, threshold: 1),
+            runbookURL: "https://wiki.example.org/{{station}}")
+        let renderer = try MessageRenderer(rules: [rule])
+        for station in [
+            "x)[ACK_NOW](https://evil.example/phish", "a_(b)_c", "x)](https://evil.example/phish)",
+            "x)%20[ACK](https://evil.example)", "x)\u{2060}[ACK](https://evil.example)",
+        ] {
+            var t = transition(rule: "r", station: station)
+            t.annotations = renderer.annotations(t)
+            // `<`, `>` and `|` from data are not in a link at all: the runbook is dropped.
+            #expect(renderer.annotations(transition(rule: "r", station: station + "<x|y>"))["runbook_url"] == nil)
+            let url = try #require(t.annotations["runbook_url"], "\(station)")
+            let n = AlertNotification(
+                key: "k", receiver: "r", alerts: [NotifiedAlert(transition: t, message: "m", id: 7)])
+            // Mattermost and Discord: one Markdown link, whose destination runs to the end.
+            let mattermost = try #require(
+                ((WebhookPayloads.mattermost(n)["attachments"] as? [[String: Any]])?.first?["fields"]
+                    as? [[String: Any]])?.last?["value"] as? String)
+            let discord = try #require(
+                ((WebhookPayloads.discord(n)["embeds"] as? [[String: Any]])?.first?["fields"] as? [[String: Any]])?
+                    .first?["value"] as? String)
+            for links in [mattermost, discord] {
+                #expect(
+                    links.hasPrefix("[Runbook](https://wiki.example.org/x")
+                        || links.hasPrefix("[Runbook](https://wiki.example.org/a"), "\(links)")
+                #expect(links.components(separatedBy: "](").count == 2, "\(links)")
+                #expect(links.components(separatedBy: "[").count == 2, "\(links)")
+                #expect(links.filter { "()<>| ".contains($0) }.count == 2 && links.hasSuffix(")"), "\(links)")
+                // The link still goes where the URL said, once decoded.
+                #expect(
+                    String(links.dropFirst("[Runbook](".count).dropLast()).removingPercentEncoding
+                        == url.removingPercentEncoding)
+            }
+            // Google Chat: one angle-bracket link, whose `|` is its own.
+            let google = try #require(WebhookPayloads.googlechat(n)["text"] as? String)
+            let line = try #require(google.components(separatedBy: "\n").last)
+            #expect(line.hasPrefix("<https://wiki.example.org/") && line.hasSuffix("|Runbook>"), "\(line)")
+            #expect(line.filter { "<>|".contains($0) }.count == 3, "\(line)")
+        }
+    }
+
+    /// Link text and URLs, escaped per platform.
+    @Test func linkBuildersEncodeWhatCouldEndALink() {
+        #expect(
+            ChatEscape.linkURL("https://[::1]:8080/a b(c)[d]<e>|f")
+                == "https://[::1]:8080/a%20b%28c%29%5Bd%5D%3Ce%3E%7Cf")
+        #expect(
+            ChatEscape.linkURL("https://wiki.example.org/Flood_stage?x=1%202#top")
+                == "https://wiki.example.org/Flood_stage?x=1%202#top")
+        #expect(ChatEscape.linkURL("https://w.example/ü") == "https://w.example/%C3%BC")
+        #expect(
+            ChatEscape.markdownLink("[x](https://evil)", "https://w.example/", escape: ChatEscape.discord)
+                == "[[\u{2060}x]\u{2060}(https://evil)](https://w.example/)")
+        #expect(
+            ChatEscape.angleLink("https://w.example/a|b>c", "x|y>z", escape: ChatEscape.googlechat)
+                == "<https://w.example/a%7Cb%3Ec|x¦y›z>")
+        #expect(
+            ChatEscape.angleLink("https://w.example/", "<!channel>", escape: ChatEscape.slack)
+                == "<https://w.example/|&lt;!channel&gt;>")
+    }
 }

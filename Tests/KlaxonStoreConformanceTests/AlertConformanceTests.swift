@@ -32,6 +32,28 @@ import Testing
         }
     }
 
+    @Test("chat replay keys: taken once until they expire, given back on release", arguments: Backend.allCases)
+    func chatSeenOnce(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            #expect(try await store.claimOnce(key: "slack:v0=aa", expires: 400, now: 100))
+            #expect(try await !store.claimOnce(key: "slack:v0=aa", expires: 400, now: 100))
+            #expect(try await !store.claimOnce(key: "slack:v0=aa", expires: 500, now: 400))
+            // Another key is its own.
+            #expect(try await store.claimOnce(key: "mattermost:n1", expires: 200, now: 100))
+            // Past its expiry, a key may be taken again (and is remembered anew).
+            #expect(try await store.claimOnce(key: "slack:v0=aa", expires: 700, now: 401))
+            #expect(try await !store.claimOnce(key: "slack:v0=aa", expires: 700, now: 600))
+            // Released, it may be taken again at once.
+            try await store.releaseOnce(key: "mattermost:n1")
+            #expect(try await store.claimOnce(key: "mattermost:n1", expires: 200, now: 150))
+            // Expired keys are pruned as new ones come: a few hundred expired, then claims later on.
+            for i in 0..<250 { #expect(try await store.claimOnce(key: "k\(i)", expires: 1000, now: 900)) }
+            for i in 0..<3 { #expect(try await store.claimOnce(key: "late\(i)", expires: 5000, now: 2000)) }
+            for i in 0..<250 { #expect(try await store.claimOnce(key: "k\(i)", expires: 6000, now: 2001)) }
+        }
+    }
+
     @Test("silences: active and scheduled, expired by id or by a unique prefix", arguments: Backend.allCases)
     func silences(_ backend: Backend) async throws {
         try await backend.withStore { f in

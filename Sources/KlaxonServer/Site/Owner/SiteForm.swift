@@ -39,9 +39,12 @@ struct SiteForm: Sendable {
         }
         let body: ByteBuffer
         do {
-            body = try await request.body.collect(upTo: maxBytes)
+            body = try await request.collectBody(upTo: maxBytes)
         } catch let error as HTTPError where error.status == .contentTooLarge {
             return .failure(tooLarge)
+        } catch let error as HTTPError where error.status == .serviceUnavailable {
+            // The server's budget of buffered bodies is spent (see `BodyBudget`).
+            return .failure(Problem(status: .serviceUnavailable, message: "Too many requests at once; try again."))
         } catch {
             return .failure(Problem(status: .badRequest, message: "The form could not be read."))
         }

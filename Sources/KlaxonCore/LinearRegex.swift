@@ -180,14 +180,18 @@ indirect enum RegexNode {
     case rep(RegexNode, min: Int, max: Int?)
 }
 
-/// A character class: scalar ranges plus a set of Unicode general categories, possibly negated and
-/// case-folded. A negated category (`\P{L}`) is itself a set of categories, so a mask suffices.
+/// A character class: scalar ranges plus a set of Unicode general categories, plus the negated items
+/// (`\W`, `\P{Lu}`, `[:^lower:]`), possibly negated as a whole and case-folded. Folding is RE2's: each
+/// item is folded first and a negated item is the complement of its folded self (so `(?i)\W` does not
+/// match the Kelvin sign and `(?i)\P{Lu}` does not match `a`), then the whole class is negated.
 struct CharClass: Sendable {
     /// Sorted, non-overlapping, non-adjacent.
     var ranges: [ClosedRange<UInt32>]
     var categories: UInt64
     var negated: Bool
     var fold: Bool
+    /// Negated items, each held as its positive set (no `excluded`, `negated` or `fold` of its own).
+    var excluded: [CharClass] = []
 
     func contains(_ c: UInt32) -> Bool {
         var lo = 0
@@ -207,8 +211,21 @@ struct CharClass: Sendable {
     }
 
     func matches(_ c: UInt32) -> Bool {
-        let hit = fold ? CaseFold.variants(c).contains(where: contains) : contains(c)
+        let hit: Bool
+        if fold {
+            let variants = CaseFold.variants(c)
+            hit =
+                variants.contains(where: contains)
+                || excluded.contains { item in !variants.contains(where: item.contains) }
+        } else {
+            hit = contains(c) || excluded.contains { !$0.contains(c) }
+        }
         return hit != negated
+    }
+
+    /// A class item: the scalars in `ranges` or of a category in `categories`.
+    static func item(_ ranges: [ClosedRange<UInt32>], _ categories: UInt64) -> CharClass {
+        CharClass(ranges: normalize(ranges), categories: categories, negated: false, fold: false)
     }
 
     static func normalize(_ ranges: [ClosedRange<UInt32>]) -> [ClosedRange<UInt32>] {
@@ -236,7 +253,12 @@ struct CharClass: Sendable {
     }
 }
 
-/// Simple (one scalar to one scalar) case folding, as RE2's `(?i)` uses.
+/// Simple (one scalar to one scalar) case folding, as RE2's `(?i)` uses: scalars are equivalent when
+/// they fold to the same scalar (Unicode's CaseFolding.txt, statuses C and S), and `(?i)x` matches
+/// every scalar of `x`'s orbit (Go's `unicode.SimpleFold`). Derived from Swift's case mappings: the
+/// fold key is the lowercase of the uppercase, where each is a single scalar; the one scalar for
+/// which that merges more than CaseFolding does is `ı` (U+0131, folded only by the Turkic rule T),
+/// which RE2 keeps apart from `i`. `Tests/Fixtures/re2` checks every orbit against Go's.
 enum CaseFold {
     private static func single(_ s: String) -> UInt32? {
         var it = s.unicodeScalars.makeIterator()
@@ -247,28 +269,27 @@ enum CaseFold {
     /// The scalar every case variant of `c` folds to.
     static func key(_ c: UInt32) -> UInt32 {
         if c < 0x80 { return (0x41...0x5A).contains(c) ? c + 0x20 : c }
-        guard let s = Unicode.Scalar(c) else { return c }
+        guard c != 0x131, let s = Unicode.Scalar(c), s.properties.changesWhenCaseMapped else { return c }
         let upper = single(s.properties.uppercaseMapping) ?? c
         guard let u = Unicode.Scalar(upper) else { return upper }
         return single(u.properties.lowercaseMapping) ?? upper
     }
 
-    /// `c` and its simple case variants.
-    static func variants(_ c: UInt32) -> [UInt32] {
-        if c < 0x80 {
-            if (0x41...0x5A).contains(c) { return [c, c + 0x20] }
-            if (0x61...0x7A).contains(c) { return [c, c - 0x20] }
-            return [c]
+    /// Every scalar whose key is another scalar's, by key (built once: cased scalars end below U+20000).
+    private static let orbits: [UInt32: [UInt32]] = {
+        var out: [UInt32: [UInt32]] = [:]
+        for c in UInt32(0x80)..<0x20000 {
+            let k = key(c)
+            if k != c { out[k, default: [k]].append(c) }
         }
-        guard let s = Unicode.Scalar(c) else { return [c] }
-        var out = [c]
-        let p = s.properties
-        for m in [p.lowercaseMapping, p.uppercaseMapping, p.titlecaseMapping] {
-            if let v = single(m), !out.contains(v) { out.append(v) }
-        }
-        let k = key(c)
-        if !out.contains(k) { out.append(k) }
+        for c in UInt32(0x41)...0x5A { out[c + 0x20, default: [c + 0x20]].append(c) }
         return out
+    }()
+
+    /// `c` and its simple case variants: its whole orbit.
+    static func variants(_ c: UInt32) -> [UInt32] {
+        guard let orbit = orbits[key(c)] else { return [c] }
+        return orbit
     }
 }
 
@@ -313,9 +334,11 @@ enum UnicodeCategories {
 
     /// Masks by name: the one-letter groups and the two-letter categories RE2 knows.
     static let byName: [String: UInt64] = {
+        // RE2 (Go's `unicode.Categories`) has no `Cn`, and its `C` is Cc, Cf, Cs and Co: unassigned
+        // scalars are in no category but `Any` (and so in every negated one).
         let names = [
             "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf",
-            "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn",
+            "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co",
         ]
         var out: [String: UInt64] = [:]
         for (i, n) in names.enumerated() {
@@ -339,6 +362,8 @@ struct RegexParser {
     enum ClassItem {
         case scalar(UInt32)
         case set(ranges: [ClosedRange<UInt32>], categories: UInt64)
+        /// Every scalar outside the set (`\W`, `\P{L}`, `[:^alpha:]`).
+        case excluded(ranges: [ClosedRange<UInt32>], categories: UInt64)
     }
 
     let s: [Unicode.Scalar]
@@ -618,6 +643,9 @@ struct RegexParser {
             case .scalar(let v): return literal(v, flags)
             case .set(let ranges, let categories):
                 return addClass(ranges: ranges, categories: categories, negated: false, flags)
+            case .excluded(let ranges, let categories):
+                return addClass(
+                    ranges: [], categories: 0, excluded: [CharClass.item(ranges, categories)], negated: false, flags)
             }
         }
     }
@@ -637,7 +665,7 @@ struct RegexParser {
         case "d", "D", "s", "S", "w", "W":
             let lower = Character(String(c)).lowercased()
             let base = RegexParser.perl[lower]!
-            return .set(ranges: c.properties.isLowercase ? base : CharClass.complement(base), categories: 0)
+            return c.properties.isLowercase ? .set(ranges: base, categories: 0) : .excluded(ranges: base, categories: 0)
         case "p", "P":
             return try unicodeClass(negated: c == "P", start: start)
         case "x":
@@ -740,18 +768,30 @@ struct RegexParser {
                 "Unicode class `\(text(start, i))` (general categories like \\p{L}, \\p{Lu}, \\p{N} are"
                     + " supported; scripts are not)", at: start)
         }
-        let all: UInt64 = (1 << 30) - 1
-        return .set(ranges: [], categories: negate ? all & ~mask : mask)
+        return negate ? .excluded(ranges: [], categories: mask) : .set(ranges: [], categories: mask)
     }
 
     // MARK: classes
 
-    mutating func addClass(ranges: [ClosedRange<UInt32>], categories: UInt64, negated: Bool, _ flags: Flags)
-        -> RegexNode
-    {
+    mutating func addClass(
+        ranges: [ClosedRange<UInt32>], categories: UInt64, excluded: [CharClass] = [], negated: Bool, _ flags: Flags
+    ) -> RegexNode {
+        var ranges = ranges
+        var categories = categories
+        var kept: [CharClass] = []
+        for item in excluded {
+            if !flags.fold, item.categories == 0 {
+                ranges += CharClass.complement(item.ranges)  // unfolded, a negated item is its complement
+            } else if !flags.fold, item.ranges.isEmpty {
+                categories |= UnicodeCategories.byName["Any"]! & ~item.categories
+            } else if !kept.contains(where: { $0.ranges == item.ranges && $0.categories == item.categories }) {
+                kept.append(item)  // distinct items are few (the named classes), so matching stays cheap
+            }
+        }
         classes.append(
             CharClass(
-                ranges: CharClass.normalize(ranges), categories: categories, negated: negated, fold: flags.fold))
+                ranges: CharClass.normalize(ranges), categories: categories, negated: negated, fold: flags.fold,
+                excluded: kept))
         return .set(classes.count - 1)
     }
 
@@ -765,6 +805,7 @@ struct RegexParser {
         }
         var ranges: [ClosedRange<UInt32>] = []
         var categories: UInt64 = 0
+        var excluded: [CharClass] = []
         var first = true
         while true {
             guard let c = peek() else { throw syntax("missing closing `]` for the class", at: open) }
@@ -774,7 +815,11 @@ struct RegexParser {
             }
             first = false
             if c == "[", peek(1) == ":", let posix = try posixClass() {
-                ranges += posix
+                switch posix {
+                case .set(let r, _): ranges += r
+                case .excluded(let r, _): excluded.append(CharClass.item(r, 0))
+                case .scalar: break
+                }
                 continue
             }
             let itemStart = i
@@ -795,9 +840,11 @@ struct RegexParser {
             case .set(let r, let m):
                 ranges += r
                 categories |= m
+            case .excluded(let r, let m):
+                excluded.append(CharClass.item(r, m))
             }
         }
-        return addClass(ranges: ranges, categories: categories, negated: negated, flags)
+        return addClass(ranges: ranges, categories: categories, excluded: excluded, negated: negated, flags)
     }
 
     mutating func classAtom() throws -> ClassItem {
@@ -808,7 +855,7 @@ struct RegexParser {
     }
 
     /// `[:alpha:]` or `[:^alpha:]` at `i`; nil (nothing consumed) if there is no closing `:]`.
-    mutating func posixClass() throws -> [ClosedRange<UInt32>]? {
+    mutating func posixClass() throws -> ClassItem? {
         var j = i + 2
         while j + 1 < s.count, !(s[j] == ":" && s[j + 1] == "]") { j += 1 }
         guard j + 1 < s.count else { return nil }
@@ -819,7 +866,7 @@ struct RegexParser {
             throw syntax("invalid character class `\(text(i, j + 2))`", at: i)
         }
         i = j + 2
-        return negate ? CharClass.complement(ranges) : ranges
+        return negate ? .excluded(ranges: ranges, categories: 0) : .set(ranges: ranges, categories: 0)
     }
 }
 

@@ -34,6 +34,8 @@ public final class SQLiteStore: Store {
         path: String, writerCacheMiB: Int = 32, readerCacheMiB: Int = 4, create: Bool = true
     ) throws -> SQLiteStore {
         if !create { try requireKlaxonDatabase(path: path) }
+        // SQLite would take an emptied or cut-short file for a new database and start afresh over it.
+        try refuseTruncatedFile(path: path)
         let file = DatabaseFileIdentity(path: path)
         let fileGuard = DatabaseFileGuard(file: file)
         var config = Configuration()
@@ -60,7 +62,7 @@ public final class SQLiteStore: Store {
             throw StoreError.cannotOpen(path: path, reason: "\(error)")
         }
         // The file exists now (and its write-ahead log): what is at the path from here on must be it.
-        file.capture()
+        file.capture(pageSize: (try? pool.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") }) ?? 0)
         try migrator.migrate(pool)
         return SQLiteStore(path: path, reader: pool, writer: pool, file: file)
     }

@@ -280,7 +280,7 @@ public enum KlaxonHTTP {
 
     /// `/readyz`: the database answers, and each source's last success and error.
     /// `database` is `ok`, `busy` (another process holds the write lock, and a service is waiting for
-    /// it), `failing` (a service's store calls fail otherwise: a full disk, say), `deleted` or
+    /// it), `failing` (a service's store calls fail otherwise: a full disk, say), `deleted`, `truncated` or
     /// `replaced` (the database file, under the running daemon: `database_error` says what to do) or
     /// `unreachable`; only `ok` is ready.
     public static func readiness(store: any Store, sources: [String], health: StoreHealth = StoreHealth()) async

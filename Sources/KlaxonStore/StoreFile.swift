@@ -11,6 +11,8 @@ public enum StoreFileState: String, Sendable {
     case deleted
     /// Another file is at the path now.
     case replaced
+    /// The file was truncated in place (emptied, or cut below a whole page): its data is gone.
+    case truncated
 }
 
 /// What a check found: the state and, when it is not ok, words for people.

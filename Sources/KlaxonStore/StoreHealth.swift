@@ -27,7 +27,7 @@ public final class StoreHealth: Sendable {
     /// Services in trouble now, by name.
     public var troubles: [String: Trouble] { failing.withLock { $0 } }
 
-    /// The database file's state as last checked: ok, deleted or replaced.
+    /// The database file's state as last checked: ok, deleted, replaced or truncated.
     public var file: StoreFileCheck { fileCheck.withLock { $0 } }
 
     /// Records a check of the database file; true when its state changed.
@@ -38,7 +38,7 @@ public final class StoreHealth: Sendable {
         }
     }
 
-    /// `ok`, `deleted` or `replaced` (the database file changed under the process), `busy` (another
+    /// `ok`, `deleted`, `replaced` or `truncated` (the database file changed under the process), `busy` (another
     /// process holds the write lock) or `failing`.
     public var state: String {
         if file.state != .ok { return file.state.rawValue }

@@ -62,8 +62,10 @@ public final class SQLiteStore: Store {
             throw StoreError.cannotOpen(path: path, reason: "\(error)")
         }
         // The file exists now (and its write-ahead log): what is at the path from here on must be it.
-        file.capture(pageSize: (try? pool.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") }) ?? 0)
+        // The page size is asked of the writer after the migrations: a reader connection opened before them
+        // would keep the schema it saw (the transitions' columns before `v14-episodes`, say).
         try migrator.migrate(pool)
+        file.capture(pageSize: (try? pool.write { db in try Int.fetchOne(db, sql: "PRAGMA page_size") }) ?? 0)
         return SQLiteStore(path: path, reader: pool, writer: pool, file: file)
     }
 

@@ -12,8 +12,7 @@ struct AmtoolRoutesTests {
     func routesShowAndTest() async throws {
         let s = try Scratch()
         try s.write("rules/flow.yaml", "name: high\nkind: threshold\nmetric: gage_height\nabove: 150\n")
-        let tokenFile = try s.write("secrets/token", AmtoolTests.token + "\n")
-        let httpConfig = try s.write("amtool-http.yaml", "authorization:\n  credentials_file: \(tokenFile)\n")
+        let httpConfig = try AmtoolTests.httpConfig(in: s)
         let cfg = try s.write(
             "klaxon.yaml",
             """

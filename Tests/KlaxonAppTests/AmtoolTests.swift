@@ -49,12 +49,17 @@ struct AmtoolTests {
     static let binary = URL(fileURLWithPath: "/usr/bin/amtool")
     static let token = "amtool-test-token-4f1c9b2e"
 
+    /// amtool's `--http.config.file` in `s`, sending `token` as the bearer credentials (from a file).
+    static func httpConfig(in s: Scratch, token: String = token) throws -> String {
+        let tokenFile = try s.write("secrets/amtool-token", token + "\n")
+        return try s.write("amtool-http.yaml", "authorization:\n  credentials_file: \(tokenFile)\n")
+    }
+
     @Test("alert query, silence add, silence query and silence expire work as against Alertmanager")
     func amtoolRoundTrip() async throws {
         let s = try Scratch()
         try s.write("rules/flow.yaml", "name: high\nkind: threshold\nmetric: gage_height\nabove: 150\n")
-        let tokenFile = try s.write("secrets/token", Self.token + "\n")
-        let httpConfig = try s.write("amtool-http.yaml", "authorization:\n  credentials_file: \(tokenFile)\n")
+        let httpConfig = try Self.httpConfig(in: s)
         let cfg = try s.write(
             "klaxon.yaml",
             """

@@ -162,8 +162,7 @@ struct SilenceWideningTests {
     func amtoolUpdate() async throws {
         try await Self.with { store, port, now in
             let s = try Scratch()
-            let tokenFile = try s.write("token", Self.token + "\n")
-            let httpConfig = try s.write("http.yaml", "authorization:\n  credentials_file: \(tokenFile)\n")
+            let httpConfig = try AmtoolTests.httpConfig(in: s, token: Self.token)
             let base = ["--alertmanager.url=http://127.0.0.1:\(port)/", "--http.config.file=\(httpConfig)"]
             let chat = ChatCommands(store: store, config: Config(), rules: Self.rules)
             let user = ChatEndpoints.User(platform: "slack", team: "T1", user: "U1", name: "u")

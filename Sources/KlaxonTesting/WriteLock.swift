@@ -27,7 +27,14 @@ public final class WriteLock: @unchecked Sendable {
     public static func with<T>(
         _ path: String, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
     ) async throws -> T {
-        let lock = try await hold(path)
+        try await holding(try await hold(path), body)
+    }
+
+    /// Runs `body` while `lock` (already held) is held, and releases it (awaited) before returning, also
+    /// when `body` throws.
+    public static func holding<T>(
+        _ lock: WriteLock, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+    ) async throws -> T {
         let outcome = await Result { try await body() }
         await lock.release()
         return try outcome.get()

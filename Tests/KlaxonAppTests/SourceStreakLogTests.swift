@@ -17,7 +17,10 @@ struct SourceStreakLogTests {
         }
     }
 
-    @Test("N refused connections log lines 1, 2, 4, 8 as warnings (the rest debug); the recovery one notice")
+    // The whole pattern (1, 2, 4, 8, 16 …) is SourceStreakTests' job, on values. This test checks that the
+    // websocket source feeds the streak once per refused connection, so it needs only four of them: on a
+    // loaded machine at the suite's start, nine took more than a minute to come (issue 39, item 18).
+    @Test("N refused connections log lines 1, 2, 4 as warnings (the rest debug); the recovery one notice")
     func refusedThenRecovered() async throws {
         var closed: ClosedPort? = try ClosedPort()
         let port = closed!.port
@@ -30,11 +33,14 @@ struct SourceStreakLogTests {
         }
         var server: WSTestServer? = nil
         let outcome = await Result {
-            try await poll(until: "nine refused connections") { Self.failures(capture).count >= 9 }
+            // The bound only says when to give up on a broken source, not how fast it should be.
+            try await poll(until: "four refused connections", within: .seconds(600)) {
+                Self.failures(capture).count >= 4
+            }
             closed = nil  // the port is free: the server takes it
             server = try await WSTestServer.start(
                 scripts: [[.send(#"[{"city":"Pune","aqi":80}]"#)]], port: port)
-            try await poll(until: "the source recovers") {
+            try await poll(until: "the source recovers", within: .seconds(600)) {
                 capture.all.contains { $0.contains("source recovered") }
             }
         }

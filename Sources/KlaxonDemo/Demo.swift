@@ -134,7 +134,7 @@ public enum Demo {
             # The story is a past day replayed thousands of times faster: its data is old by design.
             notify_max_age: 0s
             sources:
-              - {name: river, kind: usgs-iv, base_url: "\(u)/nwis/iv/", sites: ["\(DemoScenario.site)"], parameters: [gage_height], period: 1d, every: 15m}
+              - {name: river, kind: usgs-ogc, base_url: "\(u)/ogcapi/v0/", sites: ["\(DemoScenario.site)"], parameters: [gage_height], period: 1d, every: 15m}
               - {name: flood-stages, kind: nwps, base_url: "\(u)/nwps/v1/", gauges: [\(DemoScenario.lid)], every: 6h}
               - {name: quakes, kind: usgs-quakes, base_url: "\(u)/earthquakes/feed/v1.0/summary/", feed: significant_day, every: 5m}
               - {name: city-air, kind: aqi-websocket, url: "ws://127.0.0.1:\(upstreams.port)/aqi", sample_every: 20m}

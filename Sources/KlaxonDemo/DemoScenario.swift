@@ -60,17 +60,29 @@ public struct DemoScenario: Sendable {
         return Array(stride(from: aligned, through: last, by: 900))
     }
 
-    /// A WaterServices instantaneous-values JSON response (`/nwis/iv/?format=json`) for the site's
-    /// gage height between `from` and `to`, in the site's local time (EST, as the service sends it).
-    public func usgsIV(from: Int64, to: Int64) -> String {
-        let values = riverTimes(from: from, to: to).map { t -> String in
-            let local = Timestamp.format(t - 5 * 3_600).dropLast()  // …THH:MM:SS
+    /// A page of the USGS Water Data OGC API's `continuous` collection
+    /// (`/ogcapi/v0/collections/continuous/items?…&time=FROM/..`) for the site's gage height between `from`
+    /// and `to`: one GeoJSON Feature per value, UTC times, as the service sends them. The one page holds them all
+    /// (a day of 15-minute values is far below the `limit` the source asks for), so it has no `next` link.
+    public func usgsOGC(from: Int64, to: Int64) -> String {
+        let site = Self.site
+        let features = riverTimes(from: from, to: to).map { t -> String in
+            let time = Timestamp.format(t).dropLast() + "+00:00"  // 2026-…THH:MM:SS+00:00
             return
-                #"{"value":"\#(String(format: "%.2f", stage(at: t)))","qualifiers":["P"],"dateTime":"\#(local).000-05:00"}"#
+                #"{"type":"Feature","id":"demo-\#(t)","geometry":{"type":"Point","coordinates":[-73.0201,41.9612]},"properties":{"id":"demo-\#(t)","time_series_id":"0a1b2c3d4e5f","monitoring_location_id":"USGS-\#(site)","parameter_code":"00065","statistic_id":"00011","time":"\#(time)","value":"\#(String(format: "%.2f", stage(at: t)))","unit_of_measure":"ft","approval_status":"Provisional","qualifier":null,"last_modified":"\#(time)"}}"#
         }.joined(separator: ",")
+        let count = riverTimes(from: from, to: to).count
+        return #"""
+            {"type":"FeatureCollection","features":[\#(features)],"numberReturned":\#(count),"links":[{"type":"application/geo+json","rel":"self","title":"This document as GeoJSON","href":"http://127.0.0.1/ogcapi/v0/collections/continuous/items?f=json"}]}
+            """#
+    }
+
+    /// The site's `monitoring-locations` Feature (`/ogcapi/v0/collections/monitoring-locations/items/USGS-…`):
+    /// its name, position and time zone, read on the source's first fetch.
+    public func usgsOGCLocation() -> String {
         let site = Self.site
         return #"""
-            {"name":"ns1:timeSeriesResponseType","declaredType":"org.cuahsi.waterml.TimeSeriesResponseType","scope":"javax.xml.bind.JAXBElement$GlobalScope","value":{"queryInfo":{"queryURL":"http://127.0.0.1/nwis/iv/","criteria":{"locationParam":"[ALL:\#(site)]","variableParam":"[00065]","parameter":[]},"note":[]},"timeSeries":[{"sourceInfo":{"siteName":"MILL RIVER AT RIVERTON, CT","siteCode":[{"value":"\#(site)","network":"NWIS","agencyCode":"USGS"}],"timeZoneInfo":{"defaultTimeZone":{"zoneOffset":"-05:00","zoneAbbreviation":"EST"},"daylightSavingsTimeZone":{"zoneOffset":"-04:00","zoneAbbreviation":"EDT"},"siteUsesDaylightSavingsTime":true},"geoLocation":{"geogLocation":{"srs":"EPSG:4326","latitude":41.9612,"longitude":-73.0201},"localSiteXY":[]},"note":[],"siteType":[],"siteProperty":[]},"variable":{"variableCode":[{"value":"00065","network":"NWIS","vocabulary":"NWIS:UnitValues","variableID":45807202,"default":true}],"variableName":"Gage height, ft","variableDescription":"Gage height, feet","valueType":"Derived Value","unit":{"unitCode":"ft"},"options":{"option":[{"name":"Statistic","optionCode":"00000"}]},"note":[],"noDataValue":-999999.0,"variableProperty":[],"oid":"45807202"},"values":[{"value":[\#(values)],"qualifier":[{"qualifierCode":"P","qualifierDescription":"Provisional data subject to revision.","qualifierID":0,"network":"NWIS","vocabulary":"uv_rmk_cd"}],"qualityControlLevel":[],"method":[{"methodDescription":"","methodID":69929}],"source":[],"offset":[],"sample":[],"censorCode":[]}],"name":"USGS:\#(site):00065:00000"}]},"nil":false,"globalScope":true,"typeSubstituted":false}
+            {"type":"Feature","id":"USGS-\#(site)","geometry":{"type":"Point","coordinates":[-73.0201,41.9612]},"properties":{"id":"USGS-\#(site)","agency_code":"USGS","agency_name":"U.S. Geological Survey","monitoring_location_number":"\#(site)","monitoring_location_name":"MILL RIVER AT RIVERTON, CT","state_name":"Connecticut","site_type_code":"ST","site_type":"Stream","time_zone_abbreviation":"EST","uses_daylight_savings":"Y"},"links":[]}
             """#
     }
 

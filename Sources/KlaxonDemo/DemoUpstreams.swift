@@ -17,7 +17,8 @@ import Synchronization
 ///
 /// | path | stands in for |
 /// |---|---|
-/// | `GET /nwis/iv/` | USGS WaterServices instantaneous values (`startDT` or `period`) |
+/// | `GET /ogcapi/v0/collections/continuous/items` | USGS Water Data OGC API, continuous values (`time=FROM/..`) |
+/// | `GET /ogcapi/v0/collections/monitoring-locations/items/USGS-01100500` | the site's monitoring location |
 /// | `GET /nwps/v1/gauges/{lid}` | NOAA NWPS gauge metadata and flood categories |
 /// | `GET /earthquakes/feed/v1.0/summary/significant_day.geojson` | the USGS significant-quakes feed |
 /// | `GET /v1/forecast` | Open-Meteo daily forecast |
@@ -233,15 +234,16 @@ extension DemoUpstreams.World {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
         }
         switch (request.method, path) {
-        case (.get, "/nwis/iv/"), (.get, "/nwis/iv"):
+        case (.get, "/ogcapi/v0/collections/continuous/items"):
+            // `time=START/..`, as the source asks; a day back without it.
             var from = now - 86_400
-            if let s = query["startDT"], let t = Timestamp.parse(String(s).replacingOccurrences(of: "Z", with: ":00Z"))
-            {
+            if let t = query["time"].flatMap({ $0.split(separator: "/").first }).flatMap({ Timestamp.parse(String($0)) }
+            ) {
                 from = t
-            } else if let p = query["period"], let days = Int64(p.dropFirst().dropLast()) {
-                from = now - days * 86_400
             }
-            return await json(scenario.usgsIV(from: from, to: now), service: "usgs-iv")
+            return await json(scenario.usgsOGC(from: from, to: now), service: "usgs-ogc")
+        case (.get, "/ogcapi/v0/collections/monitoring-locations/items/USGS-\(DemoScenario.site)"):
+            return await json(scenario.usgsOGCLocation(), service: "usgs-ogc")
         case (.get, "/nwps/v1/gauges/\(DemoScenario.lid)"):
             return await json(scenario.nwpsGauge(), service: "nwps")
         case (.get, "/earthquakes/feed/v1.0/summary/significant_day.geojson"):

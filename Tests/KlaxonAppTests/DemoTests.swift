@@ -22,7 +22,8 @@ struct DemoScenarioTests {
 
     @Test("the river rises through action, minor and moderate, crests below major, and recedes")
     func river() throws {
-        let parsed = try USGSIVParser.parse(Data(scenario.usgsIV(from: scenario.start, to: scenario.end).utf8))
+        // The USGS Water Data OGC API, as `usgs-ogc` reads it (WaterServices goes away in 2027: issue 39, item 16).
+        let parsed = try OGCParser.parse(Data(scenario.usgsOGC(from: scenario.start, to: scenario.end).utf8)).batch
         let values = parsed.readings.map(\.value)
         #expect(parsed.readings.count == 73)  // every 15 minutes for 18 hours, both ends
         #expect(parsed.readings.first?.time == scenario.start)
@@ -31,8 +32,15 @@ struct DemoScenarioTests {
         #expect(crest > 13 && crest < 16)
         #expect(values.first! < 9 && values.last! < 9)
         // Nothing newer than asked for: the stand-in serves the past only.
-        let early = try USGSIVParser.parse(Data(scenario.usgsIV(from: scenario.start, to: scenario.start + 3_600).utf8))
+        let early = try OGCParser.parse(
+            Data(scenario.usgsOGC(from: scenario.start, to: scenario.start + 3_600).utf8)
+        ).batch
         #expect(early.readings.map(\.time).max() == scenario.start + 3_600)
+        #expect(parsed.readings.allSatisfy { $0.metric == "gage_height" && $0.unit == "ft" })
+        let location = try #require(try OGCParser.monitoringLocation(Data(scenario.usgsOGCLocation().utf8)))
+        #expect(location.id == DemoScenario.site)
+        #expect(location.name == "MILL RIVER AT RIVERTON, CT")
+        #expect(location.timeZone == "America/New_York")
         let gauge = try NWPSParser.gauge(Data(scenario.nwpsGauge().utf8))
         #expect(gauge.lid == DemoScenario.lid)
         #expect(gauge.usgsID == DemoScenario.site)
@@ -171,7 +179,7 @@ struct DemoTests {
             ),
         ]
         options.sources = [
-            #"  - {name: refused, kind: usgs-iv, base_url: "\#(gone.url)/nwis/iv/", sites: ["01646500"], timeout: 2s}"#,
+            #"  - {name: refused, kind: usgs-ogc, base_url: "\#(gone.url)/ogcapi/v0/", sites: ["01646500"], timeout: 2s}"#,
             #"  - {name: garbled, kind: nwps, base_url: "\#(garbage.url)/nwps/v1/", gauges: [BRKM2], every: 1h}"#,
         ]
         let report = try await Demo.run(options)
@@ -180,7 +188,7 @@ struct DemoTests {
         let mails = smtp.messages()
 
         // Readings in: every source was asked, and the river and the air were stored.
-        for service in ["usgs-iv", "nwps", "usgs-quakes", "open-meteo", "nws-observations"] {
+        for service in ["usgs-ogc", "nwps", "usgs-quakes", "open-meteo", "nws-observations"] {
             #expect((report.requests[service] ?? 0) > 0, "\(service) was never asked")
         }
         #expect(report.webSocketConnections >= 1)

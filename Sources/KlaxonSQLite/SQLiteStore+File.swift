@@ -206,8 +206,8 @@ extension SQLiteStore {
     /// row of `meta`).
     public func probeWrite() async throws {
         let writer = try requireWriter()
-        let path = file?.path ?? self.path
-        if let problem = try await offPool({ StoreFailure.roomProblem(path: path) }) {
+        // A store in memory has no file, and no room to run out of but the process's.
+        if let path = file?.path, let problem = try await offPool({ StoreFailure.roomProblem(path: path) }) {
             throw StoreError.noRoom(problem)
         }
         let now = Int64(Date().timeIntervalSince1970)

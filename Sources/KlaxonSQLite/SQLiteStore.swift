@@ -69,6 +69,18 @@ public final class SQLiteStore: Store {
         return SQLiteStore(path: path, reader: pool, writer: pool, file: file)
     }
 
+    /// A migrated database in memory (GRDB's `DatabaseQueue()`), gone with the store: the in-process stand-in
+    /// for tests of what sits above the store (the site, the APIs, chat), as NIO's embedded channel is for
+    /// handlers. The conformance suite runs over it too, so it is the same store, not a fake; only what is
+    /// about a file (`storeFile()`, the room check of `probeWrite()`) has nothing to check.
+    public static func inMemory() throws -> SQLiteStore {
+        var config = Configuration()
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
+        let queue = try DatabaseQueue(configuration: config)
+        try migrator.migrate(queue)
+        return SQLiteStore(path: ":memory:", reader: queue, writer: queue, file: nil)
+    }
+
     /// There is a file (not a folder) at `path`.
     static func requireFile(path: String) throws {
         var isFolder: ObjCBool = false

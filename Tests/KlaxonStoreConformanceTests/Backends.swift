@@ -10,10 +10,10 @@ import Testing
 @testable import KlaxonSQLite
 @testable import KlaxonStore
 
-/// The stores every conformance test runs against: SQLite on a temporary file, PostgreSQL on a
-/// fresh database of the throw-away test server.
+/// The stores every conformance test runs against: SQLite on a temporary file, SQLite in memory (the store
+/// tests above the store use), PostgreSQL on a fresh database of the throw-away test server.
 enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite, postgres
+    case sqlite, memory, postgres
 
     var testDescription: String { rawValue }
 
@@ -32,6 +32,9 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
             }
             try? FileManager.default.removeItem(at: dir)
             try outcome.get()
+        case .memory:
+            let store = try SQLiteStore.inMemory()
+            try await body(Fixture(store: store, sql: .sqlite(store)))
         case .postgres:
             try await PostgresServer.withDatabase { db in
                 let configuration = PostgresStore.Configuration(

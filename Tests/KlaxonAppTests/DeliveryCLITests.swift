@@ -73,7 +73,7 @@ import Testing
         #expect(rows.count == 200)
         #expect(rows.allSatisfy { $0.state == .sent })
         let keyByStation = Dictionary(
-            uniqueKeysWithValues: try rows.map { row in
+            uniqueKeysWithValues: rows.map { row in
                 (String(row.alert.split(separator: "|")[1]), row.id)
             })
         var keysSeen: [String: Set<String>] = [:]

@@ -54,8 +54,21 @@ struct Klaxon: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            exit(withError: error)
+            exitEscaped(error)
         }
+    }
+
+    /// ArgumentParser's `exit(withError:)`, with what it prints to stderr escaped for the terminal
+    /// (`TerminalText`, through `printError`): its parse errors quote the command line ("The value
+    /// 'x\u{01}' is invalid…"), and every error that reaches here is printed by this one point.
+    /// Help, the version and completion scripts (a clean exit) go to stdout as they are.
+    static func exitEscaped(_ error: any Error) -> Never {
+        let code = exitCode(for: error)
+        let text = fullMessage(for: error)
+        if !text.isEmpty {
+            if code == .success { print(text) } else { printError(text) }
+        }
+        Foundation.exit(code.rawValue)
     }
 
     static func stopsGracefully(_ command: any ParsableCommand) -> Bool {
@@ -1042,7 +1055,7 @@ struct NotifyTestCommand: AsyncParsableCommand {
             }
             let sample = DeliveryWiring.sample(receiver: receiver, now: nowSeconds())
             try await notifier.send(sample)
-            print("sent a test message to \(receiver) (key \(sample.key))")
+            print(TerminalText.safe("sent a test message to \(receiver) (key \(sample.key))"))
         } catch let e as DiagnosticsError {
             printError(e.description)
             throw ExitCode(1)

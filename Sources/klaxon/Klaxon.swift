@@ -774,7 +774,10 @@ struct OutboxCommand: ParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List outbox rows, newest first.")
         @OptionGroup var store: StoreOptions
-        @Option(help: "Only rows in this state: pending, sending, sent, dead, muted, dropped.")
+        /// The states `--state` accepts, in the words of its help and of its error.
+        static let states = OutboxRecord.State.allCases.map(\.rawValue).joined(separator: ", ")
+
+        @Option(help: ArgumentHelp("Only rows in this state: \(List.states).", valueName: "state"))
         var state: String?
         @Option(help: "At most this many rows, newest first (1 to 1000000).")
         var limit: Int = 200
@@ -801,16 +804,14 @@ struct OutboxCommand: ParsableCommand {
         func run() async throws {
             try await guarded {
                 guard (1...1_000_000).contains(limit) else { throw UserError("--limit must be from 1 to 1000000") }
-                return try await store.withStore(readOnly: true) { db in
-                    var filter: OutboxRecord.State? = nil
-                    if let state {
-                        guard let s = OutboxRecord.State(rawValue: state) else {
-                            throw UserError(
-                                "--state must be one of \(OutboxRecord.State.allCases.map(\.rawValue).joined(separator: ", "))"
-                            )
-                        }
-                        filter = s
+                // Checked before the store is opened: a wrong word is the error to report.
+                let filter = try state.map { (word: String) throws -> OutboxRecord.State in
+                    guard let s = OutboxRecord.State(rawValue: word) else {
+                        throw UserError("--state must be one of \(Self.states) (not \"\(word)\")")
                     }
+                    return s
+                }
+                return try await store.withStore(readOnly: true) { db in
                     let rows = try await db.outbox(state: filter, limit: limit)
                     if rows.count == limit {
                         printError("outbox list: the newest \(limit) rows; --limit shows more")

@@ -235,7 +235,10 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Scenario hours per second.")
     var speed: Double = 1
 
-    @Option(help: "Where to write the chat page (default: klaxon-demo-chat.html in the temporary folder).")
+    @Option(
+        help:
+            "Where to write the chat page (default: klaxon-demo-chat.html in the run's own folder, a new private folder under the temporary folder)."
+    )
     var page: String?
 
     @Flag(help: "Keep the temporary config, rules and database (their folder is printed).")
@@ -265,7 +268,8 @@ struct DemoCommand: AsyncParsableCommand {
             options.serve = serve
             options.port = port
             if let level = log.explicitLevel { options.logLevel = level }
-            if let page { options.page = page }
+            // Relative to where the command runs (the default alone goes in the run's folder).
+            if let page { options.page = URL(fileURLWithPath: page).path }
             let report = try await Demo.run(options)
             printError(Demo.summary(report))
             if keep { printError("  kept:              \(report.folder)") }

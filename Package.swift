@@ -35,8 +35,11 @@ let package = Package(
         .target(
             name: "KlaxonCore",
             dependencies: [.product(name: "Logging", package: "swift-log")],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["RevisionStamp"]
         ),
+        // Stamps the git commit of a source build into `BuildInfo` (a release stamps its own).
+        .plugin(name: "RevisionStamp", capability: .buildTool()),
         // The store's specification: the role protocols consumers take, the value types they speak, and
         // the logic every backend shares (evaluation, event rules, group timing, metric deltas). No driver.
         .target(
@@ -218,7 +221,8 @@ let package = Package(
         .testTarget(
             name: "KlaxonAppTests",
             dependencies: [
-                "KlaxonApp", "KlaxonDemo", "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonDelivery", "KlaxonTesting",
+                "KlaxonApp", "KlaxonDemo", "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonDelivery",
+                "KlaxonTesting",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings

@@ -70,7 +70,7 @@ git archive --format=tar HEAD | tar -x -C "$export_dir"
 [ -f Package.resolved ] && cp Package.resolved "$export_dir/"
 sed -E -i \
     -e "s|(static let version = )\"[^\"]*\"(.*// stamped)|\1\"$version\"\2|" \
-    -e "s|(static let revision = )\"[^\"]*\"(.*// stamped)|\1\"$revision\"\2|" \
+    -e "s|(static let stampedRevision = )\"[^\"]*\"(.*// stamped)|\1\"$revision\"\2|" \
     -e "s|(static let date = )\"[^\"]*\"(.*// stamped)|\1\"$date\"\2|" \
     "$export_dir/Sources/KlaxonCore/BuildInfo.swift"
 if [ "$(grep -c '// stamped' "$export_dir/Sources/KlaxonCore/BuildInfo.swift")" -ne 3 ] \

@@ -1,13 +1,20 @@
 /// Which build this is: `klaxon --version`, `klaxon_build_info`, `/readyz` and the log's first line.
 ///
-/// A build from the source tree says `version` with `-dev` and an unknown revision and date;
-/// `Deploy/release.sh` builds from a clean export of a commit and stamps the three lines marked
-/// `stamped` (it rewrites them in its copy, never in the work tree).
+/// A build from the source tree says `version` with `-dev`, the commit its git clone was at (the
+/// `RevisionStamp` build plugin generates `checkedOutRevision()` before each build; uncommitted
+/// changes are not shown) and an unknown date; `Deploy/release.sh` builds from a clean export of a
+/// commit and stamps the three lines marked `stamped` (it rewrites them in its copy, never in the
+/// work tree).
 public enum BuildInfo {
     /// The release's version (semantic versioning, no leading `v`).
     public static let version = "0.1.0-dev"  // stamped
-    /// The git commit it was built from (40 hex digits), or `unknown`.
-    public static let revision = "unknown"  // stamped
+    /// The git commit it was built from (40 hex digits), or `unknown`: the release's stamp, else
+    /// the commit of the git clone it was built in, else (a tree without git) `unknown`.
+    public static var revision: String {
+        stampedRevision != "unknown" ? stampedRevision : checkedOutRevision()
+    }
+    /// The commit `Deploy/release.sh` stamps, or `unknown`.
+    static let stampedRevision = "unknown"  // stamped
     /// When it was built (ISO 8601, UTC), or `unknown`.
     public static let date = "unknown"  // stamped
 

@@ -22,9 +22,10 @@ public enum Demo {
         public var length: Int64 = 18 * 3_600
         /// The stdout receiver's format (nil: no stdout receiver).
         public var stdout: StdoutNotifier.Format? = .text
-        /// Where the chat page goes (nil: not written).
-        public var page: String? = FileManager.default.temporaryDirectory
-            .appendingPathComponent("klaxon-demo-chat.html").path
+        /// Where the chat page goes (nil: not written). A relative path is taken in the run's own
+        /// folder (`RunFolder`), as the default is: nothing of the demo has a fixed name in the
+        /// shared temporary folder.
+        public var page: String? = "klaxon-demo-chat.html"
         /// Keep the working folder (config, rules, database).
         public var keep = false
         /// More receivers, routed like the others.
@@ -151,10 +152,10 @@ public enum Demo {
 
     /// Runs the scenario through the daemon until the story has ended and the outbox is empty.
     public static func run(_ options: Options = Options()) async throws -> Report {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "klaxon-demo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { if !options.keep { try? FileManager.default.removeItem(at: dir) } }
+        let dir = try RunFolder.make()
+        var options = options
+        if let page = options.page, !page.hasPrefix("/") { options.page = dir.appendingPathComponent(page).path }
+        defer { if !options.keep { RunFolder.clean(dir, keeping: options.page) } }
 
         // The story ends now: the last `length` seconds, replayed `speed` times faster. Serving, it
         // ends half an hour earlier, and the clock runs in real time from the end of the settling
@@ -233,6 +234,39 @@ public enum Demo {
             chatPosts: served.posts, page: options.page,
             site: port.value > 0 ? "http://127.0.0.1:\(port.value)/" : nil, snapshots: snapshots.value)
         return report
+    }
+
+    /// The run's own folder: made by `mkdtemp` (a random name, mode 0700) under the temporary
+    /// folder, so no other user can read it, take its name first or plant a link in it. It holds the
+    /// config, rules and database, and by default the chat page and the site's snapshots.
+    enum RunFolder {
+        static func make() throws -> URL {
+            let template = FileManager.default.temporaryDirectory.appendingPathComponent("klaxon-demo-XXXXXX").path
+            var bytes = Array(template.utf8CString)
+            guard bytes.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) != nil }) else {
+                throw UserError(
+                    "cannot make the demo's folder under \(FileManager.default.temporaryDirectory.path): \(String(cString: strerror(errno)))"
+                )
+            }
+            // mkdtemp wrote the name over the template's Xs.
+            let made = String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return URL(fileURLWithPath: made, isDirectory: true)
+        }
+
+        /// At the end of a run: everything of it goes (config, rules, database) but the chat page
+        /// and the snapshots beside it, which the summary tells people to open; the folder goes too
+        /// when nothing is left in it.
+        static func clean(_ dir: URL, keeping page: String?) {
+            let fm = FileManager.default
+            let keep = page.map { URL(fileURLWithPath: $0).deletingLastPathComponent().standardizedFileURL.path }
+            let stem = page.map { URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent } ?? ""
+            let base = stem.hasSuffix("-chat") ? String(stem.dropLast(5)) : stem
+            for name in (try? fm.contentsOfDirectory(atPath: dir.path)) ?? [] {
+                let isPage = keep == dir.standardizedFileURL.path && name.hasPrefix(base) && name.hasSuffix(".html")
+                if !isPage { try? fm.removeItem(at: dir.appendingPathComponent(name)) }
+            }
+            if ((try? fm.contentsOfDirectory(atPath: dir.path)) ?? []).isEmpty { try? fm.removeItem(at: dir) }
+        }
     }
 
     /// A story line every three scenario hours, until the story ends.

@@ -78,9 +78,9 @@ extension PostgresStore: EvaluationBackend {
             var readings: [Int: ReadingsStep.Values] = [:]
             if !wanted.readings.isEmpty {
                 var binds = PostgresBindings(capacity: 4)
-                try binds.append(wanted.readings.map(\.seriesID))
-                try binds.append(wanted.readings.map(\.after))
-                try binds.append(wanted.readings.map { Int64($0.index) })
+                binds.append(wanted.readings.map(\.seriesID))
+                binds.append(wanted.readings.map(\.after))
+                binds.append(wanted.readings.map { Int64($0.index) })
                 binds.append(Int64(step.readLimit))
                 for row in try await self.rows(
                     PostgresQuery(
@@ -196,8 +196,8 @@ extension PostgresStore: EvaluationBackend {
     func loadStates(_ keys: [SeriesKey], on c: PostgresConnection) async throws -> [SeriesKey: [String: AlertState]] {
         guard !keys.isEmpty else { return [:] }
         var binds = PostgresBindings(capacity: 2)
-        try binds.append(keys.map(\.station))
-        try binds.append(keys.map(\.metric))
+        binds.append(keys.map(\.station))
+        binds.append(keys.map(\.metric))
         var out: [SeriesKey: [String: AlertState]] = [:]
         for row in try await rows(
             PostgresQuery(
@@ -326,7 +326,7 @@ extension PostgresStore: EvaluationBackend {
     func queuedRows(alerts: [String], on c: PostgresConnection) async throws -> [QueuedRow] {
         guard !alerts.isEmpty else { return [] }
         var binds = PostgresBindings(capacity: 1)
-        try binds.append(alerts)
+        binds.append(alerts)
         return try await rows(
             PostgresQuery(
                 unsafeSQL: """
@@ -355,7 +355,7 @@ extension PostgresStore: EvaluationBackend {
     func heard(alerts: [String], on c: PostgresConnection) async throws -> [String: Heard] {
         guard !alerts.isEmpty else { return [:] }
         var binds = PostgresBindings(capacity: 1)
-        try binds.append(alerts)
+        binds.append(alerts)
         var out: [String: Heard] = [:]
         for row in try await rows(
             PostgresQuery(

@@ -154,12 +154,12 @@ extension PostgresStore: StationMetadataSource {
             // the server sums what it wrote per series, so a few rows come back, not one per reading.
             let part = order[start..<end]
             var binds = PostgresBindings(capacity: 6)
-            try binds.append(part.map { ids[$0] })
-            try binds.append(part.map { batch[$0].time })
-            try binds.append(part.map { batch[$0].value })
-            try binds.append(part.map { batch[$0].quality ?? "" })
-            try binds.append(part.map { batch[$0].quality != nil })
-            try binds.append(part.map { suspect[$0] })
+            binds.append(part.map { ids[$0] })
+            binds.append(part.map { batch[$0].time })
+            binds.append(part.map { batch[$0].value })
+            binds.append(part.map { batch[$0].quality ?? "" })
+            binds.append(part.map { batch[$0].quality != nil })
+            binds.append(part.map { suspect[$0] })
             var written: Int64 = 0
             for row in try await rows(PostgresQuery(unsafeSQL: Self.insertReadings, binds: binds), on: c) {
                 let id = try row[0].decode(Int64.self)
@@ -182,10 +182,10 @@ extension PostgresStore: StationMetadataSource {
             // One statement, its columns as arrays (a statement of 25,000 parameters took 20 ms to parse).
             let rows = changed.sorted(by: { $0.key < $1.key })
             var binds = PostgresBindings(capacity: 6)
-            try binds.append(rows.map(\.key))
-            try binds.append(rows.map(\.value.minTime))
-            try binds.append(rows.map(\.value.count))
-            try binds.append(rows.map(\.value.suspect))
+            binds.append(rows.map(\.key))
+            binds.append(rows.map(\.value.minTime))
+            binds.append(rows.map(\.value.count))
+            binds.append(rows.map(\.value.suspect))
             binds.append(source ?? "")
             binds.append(source != nil)
             try await execute(
@@ -210,7 +210,7 @@ extension PostgresStore: StationMetadataSource {
         var keyOf: [Int64: SeriesKey] = [:]
         for key in needed { if let i = id(key) { keyOf[i] = key } }
         var binds = PostgresBindings(capacity: 1)
-        try binds.append(Array(keyOf.keys))
+        binds.append(Array(keyOf.keys))
         var stored: [SeriesKey: String] = [:]
         for row in try await rows(
             PostgresQuery(
@@ -233,9 +233,9 @@ extension PostgresStore: StationMetadataSource {
         var seen = Set<String>()
         let stations = firsts.filter { seen.insert($0.station).inserted }
         var binds = PostgresBindings(capacity: 3)
-        try binds.append(stations.map(\.station))
-        try binds.append(stations.map { $0.source ?? "" })
-        try binds.append(stations.map { $0.source != nil })
+        binds.append(stations.map(\.station))
+        binds.append(stations.map { $0.source ?? "" })
+        binds.append(stations.map { $0.source != nil })
         try await execute(
             PostgresQuery(
                 unsafeSQL: """
@@ -244,10 +244,10 @@ extension PostgresStore: StationMetadataSource {
                     ON CONFLICT (id) DO NOTHING
                     """, binds: binds), on: c)
         var series = PostgresBindings(capacity: 4)
-        try series.append(firsts.map(\.station))
-        try series.append(firsts.map(\.metric))
-        try series.append(firsts.map { $0.unit ?? "" })
-        try series.append(firsts.map { $0.unit != nil })
+        series.append(firsts.map(\.station))
+        series.append(firsts.map(\.metric))
+        series.append(firsts.map { $0.unit ?? "" })
+        series.append(firsts.map { $0.unit != nil })
         var out: [SeriesKey: Int64] = [:]
         for row in try await rows(
             PostgresQuery(

@@ -79,14 +79,20 @@ enum APIRoutes {
             if let problem = Silence.claimedAuthorProblem(by) {
                 return KlaxonHTTP.json(["error": problem], status: .badRequest)
             }
-            guard let acked = try await store.ack(transitionID: id, by: by, at: now()) else {
+            guard let acked = try await store.ackSayingWho(transitionID: id, by: by, at: now()) else {
                 return KlaxonHTTP.json(["error": "no firing alert has id \(id)"], status: .notFound)
             }
-            return KlaxonHTTP.json(
-                [
-                    "id": id, "rule": acked.key.rule, "station": acked.key.station, "metric": acked.key.metric,
-                    "acked_by": by,
-                ], status: .ok)
+            // The first ack of an episode holds: `acked_by` names whose it is, `already` says this
+            // one changed nothing.
+            var answer: [String: Any] = [
+                "id": id, "rule": acked.key.rule, "station": acked.key.station, "metric": acked.key.metric,
+                "acked_by": acked.earlier?.by ?? by,
+            ]
+            if let first = acked.earlier {
+                answer["already"] = true
+                answer["acked_at"] = Timestamp.format(first.at)
+            }
+            return KlaxonHTTP.json(answer, status: .ok)
         }
         router.delete("/api/v1/silences/:id") { request, context -> Response in
             guard KlaxonHTTP.authorized(request, token: settings.apiToken) else {

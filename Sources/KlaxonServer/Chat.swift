@@ -116,7 +116,8 @@ public enum ChatEndpoints {
         case done(summary: String)
         /// This user may not act: nothing changed; the text says why.
         case refused(String)
-        /// Nothing to act on (the alert resolved) or it failed: nothing changed.
+        /// Nothing to act on (the alert resolved; it was acked already, the text saying by whom) or
+        /// it failed: nothing changed.
         case failed(String)
     }
 

@@ -61,7 +61,7 @@ public final class ChatResponses: Service, Sendable {
     public func run() async throws {
         // On shutdown, what is still queued is dropped: the actions were not taken, the presses
         // were answered, and Slack's response_url stays valid for 30 minutes.
-        try await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { stages in
                 stages.addTask { await Self.drain(self.stream, inFlight: Self.inFlight) { await self.act($0) } }
                 stages.addTask {

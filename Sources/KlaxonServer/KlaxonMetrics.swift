@@ -53,22 +53,22 @@ public final class KlaxonMetrics: @unchecked Sendable {
         factory = PrometheusMetricsFactory(registry: registry)
         evaluationsCounter = CoreMetrics.Counter(
             label: Names.evaluations, dimensions: [],
-            handler: registry.makeCounter(name: Names.evaluations, help: "Evaluations run since the daemon started."),
+            handler: registry.counter(name: Names.evaluations, help: "Evaluations run since the daemon started."),
             factory: factory)
-        latency = registry.makeValueHistogram(
+        latency = registry.histogram(
             name: Names.queue, buckets: StoreMetrics.latencyBounds,
             help:
                 "Seconds from queueing a notification to its delivery, group_wait, quiet-hours deferral and retries included."
         )
         seenLatency = Array(repeating: (0, 0), count: StoreMetrics.latencyBounds.count + 1)
-        oldestDue = registry.makeGauge(
+        oldestDue = registry.gauge(
             name: Names.oldestDue,
             help: "Seconds the oldest due pending notification has waited since it fell due (0: nothing is due).")
-        reloadOK = registry.makeGauge(
+        reloadOK = registry.gauge(
             name: Names.reloadOK, help: "Whether the last configuration reload attempt was successful.")
-        reloadAt = registry.makeGauge(
+        reloadAt = registry.gauge(
             name: Names.reloadAt, help: "Timestamp of the last successful configuration reload.")
-        registry.makeGauge(
+        registry.gauge(
             name: Names.buildInfo,
             labels: [
                 ("version", BuildInfo.version), ("revision", BuildInfo.revision), ("build_date", BuildInfo.date),
@@ -118,7 +118,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
     public func sent(receiver: String, seconds: Double) {
         let histogram = lock.withLock {
             if let h = sendLatency[receiver] { return h }
-            let h = registry.makeValueHistogram(
+            let h = registry.histogram(
                 name: Names.sendLatency, labels: [("receiver", receiver)], buckets: Self.sendBounds,
                 help: "Seconds one notification took to send, by receiver (the send alone, every attempt).")
             sendLatency[receiver] = h
@@ -156,7 +156,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
             if let c = sourceErrors[source] { return c }
             let c = CoreMetrics.Counter(
                 label: Names.sourceErrors, dimensions: [("source", source)],
-                handler: registry.makeCounter(
+                handler: registry.counter(
                     name: Names.sourceErrors, labels: [("source", source)],
                     help: "Failed fetches since the daemon started, by source."),
                 factory: factory)
@@ -167,7 +167,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
     }
 
     private func depth(_ state: String) -> Prometheus.Gauge {
-        registry.makeGauge(
+        registry.gauge(
             name: Names.outbox, labels: [("state", state)],
             help: "Notifications waiting in the outbox, by state (pending, sending, held).")
     }
@@ -190,14 +190,14 @@ public final class KlaxonMetrics: @unchecked Sendable {
         }
         for (source, n) in m.readingsBySource {
             advance("r\u{0}\(source)", to: n) {
-                registry.makeCounter(
+                registry.counter(
                     name: Names.readings, labels: [("source", source)], help: "Readings stored, by source.")
             }
         }
         for (rule, states) in m.transitions {
             for (state, n) in states {
                 advance("t\u{0}\(rule)\u{0}\(state)", to: n) {
-                    registry.makeCounter(
+                    registry.counter(
                         name: Names.transitions, labels: [("rule", rule), ("state", state)],
                         help: "Alert transitions, by rule and state.")
                 }
@@ -206,7 +206,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
         for (receiver, states) in m.deliveries {
             for (outcome, n) in states {
                 advance("d\u{0}\(receiver)\u{0}\(outcome)", to: n) {
-                    registry.makeCounter(
+                    registry.counter(
                         name: Names.deliveries, labels: [("receiver", receiver), ("outcome", outcome)],
                         help: "Notifications by receiver and outcome.")
                 }
@@ -214,7 +214,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
         }
         for state in Self.outboxStates { depth(state).set(to: Double(m.outbox[state, default: 0])) }
         for s in m.sources {
-            registry.makeGauge(
+            registry.gauge(
                 name: Names.sourceFailures, labels: [("source", s.source)],
                 help: "Consecutive failed fetches, by source."
             ).set(to: Double(s.failures))
@@ -253,11 +253,11 @@ public final class KlaxonMetrics: @unchecked Sendable {
                 gauges = g
             } else {
                 gauges = (
-                    registry.makeGauge(
+                    registry.gauge(
                         name: Names.sourceUp, labels: [("source", name)],
                         help: "1 if the configured source's last fetch succeeded, 0 if it failed or none succeeded yet."
                     ),
-                    registry.makeGauge(
+                    registry.gauge(
                         name: Names.sourceLastSuccess, labels: [("source", name)],
                         help: "When the configured source's last successful fetch ended (0: never).")
                 )
@@ -281,7 +281,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
             now[AlertSeries(rule: c.rule, severity: severity, state: c.state.rawValue), default: 0] += c.count
         }
         for series in alertSeries.union(now.keys) {
-            registry.makeGauge(
+            registry.gauge(
                 name: Names.alerts,
                 labels: [("rule", series.rule), ("severity", series.severity), ("state", series.state)],
                 help: "Active alerts by rule, severity and state (pending, firing, acked)."
@@ -293,7 +293,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
     /// Which duties this instance holds (1) or waits for while another instance holds them (0).
     public func duties(_ duties: [(duty: String, held: Bool)]) {
         for d in duties {
-            registry.makeGauge(
+            registry.gauge(
                 name: Names.duties, labels: [("duty", d.duty)],
                 help:
                     "1 while this instance holds the duty (a source's polling, the evaluator, the pruner), 0 on standby."
@@ -303,7 +303,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
 
     /// 1 while the database file is the one the daemon opened; 0 once it was deleted or replaced.
     public func databaseFile(ok: Bool) {
-        registry.makeGauge(
+        registry.gauge(
             name: "klaxon_database_file_ok",
             help: "1 while the database file is the one the daemon opened, 0 once it was deleted or replaced."
         ).set(to: ok ? 1 : 0)
@@ -320,5 +320,27 @@ public final class KlaxonMetrics: @unchecked Sendable {
             buffer.append(contentsOf: text.utf8)
         }
         return buffer
+    }
+}
+
+/// swift-prometheus' descriptor API spoken with this file's full names: each family is named whole
+/// (`klaxon_readings_total`), so the descriptor carries it as its metric name, with no unit part.
+extension PrometheusCollectorRegistry {
+    fileprivate static func descriptor(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+    }
+
+    fileprivate func counter(name: String, labels: [(String, String)] = [], help: String) -> Prometheus.Counter {
+        makeCounter(descriptor: Self.descriptor(name, help), labels: labels)
+    }
+
+    fileprivate func gauge(name: String, labels: [(String, String)] = [], help: String) -> Prometheus.Gauge {
+        makeGauge(descriptor: Self.descriptor(name, help), labels: labels)
+    }
+
+    fileprivate func histogram(
+        name: String, labels: [(String, String)] = [], buckets: [Double], help: String
+    ) -> ValueHistogram {
+        makeValueHistogram(descriptor: Self.descriptor(name, help), labels: labels, buckets: buckets)
     }
 }

@@ -16,6 +16,27 @@ public struct Ack: Sendable, Equatable {
     }
 }
 
+/// What an ack did: the alert it names and, when the episode was acked before by someone else,
+/// that first ack (which holds: this one replaced nothing).
+public struct AckResult: Sendable {
+    public var key: AlertKey
+    public var transition: Transition
+    /// The first ack of the episode when it is not this caller's; nil when this ack took.
+    public var earlier: Ack?
+}
+
+extension AlertStore {
+    /// Acks as `ack(transitionID:by:at:)` does, and says whether an earlier ack by someone else
+    /// holds, so every door (CLI, chat command, chat button, API) can say "already acked by X"
+    /// rather than "acked". Nil when no firing alert has that id.
+    public func ackSayingWho(transitionID: Int64, by: String, at now: Int64) async throws -> AckResult? {
+        guard let acked = try await ack(transitionID: transitionID, by: by, at: now) else { return nil }
+        let holding = try await acks()[acked.key]
+        return AckResult(
+            key: acked.key, transition: acked.transition, earlier: holding.flatMap { $0.by != by ? $0 : nil })
+    }
+}
+
 /// Ack queries both backends run, the same text in both dialects.
 public enum AckSQL {
     /// The firing alert an id names (`$1`): the id of its open episode, or of any transition of that

@@ -219,7 +219,7 @@ public final class PostgresServer: TestServer, @unchecked Sendable {
     @discardableResult
     public func stop() async -> Bool {
         if !exit.hasExited { kill(process.processIdentifier, SIGINT) }
-        var stopped = await exit.wait(within: Self.limit)
+        let stopped = await exit.wait(within: Self.limit)
         if !stopped {
             kill(process.processIdentifier, SIGKILL)
             // Killed: it did not stop in time, whatever happens now.
@@ -257,7 +257,7 @@ public final class PostgresServer: TestServer, @unchecked Sendable {
         env["LC_ALL"] = "C"
         env.removeValue(forKey: "PGDATA")
         p.environment = env
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         p.standardOutput = handle
         p.standardError = handle

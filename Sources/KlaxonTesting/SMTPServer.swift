@@ -87,7 +87,7 @@ public final class SMTPServer: TestServer, @unchecked Sendable {
         exit = ProcessExit(process)
         process.standardOutput = FileHandle.nullDevice
         let log = dir.appendingPathComponent("server.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
         let deadline = Date().addingTimeInterval(15)

@@ -137,11 +137,11 @@ struct AckCommand: AsyncParsableCommand {
             let who = by ?? CurrentUser.name
             if let problem = Silence.claimedAuthorProblem(who) { throw ValidationError("--by: \(problem)") }
             return try await store.withStore { db in
-                guard let acked = try await db.ack(transitionID: number, by: who, at: nowSeconds()) else {
+                guard let acked = try await db.ackSayingWho(transitionID: number, by: who, at: nowSeconds()) else {
                     throw UserError("no firing alert has id \(number); `klaxon alerts` lists them")
                 }
                 // The first ack of an episode holds: a second one says who acked, not that it took.
-                if let first = try await db.acks()[acked.key], first.by != who {
+                if let first = acked.earlier {
                     print(
                         TerminalText.safe(
                             "#\(number): \(acked.key.rule) at \(acked.key.station) was already acked by \(first.by) at \(Timestamp.format(first.at)); unchanged"

@@ -54,8 +54,21 @@ struct Klaxon: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            exit(withError: error)
+            exitEscaped(error)
         }
+    }
+
+    /// ArgumentParser's `exit(withError:)`, with what it prints to stderr escaped for the terminal
+    /// (`TerminalText`, through `printError`): its parse errors quote the command line ("The value
+    /// 'x\u{01}' is invalid…"), and every error that reaches here is printed by this one point.
+    /// Help, the version and completion scripts (a clean exit) go to stdout as they are.
+    static func exitEscaped(_ error: any Error) -> Never {
+        let code = exitCode(for: error)
+        let text = fullMessage(for: error)
+        if !text.isEmpty {
+            if code == .success { print(text) } else { printError(text) }
+        }
+        Foundation.exit(code.rawValue)
     }
 
     static func stopsGracefully(_ command: any ParsableCommand) -> Bool {
@@ -222,7 +235,10 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Scenario hours per second.")
     var speed: Double = 1
 
-    @Option(help: "Where to write the chat page (default: klaxon-demo-chat.html in the temporary folder).")
+    @Option(
+        help:
+            "Where to write the chat page (default: klaxon-demo-chat.html in the run's own folder, a new private folder under the temporary folder)."
+    )
     var page: String?
 
     @Flag(help: "Keep the temporary config, rules and database (their folder is printed).")
@@ -252,7 +268,8 @@ struct DemoCommand: AsyncParsableCommand {
             options.serve = serve
             options.port = port
             if let level = log.explicitLevel { options.logLevel = level }
-            if let page { options.page = page }
+            // Relative to where the command runs (the default alone goes in the run's folder).
+            if let page { options.page = URL(fileURLWithPath: page).path }
             let report = try await Demo.run(options)
             printError(Demo.summary(report))
             if keep { printError("  kept:              \(report.folder)") }
@@ -761,7 +778,10 @@ struct OutboxCommand: ParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List outbox rows, newest first.")
         @OptionGroup var store: StoreOptions
-        @Option(help: "Only rows in this state: pending, sending, sent, dead, muted, dropped.")
+        /// The states `--state` accepts, in the words of its help and of its error.
+        static let states = OutboxRecord.State.allCases.map(\.rawValue).joined(separator: ", ")
+
+        @Option(help: ArgumentHelp("Only rows in this state: \(List.states).", valueName: "state"))
         var state: String?
         @Option(help: "At most this many rows, newest first (1 to 1000000).")
         var limit: Int = 200
@@ -788,16 +808,14 @@ struct OutboxCommand: ParsableCommand {
         func run() async throws {
             try await guarded {
                 guard (1...1_000_000).contains(limit) else { throw UserError("--limit must be from 1 to 1000000") }
-                return try await store.withStore(readOnly: true) { db in
-                    var filter: OutboxRecord.State? = nil
-                    if let state {
-                        guard let s = OutboxRecord.State(rawValue: state) else {
-                            throw UserError(
-                                "--state must be one of \(OutboxRecord.State.allCases.map(\.rawValue).joined(separator: ", "))"
-                            )
-                        }
-                        filter = s
+                // Checked before the store is opened: a wrong word is the error to report.
+                let filter = try state.map { (word: String) throws -> OutboxRecord.State in
+                    guard let s = OutboxRecord.State(rawValue: word) else {
+                        throw UserError("--state must be one of \(Self.states) (not \"\(word)\")")
                     }
+                    return s
+                }
+                return try await store.withStore(readOnly: true) { db in
                     let rows = try await db.outbox(state: filter, limit: limit)
                     if rows.count == limit {
                         printError("outbox list: the newest \(limit) rows; --limit shows more")
@@ -1042,7 +1060,7 @@ struct NotifyTestCommand: AsyncParsableCommand {
             }
             let sample = DeliveryWiring.sample(receiver: receiver, now: nowSeconds())
             try await notifier.send(sample)
-            print("sent a test message to \(receiver) (key \(sample.key))")
+            print(TerminalText.safe("sent a test message to \(receiver) (key \(sample.key))"))
         } catch let e as DiagnosticsError {
             printError(e.description)
             throw ExitCode(1)

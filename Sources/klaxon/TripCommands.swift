@@ -84,7 +84,9 @@ struct TripCommand: ParsableCommand {
                     let stops = trip.stops.map {
                         "\($0.place) (\(formatValue($0.latitude ?? 0)), \(formatValue($0.longitude ?? 0)))"
                     }
-                    print("saved trip \"\(trip.name)\" for \(trip.owner): \(stops.joined(separator: ", "))")
+                    print(
+                        TerminalText.safe(
+                            "saved trip \"\(trip.name)\" for \(trip.owner): \(stops.joined(separator: ", "))"))
                     return 0
                 }
             }
@@ -197,7 +199,7 @@ struct TripCommand: ParsableCommand {
                         trip.preferences.units = u
                     }
                     try await db.save(trip: trip, at: nowSeconds(), replace: true)
-                    print("updated trip \"\(trip.name)\" for \(trip.owner)")
+                    print(TerminalText.safe("updated trip \"\(trip.name)\" for \(trip.owner)"))
                     return 0
                 }
             }
@@ -216,7 +218,7 @@ struct TripCommand: ParsableCommand {
                 return try await store.withStore(config: config) { db in
                     let trip = try await Trips.find(name, store: db, actor: try who.actor(config))
                     try await db.removeTrip(owner: trip.owner, name: trip.name)
-                    print("removed trip \"\(trip.name)\" of \(trip.owner)")
+                    print(TerminalText.safe("removed trip \"\(trip.name)\" of \(trip.owner)"))
                     return 0
                 }
             }
@@ -257,7 +259,7 @@ struct TripCommand: ParsableCommand {
                 return try await store.withStore(config: config, create: true) { db in
                     let trip = try await Trips.importTrip(
                         path: file, owner: owner, store: db, now: nowSeconds(), replace: replace)
-                    print("imported trip \"\(trip.name)\" for \(trip.owner)")
+                    print(TerminalText.safe("imported trip \"\(trip.name)\" for \(trip.owner)"))
                     return 0
                 }
             }

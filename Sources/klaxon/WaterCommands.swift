@@ -266,13 +266,8 @@ struct RunCommand: AsyncParsableCommand {
         try await guarded {
             let path = try requiredConfigPath(config, for: "run")
             // What the start reads and checks; a reload (SIGHUP, POST /-/reload) reads the same again.
-            let loader: Daemon.Loader = {
-                let cfg = try Config.load(path: path)
-                let ruleList = try RuleLoader.load(paths: cfg.rules ?? ["Rules"])
-                let problems = cfg.check(rules: ruleList)
-                if !problems.isEmpty { throw DiagnosticsError(diagnostics: problems) }
-                return (cfg, ruleList, cfg.warnings.map(\.warningDescription))
-            }
+            // Checked as `klaxon check` checks: a bad config does not hide the rules' errors.
+            let loader: Daemon.Loader = { try Check.load(configPath: path) }
             let (cfg, ruleList, _) = try loader()
             let logger = Logger(label: "klaxon")
             StartLine.log(to: logger)

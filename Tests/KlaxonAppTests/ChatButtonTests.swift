@@ -431,6 +431,39 @@ struct ChatButtonTests {
         }
     }
 
+    @Test(
+        "an Ack pressed after someone else acked: the first ack holds, the presser is told who acked, the message stays (issue 39)"
+    )
+    func ackAfterAnotherAck() async throws {
+        try await HTTPSink.with { sink in
+            let store = try tempStore()
+            let server = await ButtonServer.start(store: store, rules: rules, responsePrefix: sink.url + "/")
+            let outcome = await Result {
+                let config = ButtonServer.config(externalURL: "https://klaxon.example.org")
+                let message = try await floodFires(
+                    store: store,
+                    receiver: .init(name: "chat", url: Secret(sink.url + "/services/T1/B1/hook"), preset: .slack),
+                    sink: sink, config: config)
+                let (blockID, ack) = try button(.ack, in: message)
+                let id = try #require(Int64(ack["value"] as? String ?? ""))
+                try await store.ack(transitionID: id, by: "web:Ops", at: Int64(Date().timeIntervalSince1970))
+                let press = try slackPress(
+                    message: message, blockID: blockID, button: ack, user: "U-ALICE",
+                    responseURL: sink.url + "/actions/late")
+                #expect(try await server.slack(press).0 == 200)
+                let answer = try await reply(sink, path: "/actions/late")
+                #expect(answer["response_type"] as? String == "ephemeral")
+                #expect(answer["replace_original"] as? Bool == false)
+                let text = answer["text"] as? String ?? ""
+                #expect(text.contains("flood-stage at 01646500 (#\(id)) was already acked by web:Ops at "), "\(text)")
+                #expect(!text.contains("Acked by"), "\(text)")
+                #expect(try await store.acks().values.map(\.by) == ["web:Ops"])
+            }
+            #expect(await server.stop())
+            try outcome.get()
+        }
+    }
+
     @Test("a response_url that answers 503 or 500 is tried again, with the same body, until it takes it")
     func responseRetried() async throws {
         try await HTTPSink.with { sink in

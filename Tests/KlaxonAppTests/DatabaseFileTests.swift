@@ -44,7 +44,7 @@ private func run(_ path: String, _ arguments: [String]) async throws -> (status:
     p.arguments = arguments
     p.standardOutput = FileHandle.nullDevice
     let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("klaxon-run-\(UUID().uuidString).err")
-    FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: errURL) }
     let err = try FileHandle(forWritingTo: errURL)
     p.standardError = err
@@ -342,7 +342,7 @@ struct DatabaseFileTests {
                 var vfs = statvfs()
                 #expect(statvfs(disk, &vfs) == 0)
                 let free = Int(vfs.f_bavail) * Int(vfs.f_frsize)
-                FileManager.default.createFile(atPath: filler, contents: nil)
+                _ = FileManager.default.createFile(atPath: filler, contents: nil)
                 let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: filler))
                 let chunk = Data(repeating: 0x55, count: 64 << 10)
                 for _ in 0..<(max(0, free - (64 << 10)) / chunk.count) { try handle.write(contentsOf: chunk) }

@@ -73,7 +73,7 @@ import Testing
         #expect(rows.count == 200)
         #expect(rows.allSatisfy { $0.state == .sent })
         let keyByStation = Dictionary(
-            uniqueKeysWithValues: try rows.map { row in
+            uniqueKeysWithValues: rows.map { row in
                 (String(row.alert.split(separator: "|")[1]), row.id)
             })
         var keysSeen: [String: Set<String>] = [:]
@@ -279,5 +279,26 @@ import Testing
         let unknown = try await klaxonAsync(["notify-test", "--config", config, "pager"])
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("no receiver \"pager\" (receivers are hook)"))
+    }
+
+    @Test(
+        "outbox list --state: the help lists every state the store has, and a wrong one is refused naming them all, before any store is opened (issue 39)"
+    )
+    func outboxStatesNamed() async throws {
+        let s = try Scratch()
+        let all = OutboxRecord.State.allCases.map(\.rawValue)
+        #expect(all.contains("held") && all.contains("superseded") && all.contains("skipped"))
+        let help = try await klaxonAsync(["outbox", "list", "--help"], in: s.dir)
+        #expect(help.status == 0, "\(help.stderr)")
+        let flat = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(flat.contains("Only rows in this state: \(all.joined(separator: ", "))."), "\(help.stdout)")
+        // No database here: the wrong word is what is reported, not the missing store.
+        let wrong = try await klaxonAsync(
+            ["outbox", "list", "--db", s.path("none.sqlite"), "--state", "deadd"], in: s.dir)
+        #expect(wrong.status == 1, "\(wrong.stderr)")
+        #expect(
+            wrong.stderr.contains("--state must be one of \(all.joined(separator: ", ")) (not \"deadd\")"),
+            "\(wrong.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: s.path("none.sqlite")))
     }
 }

@@ -16,6 +16,45 @@ func metric(_ text: String, _ name: String, _ labels: String = "") -> Int? {
     return Int(value) ?? Double(value).flatMap { Int(exactly: $0) }
 }
 
+@Suite("the demo's own folder")
+struct DemoFolderTests {
+    @Test(
+        "each run gets a new private folder (mode 0700, a random name) for its files and, by default, its chat page; nothing has a fixed name in the shared temporary folder; the end removes all but the pages (issue 39)"
+    )
+    func privateFolder() throws {
+        let temp = FileManager.default.temporaryDirectory.standardizedFileURL.path
+        let page = try #require(Demo.Options().page)
+        #expect(!page.hasPrefix("/"), "the default page is placed in the run's folder, not at \(page)")
+        let a = try Demo.RunFolder.make()
+        let b = try Demo.RunFolder.make()
+        defer {
+            try? FileManager.default.removeItem(at: a)
+            try? FileManager.default.removeItem(at: b)
+        }
+        #expect(a.path != b.path)
+        for dir in [a, b] {
+            #expect(dir.deletingLastPathComponent().standardizedFileURL.path == temp)
+            #expect(dir.lastPathComponent.hasPrefix("klaxon-demo-") && dir.lastPathComponent.count == 18)
+            let mode = try #require(
+                try FileManager.default.attributesOfItem(atPath: dir.path)[.posixPermissions] as? Int)
+            #expect(mode & 0o777 == 0o700, "mode \(String(mode, radix: 8))")
+        }
+        // What a run leaves: the chat page and its snapshots, not the config, rules and database.
+        for name in [
+            "klaxon.yaml", "rules.yaml", "klaxon.sqlite", "klaxon.sqlite-wal", page, "klaxon-demo-overview.html",
+        ] {
+            _ = FileManager.default.createFile(atPath: a.appendingPathComponent(name).path, contents: Data("x".utf8))
+        }
+        Demo.RunFolder.clean(a, keeping: a.appendingPathComponent(page).path)
+        #expect(
+            Set(try FileManager.default.contentsOfDirectory(atPath: a.path)) == [page, "klaxon-demo-overview.html"])
+        // Without a page there, the folder goes whole.
+        _ = FileManager.default.createFile(atPath: b.appendingPathComponent("klaxon.yaml").path, contents: nil)
+        Demo.RunFolder.clean(b, keeping: nil)
+        #expect(!FileManager.default.fileExists(atPath: b.path))
+    }
+}
+
 @Suite("the demo's stand-ins serve what the real parsers read")
 struct DemoScenarioTests {
     let scenario = DemoScenario(start: Timestamp.parse("2026-11-20T12:00:00Z")!)

@@ -30,7 +30,7 @@ struct EarlyHangupTests {
             p.arguments = ["run", "--config", cfg]
             p.currentDirectoryURL = s.dir
             let log = s.dir.appendingPathComponent("daemon-\(round).log")
-            FileManager.default.createFile(atPath: log.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             p.standardError = try FileHandle(forWritingTo: log)
             p.standardOutput = FileHandle.nullDevice
             let exit = ProcessExit(p)

@@ -189,18 +189,26 @@ struct EpisodeTests {
                 headers: [cookie, origin])
             #expect(acked.status == 303)
             #expect(try await store.acks().values.map(\.by) == ["web:Ops"])
-            // Slack and Mattermost.
-            #expect(try server.text(try await server.slack("ack \(id)")).contains("Acked flood-stage at 01646500"))
+            // Slack and Mattermost: the first ack holds, and the answer says whose it is (issue 39).
+            let already = "flood-stage at 01646500 (#\(id)) was already acked by web:Ops at "
+            let slack = try server.text(try await server.slack("ack \(id)"))
+            #expect(slack.contains(already) && slack.contains("unchanged") && !slack.contains("Acked"), "\(slack)")
             let mm = try await server.post(
                 "/chat/mattermost", body: "token=mm-token&user_id=u-bob&user_name=bob&text=ack%20\(id)")
-            #expect(mm.0 == 200 && mm.1.contains("Acked flood-stage at 01646500"), "\(mm)")
-            // The API.
+            #expect(mm.0 == 200 && mm.1.contains(already) && !mm.1.contains("Acked"), "\(mm)")
+            // The API: the same, in its fields.
             var api = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/alerts/\(id)/ack")
             api.method = .POST
             api.headers.add(name: "Authorization", value: "Bearer team-token")
             api.body = .bytes(ByteBuffer(string: #"{"by":"carol"}"#))
             let reply = try await HTTPClient.shared.execute(api, deadline: .now() + .seconds(30))
             #expect(reply.status.code == 200)
+            let answer = try #require(
+                try JSONSerialization.jsonObject(with: Data(buffer: try await reply.body.collect(upTo: 1 << 20)))
+                    as? [String: Any])
+            #expect(answer["already"] as? Bool == true, "\(answer)")
+            #expect(answer["acked_by"] as? String == "web:Ops", "\(answer)")
+            #expect(answer["acked_at"] as? String != nil, "\(answer)")
             // The first ack of the episode holds (issue 39): the later ones do not replace who acked.
             #expect(try await store.acks().values.map(\.by) == ["web:Ops"])
 

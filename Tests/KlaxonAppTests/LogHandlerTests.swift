@@ -187,7 +187,7 @@ struct LogHandlerTests {
     @Test("JOURNAL_STREAM matches only the descriptor whose device and inode it names")
     func journalStream() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("klaxon-journal-\(UUID())").path
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let fd = open(path, O_RDONLY)
         #expect(fd >= 0)

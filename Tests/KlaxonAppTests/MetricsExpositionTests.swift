@@ -17,7 +17,7 @@ struct MetricsExpositionTests {
         let input = dir.appendingPathComponent("metrics.txt")
         let output = dir.appendingPathComponent("out.txt")
         try text.write(to: input, atomically: true, encoding: .utf8)
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: promtool)
         p.arguments = ["check", "metrics"]

@@ -13,6 +13,26 @@ struct OpsTests {
         #expect(r.stdout.hasPrefix("klaxon \(BuildInfo.version) (revision "))
     }
 
+    @Test("a build in a git clone names its commit in --version, not `revision unknown` (issue 39)")
+    func revisionOfAClone() async throws {
+        // A tree without git (a tarball, the container's COPY) says unknown, honestly.
+        guard FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent(".git").path) else { return }
+        let revision = BuildInfo.revision
+        #expect(revision.utf8.count == 40 && revision.allSatisfy(\.isHexDigit), "\(revision)")
+        let r = try await klaxonAsync(["--version"])
+        #expect(r.stdout.contains("(revision \(revision.prefix(12)),"), "\(r.stdout)")
+        // A commit of this repository (the build's HEAD; the clone may have moved on since).
+        let git = Process()
+        git.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        git.arguments = ["git", "-C", packageRoot.path, "cat-file", "-e", revision + "^{commit}"]
+        git.standardError = FileHandle.nullDevice
+        let exit = ProcessExit(git)
+        try git.run()
+        _ = await exit.wait(within: .seconds(60))
+        guard git.terminationStatus != 127 else { return }  // no git here to ask
+        #expect(git.terminationStatus == 0, "\(revision) is not a commit of \(packageRoot.path)")
+    }
+
     @Test("a bad --log-level or KLAXON_LOG_LEVEL is a usage error (64) that says what is wrong")
     func badLevel() async throws {
         let s = try Scratch()

@@ -60,6 +60,18 @@ struct ReloadTests {
             let (status, body) = try await http("POST", daemon.base + "/-/reload", token: "s3cret")
             #expect(status == 500)
             #expect(body.hasPrefix("failed to reload config:\n") && body.contains("high.yaml:4:"), "\(body)")
+            // A bad config too: the reload reports its errors and the rules' errors, as `check` does
+            // (issue 39: it used to stop at the config's).
+            let good = try String(contentsOfFile: cfg, encoding: .utf8)
+            try s.write("klaxon.yaml", good + "bogus: 1\n")
+            let (both, bothBody) = try await http("POST", daemon.base + "/-/reload", token: "s3cret")
+            #expect(both == 500)
+            #expect(bothBody.contains("klaxon.yaml:5:") && bothBody.contains("high.yaml:4:"), "\(bothBody)")
+            let check = try await klaxonAsync(["check", "--config", cfg], in: s.dir)
+            let checkErrors = check.errorLines.filter { $0.contains(": error: ") }
+            let reloadErrors = bothBody.split(separator: "\n").filter { $0.contains(": error: ") }.map(String.init)
+            #expect(checkErrors.count >= 2 && reloadErrors == checkErrors, "\(checkErrors) vs \(reloadErrors)")
+            try s.write("klaxon.yaml", good)
             // The old rule still runs.
             try await push(daemon, "S2", 200)
             try await poll(until: "the running rule fires for S2") { try await alerts(daemon)["high/S2"] != nil }

@@ -72,7 +72,7 @@ struct StopTests {
         forever.cancel()
         #expect(await Bounded.result(of: forever, within: .milliseconds(50)) == nil)
         let quick = Task { 42 }
-        #expect(try await Bounded.result(of: quick, within: .seconds(60))?.get() == 42)
+        #expect(await Bounded.result(of: quick, within: .seconds(60))?.get() == 42)
         let waiter = Task { await Bounded.result(of: forever, within: nil, orUntilCancelled: true) }
         waiter.cancel()
         #expect(await waiter.value == nil)

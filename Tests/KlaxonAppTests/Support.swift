@@ -49,8 +49,8 @@ func klaxonAsync(
     let base = FileManager.default.temporaryDirectory.appendingPathComponent("klaxon-run-\(UUID().uuidString)")
     let outURL = base.appendingPathExtension("out")
     let errURL = base.appendingPathExtension("err")
-    FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
     defer {
         try? FileManager.default.removeItem(at: outURL)
         try? FileManager.default.removeItem(at: errURL)
@@ -132,7 +132,7 @@ struct DaemonProcess {
         }
         p.currentDirectoryURL = dir
         let log = dir.appendingPathComponent("daemon-\(UUID().uuidString.prefix(8)).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         p.standardError = try FileHandle(forWritingTo: log)
         p.standardOutput = FileHandle.nullDevice
         let exit = ProcessExit(p)

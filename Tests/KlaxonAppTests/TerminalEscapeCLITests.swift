@@ -142,4 +142,52 @@ struct TerminalEscapeCLITests {
         let ok = try await klaxonAsync(["check", "--config", cfg, "--rules", s.path("rules")], in: s.dir)
         #expect(ok.status == 0, "\(ok.stderr)")
     }
+
+    /// Every message that quotes input, whatever prints it (issue 39, item 15): 0x01 and a carriage
+    /// return in a rule's name, a receiver's name, a readings file's fields, a file's name and an
+    /// argument never reach the terminal raw, on stdout or stderr.
+    @Test(
+        "0x01 and \\r in files, file names and arguments: check, test, ingest (CSV, JSON), dry-run, outbox, and the parser's own errors print them escaped"
+    )
+    func controlBytesEverywhere() async throws {
+        let s = try Scratch()
+        // YAML spells the bytes as escapes (it refuses them raw); the loaded strings hold them.
+        try s.write(
+            "rules/r.yaml",
+            "name: \"ri\\x01ver\\r\"\nkind: threshold\nmetric: gage_height\nabove: 10\n\"k\\x01\\r\": 1\n")
+        let cfg = try s.write(
+            "klaxon.yaml",
+            "database: k.sqlite\nrules: [rules]\nreceivers:\n  - {name: \"a\\x01\\r\", type: \"nope\\x01\"}\n")
+        let csv = try s.write(
+            "r.csv", "station,metric,time,value\nS\u{01}1\r,gage_height,2026-01-01T00:00:00Z,1\u{01}2\r\n")
+        let json = try s.write(
+            "r.json",
+            #"[{"station": "S\u00011\r", "metric": "gage_height", "time": "2026-01-01T00:00:00Z", "value": "x\u0001\r"}]"#
+        )
+        let odd = try s.write("odd\u{01}\r.csv", "station,metric,time,value\nS1,gage_height,nope\u{01},1\n")
+        let runs: [[String]] = [
+            ["check", "--config", cfg],
+            ["test", s.path("rules/r.yaml")],
+            ["ingest", "--db", s.path("k.sqlite"), csv],
+            ["ingest", "--db", s.path("k.sqlite"), json],
+            ["ingest", "--db", s.path("k.sqlite"), odd],
+            ["ingest", "--db", s.path("k.sqlite"), s.path("missing\u{01}\r.csv")],
+            ["dry-run", "--rules", s.path("rules"), "--readings", csv],
+            ["outbox", "list", "--db", s.path("k.sqlite"), "--state", "bad\u{01}\r"],
+            // ArgumentParser's own errors quote the command line.
+            ["check", "--format", "x\u{01}\r"],
+            ["ingest", "--format", "x\u{01}\r", csv],
+        ]
+        for arguments in runs {
+            let r = try await klaxonAsync(arguments, in: s.dir)
+            #expect(r.status != 0, "\(arguments): \(r.stdout)\(r.stderr)")
+            #expect(!Self.raw(r.stdout), "\(arguments): \(r.stdout.debugDescription)")
+            #expect(!Self.raw(r.stderr), "\(arguments): \(r.stderr.debugDescription)")
+        }
+        let parser = try await klaxonAsync(["check", "--format", "x\u{01}\r"], in: s.dir)
+        #expect(parser.status == 64)
+        #expect(parser.stderr.contains(#"'x\x01\r' is invalid for '--format <format>'"#), "\(parser.stderr)")
+        let checked = try await klaxonAsync(["check", "--config", cfg], in: s.dir)
+        #expect(checked.stderr.contains(#"ri\x01ver\r"#), "\(checked.stderr)")
+    }
 }

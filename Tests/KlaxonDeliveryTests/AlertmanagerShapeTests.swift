@@ -65,8 +65,8 @@ import Testing
     @Test func firingAndResolvedHaveAlertmanagersShape() throws {
         let (firing, resolved) = episode()
         for (ours, theirs) in [(firing, "webhook_v4_firing.json"), (resolved, "webhook_v4_resolved.json")] {
-            let mine = try #require(
-                try JSONSerialization.jsonObject(with: Data(WebhookPayloads.genericText(ours, groupBy: []).utf8)))
+            let mine = try JSONSerialization.jsonObject(
+                with: Data(WebhookPayloads.genericText(ours, groupBy: []).utf8))
             let captured = try Self.capture(theirs)
             #expect(Self.shape(Self.openMaps(mine)) == Self.shape(Self.openMaps(captured)))
         }

@@ -26,7 +26,7 @@ struct EpisodeConformanceTests {
             let store = f.store
             var now = t("2026-01-01T00:00:00Z")
             for (i, v) in [9.5, 11.5, 13.5].enumerated() {
-                try await store.readingWriter().write([reading("A", "2026-01-01T0\(i):00:00Z", v)])
+                _ = try await store.readingWriter().write([reading("A", "2026-01-01T0\(i):00:00Z", v)])
                 now = t("2026-01-01T0\(i):00:00Z")
                 _ = try await store.evaluate(engine: engine, now: now, route: Self.route())
             }
@@ -57,10 +57,10 @@ struct EpisodeConformanceTests {
             // The first ack of the episode holds: a second one does not replace who acked (issue 39).
             #expect(try await store.acks().values.map(\.by) == ["a"])
             // A new level does not lift the ack; the resolve ends it, and the next episode has a new id.
-            try await store.readingWriter().write([reading("A", "2026-01-01T03:00:00Z", 11.5)])
+            _ = try await store.readingWriter().write([reading("A", "2026-01-01T03:00:00Z", 11.5)])
             _ = try await store.evaluate(engine: engine, now: t("2026-01-01T03:00:00Z"), route: Self.route())
             #expect(try await store.acks().count == 1)
-            try await store.readingWriter().write([
+            _ = try await store.readingWriter().write([
                 reading("A", "2026-01-01T04:00:00Z", 5), reading("A", "2026-01-01T05:00:00Z", 10),
             ])
             _ = try await store.evaluate(engine: engine, now: t("2026-01-01T05:00:00Z"), route: Self.route())
@@ -85,9 +85,9 @@ struct EpisodeConformanceTests {
         try await backend.withStore { f in
             let store = f.store
             // Two evaluations before any claim: the second's row takes the first's place.
-            try await store.readingWriter().write([reading("A", "2026-01-01T00:00:00Z", 9.5)])
+            _ = try await store.readingWriter().write([reading("A", "2026-01-01T00:00:00Z", 9.5)])
             _ = try await store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"), route: Self.route())
-            try await store.readingWriter().write([reading("A", "2026-01-01T00:10:00Z", 11.5)])
+            _ = try await store.readingWriter().write([reading("A", "2026-01-01T00:10:00Z", 11.5)])
             _ = try await store.evaluate(engine: engine, now: t("2026-01-01T00:10:00Z"), route: Self.route())
             var rows = try await store.outbox().sorted { $0.seq < $1.seq }
             #expect(rows.map(\.state) == [.superseded, .pending])
@@ -101,7 +101,7 @@ struct EpisodeConformanceTests {
 
             // Data three hours old with a one-hour limit: held, then decided once caught up.
             let old = Self.route(maxAge: 3600)
-            try await store.readingWriter().write([reading("A", "2026-01-01T01:00:00Z", 13.5)])
+            _ = try await store.readingWriter().write([reading("A", "2026-01-01T01:00:00Z", 13.5)])
             _ = try await store.evaluate(engine: engine, now: t("2026-01-01T04:00:00Z"), route: old)
             rows = try await store.outbox().sorted { $0.seq < $1.seq }
             #expect(rows.last?.state == .pending, "moderate is news to a receiver that heard minor: sent, late")
@@ -111,7 +111,7 @@ struct EpisodeConformanceTests {
                 .finish(late[0], state: .sent, now: t("2026-01-01T04:00:00Z") * 1000 + 2, retryAt: nil, error: nil)
             ])
             // Down and back up, all old: the newest is what the receiver heard; nothing to send.
-            try await store.readingWriter().write([
+            _ = try await store.readingWriter().write([
                 reading("A", "2026-01-01T01:10:00Z", 11.5), reading("A", "2026-01-01T01:20:00Z", 13.5),
             ])
             _ = try await store.evaluate(engine: engine, now: t("2026-01-01T04:00:00Z"), route: old)
@@ -134,7 +134,9 @@ struct EpisodeConformanceTests {
             let start = t("2026-01-01T00:00:00Z")
             for (i, v) in [9.5, 11.5, 13.5].enumerated() {
                 let at = start + Int64(i) * 20
-                try await store.readingWriter().write([Reading(station: "A", metric: "gage_height", time: at, value: v)]
+                _ = try await store.readingWriter().write([
+                    Reading(station: "A", metric: "gage_height", time: at, value: v)
+                ]
                 )
                 _ = try await store.evaluate(engine: engine, now: at, route: route)
             }

@@ -121,7 +121,7 @@ import Testing
         out.append("colder \(try await store.write(weather: [colder], alerts: []))")
         try await evaluate(now + 7200)
         let denver = try #require(try await store.trip(owner: "alice", name: "denver"))
-        out += try await store.weather(for: denver).map { "\($0.place) \($0.date) \($0.tempMinC)" }
+        out += try await store.weather(for: denver).map { "\($0.place) \($0.date) \(String(describing: $0.tempMinC))" }
         let miami = try #require(try await store.trip(owner: "alice", name: "miami"))
         out += try await store.alerts(for: miami).map { "\($0.stop) \($0.alert.id)" }
         out += try await store.trips(owner: nil).map { "\($0.owner)/\($0.name)" }

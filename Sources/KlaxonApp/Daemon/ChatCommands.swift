@@ -79,10 +79,16 @@ public struct ChatCommands: Sendable {
 
     /// Acknowledges the firing alert `id` names: `done` with the alert, or `failed` when none fires.
     func ack(_ id: Int64, user: ChatEndpoints.User, now: Int64) async throws -> ChatEndpoints.Outcome {
-        guard let acked = try await store.ack(transitionID: id, by: user.label, at: now) else {
+        guard let acked = try await store.ackSayingWho(transitionID: id, by: user.label, at: now) else {
             return .failed("No firing alert has id \(id); `alerts` lists them.")
         }
-        return .done(summary: "\(acked.key.rule) at \(acked.key.station) (#\(id))")
+        let summary = "\(acked.key.rule) at \(acked.key.station) (#\(id))"
+        // The first ack of an episode holds: nothing changed, and the answer says whose it is.
+        if let first = acked.earlier {
+            return .failed(
+                "\(summary) was already acked by \(first.by) at \(ChatText.clock(first.at)) UTC; unchanged.")
+        }
+        return .done(summary: summary)
     }
 
     /// Adds the silence of `rule` (at `station`) for `duration` seconds, recorded as `user`'s.

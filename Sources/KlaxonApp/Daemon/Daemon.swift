@@ -138,7 +138,7 @@ public final class Daemon: Sendable {
         var onStandby = false
         while !Task.isCancelled {
             do {
-                let ran = try await store.holding(duty: duty) {
+                let ran: Void? = try await store.holding(duty: duty) {
                     duties.took(duty)
                     defer { duties.released(duty) }
                     if shared { logger.notice("duty taken", metadata: ["duty": "\(duty)"]) }

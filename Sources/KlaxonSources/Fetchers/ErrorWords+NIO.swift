@@ -18,7 +18,6 @@ extension NIOCore.SocketAddressError: KlaxonCore.WordedError {
         case .unsupported: "unsupported address family"
         case .unixDomainSocketPathTooLong: "the UNIX socket's path is too long"
         case .failedToParseIPString(let text): "\"\(text)\" is not an IP address"
-        default: "\(self)"
         }
     }
 }

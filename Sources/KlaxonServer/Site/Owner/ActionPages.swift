@@ -80,7 +80,6 @@ enum ActionPages {
     ) -> Response {
         let silences = silencePage.silences
         let back = SiteReplies.here(request)
-        let now = site.now()
         // Counted off the pool within one request's budget (`SilenceReach.mutedCounts`).
         func mutes(_ s: Silence) -> String {
             let c = counts[s.id] ?? SilenceReach.Count(muted: 0, complete: true)

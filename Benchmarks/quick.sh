@@ -3,24 +3,24 @@
 # same run, beside the committed baseline, so that a slide in speed shows whatever the machine's mood.
 # Run it as `Benchmarks/run.sh --quick` (this script is what that runs).
 #
-#   Benchmarks/run.sh --quick                       # builds the release klaxon if needed, then ~5 minutes
+#   Benchmarks/run.sh --quick                       # builds the release klaxon if needed, then 2–3 minutes
 #   KLAXON=/path/to/klaxon Benchmarks/run.sh --quick
 #   Benchmarks/run.sh --quick --update-baseline     # also rewrites Benchmarks/baseline-quick.tsv
 #
 # Every ratio is peer time ÷ klaxon time, so HIGHER IS BETTER for Klaxon (above 1: Klaxon was faster);
 # for PostgreSQL the "peer" is Klaxon on SQLite and the ratio SQLite time ÷ PostgreSQL time. The rows:
 #   alertmanager  `klaxon run` end to end vs Alertmanager, live data (readings stamped a minute ago):
-#                 Benchmarks/alertmanager.sh, N=5000 alerts to nginx, best of RUNS=2, no slow sink
+#                 Benchmarks/alertmanager.sh, N=5000 alerts to nginx, best of RUNS=3, no slow sink
 #   promtool      `klaxon dry-run` vs `promtool test rules`, 5 flapping series × 35,040 readings, `for:
-#                 30m`, process start included: Benchmarks/promtool.sh, best of 2
+#                 30m`, process start included: Benchmarks/promtool.sh, best of 3
 #   replay-3.5M   `klaxon dry-run` of 100 series × 35,040 readings (3,504,000; the flapping data of
 #                 Benchmarks/promtool.sh, some 336,000 transitions) vs awk (mawk) finding the same
-#                 threshold crossings in the same CSV (its count is checked against klaxon's); best of 2
+#                 threshold crossings in the same CSV (its count is checked against klaxon's); best of 3
 #   ingest-1M     `klaxon ingest` of 1,000,000 readings (1,000 stations, Benchmarks/postgres.sh's data) into
 #                 a new SQLite file vs `sqlite3 .import` of the same CSV into a new file's table with
-#                 klaxon's unique key (station, metric, time), process start included; best of 2
+#                 klaxon's unique key (station, metric, time), process start included; best of 3
 #   postgres      end to end (the alertmanager row's workload, 5,000 alerts to nginx) on PostgreSQL, one
-#                 daemon, vs the same on SQLite: Benchmarks/postgres.sh SKIP_INGEST=1, best of 2
+#                 daemon, vs the same on SQLite: Benchmarks/postgres.sh SKIP_INGEST=1, best of 3
 # A row is FLAGged when its ratio is more than 20 % below the baseline's (ratio < 0.8 × baseline). A peer
 # that is not installed (Alertmanager, promtool, sqlite3, PostgreSQL, or nginx for the end-to-end rows)
 # makes its row "peer absent", not a failure.
@@ -31,10 +31,10 @@
 #
 # Each run's ratios are kept in bench-data/quick/RUN.tsv (with the klaxon binary's SHA-256) and its logs in
 # bench-data/quick/RUN/. --update-baseline writes, per row, the median ratio over this run and the earlier
-# runs there of the same binary. Settings (environment): KLAXON, RUNS=2, BASELINE (default
-# Benchmarks/baseline-quick.tsv), THRESHOLD=20 (%), ONLY (rows to run, e.g. "promtool ingest-1M"), and
-# for a trial of the script itself AM_N, PG_N, INGEST_M, PROMTOOL_STEPS (rows whose sizes differ from the
-# baseline's are compared but marked).
+# runs there of the same binary. Settings (environment): KLAXON, RUNS=3 (each row the best of RUNS; 1
+# for a rougher, faster look), BASELINE (default Benchmarks/baseline-quick.tsv), THRESHOLD=20 (%), ONLY
+# (rows to run, e.g. "promtool ingest-1M"), and for a trial of the script itself AM_N, PG_N, INGEST_M,
+# PROMTOOL_STEPS (rows whose sizes differ from the baseline's are compared but marked).
 # Exit status: 0 no row flagged; 1 a row flagged; 2 a setup error (a build, a script or a peer that
 # failed; the other rows are still run and printed).
 set -euo pipefail
@@ -52,7 +52,7 @@ for arg in "$@"; do
     esac
 done
 
-runs=${RUNS:-2}
+runs=${RUNS:-3}
 baseline=${BASELINE:-Benchmarks/baseline-quick.tsv}
 threshold=${THRESHOLD:-20}
 am_n=${AM_N:-5000}
@@ -177,23 +177,24 @@ if wanted promtool || wanted replay-3.5M; then
             setup_error=1
         else
             rules=$(dirname "$flapping")/flapping-rules
-            k1=$(sed -n 's/^klaxon dry-run: 100 series.*: \([0-9.]*\) s, .*/\1/p' "$logs/promtool.out")
             transitions=$(sed -n 's/^klaxon dry-run: 100 series.*, \([0-9]*\) transitions:.*/\1/p' "$logs/promtool.out")
-            say "replay-3.5M: klaxon dry-run again, and awk twice"
-            times=$work/replay.times
-            echo "$k1" >"$times"
-            if k2=$(timed replay-klaxon "$KLAXON" dry-run --rules "$rules" --readings "$flapping" --format json); then
-                echo "$k2" >>"$times"
-            else
-                setup_error=1
-            fi
             # The peer: the same crossings of 10 per series (firing at or above, resolved below), counted.
             awk_peer() { awk -F, 'NR > 1 { a = ($4 >= 10); if (a != s[$1]) { s[$1] = a; n++ } } END { print n + 0 }' "$1"; }
+            # Klaxon and awk in turn, RUNS times each (promtool.sh's own run of the replay only warmed the cache).
+            say "replay-3.5M: klaxon dry-run and awk in turn, $runs times each"
+            times=$work/replay.times
             ptimes=$work/replay-awk.times
+            : >"$times"
             : >"$ptimes"
             for i in $(seq "$runs"); do
-                if p=$(timed "replay-awk-$i" awk_peer "$flapping"); then echo "$p" >>"$ptimes"; else setup_error=1; fi
+                if t=$(timed "replay-klaxon-$i" "$KLAXON" dry-run --rules "$rules" --readings "$flapping" --format json); then
+                    echo "$t" >>"$times"
+                else
+                    setup_error=1
+                fi
+                if t=$(timed "replay-awk-$i" awk_peer "$flapping"); then echo "$t" >>"$ptimes"; else setup_error=1; fi
             done
+            say "replay-3.5M: klaxon $(paste -sd' ' "$times") s; awk $(paste -sd' ' "$ptimes") s"
             awk_count=$(cat "$logs/replay-awk-1.out" 2>/dev/null || true)
             if [[ -n "$transitions" && "$awk_count" != "$transitions" ]]; then
                 say "replay-3.5M: awk counted $awk_count crossings, klaxon reported $transitions transitions"
@@ -246,6 +247,7 @@ PY
             fi
         done
         rm -f "$work"/ingest-*.sqlite* "$csv"
+        say "ingest-1M: klaxon $(paste -sd' ' "$ktimes") s; sqlite3 .import $(paste -sd' ' "$ptimes") s"
         k=$(best <"$ktimes")
         p=$(best <"$ptimes")
         if [[ -n "$k" && -n "$p" ]]; then
@@ -321,7 +323,8 @@ if ((update == 1)); then
     {
         echo "# The quick check's baseline (Benchmarks/run.sh --quick; rewritten by --quick --update-baseline)."
         echo "# ratio = peer time ÷ klaxon time, measured in the same run: higher is better for Klaxon. Each ratio"
-        echo "# is the median over the $n run(s) of one build (klaxon $version, sha256 $sha…)."
+        echo "# is the median over the $n run(s) of one build: sha256 $sha…, built from the sources of commit"
+        echo "# $(git rev-parse --short HEAD 2>/dev/null || echo '?') (\`$version\`)."
         echo "# machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')), Linux $(uname -r),"
         echo "# SHARED and busy (other engineers build and test on the same cores; load average $load_start at the"
         echo "# start of the last run): read ratios, not seconds; wall times here vary by 30 % between identical runs."

@@ -243,7 +243,8 @@ YAML
         children+=($pid)
         daemon_pids+=($pid)
         for _ in $(seq 600); do
-            port=$(sed -n 's/^klaxon: listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$out.log" | head -n 1)
+            # (The log may not exist yet: the shell opens it in the child.)
+            port=$(sed -n 's/^klaxon: listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$out.log" 2>/dev/null | head -n 1 || true)
             [[ -n "$port" ]] && break
             kill -0 "$pid" 2>/dev/null || { cat "$out.log" >&2; fail "the daemon exited"; }
             sleep 0.05

@@ -4,11 +4,17 @@
 #   Benchmarks/run.sh                      # all benchmarks, data in bench-data/
 #   Benchmarks/run.sh --only check --check-runs 11
 #   Benchmarks/run.sh --runs 3 --data /tmp/klaxon-bench
+#   Benchmarks/run.sh --quick [--update-baseline]   # the quick check: Benchmarks/quick.sh (see there)
 #
 # Arguments are passed to klaxon-bench (see `--help`); klaxon-delivery-bench then measures delivery. The release build lives in .build-release/
 # so it never disturbs the debug build in .build/. Exit status: that of klaxon-bench
 # (0 every target met, 1 a target missed, 2 an error).
 set -euo pipefail
+
+# The quick check (each headline ratio against its peer, beside Benchmarks/baseline-quick.tsv) is its own script.
+for arg in "$@"; do
+    [[ "$arg" == --quick ]] && exec "$(dirname "$0")/quick.sh" "$@"
+done
 cd "$(dirname "$0")/.."
 
 scratch=.build-release

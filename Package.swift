@@ -29,6 +29,9 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/JohnSundell/Plot", from: "0.14.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // Imported directly (NIOCore, NIOPosix, NIOHTTP1, NIOConcurrencyHelpers), so declared, not borrowed
+        // from Hummingbird's and AsyncHTTPClient's dependencies.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
     ],
     targets: [
         // Pure domain: rule kinds, alert state machine, readings parsing. Foundation + Logging only.
@@ -87,6 +90,9 @@ let package = Package(
         .target(
             name: "KlaxonSources",
             dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 "KlaxonCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -98,6 +104,9 @@ let package = Package(
         .target(
             name: "KlaxonDelivery",
             dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 "KlaxonCore", "KlaxonStore", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -111,6 +120,9 @@ let package = Package(
         .target(
             name: "KlaxonTesting",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 "KlaxonServer",
                 // `offPool` for the Python mail reader (`python(_:input:)`).
                 "KlaxonCore",
@@ -130,6 +142,7 @@ let package = Package(
         .target(
             name: "KlaxonServer",
             dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
                 "KlaxonCore", "KlaxonStore",
                 // The Alertmanager API shows alerts with the webhook's labels and fingerprint.
                 "KlaxonDelivery",
@@ -153,6 +166,7 @@ let package = Package(
         .target(
             name: "KlaxonApp",
             dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
                 "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonPostgres", "KlaxonDelivery", "KlaxonSources",
                 "KlaxonServer",
                 .product(name: "Yams", package: "Yams"),
@@ -167,6 +181,7 @@ let package = Package(
         .target(
             name: "KlaxonDemo",
             dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
                 "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonDelivery", "KlaxonServer", "KlaxonApp",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

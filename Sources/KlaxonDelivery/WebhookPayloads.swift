@@ -83,7 +83,8 @@ public enum WebhookPayloads {
     public static func chartCaption(_ a: NotifiedAlert) -> String? {
         guard a.late else { return nil }
         let stamp = Timestamp.format(a.transition.at)
-        return "The chart runs to now; the value above is from \(stamp.dropFirst(11).prefix(5)) UTC on \(stamp.prefix(10))"
+        return
+            "The chart runs to now; the value above is from \(stamp.dropFirst(11).prefix(5)) UTC on \(stamp.prefix(10))"
     }
 
     /// `data as of 2026-01-01T00:15:00Z · firing since 2026-01-01T00:00:00Z · ack 123`. A late

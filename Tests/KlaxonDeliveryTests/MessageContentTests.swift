@@ -124,20 +124,26 @@ import Testing
             var revised = t
             revised.state = .changed
             for event in [t, revised] {
-                let r = try Self.rendered(preset, Self.notification(NotifiedAlert(transition: event, message: event.summary, id: 21)))
+                let r = try Self.rendered(
+                    preset, Self.notification(NotifiedAlert(transition: event, message: event.summary, id: 21)))
                 #expect(Self.actionsOffered(r, id: 21) == [], "\(preset) \(event.kind) \(event.state)")
                 if let json = r.json, preset == "slack" { #expect(ChatPayloadShape.slackProblems(json) == []) }
-                if let json = r.json, preset == "mattermost" { #expect(ChatPayloadShape.mattermostProblems(json) == []) }
+                if let json = r.json, preset == "mattermost" {
+                    #expect(ChatPayloadShape.mattermostProblems(json) == [])
+                }
             }
         }
         // A series alert still offers them where the preset has them (the hint is in every preset
         // but the generic webhook, whose consumers read labels).
         let river = transition(station: "S0")
-        let r = try Self.rendered(preset, Self.notification(NotifiedAlert(transition: river, message: river.summary, id: 22)))
+        let r = try Self.rendered(
+            preset, Self.notification(NotifiedAlert(transition: river, message: river.summary, id: 22)))
         #expect(preset == "generic" || !Self.actionsOffered(r, id: 22).isEmpty, "\(preset)")
     }
 
-    @Test("a late message says, in every preset, the time its value is from; its chart says it runs to now", arguments: presets)
+    @Test(
+        "a late message says, in every preset, the time its value is from; its chart says it runs to now",
+        arguments: presets)
     func lateSaysWhenItsValueIsFrom(preset: String) throws {
         let t = transition(station: "S0", value: 14.2, at: "2026-03-01T11:05:00Z")
         let late = try Self.rendered(
@@ -161,7 +167,8 @@ import Testing
             #expect(late.text.contains("The chart runs to now; the value above is from 11:05 UTC on 2026-03-01"))
         }
         // On time: no such words (the data time is there as before).
-        let onTime = try Self.rendered(preset, Self.notification(NotifiedAlert(transition: t, message: t.summary, id: 7)))
+        let onTime = try Self.rendered(
+            preset, Self.notification(NotifiedAlert(transition: t, message: t.summary, id: 7)))
         #expect(!onTime.text.contains("at 11:05 UTC on") && !onTime.text.contains("The chart runs to now"))
     }
 

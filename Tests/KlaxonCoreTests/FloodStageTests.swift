@@ -81,8 +81,7 @@ struct FloodStageTests {
         #expect(t.summary.contains("fell from moderate flood stage to minor flood stage"))
         #expect(t.summary.hasSuffix("; falling 1.1 ft/h over 1 h"), "\(t.summary)")
         #expect(!t.summary.contains("rising") && !t.explanation.contains("rising"), "\(t.explanation)")
-        // A rise whose every window fell (a dip under the dwell, here none): no contradicting words
-        // either way; and the firing of a rise says rising.
+        // The firing of a rise still says rising.
         var up = try harness(portland)
         up.feed([(m(0), 16), (m(60), 16.5)])
         up.feed([(m(120), 17.5)])

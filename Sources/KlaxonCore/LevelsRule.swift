@@ -218,7 +218,10 @@ public struct LevelsRule: RuleKind {
             reason = "\(c.show(value)) is below \(floodTitle(levels[0].name)) (\(c.show(levels[0].at)))"
         }
         if let history = c.history {
-            if let trend = trendWords(history, unit: c.unit) {
+            // The trend agrees with the move it is told beside: up for a firing or a rise, down for a
+            // fall or a resolve.
+            let rising = move.to.map { to in move.from.map { to > $0 } ?? true } ?? false
+            if let trend = trendWords(history, unit: c.unit, rising: rising) {
                 parts.append(trend)
                 reason += "; " + trend
             }
@@ -239,12 +242,16 @@ public struct LevelsRule: RuleKind {
     }
 
     /// `rising 2.3 ft/h over 3 h` (or over the last hour when three are not covered); nil without
-    /// enough data for an honest rate.
-    static func trendWords(_ history: RecentReadings, unit: String?) -> String? {
+    /// enough data for an honest rate. With `rising`, the direction of the move the message tells
+    /// (a level entered from below, or left downwards): a window whose trend goes the other way is
+    /// not told ("fell from moderate to minor … rising" when the river peaked inside the three hours),
+    /// the last hour's is tried instead, and with none that agrees there are no trend words.
+    static func trendWords(_ history: RecentReadings, unit: String?, rising: Bool? = nil) -> String? {
         for hours in [3, 1] as [Int64] {
             guard let trend = history.rate(window: hours * 3_600, per: 3_600) else { continue }
             let u = unit.map { " \($0)/h" } ?? "/h"
             let rounded = (trend.rate * 100).rounded() / 100
+            if let rising, rounded != 0, (rounded > 0) != rising { continue }
             guard rounded != 0 else { return "steady over \(hours) h" }
             return "\(rounded > 0 ? "rising" : "falling") \(formatValue(abs(rounded)))\(u) over \(hours) h"
         }

@@ -77,6 +77,17 @@ public struct Transition: Sendable, Hashable, Codable {
     /// The alert this transition belongs to.
     public var alertKey: AlertKey { AlertKey(rule: rule, station: station, metric: metric) }
 
+    /// An event's news (a quake and its revisions, a trip's packing list and weather alerts), not a
+    /// series' alert: no firing alert stays behind it for `ack` to take, and a silence of its rule
+    /// at its "station" (the event or the trip) would outlive nothing it could mute. Messages offer
+    /// neither.
+    public var isEvent: Bool {
+        switch SubjectPage.of(metric: metric) {
+        case .quakes, .trip: return true
+        case .gauge, .air, .station: return kind == QuakeRule.kindName || kind == TripPackingRule.kindName
+        }
+    }
+
     /// Orders transitions for output: by time, then rule, station, metric.
     public static func outputOrder(_ a: Transition, _ b: Transition) -> Bool {
         (a.at, a.rule, a.station, a.metric) < (b.at, b.rule, b.station, b.metric)

@@ -108,6 +108,9 @@ public struct EmailNotifier: Notifier {
             if let chart, n.alerts.count == 1 {
                 card +=
                     "<p style=\"margin:8px 0\"><img src=\"cid:\(HTMLText.escape(chart))\" width=\"640\" style=\"max-width:100%;height:auto;border:1px solid #d0d0d0\" alt=\"\(HTMLText.escape("Chart of \(WebhookPayloads.place(t)) over the last 48 hours"))\"></p>"
+                if let caption = WebhookPayloads.chartCaption(a) {
+                    card += "<p style=\"margin:0 0 8px;color:#595959;font-size:13px\">\(HTMLText.escape(caption))</p>"
+                }
             }
             var buttons: [String] = []
             if let link = n.link(a) {

@@ -65,12 +65,15 @@ public enum SlackBlocks {
         ]
         // The chart of what the alert is about (`external_url` + a checked path: no data unescaped).
         if let chart = n.publicChartLink(a), chart.utf16.count <= Limit.url {
-            blocks.append([
+            var image: [String: Any] = [
                 "type": "image", "block_id": "alert-\(i)-chart", "image_url": chart,
                 "alt_text": ChatText.clip(
                     e("Chart of \(WebhookPayloads.place(t)), \(MetricWords.name(t.metric)), the last 48 hours"),
                     Limit.altText),
-            ])
+            ]
+            // Late: the chart shows newer data than the message; its title says whose time is whose.
+            if let caption = WebhookPayloads.chartCaption(a) { image["title"] = plain(caption, Limit.altText) }
+            blocks.append(image)
         }
         var buttons: [[String: Any]] = []
         if let link = n.link(a), link.utf16.count <= Limit.url {

@@ -59,15 +59,42 @@ public enum WebhookPayloads {
     public static func dataTime(_ t: Transition) -> String { "data as of \(Timestamp.format(t.at))" }
 
     /// How to acknowledge an alert that is firing: `ack 123` (the chat command); nil for a resolved
-    /// alert or one that was never logged (a test message).
+    /// alert, one that was never logged (a test message), or an event's news (a quake, a trip: no
+    /// firing alert stays behind it to ack or silence). Every preset offers its *Ack* and *Silence*
+    /// buttons, and its `ack N` hint, only where this is not nil.
     public static func ackHint(_ a: NotifiedAlert) -> String? {
-        a.transition.state == .resolved || a.id <= 0 ? nil : "ack \(a.id)"
+        a.transition.state == .resolved || a.id <= 0 || a.transition.isEvent ? nil : "ack \(a.id)"
     }
 
-    /// `data as of 2026-01-01T00:15:00Z · firing since 2026-01-01T00:00:00Z · ack 123`; a late
-    /// notification says so.
+    /// `14.2 ft at 11:05 UTC on 2026-01-01`: the alert's value and the time it is from (without a
+    /// value, `at 11:05 UTC on 2026-01-01`).
+    public static func valueTime(_ t: Transition) -> String {
+        let stamp = Timestamp.format(t.at)  // 2026-01-01T11:05:00Z
+        let day = stamp.prefix(10)
+        let clock = stamp.dropFirst(11).prefix(5)
+        let when = "at \(clock) UTC on \(day)"
+        guard let v = t.value else { return when }
+        return formatValue(v) + (t.unit.map { " \($0)" } ?? "") + " " + when
+    }
+
+    /// What a late notification's chart (the last 48 hours up to now: newer data than the alert's)
+    /// says under its picture, so the two do not seem to disagree: `The chart runs to now; the value
+    /// above is from 11:05 UTC on 2026-01-01`. Nil when the alert is not late.
+    public static func chartCaption(_ a: NotifiedAlert) -> String? {
+        guard a.late else { return nil }
+        let stamp = Timestamp.format(a.transition.at)
+        return
+            "The chart runs to now; the value above is from \(stamp.dropFirst(11).prefix(5)) UTC on \(stamp.prefix(10))"
+    }
+
+    /// `data as of 2026-01-01T00:15:00Z · firing since 2026-01-01T00:00:00Z · ack 123`. A late
+    /// notification (its data older than the route's `notify_max_age` when it goes out: after
+    /// retries, quiet hours, a catch-up) says so and the time its value is from, since what it tells
+    /// (the value, its trend) is that old: `late: 14.2 ft at 11:05 UTC on 2026-01-01 (data as of …)`.
     public static func footer(_ a: NotifiedAlert) -> String {
-        var s = a.late ? "late: \(dataTime(a.transition))" : dataTime(a.transition)
+        var s =
+            a.late
+            ? "late: \(valueTime(a.transition)) (\(dataTime(a.transition)))" : dataTime(a.transition)
         if a.transition.state != .resolved, a.startedAt != a.transition.at {
             s += " · firing since \(Timestamp.format(a.startedAt))"
         }
@@ -477,7 +504,9 @@ public enum WebhookPayloads {
                 ["title": "Station", "value": e(t.station)], ["title": "Metric", "value": e(t.metric)],
             ]
             if let v = t.value {
-                facts.append(["title": "Value", "value": formatValue(v) + (t.unit.map { " \(e($0))" } ?? "")])
+                // Late: the value says the time it is from (its trend is as old).
+                let value = formatValue(v) + (t.unit.map { " \(e($0))" } ?? "")
+                facts.append(["title": "Value", "value": a.late ? e(valueTime(t)) + " (late)" : value])
             }
             facts.append(["title": "Why", "value": e(t.explanation)])
             facts.append(["title": "Data time", "value": Timestamp.format(t.at)])
@@ -485,6 +514,9 @@ public enum WebhookPayloads {
             body.append(["type": "FactSet", "facts": facts])
             // The chart, for a single alert, when Teams can fetch it (see `publicChartLink`).
             if n.alerts.count == 1, let chart = n.publicChartLink(a) {
+                if let caption = chartCaption(a) {
+                    body.append(["type": "TextBlock", "text": e(caption), "wrap": true, "isSubtle": true])
+                }
                 body.append([
                     "type": "Image", "url": chart, "size": "Stretch",
                     "altText": e("Chart of \(place(t)), \(MetricWords.name(t.metric)), the last 48 hours"),

@@ -69,6 +69,9 @@ public enum ChatPayloadShape {
                 }
                 let alt = block["alt_text"] as? String ?? ""
                 if alt.isEmpty || count(alt) > 2000 { problems.append("\(path): alt_text missing or longer than 2000") }
+                if let title = block["title"] as? [String: Any] {
+                    text(title, "\(path).title", types: ["plain_text"], limit: 2000)
+                }
             case "actions":
                 let elements = block["elements"] as? [[String: Any]] ?? []
                 if elements.isEmpty || elements.count > 25 {

@@ -526,7 +526,7 @@ struct DryRunCommand: AsyncParsableCommand {
     var explain = false
 
     @Option(
-        help: "Print the exact payload this receiver would get for each transition (needs a config).",
+        help: "Print the exact payloads this receiver would get, as the daemon would send them (needs a config).",
         completion: .custom { words, index, prefix in ConfigCompletion.receivers(words, index, prefix) })
     var render: String?
 

@@ -83,7 +83,9 @@ struct EpisodeTests {
         let text = chat["text"] as? String ?? ""
         #expect(text.contains("01646500: moderate flood stage (via action → minor)"), "\(text)")
         let footer = Self.footer(chat)
-        #expect(footer.hasPrefix("late: data as of"), "\(footer)")
+        // Late: the time the value is from, then the data time as before (issue 39, item 7).
+        #expect(
+            footer.hasPrefix("late: ") && footer.contains(" UTC on ") && footer.contains("(data as of "), "\(footer)")
         let hook = try #require(first.first { $0.path == "/hook" }?.json)
         let alerts = try #require(hook["alerts"] as? [[String: Any]])
         #expect(alerts.count == 1)

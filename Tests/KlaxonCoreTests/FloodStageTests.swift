@@ -70,6 +70,30 @@ struct FloodStageTests {
         #expect(t.details.contains("gage_height 18.2 ft ≥ minor (18)"))
     }
 
+    @Test("the trend agrees with the move: a fall after a peak inside three hours reads falling, not rising")
+    func trendAgreesWithTheMove() throws {
+        var h = try harness(portland)
+        // 20 ft (minor), a peak of 25 (moderate) an hour later, then 23.9 (minor): over the three
+        // hours the river is higher than it was (+1.95 ft/h), over the last hour it fell.
+        h.feed([(m(0), 20), (m(60), 25)])
+        #expect(h.feed([(m(120), 23.9)]) == [.changed("flood", m(120), 23.9, to: "minor", from: "moderate")])
+        let t = try #require(h.transitions.last)
+        #expect(t.summary.contains("fell from moderate flood stage to minor flood stage"))
+        #expect(t.summary.hasSuffix("; falling 1.1 ft/h over 1 h"), "\(t.summary)")
+        #expect(!t.summary.contains("rising") && !t.explanation.contains("rising"), "\(t.explanation)")
+        // The firing of a rise still says rising.
+        var up = try harness(portland)
+        up.feed([(m(0), 16), (m(60), 16.5)])
+        up.feed([(m(120), 17.5)])
+        #expect(up.transitions.last?.summary.hasSuffix("; rising 0.75 ft/h over 3 h") == true)
+        // Resolved while the last three hours rose overall (a flash peak): no "rising" beside "back below".
+        var flash = try harness(portland)
+        flash.feed([(m(0), 16), (m(60), 17.5), (m(90), 16.8)])
+        let resolved = try #require(flash.transitions.last)
+        #expect(resolved.state == .resolved)
+        #expect(!resolved.summary.contains("rising"), "\(resolved.summary)")
+    }
+
     @Test("falling back with a deadband: a dip just under a threshold keeps the category")
     func deadband() throws {
         var h = try harness(portland, deadband: 0.5)

@@ -120,23 +120,12 @@ public struct DryRunJob: Sendable {
                 let quakes = dry.replay(quakes: versions)
                 result.transitions = (result.transitions + quakes).sorted(by: Transition.outputOrder)
             }
-            if let previewer, let render {
-                // The exact payloads, one per transition, as the receiver would get them.
-                for (i, t) in result.transitions.enumerated() {
-                    // As the dispatcher would build it: the links, the chart and the buttons show.
-                    let n = AlertNotification(
-                        key: "dry-run-\(i + 1)", receiver: render,
-                        alerts: [NotifiedAlert(transition: t, message: renderer.render(t), id: Int64(i + 1))],
-                        externalURL: cfg?.externalURL ?? "", chatActions: cfg.flatMap { ChatWiring.signer($0) })
-                    print(
-                        TerminalText.safe(
-                            "--- \(i + 1): \(t.rule) \(t.station) \(t.state.rawValue) at \(Timestamp.format(t.at)) → \(render)"
-                        ))
-                    print(try previewer.render(n))
-                }
+            if let previewer, let render, let cfg {
+                let printed = try await renderAsSent(
+                    cfg, receiver: render, previewer: previewer, rules: ruleList, renderer: renderer,
+                    transitions: result.transitions, dry: dry, source: source, stations: stations, floods: floods)
                 printError(
-                    "dry-run: \(result.readings) readings replayed, \(result.transitions.count) payloads rendered for \(render)"
-                )
+                    "dry-run: \(result.readings) readings replayed, \(printed) payloads rendered for \(render)")
                 return result.rejected > 0 ? 1 : 0
             }
             for t in result.transitions { try output.add(t) }
@@ -162,12 +151,57 @@ public struct DryRunJob: Sendable {
         }
     }
 
-    /// With a config: the readings replayed again, as if live, through the store and the dispatcher
-    /// (`NotifyReplay`), and what each receiver would get printed after the transitions.
-    func whatWouldBeSent(
-        _ cfg: Config, rules: [Rule], dry: DryRun, source: (any Store)?, stations: [String: StationInfo],
-        floods: [String: FloodCategories], recorded: Int
-    ) async throws {
+    /// `--render`: the exact payloads `receiver` would get, as the daemon would send them. The
+    /// readings go through the daemon's own path (`NotifyReplay`: the store records each evaluation,
+    /// the dispatcher routes, groups, folds and builds each notification), so a payload carries the
+    /// episode's id and `startsAt`, and an email its episode's subject and `In-Reply-To` the thread's
+    /// first message, one this replay rendered before. Quake and trip transitions, which the replay
+    /// does not take, follow as one payload each (each is news of its own, with no thread before it).
+    /// Returns how many payloads were printed.
+    func renderAsSent(
+        _ cfg: Config, receiver: String, previewer: any Notifier, rules: [Rule], renderer: MessageRenderer,
+        transitions: [Transition], dry: DryRun, source: (any Store)?, stations: [String: StationInfo],
+        floods: [String: FloodCategories]
+    ) async throws -> Int {
+        let readings = try await replayedReadings(dry: dry, source: source)
+        let sent = try await NotifyReplay.with(
+            rules: rules, routing: cfg.routing, receivers: cfg.receivers.map(\.name), stations: stations,
+            floods: floods, settings: replaySettings(cfg)
+        ) { replay in try await replay.replay(readings, end: to) }
+        var printed = 0
+        func show(_ n: AlertNotification) throws {
+            printed += 1
+            guard let first = n.alerts.first?.transition else { return }
+            let more = n.alerts.count > 1 ? " (+\(n.alerts.count - 1) more)" : ""
+            print(
+                TerminalText.safe(
+                    "--- \(printed): \(first.rule) \(first.station) \(first.state.rawValue) at \(Timestamp.format(first.at))\(more) → \(receiver)"
+                ))
+            print(try previewer.render(n))
+        }
+        for s in sent where s.notification.receiver == receiver { try show(s.notification) }
+        // Quake and trip news: each its own episode (the replay has no event rounds), numbered
+        // after the replayed ones.
+        let events = transitions.filter(\.isEvent)
+        let last = sent.flatMap { $0.notification.alerts.map(\.id) }.max() ?? 0
+        for (i, t) in events.enumerated() {
+            let id = last + Int64(i + 1)
+            try show(
+                AlertNotification(
+                    key: "dry-run-event-\(i + 1)", receiver: receiver,
+                    alerts: [NotifiedAlert(transition: t, message: renderer.render(t), id: id)],
+                    externalURL: cfg.externalURL ?? "", chatActions: ChatWiring.signer(cfg)))
+        }
+        if printed == 0 {
+            printError(
+                "dry-run: receiver \(TerminalText.safe(receiver)) would get nothing from these readings (routes and rules' notify)"
+            )
+        }
+        return printed
+    }
+
+    /// The readings of the replay (the database's, or the files'), within --from/--to.
+    func replayedReadings(dry: DryRun, source: (any Store)?) async throws -> [Reading] {
         var readings: [Reading] = []
         if let source {
             try await source.forEachReading(from: from, to: to) { key, unit, rows in
@@ -176,22 +210,37 @@ public struct DryRunJob: Sendable {
                         Reading(station: key.station, metric: key.metric, time: r.time, value: r.value, unit: unit))
                 }
             }
-        } else {
-            let files = self.readings
-            readings = try await offPool {
-                var out: [Reading] = []
-                for path in files {
-                    try ReadingsFiles.stream(path: path) { row in
-                        if case .reading(let r, _) = row, dry.inRange(r.time) { out.append(r) }
-                    }
-                }
-                return out
-            }
+            return readings
         }
+        let files = self.readings
+        return try await offPool {
+            var out: [Reading] = []
+            for path in files {
+                try ReadingsFiles.stream(path: path) { row in
+                    if case .reading(let r, _) = row, dry.inRange(r.time) { out.append(r) }
+                }
+            }
+            return out
+        }
+    }
+
+    /// The dispatcher's settings as the daemon's (`fallback_receiver`, `external_url`, chat buttons).
+    func replaySettings(_ cfg: Config) -> Dispatcher.Settings {
         var settings = Dispatcher.Settings()
         settings.fallbackReceiver = cfg.fallbackReceiver
         settings.externalURL = cfg.externalURL ?? ""
         settings.chatActions = ChatWiring.signer(cfg)
+        return settings
+    }
+
+    /// With a config: the readings replayed again, as if live, through the store and the dispatcher
+    /// (`NotifyReplay`), and what each receiver would get printed after the transitions.
+    func whatWouldBeSent(
+        _ cfg: Config, rules: [Rule], dry: DryRun, source: (any Store)?, stations: [String: StationInfo],
+        floods: [String: FloodCategories], recorded: Int
+    ) async throws {
+        let readings = try await replayedReadings(dry: dry, source: source)
+        let settings = replaySettings(cfg)
         let (sent, counts) = try await NotifyReplay.with(
             rules: rules, routing: cfg.routing, receivers: cfg.receivers.map(\.name), stations: stations,
             floods: floods, settings: settings

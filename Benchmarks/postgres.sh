@@ -243,7 +243,7 @@ YAML
         children+=($pid)
         daemon_pids+=($pid)
         for _ in $(seq 600); do
-            port=$(sed -n 's/^klaxon: listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$out.log" | head -n 1)
+            port=$(sed -n 's/.*msg=listening address=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$out.log" | head -n 1)
             [[ -n "$port" ]] && break
             kill -0 "$pid" 2>/dev/null || { cat "$out.log" >&2; fail "the daemon exited"; }
             sleep 0.05

@@ -296,7 +296,9 @@ public final class Dispatcher: Sendable {
         let n = try await store.releaseClaims(of: dead.map(\.id))
         logger.notice(
             "took back notifications claimed by a process that died",
-            metadata: ["rows": "\(n)", "instances": "\(dead.map { "\($0.pid)" }.joined(separator: ","))"])
+            metadata: [
+                "rows": .stringConvertible(n), "instances": "\(dead.map { "\($0.pid)" }.joined(separator: ","))",
+            ])
         return n
     }
 
@@ -463,7 +465,7 @@ public final class Dispatcher: Sendable {
         if undecided > 0 {
             logger.warning(
                 "silences not checked: matching them needs more work than a batch may do; sent unmuted",
-                metadata: ["receiver": "\(batch.receiver)", "alerts": "\(undecided)"])
+                metadata: ["receiver": "\(batch.receiver)", "alerts": .stringConvertible(undecided)])
         }
         return zip(alerts, muted).filter(\.1).map(\.0)
     }
@@ -556,7 +558,8 @@ public final class Dispatcher: Sendable {
             logger.debug(
                 "delivered",
                 metadata: [
-                    "receiver": "\(batch.receiver)", "key": "\(batch.key)", "attempt": "\(batch.attempt)",
+                    "receiver": "\(batch.receiver)", "key": "\(batch.key)",
+                    "attempt": .stringConvertible(batch.attempt),
                 ])
         } catch let error as DeliveryError {
             observed(false)
@@ -578,14 +581,14 @@ public final class Dispatcher: Sendable {
     {
         let age = (now - batch.firstCreatedAt) / 1000
         var meta: Logger.Metadata = [
-            "receiver": "\(batch.receiver)", "key": "\(batch.key)", "attempt": "\(batch.attempt)",
+            "receiver": "\(batch.receiver)", "key": "\(batch.key)", "attempt": .stringConvertible(batch.attempt),
             "error": "\(error.message)",
         ]
         if error.retryable && age < settings.giveUpAfter {
             let backoff = settings.backoff.delay(attempt: batch.attempt, random: random())
             let wait = max(backoff, error.retryAfter ?? 0)
             let retryAt = now + Int64(wait * 1000)
-            meta["retry_in_ms"] = "\(retryAt - now)"
+            meta["retry_in_ms"] = .stringConvertible(retryAt - now)
             outcomes.add(.finish(batch, state: .pending, now: now, retryAt: retryAt, error: error.message))
             pass.retried += 1
             logger.info("delivery failed, will retry", metadata: meta)

@@ -102,7 +102,7 @@ extension Daemon {
                 )
                 logger.warning(
                     "receiver removed by the reload; its queued notifications will go dead",
-                    metadata: ["receiver": "\(receiver)", "queued": "\(queued)"])
+                    metadata: ["receiver": "\(receiver)", "queued": .stringConvertible(queued)])
             }
             outcome = .reloaded(
                 rules: rules.count, sources: next.sources.count, receivers: next.receivers.count,
@@ -110,8 +110,9 @@ extension Daemon {
             logger.notice(
                 "configuration reloaded",
                 metadata: [
-                    "trigger": "\(trigger)", "rules": "\(rules.count)", "sources": "\(next.sources.count)",
-                    "receivers": "\(next.receivers.count)",
+                    "trigger": "\(trigger)", "rules": .stringConvertible(rules.count),
+                    "sources": .stringConvertible(next.sources.count),
+                    "receivers": .stringConvertible(next.receivers.count),
                 ])
         } catch let error as DiagnosticsError {
             outcome = .failed(error.diagnostics.map(\.description))

@@ -76,7 +76,8 @@ extension Daemon {
             let delivery = try dispatcher.value.map { _ in
                 (
                     notifiers: try DeliveryWiring.notifiers(next, charts: emailCharts(next)),
-                    settings: DeliveryWiring.settings(next, observeSend: observeSend)
+                    settings: DeliveryWiring.settings(
+                        next, observeSend: observeSend, observeFailure: observeFailure)
                 )
             }
             // Receivers that are gone (removed, or renamed: a name is all the outbox knows): their
@@ -88,6 +89,7 @@ extension Daemon {
             if let delivery, let dispatcher = dispatcher.value {
                 dispatcher.reconfigure(
                     notifiers: delivery.notifiers, routing: next.routing, settings: delivery.settings)
+                metrics.receivers(delivery.notifiers.mapValues(\.integration))
             }
             reloaded.advance()
             wake.yield()

@@ -260,7 +260,8 @@ public final class Daemon: Sendable {
         // Always, even without receivers (then it finds nothing to send): a reload may add them.
         let dispatcher = try DeliveryWiring.dispatcher(
             store: store, config: config, logger: logger, health: health, charts: emailCharts(),
-            observeSend: observeSend)
+            observeSend: observeSend, observeFailure: observeFailure)
+        metrics.receivers(dispatcher.integrations)
         queued.set({ dispatcher.nudge() })
         handoff.set(dispatcher.handoff)
         services.append(DispatcherService(dispatcher: dispatcher))
@@ -282,6 +283,13 @@ public final class Daemon: Sendable {
     /// Times each send for `klaxon_notification_latency_seconds{receiver}`.
     var observeSend: @Sendable (String, Double, Bool) -> Void {
         { [metrics] receiver, seconds, _ in metrics.sent(receiver: receiver, seconds: seconds) }
+    }
+
+    /// Counts failed sends for `klaxon_notifications_failed_total{receiver,integration,reason}`.
+    var observeFailure: @Sendable (String, String, String) -> Void {
+        { [metrics] receiver, integration, reason in
+            metrics.notificationFailed(receiver: receiver, integration: integration, reason: reason)
+        }
     }
 
     /// What the Alertmanager API shows of the routing (`/api/v2/*`).

@@ -139,7 +139,7 @@ start_daemon() {
     daemon_pid=$!
     children+=($daemon_pid)
     for _ in $(seq 300); do
-        grep -q '^klaxon: listening on' "$1/daemon.log" && return 0
+        grep -q 'msg=listening address=' "$1/daemon.log" && return 0
         kill -0 "$daemon_pid" 2>/dev/null || { cat "$1/daemon.log" >&2; fail "the daemon exited"; }
         sleep 0.05
     done

@@ -76,9 +76,9 @@ retention: {readings: forever}  # the default 90 days would prune most of the ye
 YAML
 "$KLAXON" run --config "$work/klaxon.yaml" >"$work/daemon.out" 2>"$work/daemon.log" &
 pids+=($!)
-for _ in $(seq 200); do grep -qs '^klaxon: listening on' "$work/daemon.log" && break; sleep 0.05; done
-grep -q '^klaxon: listening on' "$work/daemon.log" || fail "the daemon did not start: $(tail -5 "$work/daemon.log")"
-port=$(sed -n 's/^klaxon: listening on .*:\([0-9]*\)$/\1/p' "$work/daemon.log" | head -1)
+for _ in $(seq 200); do grep -qs 'msg=listening address=' "$work/daemon.log" && break; sleep 0.05; done
+grep -q 'msg=listening address=' "$work/daemon.log" || fail "the daemon did not start: $(tail -5 "$work/daemon.log")"
+port=$(sed -n 's/.*msg=listening address=.*:\([0-9]*\)$/\1/p' "$work/daemon.log" | head -1)
 # Settled: the daemon has evaluated what is stored (its first pass, then each push), so the requests
 # do not share the cores with it.
 settle() {

@@ -104,8 +104,8 @@ YAML
 "$KLAXON" run --config "$work/klaxon.yaml" >"$work/daemon.out" 2>"$work/daemon.log" &
 daemon=$!
 pids+=($daemon)
-for _ in $(seq 200); do grep -q '^klaxon: listening on' "$work/daemon.log" && break; sleep 0.05; done
-grep -q '^klaxon: listening on' "$work/daemon.log" || fail "the daemon did not start"
+for _ in $(seq 200); do grep -q 'msg=listening address=' "$work/daemon.log" && break; sleep 0.05; done
+grep -q 'msg=listening address=' "$work/daemon.log" || fail "the daemon did not start"
 "$KLAXON" ingest --db "$work/klaxon.sqlite" "$work/day.csv" >&2
 
 # Settled: the evaluator has seen everything and the outbox is empty.

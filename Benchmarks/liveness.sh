@@ -156,7 +156,7 @@ YAML
 daemon_pid=$!
 port=
 for _ in $(seq 300); do
-    port=$(sed -n 's/^klaxon: listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/daemon.log")
+    port=$(sed -n 's/.*msg=listening address=127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/daemon.log")
     [[ -n "$port" ]] && break
     kill -0 "$daemon_pid" 2>/dev/null || { cat "$work/daemon.log" >&2; fail "the daemon exited"; }
     sleep 0.1

@@ -94,8 +94,8 @@ daemon() {
     "$KLAXON" run --config "$dir/klaxon.yaml" 2>"$dir/daemon.log" &
     pids+=($!)
     for _ in $(seq 600); do
-        # The log line `klaxon: listening on 127.0.0.1:PORT`.
-        port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$dir/daemon.log" 2>/dev/null | grep -o '[0-9]*$' | head -1 || true)
+        # The log line `… msg=listening address=127.0.0.1:PORT`.
+        port=$(grep -o 'msg=listening address=127.0.0.1:[0-9]*' "$dir/daemon.log" 2>/dev/null | grep -o '[0-9]*$' | head -1 || true)
         if [[ -n "$port" ]] && curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
             return
         fi

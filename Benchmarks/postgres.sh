@@ -244,7 +244,7 @@ YAML
         daemon_pids+=($pid)
         for _ in $(seq 600); do
             # (The log may not exist yet: the shell opens it in the child.)
-            port=$(sed -n 's/^klaxon: listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$out.log" 2>/dev/null | head -n 1 || true)
+            port=$(sed -n 's/.*msg=listening address=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$out.log" 2>/dev/null | head -n 1 || true)
             [[ -n "$port" ]] && break
             kill -0 "$pid" 2>/dev/null || { cat "$out.log" >&2; fail "the daemon exited"; }
             sleep 0.05

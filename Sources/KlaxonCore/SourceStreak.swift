@@ -29,9 +29,10 @@ public struct SourceStreak: Sendable, Equatable {
     public struct Line: Sendable, Equatable {
         public var level: Logger.Level
         public var message: String
-        public var metadata: [String: String]
+        /// `failures` is a number (typed in JSON logs), the rest strings.
+        public var metadata: Logger.Metadata
 
-        public init(level: Logger.Level, message: String, metadata: [String: String]) {
+        public init(level: Logger.Level, message: String, metadata: Logger.Metadata) {
             self.level = level
             self.message = message
             self.metadata = metadata
@@ -39,7 +40,7 @@ public struct SourceStreak: Sendable, Equatable {
 
         /// Writes it to `logger`.
         public func log(to logger: Logger) {
-            logger.log(level: level, "\(message)", metadata: metadata.mapValues { .string($0) })
+            logger.log(level: level, "\(message)", metadata: metadata)
         }
     }
 
@@ -50,8 +51,10 @@ public struct SourceStreak: Sendable, Equatable {
         lastError = error
         if failures == 1 { since = now }
         let level = Self.level(streak: failures, error: error, previous: previous)
-        var metadata = ["source": source, "error": error, "failures": "\(failures)"]
-        if failures > 1, let since { metadata["since"] = Timestamp.format(since) }
+        var metadata: Logger.Metadata = [
+            "source": .string(source), "error": .string(error), "failures": .stringConvertible(failures),
+        ]
+        if failures > 1, let since { metadata["since"] = .string(Timestamp.format(since)) }
         return Line(
             level: level, message: failures == 1 ? "source failing" : "source still failing", metadata: metadata)
     }
@@ -60,9 +63,9 @@ public struct SourceStreak: Sendable, Equatable {
     public mutating func succeeded(source: String, at now: Int64) -> Line? {
         defer { self = SourceStreak() }
         guard failures > 0 else { return nil }
-        var metadata = ["source": source, "failures": "\(failures)"]
-        if let since { metadata["since"] = Timestamp.format(since) }
-        if let lastError { metadata["last_error"] = lastError }
+        var metadata: Logger.Metadata = ["source": .string(source), "failures": .stringConvertible(failures)]
+        if let since { metadata["since"] = .string(Timestamp.format(since)) }
+        if let lastError { metadata["last_error"] = .string(lastError) }
         return Line(level: .notice, message: "source recovered", metadata: metadata)
     }
 

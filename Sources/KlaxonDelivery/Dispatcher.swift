@@ -47,6 +47,10 @@ public final class Dispatcher: Sendable {
         /// `klaxon_notification_latency_seconds{receiver}`. KlaxonDelivery knows no metrics; the
         /// wiring passes this.
         public var observeSend: (@Sendable (_ receiver: String, _ seconds: Double, _ ok: Bool) -> Void)?
+        /// Told of each failed send (every attempt, retried or not): the receiver, its integration
+        /// (`Notifier.integration`) and the failure's reason (`DeliveryError.reason`):
+        /// `klaxon_notifications_failed_total{receiver,integration,reason}`.
+        public var observeFailure: (@Sendable (_ receiver: String, _ integration: String, _ reason: String) -> Void)?
 
         public init() {}
     }
@@ -67,6 +71,9 @@ public final class Dispatcher: Sendable {
     let clock: @Sendable () -> Int64
     let random: @Sendable () -> Double
     let pacer = Pacer()
+    /// Each receiver's run of failed sends: a warning when one starts failing, changes reason or
+    /// recovers, not one per retry.
+    let streaks = Mutex<[String: ReceiverStreak]>([:])
     /// This process as a claimant; recorded in the store before its first claim.
     public let instance: InstanceRecord
     let registered = Mutex(false)
@@ -155,6 +162,9 @@ public final class Dispatcher: Sendable {
         setup.withLock { $0 = Setup(notifiers: notifiers, routing: routing, settings: settings) }
         nudges.signal()
     }
+
+    /// The integration of each configured receiver (`webhook`, `slack`, `email`, …).
+    public var integrations: [String: String] { notifiers.mapValues(\.integration) }
 
     /// What one pass did.
     public struct Pass: Sendable, Equatable {
@@ -296,7 +306,9 @@ public final class Dispatcher: Sendable {
         let n = try await store.releaseClaims(of: dead.map(\.id))
         logger.notice(
             "took back notifications claimed by a process that died",
-            metadata: ["rows": "\(n)", "instances": "\(dead.map { "\($0.pid)" }.joined(separator: ","))"])
+            metadata: [
+                "rows": .stringConvertible(n), "instances": "\(dead.map { "\($0.pid)" }.joined(separator: ","))",
+            ])
         return n
     }
 
@@ -463,7 +475,7 @@ public final class Dispatcher: Sendable {
         if undecided > 0 {
             logger.warning(
                 "silences not checked: matching them needs more work than a batch may do; sent unmuted",
-                metadata: ["receiver": "\(batch.receiver)", "alerts": "\(undecided)"])
+                metadata: ["receiver": "\(batch.receiver)", "alerts": .stringConvertible(undecided)])
         }
         return zip(alerts, muted).filter(\.1).map(\.0)
     }
@@ -551,12 +563,17 @@ public final class Dispatcher: Sendable {
         do {
             try await notifier.send(notification)
             observed(true)
+            let recovered = streaks.withLock {
+                $0[batch.receiver]?.succeeded(receiver: batch.receiver, integration: notifier.integration)
+            }
+            if let recovered { recovered.log(to: logger) }
             outcomes.add(.finish(liveBatch, state: .sent, now: clock(), retryAt: nil, error: nil))
             pass.sent += 1
             logger.debug(
                 "delivered",
                 metadata: [
-                    "receiver": "\(batch.receiver)", "key": "\(batch.key)", "attempt": "\(batch.attempt)",
+                    "receiver": "\(batch.receiver)", "key": "\(batch.key)",
+                    "attempt": .stringConvertible(batch.attempt),
                 ])
         } catch let error as DeliveryError {
             observed(false)
@@ -577,18 +594,27 @@ public final class Dispatcher: Sendable {
     func fail(_ batch: OutboxBatch, error: DeliveryError, now: Int64, pass: inout Pass, into outcomes: Outcomes) throws
     {
         let age = (now - batch.firstCreatedAt) / 1000
+        let integration = notifiers[batch.receiver]?.integration ?? "unknown"
+        settings.observeFailure?(batch.receiver, integration, error.reason)
+        let change = streaks.withLock {
+            $0[batch.receiver, default: ReceiverStreak()].failed(
+                receiver: batch.receiver, integration: integration, error: error, attempt: batch.attempt,
+                at: now / 1000)
+        }
+        if let change { change.log(to: logger) }
         var meta: Logger.Metadata = [
-            "receiver": "\(batch.receiver)", "key": "\(batch.key)", "attempt": "\(batch.attempt)",
-            "error": "\(error.message)",
+            "receiver": "\(batch.receiver)", "key": "\(batch.key)", "attempt": .stringConvertible(batch.attempt),
+            "error": "\(error.message)", "reason": "\(error.reason)",
         ]
         if error.retryable && age < settings.giveUpAfter {
             let backoff = settings.backoff.delay(attempt: batch.attempt, random: random())
             let wait = max(backoff, error.retryAfter ?? 0)
             let retryAt = now + Int64(wait * 1000)
-            meta["retry_in_ms"] = "\(retryAt - now)"
+            meta["retry_in_ms"] = .stringConvertible(retryAt - now)
             outcomes.add(.finish(batch, state: .pending, now: now, retryAt: retryAt, error: error.message))
             pass.retried += 1
-            logger.info("delivery failed, will retry", metadata: meta)
+            // Each retry at debug: the receiver's state changes are the warnings above.
+            logger.debug("delivery failed, will retry", metadata: meta)
             return
         }
         outcomes.add(.finish(batch, state: .dead, now: now, retryAt: nil, error: error.message))

@@ -44,6 +44,7 @@ public struct EmailNotifier: Notifier {
 
     public var rateLimit: Double? { config.rateLimit }
     public var connections: Int { config.connections }
+    public var integration: String { "email" }
 
     /// One alert: `Potomac River at Little Falls: minor flood stage`, the same for every message of
     /// the episode (the headline it opened with), so mail clients that thread by subject keep them

@@ -208,6 +208,26 @@ public struct DeliveryError: Error, CustomStringConvertible, Sendable {
 
     public var description: String { message }
 
+    /// Why it failed, in one word of a closed set (the `reason` label of
+    /// `klaxon_notifications_failed_total`, Alertmanager's `clientError`/`serverError`/`other`
+    /// split, with timeouts and connections apart): `clientError` (HTTP 4xx; an SMTP 5xx, a
+    /// permanent refusal of what was sent), `serverError` (HTTP 5xx; an SMTP 4xx, a transient
+    /// refusal), `timeout`, `connection`, `other` (rendering, configuration, anything else).
+    public var reason: String {
+        switch kind {
+        case .httpStatus(let status) where (400..<500).contains(status): "clientError"
+        case .httpStatus(let status) where (500..<600).contains(status): "serverError"
+        case .smtp(let code) where (400..<500).contains(code): "serverError"
+        case .smtp(let code) where (500..<600).contains(code): "clientError"
+        case .timeout: "timeout"
+        case .connection: "connection"
+        default: "other"
+        }
+    }
+
+    /// Every `reason` there is.
+    public static let reasons = ["clientError", "serverError", "timeout", "connection", "other"]
+
     /// HTTP statuses: 408, 429 and 5xx may succeed later; other 4xx will not.
     public static func http(_ status: Int, retryAfter: Double?, receiver: String) -> DeliveryError {
         let retry = status == 408 || status == 429 || (500...599).contains(status)
@@ -227,11 +247,15 @@ public protocol Notifier: Sendable {
     var rateLimit: Double? { get }
     /// Sends to this receiver in flight at once, at most (connections in flight).
     var connections: Int { get }
+    /// What kind of integration it is (the `integration` label of the delivery metrics, as
+    /// Alertmanager's): `webhook`, `slack`, `msteams`, `email`, `stdout`, ….
+    var integration: String { get }
 }
 
 extension Notifier {
     public var rateLimit: Double? { nil }
     public var connections: Int { 1 }
+    public var integration: String { "webhook" }
 }
 
 extension AlertNotification {

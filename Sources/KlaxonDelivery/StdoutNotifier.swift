@@ -107,6 +107,8 @@ extension StdoutNotifier {
 }
 
 extension StdoutNotifier: Notifier {
+    public var integration: String { "stdout" }
+
     public func render(_ notification: AlertNotification) throws -> String {
         var lines = notification.alerts.map { line(for: $0) }
         if notification.isDigest { lines.insert("— digest: \(lines.count) held during quiet hours —", at: 0) }

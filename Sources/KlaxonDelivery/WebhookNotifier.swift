@@ -52,6 +52,8 @@ public struct WebhookNotifier: Notifier {
 
     public var rateLimit: Double? { config.rateLimit }
     public var connections: Int { config.connections }
+    /// The preset's name (`slack`, `msteams`, …); `webhook` for the generic preset.
+    public var integration: String { config.preset == .generic ? "webhook" : config.preset.rawValue }
 
     /// The request body.
     public func render(_ n: AlertNotification) throws -> String {

@@ -120,7 +120,10 @@ public final class ChatResponses: Service, Sendable {
             if !retry || attempt == Self.attempts {
                 logger.warning(
                     "could not answer a chat action",
-                    metadata: ["host": "\(Self.host(reply.url))", "attempt": "\(attempt)", "error": "\(outcome)"])
+                    metadata: [
+                        "host": "\(Self.host(reply.url))", "attempt": .stringConvertible(attempt),
+                        "error": "\(outcome)",
+                    ])
                 return
             }
             let wait = backoff[min(attempt - 1, backoff.count - 1)]

@@ -106,7 +106,8 @@ public final class ConnectionGate: Sendable {
         logger.debug(
             "HTTP connections capped",
             metadata: [
-                "max_connections": "\(limit)", "open_files_soft_limit": "\(soft)", "reserve": "\(limits.reserve)",
+                "max_connections": .stringConvertible(limit), "open_files_soft_limit": .stringConvertible(soft),
+                "reserve": .stringConvertible(limits.reserve),
                 "head_timeout": "\(limits.headTimeout)", "idle_timeout": "\(limits.idleTimeout)",
             ])
     }
@@ -151,7 +152,7 @@ public final class ConnectionGate: Sendable {
         if warn {
             logger.warning(
                 "HTTP connection limit reached; closing connections that wait without a request",
-                metadata: ["limit": "\(limit)"])
+                metadata: ["limit": .stringConvertible(limit)])
         }
         victim?.close(promise: nil)
         return admitted

@@ -169,9 +169,19 @@ public enum KlaxonHTTP {
                 address: .hostname(settings.host, port: settings.port),
                 availableConnectionsDelegate: gate.backstop),
             services: [responses],
-            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) }, logger: logger)
+            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) },
+            logger: Self.serverLogger(logger))
         // A failed bind names the address (`HTTPServer+Listen.swift`).
         return HTTPServer(app: app, host: settings.host, port: settings.port)
+    }
+
+    /// Hummingbird's logger: at notice or above, so its info lines ("Server started and listening
+    /// on …", "Shutting down") stay out: the daemon logs where it listens once, as `msg=listening
+    /// address=…`, and its own start and stop. Its warnings and errors still show.
+    static func serverLogger(_ logger: Logger) -> Logger {
+        var server = logger
+        server.logLevel = max(logger.logLevel, .notice)
+        return server
     }
 
     static func authorized(_ request: Request, token: String?) -> Bool {

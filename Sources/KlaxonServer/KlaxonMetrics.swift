@@ -63,7 +63,9 @@ public final class KlaxonMetrics: @unchecked Sendable {
         seenLatency = Array(repeating: (0, 0), count: StoreMetrics.latencyBounds.count + 1)
         oldestDue = registry.gauge(
             name: Names.oldestDue,
-            help: "Seconds the oldest due pending notification has waited since it fell due (0: nothing is due).")
+            help:
+                "Seconds the oldest due pending notification has waited since it fell due, or since it was queued once a send of it failed (0: nothing is due)."
+        )
         reloadOK = registry.gauge(
             name: Names.reloadOK, help: "Whether the last configuration reload attempt was successful.")
         reloadAt = registry.gauge(
@@ -93,6 +95,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
         /// Was `klaxon_delivery_latency_seconds` (0.x): it measured the queue, not the send.
         static let queue = "klaxon_notification_queue_seconds"
         static let sendLatency = "klaxon_notification_latency_seconds"
+        static let failed = "klaxon_notifications_failed_total"
         static let duties = "klaxon_duty_held"
         static let buildInfo = "klaxon_build_info"
         static let alerts = "klaxon_alerts"
@@ -125,6 +128,30 @@ public final class KlaxonMetrics: @unchecked Sendable {
             return h
         }
         histogram.record(seconds)
+    }
+
+    /// The configured receivers (start, reload) and their integrations: each receiver's
+    /// `klaxon_notifications_failed_total` series are present at 0 for every reason from the first
+    /// scrape, so `increase()` sees the first failure (as Alertmanager initializes its own).
+    public func receivers(_ integrations: [String: String]) {
+        for (receiver, integration) in integrations {
+            for reason in Self.failureReasons { _ = failedCounter(receiver, integration, reason) }
+        }
+    }
+
+    /// `DeliveryError.reason`'s closed set.
+    public static let failureReasons = ["clientError", "serverError", "timeout", "connection", "other"]
+
+    /// A send to `receiver` failed for `reason` (every attempt: as Alertmanager's
+    /// `alertmanager_notifications_failed_total{integration,reason}`).
+    public func notificationFailed(receiver: String, integration: String, reason: String) {
+        failedCounter(receiver, integration, reason).increment()
+    }
+
+    private func failedCounter(_ receiver: String, _ integration: String, _ reason: String) -> Prometheus.Counter {
+        registry.counter(
+            name: Names.failed, labels: [("receiver", receiver), ("integration", integration), ("reason", reason)],
+            help: "Failed sends since the daemon started, by receiver, integration and reason.")
     }
 
     /// The rules loaded (start, reload): their alerts report their severity.

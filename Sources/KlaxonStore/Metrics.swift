@@ -29,9 +29,10 @@ public struct StoreMetrics: Sendable {
     public var sources: [SourceStateRecord] = []
     /// Active alerts by rule, severity and state (`Store.alertCounts()`).
     public var alerts: [AlertCount] = []
-    /// When the earliest pending row fell due (ms), nil when none is pending: `now - oldestDue` is
-    /// how long the queue has left due work undone (rows deferred by group_wait or quiet hours are
-    /// not due yet, so they do not count).
+    /// When the earliest pending row fell due (ms), or was queued if a send of it has failed; nil
+    /// when none is pending: `now - oldestDue` is how long the queue has left due work undone, a
+    /// row waiting between retries included (rows deferred by group_wait or quiet hours are not due
+    /// yet, so they do not count).
     public var oldestDue: Int64?
 
     public init() {}
@@ -131,6 +132,10 @@ public enum AlertCountSQL {
     public static let index =
         "CREATE INDEX alert_states_active ON alert_states(rule, status) WHERE status IN ('pending', 'firing')"
 
-    /// When the earliest pending row fell due (the `(state, due_at)` index: one probe).
-    public static let oldestDue = "SELECT min(due_at) FROM outbox WHERE state = 'pending'"
+    /// Since when the oldest pending row has waited: when it fell due, or, for a row whose send
+    /// failed and waits for its retry, when it was queued (its `due_at` is the next retry: reading
+    /// that would show a receiver failing for hours as waiting for nothing). A walk of the pending
+    /// rows on the `(state, due_at)` index: the queue, never the history.
+    public static let oldestDue =
+        "SELECT min(CASE WHEN attempts > 0 THEN created_at ELSE due_at END) FROM outbox WHERE state = 'pending'"
 }

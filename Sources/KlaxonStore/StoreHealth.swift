@@ -80,7 +80,7 @@ public final class StoreHealth: Sendable {
     public func succeeded(_ service: String, logger: Logger) {
         guard let ended = recover(service) else { return }
         let ms = Int64(Date().timeIntervalSince1970 * 1000) - ended.since
-        logger.notice("database usable again", metadata: ["service": "\(service)", "after_ms": "\(ms)"])
+        logger.notice("database usable again", metadata: ["service": "\(service)", "after_ms": .stringConvertible(ms)])
     }
 
     /// Whether an error is the database saying another connection holds the lock.
@@ -103,7 +103,10 @@ public final class StoreHealth: Sendable {
                     let ms = Int64(Date().timeIntervalSince1970 * 1000) - ended.since
                     logger.notice(
                         "database usable again",
-                        metadata: ["service": "\(service)", "after_ms": "\(ms)", "attempts": "\(attempt + 1)"])
+                        metadata: [
+                            "service": "\(service)", "after_ms": .stringConvertible(ms),
+                            "attempts": .stringConvertible(attempt + 1),
+                        ])
                 }
                 return value
             } catch let error as CancellationError {

@@ -295,7 +295,8 @@ struct RunCommand: AsyncParsableCommand {
                     return r.outcomes.contains { $0.error != nil } ? 1 : 0
                 } else {
                     try await daemon.run { port in
-                        printError("klaxon: listening on \(cfg.listen.host):\(port)")
+                        // Once, through the logger (Hummingbird's own line is below its level: KlaxonHTTP).
+                        logger.notice("listening", metadata: ["address": "\(cfg.listen.host):\(port)"])
                     }
                     return 0
                 }

@@ -48,7 +48,7 @@ struct EarlyHangupTests {
                 kill(pid, SIGHUP)
                 try await poll(until: "klaxon run listens after an early SIGHUP (round \(round)): \(text())") {
                     if exit.hasExited { throw SinkError(message: "round \(round): ended by SIGHUP: \(text())") }
-                    return text().contains("klaxon: listening on")
+                    return DaemonProcess.listeningPort(text()) != nil
                 }
                 #expect(!exit.hasExited)
                 p.terminate()

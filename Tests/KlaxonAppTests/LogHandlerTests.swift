@@ -122,6 +122,32 @@ struct LogHandlerTests {
         #expect(object["evil"] as? String == "\u{1B}[2J\u{7F}\u{85}")
     }
 
+    @Test("json: integers, finite numbers and Booleans typed; strings (a number's text too) stay strings")
+    func jsonTyped() throws {
+        let sink = LineSink()
+        sink.logger(format: .json).warning(
+            "source failing",
+            metadata: [
+                "failures": .stringConvertible(1), "big": .stringConvertible(Int64(1) << 40),
+                "ratio": .stringConvertible(0.25), "ok": .stringConvertible(true),
+                "nan": .stringConvertible(Double.nan),
+                "station": "08055000", "list": [.stringConvertible(2), "x"],
+            ])
+        let expected =
+            #"{"time":"2026-11-28T01:02:03.456Z","level":"warning","msg":"source failing","#
+            + #""big":1099511627776,"failures":1,"list":[2,"x"],"nan":"nan","ok":true,"ratio":0.25,"#
+            + #""station":"08055000"}"# + "\n"
+        #expect(sink.text == expected)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(sink.text.utf8)) as? [String: Any])
+        #expect(object["failures"] as? Int == 1)
+        #expect(object["ok"] as? Bool == true)
+        // logfmt has no types: the same text either way.
+        let plain = LineSink()
+        plain.logger().warning(
+            "source failing", metadata: ["failures": .stringConvertible(1), "ok": .stringConvertible(true)])
+        #expect(plain.text.hasSuffix(" failures=1 ok=true\n"), "\(plain.text)")
+    }
+
     @Test("journald: a <priority> prefix per level and no time (the journal stamps it)")
     func journald() {
         let sink = LineSink()

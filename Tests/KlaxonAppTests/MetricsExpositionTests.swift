@@ -170,4 +170,74 @@ struct MetricsExpositionTests {
             withExtendedLifetime(closed) {}
         }
     }
+
+    /// Issue 39, item 2: a receiver answering 500 shows within seconds: its failures counted by
+    /// reason, the oldest pending age growing between retries (docs/metrics.md's example alerts,
+    /// thresholds scaled down), and one warning in the log, not one line per retry.
+    @Test("a failing receiver: failures counted by reason, the pending age grows between retries, one warning")
+    func failingReceiver() async throws {
+        try await TestServers.with { servers in
+            let hook = try await servers.sink()
+            await hook.script(Array(repeating: .respond(status: 500, body: "down"), count: 1000))
+            let s = try Scratch()
+            try s.write(
+                "rules/flow.yaml",
+                "name: high-flow\nkind: threshold\nmetric: gage_height\nabove: 150\nseverity: critical\nnotify: [hook]\n"
+            )
+            let cfg = try s.write(
+                "klaxon.yaml",
+                """
+                database: k.sqlite
+                rules: [rules]
+                listen: 127.0.0.1:0
+                api: {token: s3cret}
+                receivers:
+                  - {name: hook, type: webhook, url: "\(hook.url)/hook?token=t0psecret", preset: generic}
+                """)
+            try await DaemonProcess.with(config: cfg, in: s.dir) { daemon in
+                let base = daemon.base
+                let failed = { (reason: String) in
+                    "klaxon_notifications_failed_total{integration=\"webhook\",reason=\"\(reason)\",receiver=\"hook\"}"
+                }
+                // Every reason's series is there at 0 before anything failed (increase() sees the first).
+                let first = Self.samples(try await http("GET", base + "/metrics").1)
+                for reason in ["clientError", "serverError", "timeout", "connection", "other"] {
+                    #expect(first[failed(reason)] == 0, "\(first)")
+                }
+                let (status, _) = try await http(
+                    "POST", base + "/api/v1/readings",
+                    body: "station,metric,time,value\nS9,gage_height,2026-01-01T00:00:00Z,500\n", token: "s3cret")
+                #expect(status == 200)
+                // KlaxonOutboxStuck (age > 600 for 5m) and KlaxonNotificationsFailing, scaled down:
+                // the age passes 3 s while the row waits for its retries, and failures keep counting.
+                var text = ""
+                try await poll(
+                    until: "three failures counted and the oldest pending age past 3 s", within: .seconds(120)
+                ) {
+                    text = try await http("GET", base + "/metrics").1
+                    let m = Self.samples(text)
+                    return (m[failed("serverError")] ?? 0) >= 3
+                        && (m["klaxon_outbox_oldest_pending_age_seconds"] ?? 0) >= 3
+                }
+                let m = Self.samples(text)
+                #expect(m[failed("timeout")] == 0)
+                #expect(m["klaxon_deliveries_total{outcome=\"dead\",receiver=\"hook\"}"] == nil)
+                let check = try await Self.check(text)
+                #expect(check.status == 0, "\(check.output)\n\(text)")
+                #expect(check.output.isEmpty, "promtool's lint: \(check.output)")
+                #expect(await daemon.stop() == 0)
+                let log = daemon.logText.split(separator: "\n")
+                let warnings = log.filter { $0.contains("msg=\"receiver failing\"") }
+                #expect(warnings.count == 1, "\(daemon.logText)")
+                let warning = String(warnings.first ?? "")
+                #expect(warning.contains("level=warning"))
+                for part in ["receiver=hook", "reason=serverError", "attempt=1", "failures=1", "integration=webhook"] {
+                    #expect(warning.contains(part), "\(part) in \(warning)")
+                }
+                // No retry at info, and never the URL's token.
+                #expect(!daemon.logText.contains("delivery failed, will retry"), "\(daemon.logText)")
+                #expect(!daemon.logText.contains("t0psecret"))
+            }
+        }
+    }
 }

@@ -121,14 +121,16 @@ struct DaemonProcess {
     /// first, or has not said where it listens after a minute (it takes well under a second), is an
     /// error; the process is then killed. `prefix` is a launcher that execs the daemon with its
     /// arguments appended (`prlimit --fsize=N`), so the process is still the daemon's.
-    static func start(config: String, in dir: URL, prefix: [String] = []) async throws -> DaemonProcess {
+    static func start(
+        config: String, in dir: URL, prefix: [String] = [], arguments: [String] = []
+    ) async throws -> DaemonProcess {
         let p = Process()
         if let launcher = prefix.first {
             p.executableURL = URL(fileURLWithPath: launcher)
-            p.arguments = Array(prefix.dropFirst()) + [klaxonBinary.path, "run", "--config", config]
+            p.arguments = Array(prefix.dropFirst()) + [klaxonBinary.path, "run", "--config", config] + arguments
         } else {
             p.executableURL = klaxonBinary
-            p.arguments = ["run", "--config", config]
+            p.arguments = ["run", "--config", config] + arguments
         }
         p.currentDirectoryURL = dir
         let log = dir.appendingPathComponent("daemon-\(UUID().uuidString.prefix(8)).log")
@@ -137,14 +139,12 @@ struct DaemonProcess {
         p.standardOutput = FileHandle.nullDevice
         let exit = ProcessExit(p)
         try p.run()
-        // The port comes from the log line `klaxon: listening on 127.0.0.1:PORT`.
+        // The port comes from the log line `… msg=listening address=127.0.0.1:PORT`.
         var port = 0
         do {
             try await poll(until: "klaxon run listens") {
                 let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-                if let r = text.range(of: "klaxon: listening on 127.0.0.1:") {
-                    port = Int(text[r.upperBound...].prefix { $0.isNumber }) ?? 0
-                }
+                port = listeningPort(text) ?? 0
                 guard port == 0 else { return true }
                 if exit.hasExited { throw SinkError(message: "klaxon run exited: \(text)") }
                 return false
@@ -155,6 +155,14 @@ struct DaemonProcess {
             throw error
         }
         return DaemonProcess(process: p, log: log, port: port, exit: exit)
+    }
+
+    /// The port of the daemon's `listening` line (logfmt or JSON) in `log`, if it has logged it.
+    static func listeningPort(_ log: String) -> Int? {
+        for marker in ["msg=listening address=127.0.0.1:", #""msg":"listening","address":"127.0.0.1:"#] {
+            if let r = log.range(of: marker) { return Int(log[r.upperBound...].prefix { $0.isNumber }) }
+        }
+        return nil
     }
 
     /// Starts a daemon, runs `body` with it, and makes sure the process is gone before returning:

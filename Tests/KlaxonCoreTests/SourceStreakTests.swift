@@ -1,4 +1,5 @@
 import KlaxonCore
+import Logging
 import Testing
 
 @Suite("a source's run of failures: one line per change")
@@ -17,13 +18,13 @@ struct SourceStreakTests {
             lines[0]
                 == SourceStreak.Line(
                     level: .warning, message: "source failing",
-                    metadata: ["source": "feed", "error": "connection refused", "failures": "1"]))
+                    metadata: ["source": "feed", "error": "connection refused", "failures": .stringConvertible(1)]))
         #expect(
             lines[1]
                 == SourceStreak.Line(
                     level: .warning, message: "source still failing",
                     metadata: [
-                        "source": "feed", "error": "connection refused", "failures": "2",
+                        "source": "feed", "error": "connection refused", "failures": .stringConvertible(2),
                         "since": "1970-01-01T00:16:41Z",
                     ]))
         let line = streak.succeeded(source: "feed", at: 2_000)
@@ -33,7 +34,7 @@ struct SourceStreakTests {
                 == SourceStreak.Line(
                     level: .notice, message: "source recovered",
                     metadata: [
-                        "source": "feed", "failures": "20", "since": "1970-01-01T00:16:41Z",
+                        "source": "feed", "failures": .stringConvertible(20), "since": "1970-01-01T00:16:41Z",
                         "last_error": "connection refused",
                     ]))
         #expect(streak == SourceStreak())

@@ -82,4 +82,23 @@ import Testing
             #expect(try await store.metrics().oldestDue == 9_000)
         }
     }
+
+    @Test(
+        "a row waiting between retries of a failed send counts from when it was queued, not from its next retry",
+        arguments: Backend.allCases)
+    func oldestDueWhileRetrying(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            try await store.queue([transition(station: "A")], receivers: ["hook"], now: 5_000)
+            let claimed = try await store.claim(now: 6_000, lease: 60_000, limit: 10, instance: nil)
+            #expect(claimed.count == 1)
+            // The send failed; the retry is due at 600 s. The row has waited since 5 s.
+            try await store.apply(
+                claimed.map { .finish($0, state: .pending, now: 6_000, retryAt: 600_000, error: "HTTP 500") })
+            #expect(try await store.metrics().oldestDue == 5_000)
+            // A row queued later and due now does not hide it; one deferred to later does not count.
+            try await store.queue([transition(station: "B")], receivers: ["hook"], now: 9_000)
+            #expect(try await store.metrics().oldestDue == 5_000)
+        }
+    }
 }

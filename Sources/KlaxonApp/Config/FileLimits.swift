@@ -23,7 +23,7 @@ public enum FileLimits {
     public static func raise(logger: Logger) -> Int {
         var limit = rlimit()
         guard getrlimit(resource, &limit) == 0 else {
-            logger.warning("cannot read the open-files limit", metadata: ["errno": "\(errno)"])
+            logger.warning("cannot read the open-files limit", metadata: ["errno": .stringConvertible(errno)])
             return 1024
         }
         let before = limit.rlim_cur
@@ -35,7 +35,10 @@ public enum FileLimits {
             } else {
                 logger.warning(
                     "cannot raise the open-files limit",
-                    metadata: ["soft": "\(count(before))", "hard": "\(count(limit.rlim_max))", "errno": "\(errno)"])
+                    metadata: [
+                        "soft": "\(count(before))", "hard": "\(count(limit.rlim_max))",
+                        "errno": .stringConvertible(errno),
+                    ])
             }
         }
         logger.info(

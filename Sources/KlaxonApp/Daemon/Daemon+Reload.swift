@@ -76,7 +76,8 @@ extension Daemon {
             let delivery = try dispatcher.value.map { _ in
                 (
                     notifiers: try DeliveryWiring.notifiers(next, charts: emailCharts(next)),
-                    settings: DeliveryWiring.settings(next, observeSend: observeSend)
+                    settings: DeliveryWiring.settings(
+                        next, observeSend: observeSend, observeFailure: observeFailure)
                 )
             }
             // Receivers that are gone (removed, or renamed: a name is all the outbox knows): their
@@ -88,6 +89,7 @@ extension Daemon {
             if let delivery, let dispatcher = dispatcher.value {
                 dispatcher.reconfigure(
                     notifiers: delivery.notifiers, routing: next.routing, settings: delivery.settings)
+                metrics.receivers(delivery.notifiers.mapValues(\.integration))
             }
             reloaded.advance()
             wake.yield()
@@ -102,7 +104,7 @@ extension Daemon {
                 )
                 logger.warning(
                     "receiver removed by the reload; its queued notifications will go dead",
-                    metadata: ["receiver": "\(receiver)", "queued": "\(queued)"])
+                    metadata: ["receiver": "\(receiver)", "queued": .stringConvertible(queued)])
             }
             outcome = .reloaded(
                 rules: rules.count, sources: next.sources.count, receivers: next.receivers.count,
@@ -110,8 +112,9 @@ extension Daemon {
             logger.notice(
                 "configuration reloaded",
                 metadata: [
-                    "trigger": "\(trigger)", "rules": "\(rules.count)", "sources": "\(next.sources.count)",
-                    "receivers": "\(next.receivers.count)",
+                    "trigger": "\(trigger)", "rules": .stringConvertible(rules.count),
+                    "sources": .stringConvertible(next.sources.count),
+                    "receivers": .stringConvertible(next.receivers.count),
                 ])
         } catch let error as DiagnosticsError {
             outcome = .failed(error.diagnostics.map(\.description))

@@ -101,7 +101,7 @@ public final class Daemon: Sendable {
             let wall = Int64(Date().timeIntervalSince1970 * 1000)
             _ = try await Repeats.enqueue(store: store, rules: rules, routing: routing, now: wall)
             let escalated = try await Escalations.enqueue(store: store, rules: rules, routing: routing, now: wall)
-            if escalated > 0 { logger.info("escalated", metadata: ["alerts": "\(escalated)"]) }
+            if escalated > 0 { logger.info("escalated", metadata: ["alerts": .stringConvertible(escalated)]) }
         }
         for t in result.unrouted {
             logger.warning(
@@ -111,11 +111,15 @@ public final class Daemon: Sendable {
         // the system instead of staying with glibc.
         if result.transitionCount + result.newReadings > 10_000 { releaseFreeMemory() }
         if result.transitionCount > 0 || result.newReadings > 0 || result.suspectReadings > 0 {
-            logger.info(
+            // At info when alerts changed or readings were set aside; a routine pass at debug.
+            logger.log(
+                level: result.transitionCount > 0 || result.suspectReadings > 0 ? .info : .debug,
                 "evaluated",
                 metadata: [
-                    "readings": "\(result.newReadings)", "transitions": "\(result.transitionCount)",
-                    "late": "\(result.lateReadings)", "suspect": "\(result.suspectReadings)",
+                    "readings": .stringConvertible(result.newReadings),
+                    "transitions": .stringConvertible(result.transitionCount),
+                    "late": .stringConvertible(result.lateReadings),
+                    "suspect": .stringConvertible(result.suspectReadings),
                 ])
         }
         return result
@@ -174,12 +178,18 @@ public final class Daemon: Sendable {
             metrics.sourceFailed(o.source)
             streaks.record(o, at: now)?.log(to: logger)
         } else if o.skipped == nil {
-            streaks.record(o, at: now)?.log(to: logger)
-            logger.info(
+            let change = streaks.record(o, at: now)
+            change?.log(to: logger)
+            // The first success since the start, or since failures, at info; every other poll at
+            // debug (one line per source per poll is thousands a day).
+            let first = streaks.firstSuccess(o.source)
+            logger.log(
+                level: first || change != nil ? .info : .debug,
                 "fetched",
                 metadata: [
-                    "source": "\(o.source)", "new": "\(o.stats.inserted)", "revised": "\(o.stats.revised)",
-                    "suspect": "\(o.stats.suspect)", "requests": "\(o.requests)",
+                    "source": "\(o.source)", "new": .stringConvertible(o.stats.inserted),
+                    "revised": .stringConvertible(o.stats.revised),
+                    "suspect": .stringConvertible(o.stats.suspect), "requests": .stringConvertible(o.requests),
                 ])
             for refused in o.refused {
                 logger.warning("readings refused", metadata: ["source": "\(o.source)", "reason": "\(refused)"])
@@ -250,7 +260,8 @@ public final class Daemon: Sendable {
         // Always, even without receivers (then it finds nothing to send): a reload may add them.
         let dispatcher = try DeliveryWiring.dispatcher(
             store: store, config: config, logger: logger, health: health, charts: emailCharts(),
-            observeSend: observeSend)
+            observeSend: observeSend, observeFailure: observeFailure)
+        metrics.receivers(dispatcher.integrations)
         queued.set({ dispatcher.nudge() })
         handoff.set(dispatcher.handoff)
         services.append(DispatcherService(dispatcher: dispatcher))
@@ -272,6 +283,13 @@ public final class Daemon: Sendable {
     /// Times each send for `klaxon_notification_latency_seconds{receiver}`.
     var observeSend: @Sendable (String, Double, Bool) -> Void {
         { [metrics] receiver, seconds, _ in metrics.sent(receiver: receiver, seconds: seconds) }
+    }
+
+    /// Counts failed sends for `klaxon_notifications_failed_total{receiver,integration,reason}`.
+    var observeFailure: @Sendable (String, String, String) -> Void {
+        { [metrics] receiver, integration, reason in
+            metrics.notificationFailed(receiver: receiver, integration: integration, reason: reason)
+        }
     }
 
     /// What the Alertmanager API shows of the routing (`/api/v2/*`).
@@ -302,8 +320,8 @@ public final class Daemon: Sendable {
         logger.info(
             "HTTP connections capped",
             metadata: [
-                "max_connections": "\(connections.effectiveMaximum(softLimit: softLimit))",
-                "reserve": "\(connections.reserve)",
+                "max_connections": .stringConvertible(connections.effectiveMaximum(softLimit: softLimit)),
+                "reserve": .stringConvertible(connections.reserve),
             ])
         let services = try services(onListening: onListening)
         // The counters start from the store's totals, so they survive restarts (a failure here only
@@ -315,7 +333,7 @@ public final class Daemon: Sendable {
         logger.info(
             "klaxon running",
             metadata: [
-                "sources": "\(config.sources.count)", "rules": "\(rules.count)",
+                "sources": .stringConvertible(config.sources.count), "rules": .stringConvertible(rules.count),
                 "listen": "\(config.listen.host):\(config.listen.port)",
                 // A file path, or postgres://host:port/database (never a password).
                 "database": "\(store.path)",

@@ -6,6 +6,13 @@ import Synchronization
 /// for streaks that began in this process.
 final class SourceStreaks: Sendable {
     private let streaks = Mutex<[String: SourceStreak]>([:])
+    /// Sources that have fetched successfully since the daemon started.
+    private let succeeded = Mutex<Set<String>>([])
+
+    /// Whether this is `source`'s first successful fetch in this process (and notes it).
+    func firstSuccess(_ source: String) -> Bool {
+        succeeded.withLock { $0.insert(source).inserted }
+    }
 
     /// Records a fetch's outcome at `now` (seconds); the line to log, if the state changed.
     func record(_ o: Fetch.Outcome, at now: Int64) -> SourceStreak.Line? {

@@ -22,19 +22,23 @@ public enum DeliveryWiring {
 
     public static func dispatcher(
         store: any Store, config: Config, logger: Logger, lease: Int64? = nil, health: StoreHealth = StoreHealth(),
-        charts: ChartSource? = nil, observeSend: (@Sendable (String, Double, Bool) -> Void)? = nil
+        charts: ChartSource? = nil, observeSend: (@Sendable (String, Double, Bool) -> Void)? = nil,
+        observeFailure: (@Sendable (String, String, String) -> Void)? = nil
     ) throws -> Dispatcher {
         Dispatcher(
             store: store, notifiers: try notifiers(config, charts: charts), routing: config.routing,
-            settings: settings(config, lease: lease, observeSend: observeSend), logger: logger, health: health)
+            settings: settings(config, lease: lease, observeSend: observeSend, observeFailure: observeFailure),
+            logger: logger, health: health)
     }
 
     /// The dispatcher's settings from a config.
     public static func settings(
-        _ config: Config, lease: Int64? = nil, observeSend: (@Sendable (String, Double, Bool) -> Void)? = nil
+        _ config: Config, lease: Int64? = nil, observeSend: (@Sendable (String, Double, Bool) -> Void)? = nil,
+        observeFailure: (@Sendable (String, String, String) -> Void)? = nil
     ) -> Dispatcher.Settings {
         var settings = Dispatcher.Settings()
         settings.observeSend = observeSend
+        settings.observeFailure = observeFailure
         settings.lease = lease ?? config.deliveryLease * 1000
         settings.giveUpAfter = config.giveUpAfter
         settings.fallbackReceiver = config.fallbackReceiver

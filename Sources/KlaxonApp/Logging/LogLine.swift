@@ -10,6 +10,8 @@ import Logging
 /// quoted when it is empty or holds a space, `=`, `"` or a control character; inside quotes `\`,
 /// `"`, `\n`, `\r`, `\t` are escaped, and other control characters as `\u00XX`. Unlike go-logfmt,
 /// C1 controls and DEL are escaped too (and quoted): a hostile value never reaches a terminal raw.
+/// JSON lines carry numbers and Booleans typed when the metadata value is one
+/// (`.stringConvertible(3)`, not the string `"3"`).
 public enum LogLine {
     /// The journal's syslog priority of a level (`<N>` prefix; sd-daemon(3)).
     public static func priority(_ level: Logger.Level) -> Int {
@@ -87,15 +89,29 @@ public enum LogLine {
         }
     }
 
-    /// A value in JSON: strings as strings (a number's text too: metadata carries no types),
-    /// dictionaries as objects in key order, arrays as arrays.
+    /// A value in JSON: a `.stringConvertible` integer, finite floating-point number or Boolean as a
+    /// JSON number or `true`/`false` (`"failures":1`); every other value, `.string` included (its text
+    /// is the caller's, whatever it looks like), as a string; dictionaries as objects in key order,
+    /// arrays as arrays.
     static func json(_ value: Logger.MetadataValue) -> String {
         switch value {
         case .string(let s): jsonString(s)
-        case .stringConvertible(let c): jsonString(c.description)
+        case .stringConvertible(let c): typed(c) ?? jsonString(c.description)
         case .array(let items): "[" + items.map(json).joined(separator: ",") + "]"
         case .dictionary(let d):
             "{" + d.keys.sorted().map { jsonString($0) + ":" + json(d[$0]!) }.joined(separator: ",") + "}"
+        }
+    }
+
+    /// The JSON text of a number or Boolean; nil for anything else (NaN and infinities too: JSON has
+    /// no such numbers).
+    static func typed(_ c: any CustomStringConvertible & Sendable) -> String? {
+        switch c {
+        case let b as Bool: return b ? "true" : "false"
+        case let i as any BinaryInteger: return "\(i)"
+        case let d as Double: return d.isFinite ? "\(d)" : nil
+        case let f as Float: return f.isFinite ? "\(f)" : nil
+        default: return nil
         }
     }
 

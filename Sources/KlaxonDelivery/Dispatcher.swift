@@ -200,7 +200,8 @@ public final class Dispatcher: Sendable {
             // Outcomes are recorded as sends complete (every `recordEvery` ms, alongside the lease
             // renewal), not only at the end of the pass: a process killed mid-pass loses the record of
             // a few sends, never of the whole pass, so even a crash loop makes progress.
-            pass = try await withLeaseRenewal(recording: outcomes) {
+            let ids = batches.flatMap { $0.rows.map(\.id) }
+            pass = try await withLeaseRenewal(recording: outcomes, holding: { ids }) {
                 // Receivers side by side; within one, at most its `connections` sends in flight, in
                 // claim order.
                 var byReceiver: [String: [OutboxBatch]] = [:]
@@ -268,8 +269,10 @@ public final class Dispatcher: Sendable {
                 do {
                     try await bounded("recording outcomes") { [store] in try await store.apply(items) }
                     recording.open()
+                } catch let error as CancellationError {
+                    throw error
                 } catch {
-                    recording.close(error)
+                    if !Task.isCancelled { recording.close(error) }
                     throw error
                 }
             }
@@ -292,11 +295,13 @@ public final class Dispatcher: Sendable {
         return try result.get()
     }
 
-    /// Runs `body` while recording `outcomes` every `recordEvery` ms and renewing the leases of this
-    /// instance's claims every third of the lease. Returns once the recorder has stopped, so what it
-    /// could not record is back in `outcomes`.
+    /// Runs `body` while recording `outcomes` every `recordEvery` ms and renewing, every third of the
+    /// lease, the leases of the rows `holding` names (this instance's claims it knows of: a claim
+    /// whose answer was lost in an outage is not renewed, so it runs out and is claimed again).
+    /// Returns once the recorder has stopped, so what it could not record is back in `outcomes`.
     func withLeaseRenewal<T: Sendable>(
-        recording outcomes: Outcomes, _ body: @escaping @Sendable () async throws -> T
+        recording outcomes: Outcomes, holding: @escaping @Sendable () -> [String],
+        _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await body() }
@@ -318,8 +323,9 @@ public final class Dispatcher: Sendable {
                         let store = self.store
                         let id = self.instance.id
                         let until = now + self.settings.lease
+                        let ids = holding()
                         _ = try? await self.bounded("renewing leases") {
-                            try await store.renewLeases(instance: id, until: until, now: now)
+                            try await store.renewLeases(instance: id, ids: ids, until: until, now: now)
                         }
                     }
                 }
@@ -390,7 +396,12 @@ public final class Dispatcher: Sendable {
         }
         do {
             lastTurn.withLock { $0 = .now }
-            try await withLeaseRenewal(recording: outcomes) {
+            // What this instance holds: claimed and not finished, finished and not recorded, handed
+            // over by an evaluation and not yet taken.
+            let holding: @Sendable () -> [String] = {
+                flight.rowIDs() + outcomes.rowIDs() + self.handed.withLock { $0.batches.flatMap { $0.rows.map(\.id) } }
+            }
+            try await withLeaseRenewal(recording: outcomes, holding: holding) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { await self.watchStalls(flight: flight, outcomes: outcomes) }
                     try await self.claimAndSend(flight: flight, outcomes: outcomes, poll: poll, stop: stop)
@@ -469,31 +480,45 @@ public final class Dispatcher: Sendable {
                 let (claimed, handed, silences, next) = try await health.persist(
                     "dispatcher", logger: logger, stop: stop
                 ) {
-                    if reclaim {
-                        // Registered from the start: an evaluation's handoff waits for it.
-                        try await self.registerOnce()
-                        try await self.reclaimFromDeadInstances()
-                    }
-                    var claimed: [OutboxBatch] = []
-                    var next: Int64? = nil
-                    if room > 0, let due = try await self.store.nextDue() {
-                        if due <= now {
-                            claimed = try await self.store.claim(
-                                now: now, lease: self.settings.lease, limit: room, instance: self.instance.id,
-                                excluding: skip)
-                            if claimed.isEmpty { next = now + poll }
-                        } else {
-                            next = due
+                    // Each store call has a deadline: a claim that never answers (its connection's
+                    // server vanished) must not stop delivery for good. A claim that committed after
+                    // its deadline is not renewed (this instance does not know it holds it): its lease
+                    // runs out and it is claimed again.
+                    let (claimed, next) = try await self.bounded("claiming") {
+                        () async throws -> ([OutboxBatch], Int64?) in
+                        if reclaim {
+                            // Registered from the start: an evaluation's handoff waits for it.
+                            try await self.registerOnce()
+                            try await self.reclaimFromDeadInstances()
                         }
+                        var claimed: [OutboxBatch] = []
+                        var next: Int64? = nil
+                        if room > 0, let due = try await self.store.nextDue() {
+                            if due <= now {
+                                claimed = try await self.store.claim(
+                                    now: now, lease: self.settings.lease, limit: room, instance: self.instance.id,
+                                    excluding: skip)
+                                if claimed.isEmpty { next = now + poll }
+                            } else {
+                                next = due
+                            }
+                        }
+                        return (claimed, next)
                     }
                     // What this process's evaluation claimed for us since the last turn.
                     let handed = self.handed.withLock { $0.drain() }
                     do {
                         let none = handed.isEmpty && claimed.isEmpty
-                        let silences = none ? [] : try await self.store.activeSilences(now: now / 1000)
+                        let silences =
+                            none
+                            ? []
+                            : try await self.bounded("reading silences") {
+                                try await self.store.activeSilences(now: now / 1000)
+                            }
                         return (claimed, handed, silences, next)
                     } catch {
-                        self.restoreHanded(handed)
+                        // Held for the next turn (and renewed meanwhile), not left to run out.
+                        self.restoreHanded(handed + claimed)
                         throw error
                     }
                 }
@@ -744,6 +769,17 @@ final class Outcomes: @unchecked Sendable {
     var all: [OutboxOutcome] { lock.withLock { items } }
     var isEmpty: Bool { lock.withLock { items.isEmpty } }
     var count: Int { lock.withLock { items.count } }
+    /// The outbox rows whose outcome waits here (still `sending` in the store, so still leased).
+    func rowIDs() -> [String] {
+        lock.withLock {
+            items.flatMap { item -> [String] in
+                switch item {
+                case .finish(let batch, _, _, _, _), .reschedule(let batch, _, _): batch.rows.map(\.id)
+                case .system: []
+                }
+            }
+        }
+    }
     /// Drops the first `n` (recorded; only the recorder removes, so they are the ones it read).
     func removeFirst(_ n: Int) { lock.withLock { items.removeFirst(min(n, items.count)) } }
     /// Takes what has been gathered, leaving none.
@@ -858,6 +894,9 @@ final class InFlight: Sendable {
 
     /// Batches claimed and not finished (to give back when the run is cut off).
     func unfinished() -> [OutboxBatch] { state.withLock { Array($0.unfinished.values) } }
+
+    /// The outbox rows of the batches claimed and not finished.
+    func rowIDs() -> [String] { state.withLock { $0.unfinished.values.flatMap { $0.rows.map(\.id) } } }
 
 }
 

@@ -191,7 +191,9 @@ public final class PostgresStore: Store {
             // On the pool: a wait for a connection ends as soon as the server is found unreachable.
             return try await racingOutage { [client, logger] in
                 var out: [PostgresRandomAccessRow] = []
-                for try await row in try await client.query(query, logger: logger) { out.append(row.makeRandomAccess()) }
+                for try await row in try await client.query(query, logger: logger) {
+                    out.append(row.makeRandomAccess())
+                }
                 return out
             }
         } catch let e as PostgresStoreError {

@@ -94,15 +94,11 @@ struct PostgresOutageTests {
                         await hook.requests().contains { $0.text.contains("\"station\":\"AFTER\"") }
                     }
                     // Everything sent is recorded: nothing goes out again from now on.
-                    // Known gap (issue 38, crash case): a few rows stay claimed after a crash; see
-                    // the closing note. Restart passes.
-                    try await withKnownIssue(isIntermittent: true) {
-                    try await poll(until: "every delivery is recorded", within: .seconds(60)) {
+                    try await poll(until: "every delivery is recorded", within: .seconds(120)) {
                         let (_, text) = try await http("GET", daemon.base + "/metrics")
                         return text.contains("klaxon_outbox_depth{state=\"pending\"} 0")
                             && text.contains("klaxon_outbox_depth{state=\"sending\"} 0")
                     }
-                    } when: { fault == .crash }
                     let posts = await hook.requests()
                     var keyOfStation: [String: String] = [:]
                     var timesOfStation: [String: Int] = [:]

@@ -25,6 +25,9 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
     let loseClaimAnswers = Mutex(0)
 
     struct LostAnswer: Error {}
+    /// While set, recording outcomes fails (the database stopped answering writes).
+    let applyFails = Mutex(false)
+    struct WriteFailed: Error {}
 
     /// The heartbeat the instance's last lease renewal recorded.
     func heartbeat(_ instance: String) -> Int64? { state.withLock { $0.instances[instance]?.heartbeatAt } }
@@ -96,6 +99,7 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
     }
 
     func apply(_ outcomes: [OutboxOutcome]) async throws {
+        if applyFails.withLock({ $0 }) { throw WriteFailed() }
         state.withLock { s in
             for outcome in outcomes {
                 switch outcome {
@@ -280,5 +284,44 @@ final class RecordingNotifier: Notifier, Sendable {
         if let failure { throw failure }
         #expect(notifier.notifications.flatMap(\.alerts).map(\.transition.station) == ["A"])
         #expect(store.rows().first?.state == .sent)
+    }
+
+    @Test(
+        "outcomes that cannot be recorded stop the sends; the watchdog says delivery stalled; all goes on once they are recorded"
+    )
+    func unrecordableOutcomesStopTheSends() async throws {
+        let store = InMemoryDeliveryStore()
+        let now = nowMillis()
+        store.queue(transition(station: "A"), receivers: ["r"], dueAt: now - 2)
+        store.queue(transition(station: "B"), receivers: ["r"], dueAt: now - 1)
+        store.applyFails.withLock { $0 = true }
+        let notifier = RecordingNotifier()
+        var settings = fastSettings()
+        // One outcome waiting to be recorded stops the next send; a stall shows after 200 ms.
+        settings.unrecordedLimit = 1
+        settings.stallAfter = .milliseconds(200)
+        let dispatcher = Dispatcher(store: store, notifiers: ["r": notifier], routing: Routing(), settings: settings)
+        let stop = Atomic(false)
+        let run = Task { try await dispatcher.run(poll: 20, stop: { stop.load(ordering: .relaxed) }) }
+        var failure: (any Error)?
+        do {
+            try await poll(until: "the watchdog says delivery stalled") {
+                dispatcher.health.troubles["dispatcher watchdog"] != nil
+            }
+            // A went out; its outcome could not be recorded, so B was not sent.
+            #expect(notifier.notifications.flatMap(\.alerts).map(\.transition.station) == ["A"])
+            #expect(dispatcher.health.state != "ok")
+            store.applyFails.withLock { $0 = false }
+            try await poll(until: "both are delivered and recorded, and the watchdog is quiet") {
+                store.rows().allSatisfy { $0.state == .sent }
+                    && dispatcher.health.troubles["dispatcher watchdog"] == nil
+            }
+        } catch {
+            failure = error
+        }
+        stop.store(true, ordering: .relaxed)
+        try await run.value
+        if let failure { throw failure }
+        #expect(notifier.notifications.flatMap(\.alerts).map(\.transition.station) == ["A", "B"])
     }
 }

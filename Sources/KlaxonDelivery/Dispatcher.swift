@@ -31,6 +31,16 @@ public final class Dispatcher: Sendable {
         public var reclaimEvery: Int64 = 10_000
         /// How often a pass records the outcomes of its finished sends (ms).
         public var recordEvery: Int64 = 100
+        /// The longest one store call of the dispatcher may take (a claim, a record, a renewal)
+        /// before it counts as failed: a query on a connection whose server vanished may never end.
+        public var storeDeadline = Duration.seconds(15)
+        /// `run`: how long the claim loop may go without completing a turn (while notifications are
+        /// claimed, or outcomes wait to be recorded) before it counts as stalled: `/readyz` then says
+        /// so and one error line is logged.
+        public var stallAfter = Duration.seconds(60)
+        /// `run`: the most outcomes of sends that may wait to be recorded; beyond it the senders
+        /// wait for the recorder (a database that stopped answering stops the sends).
+        public var unrecordedLimit = 64
         /// Rows claimed per pass. Each receiver sends its share with at most its notifier's
         /// `connections` in flight; receivers send side by side.
         public var claimLimit = 2048
@@ -82,6 +92,11 @@ public final class Dispatcher: Sendable {
     let nudges = Nudge()
     /// Ends the recorder's wait at once (`run`: nothing left in flight).
     let recordNow = Nudge()
+    /// Whether the outcomes of sends can be written. While they cannot, nothing is claimed, renewed
+    /// or sent: a transactional outbox sends no more than it can record.
+    let recording = RecordingGate()
+    /// When `run`'s claim loop last completed a turn (for the stall watchdog).
+    let lastTurn = Mutex(ContinuousClock.now)
 
     /// Claims an evaluation in this process made for `run` (`handoff`), until `run` takes them.
     let handed = Mutex(Handed())
@@ -195,7 +210,8 @@ public final class Dispatcher: Sendable {
             // Outcomes are recorded as sends complete (every `recordEvery` ms, alongside the lease
             // renewal), not only at the end of the pass: a process killed mid-pass loses the record of
             // a few sends, never of the whole pass, so even a crash loop makes progress.
-            pass = try await withLeaseRenewal(recording: outcomes) {
+            let ids = batches.flatMap { $0.rows.map(\.id) }
+            pass = try await withLeaseRenewal(recording: outcomes, holding: { ids }) {
                 // Receivers side by side; within one, at most its `connections` sends in flight, in
                 // claim order.
                 var byReceiver: [String: [OutboxBatch]] = [:]
@@ -250,22 +266,52 @@ public final class Dispatcher: Sendable {
 
     /// Records the outcomes gathered so far. What was sent must be recorded, or it would be sent
     /// again: a busy database is waited out. Outcomes not recorded stay for the next try.
+    ///
+    /// Each try has a deadline (`storeDeadline`). While a try fails, `recording` is closed: the
+    /// claimer claims nothing, the senders send nothing and leases are not renewed, so no more goes
+    /// out than can be recorded; it opens again once the outcomes are written.
     func record(_ outcomes: Outcomes) async throws {
-        let items = outcomes.drain()
+        // Left in `outcomes` until written, so its count is what waits to be recorded.
+        let items = outcomes.all
         guard !items.isEmpty else { return }
         do {
-            try await health.persist("dispatcher", logger: logger) { try await store.apply(items) }
+            try await health.persist("dispatcher", logger: logger) {
+                do {
+                    try await bounded("recording outcomes") { [store] in try await store.apply(items) }
+                    recording.open()
+                } catch let error as CancellationError {
+                    throw error
+                } catch {
+                    if !Task.isCancelled { recording.close(error) }
+                    throw error
+                }
+            }
+            outcomes.removeFirst(items.count)
         } catch {
-            outcomes.restore(items)
             throw error
         }
     }
 
-    /// Runs `body` while recording `outcomes` every `recordEvery` ms and renewing the leases of this
-    /// instance's claims every third of the lease. Returns once the recorder has stopped, so what it
-    /// could not record is back in `outcomes`.
+    /// Runs one store call with the `storeDeadline`: past it the call counts as failed (and is left
+    /// to end on its own; its connection is the pool's to drop).
+    func bounded<T: Sendable>(_ what: String, _ call: @escaping @Sendable () async throws -> T) async throws -> T {
+        let limit = settings.storeDeadline
+        let task = Task { try await call() }
+        guard let result = await Bounded.result(of: task, within: limit, orUntilCancelled: true) else {
+            task.cancel()
+            try Task.checkCancellation()
+            throw DispatcherStoreTimeout(what: what, limit: limit)
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` while recording `outcomes` every `recordEvery` ms and renewing, every third of the
+    /// lease, the leases of the rows `holding` names (this instance's claims it knows of: a claim
+    /// whose answer was lost in an outage is not renewed, so it runs out and is claimed again).
+    /// Returns once the recorder has stopped, so what it could not record is back in `outcomes`.
     func withLeaseRenewal<T: Sendable>(
-        recording outcomes: Outcomes, _ body: @escaping @Sendable () async throws -> T
+        recording outcomes: Outcomes, holding: @escaping @Sendable () -> [String],
+        _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await body() }
@@ -279,11 +325,18 @@ public final class Dispatcher: Sendable {
                     try Task.checkCancellation()
                     try? await self.record(outcomes)
                     let now = self.clock()
-                    if now - renewed >= self.settings.lease / 3 {
+                    // While outcomes cannot be recorded the leases run out: what was sent and not
+                    // recorded may go out once more after recovery, but no claim is held forever.
+                    if now - renewed >= self.settings.lease / 3, self.recording.isOpen {
                         renewed = now
                         // A failed renewal is not fatal: the lease is three renewals long.
-                        _ = try? await self.store.renewLeases(
-                            instance: self.instance.id, until: now + self.settings.lease, now: now)
+                        let store = self.store
+                        let id = self.instance.id
+                        let until = now + self.settings.lease
+                        let ids = holding()
+                        _ = try? await self.bounded("renewing leases") {
+                            try await store.renewLeases(instance: id, ids: ids, until: until, now: now)
+                        }
                     }
                 }
             }
@@ -354,8 +407,18 @@ public final class Dispatcher: Sendable {
             }
         }
         do {
-            try await withLeaseRenewal(recording: outcomes) {
-                try await self.claimAndSend(flight: flight, outcomes: outcomes, poll: poll, stop: stop)
+            lastTurn.withLock { $0 = .now }
+            // What this instance holds: claimed and not finished, finished and not recorded, handed
+            // over by an evaluation and not yet taken.
+            let holding: @Sendable () -> [String] = {
+                flight.rowIDs() + outcomes.rowIDs() + self.handed.withLock { $0.batches.flatMap { $0.rows.map(\.id) } }
+            }
+            try await withLeaseRenewal(recording: outcomes, holding: holding) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { await self.watchStalls(flight: flight, outcomes: outcomes) }
+                    try await self.claimAndSend(flight: flight, outcomes: outcomes, poll: poll, stop: stop)
+                    group.cancelAll()
+                }
             }
             let left = close()
             try await record(outcomes)
@@ -375,6 +438,36 @@ public final class Dispatcher: Sendable {
         }
     }
 
+    /// `run`'s watchdog: the claim loop has not completed a turn for `stallAfter` while
+    /// notifications are claimed or outcomes wait to be recorded (a store call that hangs, outcomes
+    /// that cannot be written): `/readyz` says so (`health`) and one error line is logged; both end
+    /// when the loop turns again.
+    func watchStalls(flight: InFlight, outcomes: Outcomes) async {
+        let service = "dispatcher watchdog"
+        var stalled = false
+        while !Task.isCancelled {
+            let limit = settings.stallAfter
+            let idle = ContinuousClock.now - lastTurn.withLock { $0 }
+            let busy = flight.rows > 0 || !outcomes.isEmpty || !recording.isOpen
+            if idle >= limit && busy {
+                if !stalled {
+                    stalled = true
+                    health.failed(
+                        service,
+                        DispatcherStalled(
+                            seconds: Int(idle.components.seconds),
+                            recording: recording.isOpen ? nil : recording.lastError), logger: logger,
+                        message: "delivery stalled")
+                }
+            } else if stalled {
+                stalled = false
+                health.succeeded(service, logger: logger)
+            }
+            try? await Task.sleep(for: min(limit / 4, .seconds(1)))
+        }
+        if stalled { health.succeeded(service, logger: logger) }
+    }
+
     /// `run`'s claimer: claims while there is room, hands each batch to its receiver's lane, and
     /// starts a lane's senders (up to its `connections`) as work arrives. Returns after `stop`, once
     /// every send has ended.
@@ -384,6 +477,13 @@ public final class Dispatcher: Sendable {
         try await withThrowingDiscardingTaskGroup { senders in
             var lastReclaim = Int64.min
             while !Task.isCancelled && !stop() {
+                // Outcomes cannot be recorded: claim nothing more until they are (the recorder
+                // retries them and opens the gate).
+                if !recording.isOpen {
+                    await recording.waitOpen()
+                    continue
+                }
+                lastTurn.withLock { $0 = .now }
                 let now = clock()
                 let reclaim = lastReclaim == .min || now - lastReclaim >= settings.reclaimEvery
                 if reclaim { lastReclaim = now }
@@ -392,31 +492,45 @@ public final class Dispatcher: Sendable {
                 let (claimed, handed, silences, next) = try await health.persist(
                     "dispatcher", logger: logger, stop: stop
                 ) {
-                    if reclaim {
-                        // Registered from the start: an evaluation's handoff waits for it.
-                        try await self.registerOnce()
-                        try await self.reclaimFromDeadInstances()
-                    }
-                    var claimed: [OutboxBatch] = []
-                    var next: Int64? = nil
-                    if room > 0, let due = try await self.store.nextDue() {
-                        if due <= now {
-                            claimed = try await self.store.claim(
-                                now: now, lease: self.settings.lease, limit: room, instance: self.instance.id,
-                                excluding: skip)
-                            if claimed.isEmpty { next = now + poll }
-                        } else {
-                            next = due
+                    // Each store call has a deadline: a claim that never answers (its connection's
+                    // server vanished) must not stop delivery for good. A claim that committed after
+                    // its deadline is not renewed (this instance does not know it holds it): its lease
+                    // runs out and it is claimed again.
+                    let (claimed, next) = try await self.bounded("claiming") {
+                        () async throws -> ([OutboxBatch], Int64?) in
+                        if reclaim {
+                            // Registered from the start: an evaluation's handoff waits for it.
+                            try await self.registerOnce()
+                            try await self.reclaimFromDeadInstances()
                         }
+                        var claimed: [OutboxBatch] = []
+                        var next: Int64? = nil
+                        if room > 0, let due = try await self.store.nextDue() {
+                            if due <= now {
+                                claimed = try await self.store.claim(
+                                    now: now, lease: self.settings.lease, limit: room, instance: self.instance.id,
+                                    excluding: skip)
+                                if claimed.isEmpty { next = now + poll }
+                            } else {
+                                next = due
+                            }
+                        }
+                        return (claimed, next)
                     }
                     // What this process's evaluation claimed for us since the last turn.
                     let handed = self.handed.withLock { $0.drain() }
                     do {
                         let none = handed.isEmpty && claimed.isEmpty
-                        let silences = none ? [] : try await self.store.activeSilences(now: now / 1000)
+                        let silences =
+                            none
+                            ? []
+                            : try await self.bounded("reading silences") {
+                                try await self.store.activeSilences(now: now / 1000)
+                            }
                         return (claimed, handed, silences, next)
                     } catch {
-                        self.restoreHanded(handed)
+                        // Held for the next turn (and renewed meanwhile), not left to run out.
+                        self.restoreHanded(handed + claimed)
                         throw error
                     }
                 }
@@ -426,6 +540,16 @@ public final class Dispatcher: Sendable {
                     senders.addTask {
                         // One of the lane's senders: takes its batches in order until none is left.
                         while !Task.isCancelled, let (id, batch, silences) = flight.next(receiver: batch.receiver) {
+                            // Nothing is sent while outcomes cannot be recorded.
+                            // Nor while more outcomes wait than one record takes: a record that
+                            // hangs stops the sends within `unrecordedLimit`.
+                            while (!self.recording.isOpen || outcomes.count >= self.settings.unrecordedLimit)
+                                && !Task.isCancelled
+                            {
+                                self.recordNow.signal()
+                                try? await Task.sleep(for: .milliseconds(20))
+                            }
+                            if Task.isCancelled { break }
                             _ = try? await self.handle(batch, silences: silences, into: outcomes)
                             let (room, idle) = flight.finish(id)
                             if room { self.nudges.signal() }
@@ -669,6 +793,21 @@ final class Outcomes: @unchecked Sendable {
 
     func add(_ o: OutboxOutcome) { lock.withLock { items.append(o) } }
     var all: [OutboxOutcome] { lock.withLock { items } }
+    var isEmpty: Bool { lock.withLock { items.isEmpty } }
+    var count: Int { lock.withLock { items.count } }
+    /// The outbox rows whose outcome waits here (still `sending` in the store, so still leased).
+    func rowIDs() -> [String] {
+        lock.withLock {
+            items.flatMap { item -> [String] in
+                switch item {
+                case .finish(let batch, _, _, _, _), .reschedule(let batch, _, _): batch.rows.map(\.id)
+                case .system: []
+                }
+            }
+        }
+    }
+    /// Drops the first `n` (recorded; only the recorder removes, so they are the ones it read).
+    func removeFirst(_ n: Int) { lock.withLock { items.removeFirst(min(n, items.count)) } }
     /// Takes what has been gathered, leaving none.
     func drain() -> [OutboxOutcome] {
         lock.withLock {
@@ -782,6 +921,49 @@ final class InFlight: Sendable {
     /// Batches claimed and not finished (to give back when the run is cut off).
     func unfinished() -> [OutboxBatch] { state.withLock { Array($0.unfinished.values) } }
 
+    /// The outbox rows of the batches claimed and not finished.
+    func rowIDs() -> [String] { state.withLock { $0.unfinished.values.flatMap { $0.rows.map(\.id) } } }
+
+}
+
+/// Whether the dispatcher can record outcomes (see `Dispatcher.record`): open unless the last try
+/// failed. The claimer and every sender wait for it to open (many waiters, so not a `Nudge`).
+final class RecordingGate: Sendable {
+    private let state = Mutex<(open: Bool, error: String?)>((true, nil))
+
+    /// Returns when open, or after a short while (the caller checks again), or on cancellation.
+    func waitOpen() async {
+        guard !isOpen else { return }
+        try? await Task.sleep(for: .milliseconds(100))
+    }
+
+    var isOpen: Bool { state.withLock { $0.open } }
+    var lastError: String? { state.withLock { $0.error } }
+
+    func open() {
+        state.withLock { $0 = (true, nil) }
+    }
+
+    func close(_ error: (any Error)? = nil) {
+        state.withLock { $0 = (false, error.map { ErrorWords.describe($0) } ?? $0.error) }
+    }
+}
+
+/// A store call of the dispatcher that did not answer within `Settings.storeDeadline`.
+struct DispatcherStoreTimeout: Error, CustomStringConvertible {
+    var what: String
+    var limit: Duration
+    var description: String { "\(what): no answer from the database within \(limit.components.seconds) s" }
+}
+
+/// The dispatcher's claim loop has not turned for a while (`Settings.stallAfter`).
+struct DispatcherStalled: Error, CustomStringConvertible {
+    var seconds: Int
+    var recording: String?
+    var description: String {
+        "delivery stalled: no dispatcher pass completed for \(seconds) s"
+            + (recording.map { "; outcomes cannot be recorded: \($0)" } ?? "")
+    }
 }
 
 /// Spaces sends to one receiver to at most `rate` per second, smoothing bursts instead of provoking 429s.

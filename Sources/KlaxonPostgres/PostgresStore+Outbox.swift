@@ -390,13 +390,17 @@ extension PostgresStore {
     }
 
     @discardableResult
-    public func renewLeases(instance: String, until: Int64, now: Int64) async throws -> Int {
+    public func renewLeases(instance: String, ids: [String], until: Int64, now: Int64) async throws -> Int {
         try await transaction { c in
-            let renewed = try await self.execute(
-                """
-                UPDATE outbox SET lease_until = \(until) WHERE claimed_by = \(instance) AND state = 'sending'
-                RETURNING 1
-                """, on: c)
+            let renewed =
+                ids.isEmpty
+                ? 0
+                : try await self.execute(
+                    """
+                    UPDATE outbox SET lease_until = \(until)
+                    WHERE id = ANY(\(ids)::text[]) AND claimed_by = \(instance) AND state = 'sending'
+                    RETURNING 1
+                    """, on: c)
             try await self.execute("UPDATE instances SET heartbeat_at = \(now) WHERE id = \(instance)", on: c)
             return renewed
         }

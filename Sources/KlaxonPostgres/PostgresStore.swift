@@ -18,6 +18,9 @@ public final class PostgresStore: Store {
     public let path: String
     let client: PostgresClient
     let logger: Logger
+    let configuration: Configuration
+    /// Whether the server is known to be unreachable (calls then fail at once).
+    let outage = Outage()
 
     /// Where and how to connect. Printed (also by `dump` or `String(reflecting:)`), it shows
     /// `postgres://host:port/database` only.
@@ -60,8 +63,16 @@ public final class PostgresStore: Store {
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, database: configuration.database, tls: configuration.tls)
         c.options.maximumConnections = configuration.maximumConnections
-        c.options.connectTimeout = .seconds(30)
+        c.options.connectTimeout = .seconds(10)
+        // Every statement has a deadline on the server, and the server notices a client that
+        // vanished (keepalives after 10 s idle, 3 probes 5 s apart) and ends its session.
+        var parameters = [
+            ("tcp_keepalives_idle", "10"), ("tcp_keepalives_interval", "5"), ("tcp_keepalives_count", "3"),
+        ]
+        parameters.append(("statement_timeout", "\(Self.statementTimeout.components.seconds * 1000)"))
+        c.options.additionalStartupParameters = parameters
         self.client = PostgresClient(configuration: c, backgroundLogger: logger)
+        self.configuration = configuration
         self.path = configuration.description
         self.logger = logger
     }
@@ -99,12 +110,18 @@ public final class PostgresStore: Store {
     /// network that has gone silent, makes a query wait (for a connection, or forever on a connection
     /// whose peer vanished): `/readyz` says "unreachable" after this long instead of waiting with it.
     public func isReachable() async -> Bool {
-        await Self.first(within: Self.reachableWithin, otherwise: false) { [self] in
+        if outage.isDown { return false }
+        let ok = await Self.first(within: Self.reachableWithin, otherwise: false) { [self] in
             (try? await scalar("SELECT 1::bigint", as: Int64.self)) == 1
         }
+        if !ok { suspectOutage("no answer within \(Self.reachableWithin)") }
+        return ok && !outage.isDown
     }
 
     static let reachableWithin = Duration.seconds(3)
+    /// The longest one statement may run on the server (`statement_timeout`): retention and copies
+    /// work in batches far shorter than this.
+    static let statementTimeout = Duration.seconds(60)
 
     /// `work`'s value, or `fallback` if it has not answered within `limit` (the work is then cancelled
     /// and left to end in its own time: a query on a vanished connection may never end).
@@ -128,6 +145,7 @@ public final class PostgresStore: Store {
     func transaction<T>(
         isolation: isolated (any Actor)? = #isolation, _ body: (PostgresConnection) async throws -> sending T
     ) async throws -> sending T {
+        try checkReachable()
         do {
             return try await client.withTransaction(logger: logger, isolation: isolation, body)
         } catch let e as PostgresTransactionError {
@@ -140,6 +158,10 @@ public final class PostgresStore: Store {
     /// A postgres-nio error as a `PostgresStoreError` saying what the server said (never a password:
     /// the server's messages do not contain the connection's secrets). Other errors pass unchanged.
     func describe(_ error: any Error) -> any Error {
+        if Outage.isConnectionLoss(error) {
+            noteFailure(error)
+            return PostgresStoreError.unreachable(path: path, message: Self.connectFailure(error))
+        }
         switch error {
         case let e as PSQLError:
             if let message = e.serverInfo?[.message] {
@@ -159,15 +181,23 @@ public final class PostgresStore: Store {
         -> [PostgresRandomAccessRow]
     {
         do {
-            let sequence =
-                if let connection {
-                    try await connection.query(query, logger: logger)
-                } else {
-                    try await client.query(query, logger: logger)
+            if let connection {
+                var out: [PostgresRandomAccessRow] = []
+                for try await row in try await connection.query(query, logger: logger) {
+                    out.append(row.makeRandomAccess())
                 }
-            var out: [PostgresRandomAccessRow] = []
-            for try await row in sequence { out.append(row.makeRandomAccess()) }
-            return out
+                return out
+            }
+            // On the pool: a wait for a connection ends as soon as the server is found unreachable.
+            return try await racingOutage { [client, logger] in
+                var out: [PostgresRandomAccessRow] = []
+                for try await row in try await client.query(query, logger: logger) {
+                    out.append(row.makeRandomAccess())
+                }
+                return out
+            }
+        } catch let e as PostgresStoreError {
+            throw e
         } catch {
             throw describe(error)
         }
@@ -201,13 +231,23 @@ public final class PostgresStore: Store {
 }
 
 /// What the PostgreSQL store reports to people.
-public struct PostgresStoreError: Error, CustomStringConvertible, Sendable {
-    private enum Code: Sendable { case server }
+public struct PostgresStoreError: Error, CustomStringConvertible, Sendable, BackendStoreError {
+    private enum Code: Sendable { case server, unreachable }
     private let code: Code
     public let description: String
 
     /// The server refused a statement, or could not be reached.
     public static func server(path: String, message: String) -> PostgresStoreError {
         PostgresStoreError(code: .server, description: "database \(path): \(message)")
+    }
+
+    /// The server cannot be reached now (down, restarting, or the connection was lost).
+    public static func unreachable(path: String, message: String) -> PostgresStoreError {
+        PostgresStoreError(code: .unreachable, description: "database \(path) is unreachable: \(message)")
+    }
+
+    /// An unreachable server is the database failing (a request gets 503); other errors are not.
+    public var storeFailure: StoreFailure? {
+        code == .unreachable ? StoreFailure(kind: .failing, words: description) : nil
     }
 }

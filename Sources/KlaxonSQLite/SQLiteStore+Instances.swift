@@ -16,15 +16,18 @@ extension SQLiteStore {
         }
     }
 
-    /// Extends the lease of every row this instance is still sending, and records its heartbeat.
+    /// Extends the lease of the rows `ids` this instance is still sending, and records its heartbeat.
     /// Returns the rows renewed.
     @discardableResult
-    public func renewLeases(instance: String, until: Int64, now: Int64) async throws -> Int {
+    public func renewLeases(instance: String, ids: [String], until: Int64, now: Int64) async throws -> Int {
         try await requireWriter().write { db in
-            try db.execute(
-                sql: "UPDATE outbox SET lease_until = ? WHERE claimed_by = ? AND state = 'sending'",
-                arguments: [until, instance])
-            let renewed = db.changesCount
+            let renew = try db.cachedStatement(
+                sql: "UPDATE outbox SET lease_until = ? WHERE id = ? AND claimed_by = ? AND state = 'sending'")
+            var renewed = 0
+            for id in ids {
+                try renew.execute(arguments: [until, id, instance])
+                renewed += db.changesCount
+            }
             try db.execute(sql: "UPDATE instances SET heartbeat_at = ? WHERE id = ?", arguments: [now, instance])
             return renewed
         }

@@ -155,8 +155,12 @@ public protocol OutboxStore: Sendable {
         transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, now: Int64
     ) async throws
     func register(_ instance: InstanceRecord) async throws
+    /// Extends to `until` the leases of the rows `ids` that `instance` is still sending (only
+    /// these: a row of a claim whose answer was lost, which the instance does not know it holds,
+    /// must run out and be claimed again), and records the instance's heartbeat. Returns the rows
+    /// renewed.
     @discardableResult
-    func renewLeases(instance: String, until: Int64, now: Int64) async throws -> Int
+    func renewLeases(instance: String, ids: [String], until: Int64, now: Int64) async throws -> Int
     func claimHolders(excluding instance: String) async throws -> [InstanceRecord]
     @discardableResult
     func releaseClaims(of instances: [String]) async throws -> Int

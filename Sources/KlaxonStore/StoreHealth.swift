@@ -69,10 +69,12 @@ public final class StoreHealth: Sendable {
 
     /// Records a failed store call of `service` (an HTTP request, say) that is not retried here: the
     /// first of a spell is logged at error level; `/readyz` says `failing` until `succeeded`.
-    public func failed(_ service: String, _ error: any Error, logger: Logger) {
+    /// `message` is the error line's text.
+    public func failed(_ service: String, _ error: any Error, logger: Logger, message: String = "database write failed")
+    {
         if fail(service, error, now: Int64(Date().timeIntervalSince1970 * 1000)) {
             logger.error(
-                "database write failed", metadata: ["service": "\(service)", "error": "\(StoreHealth.describe(error))"])
+                "\(message)", metadata: ["service": "\(service)", "error": "\(StoreHealth.describe(error))"])
         }
     }
 

@@ -19,22 +19,30 @@ public final class PostgresServer: TestServer, @unchecked Sendable {
     public static let limit = Duration.seconds(90)
 
     public let port: Int
-    /// The server's process id.
-    public var pid: Int32 { process.processIdentifier }
+    /// The server's process id (a new one after `start()` following `crash()` or `stopFast()`).
+    public var pid: Int32 { current.withLock { $0.process.processIdentifier } }
     /// The folder holding the cluster (removed by `stop()`).
     public var folder: String { dir.path }
     /// How long the start took (initdb, the server, the first connection).
     public let startup: Duration
     let dir: URL
-    private let process: Process
-    private let exit: ProcessExit
+    /// The running `postgres` process: replaced when a test stops and starts the server again.
+    private let current: Mutex<(process: Process, exit: ProcessExit)>
+    private var process: Process { current.withLock { $0.process } }
+    private var exit: ProcessExit { current.withLock { $0.exit } }
+    /// The command line the server was started with (to start it again on the same port and data).
+    private let arguments: [String]
+    private let asRoot: Bool
 
-    private init(port: Int, startup: Duration, dir: URL, process: Process, exit: ProcessExit) {
+    private init(
+        port: Int, startup: Duration, dir: URL, process: Process, exit: ProcessExit, arguments: [String], asRoot: Bool
+    ) {
         self.port = port
         self.startup = startup
         self.dir = dir
-        self.process = process
-        self.exit = exit
+        self.current = Mutex((process, exit))
+        self.arguments = arguments
+        self.asRoot = asRoot
     }
 
     /// One database of the server.
@@ -127,18 +135,18 @@ public final class PostgresServer: TestServer, @unchecked Sendable {
                 let (fd, port) = try loopbackSocket()
                 close(fd)
                 let log = dir.appendingPathComponent("server-\(attempt).log")
+                let arguments = [
+                    "-D", data.path, "-p", "\(port)", "-c", "listen_addresses=127.0.0.1",
+                    "-c", "unix_socket_directories=", "-c", "fsync=off", "-c", "synchronous_commit=off",
+                    "-c", "full_page_writes=off", "-c", "max_connections=300", "-c", "shared_buffers=32MB",
+                ]
                 let server = try launch(
-                    bin.appendingPathComponent("postgres"),
-                    [
-                        "-D", data.path, "-p", "\(port)", "-c", "listen_addresses=127.0.0.1",
-                        "-c", "unix_socket_directories=", "-c", "fsync=off", "-c", "synchronous_commit=off",
-                        "-c", "full_page_writes=off", "-c", "max_connections=300", "-c", "shared_buffers=32MB",
-                    ], in: dir, log: log, asRoot: asRoot)
+                    bin.appendingPathComponent("postgres"), arguments, in: dir, log: log, asRoot: asRoot)
                 switch try await awaitReady(port: port, server.process, server.exit) {
                 case .ready:
                     return PostgresServer(
                         port: port, startup: ContinuousClock.now - began, dir: dir, process: server.process,
-                        exit: server.exit)
+                        exit: server.exit, arguments: arguments, asRoot: asRoot)
                 case .exited where attempt < 5 && tail(log).contains("could not bind"):
                     continue
                 case .exited:
@@ -227,6 +235,42 @@ public final class PostgresServer: TestServer, @unchecked Sendable {
         }
         try? FileManager.default.removeItem(at: dir)
         return stopped
+    }
+
+    /// `pg_ctl stop -m immediate`: SIGQUIT, the server's crash stop (every session ends at once, no
+    /// checkpoint; the next start runs crash recovery). The folder stays for `start()`. True if it
+    /// ended within `limit`.
+    @discardableResult
+    public func crash() async -> Bool { await halt(SIGQUIT) }
+
+    /// `pg_ctl stop -m fast`: SIGINT (sessions are ended, then a checkpoint). The folder stays for
+    /// `start()`; `restart()` is this and `start()`, as `pg_ctl restart -m fast`.
+    @discardableResult
+    public func stopFast() async -> Bool { await halt(SIGINT) }
+
+    private func halt(_ signal: Int32) async -> Bool {
+        let (process, exit) = current.withLock { ($0.process, $0.exit) }
+        if !exit.hasExited { kill(process.processIdentifier, signal) }
+        return await exit.wait(within: Self.limit)
+    }
+
+    /// Starts the server again after `crash()` or `stopFast()`: the same data, the same port (a
+    /// client reconnects to the address it knew). Returns once it accepts connections.
+    public func start() async throws {
+        guard exit.hasExited else { throw SinkError(message: "PostgreSQL on port \(port) is still running") }
+        let log = dir.appendingPathComponent("server-again-\(UUID().uuidString.prefix(8)).log")
+        let server = try Self.launch(
+            try Self.binaries().appendingPathComponent("postgres"), arguments, in: dir, log: log, asRoot: asRoot)
+        current.withLock { $0 = (server.process, server.exit) }
+        guard case .ready = try await Self.awaitReady(port: port, server.process, server.exit) else {
+            throw SinkError(message: "postgres exited when started again: \(Self.tail(log))")
+        }
+    }
+
+    /// `pg_ctl restart -m fast`: `stopFast()`, then `start()`.
+    public func restart() async throws {
+        guard await stopFast() else { throw SinkError(message: "PostgreSQL did not stop within \(Self.limit)") }
+        try await start()
     }
 
     /// A server its tests never stopped: killed without a wait.

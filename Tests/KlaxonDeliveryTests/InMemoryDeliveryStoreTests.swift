@@ -2,6 +2,7 @@ import Foundation
 import KlaxonCore
 import KlaxonDelivery
 import KlaxonStore
+import KlaxonTesting
 import Synchronization
 import Testing
 
@@ -19,6 +20,17 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
         var claimedBy: [String: String] = [:]
     }
     private let state = Mutex(State())
+    /// Claims whose answer is lost: the claim is made (the rows are `sending`, leased, claimed by the
+    /// instance), then the call throws, as when the connection drops while the commit is answered.
+    let loseClaimAnswers = Mutex(0)
+
+    struct LostAnswer: Error {}
+    /// While set, recording outcomes fails (the database stopped answering writes).
+    let applyFails = Mutex(false)
+    struct WriteFailed: Error {}
+
+    /// The heartbeat the instance's last lease renewal recorded.
+    func heartbeat(_ instance: String) -> Int64? { state.withLock { $0.instances[instance]?.heartbeatAt } }
 
     /// Queues a transition for the receivers, due at `dueAt` (ms).
     func queue(_ t: Transition, receivers: [String], dueAt: Int64) {
@@ -45,7 +57,7 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
     func claim(now: Int64, lease: Int64, limit: Int, instance: String?, excluding: [String]) async throws
         -> [OutboxBatch]
     {
-        state.withLock { s in
+        let batches = state.withLock { s in
             var taken: [(OutboxRecord, TransitionRecord?)] = []
             var open: Set<String> = []
             for row in s.rows.sorted(by: { $0.seq < $1.seq }) where row.state == .pending || row.state == .sending {
@@ -66,6 +78,13 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
             }
             return batches
         }
+        let lost = loseClaimAnswers.withLock { n in
+            guard n > 0, !batches.isEmpty else { return false }
+            n -= 1
+            return true
+        }
+        if lost { throw LostAnswer() }
+        return batches
     }
 
     func release(_ batches: [OutboxBatch]) async throws {
@@ -80,6 +99,7 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
     }
 
     func apply(_ outcomes: [OutboxOutcome]) async throws {
+        if applyFails.withLock({ $0 }) { throw WriteFailed() }
         state.withLock { s in
             for outcome in outcomes {
                 switch outcome {
@@ -154,13 +174,16 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
 
     func register(_ instance: InstanceRecord) async throws { state.withLock { $0.instances[instance.id] = instance } }
 
-    func renewLeases(instance: String, until: Int64, now: Int64) async throws -> Int {
-        state.withLock { s in
+    func renewLeases(instance: String, ids: [String], until: Int64, now: Int64) async throws -> Int {
+        let ids = Set(ids)
+        return state.withLock { s in
             var n = 0
-            for i in s.rows.indices where s.rows[i].state == .sending && s.claimedBy[s.rows[i].id] == instance {
+            for i in s.rows.indices
+            where s.rows[i].state == .sending && s.claimedBy[s.rows[i].id] == instance && ids.contains(s.rows[i].id) {
                 s.rows[i].leaseUntil = until
                 n += 1
             }
+            s.instances[instance]?.heartbeatAt = now
             return n
         }
     }
@@ -222,5 +245,83 @@ final class RecordingNotifier: Notifier, Sendable {
         #expect(rows.first { $0.alert.contains("|B|") }?.state == .muted)
         #expect(rows.first { $0.alert.contains("|C|") }?.state == .pending)
         #expect(!rows.contains { $0.state == .sending })
+    }
+
+    @Test("a claim whose answer was lost is not renewed: its lease runs out and it is delivered")
+    func lostClaimRunsOut() async throws {
+        let store = InMemoryDeliveryStore()
+        let clock = TestClock("2026-03-01T12:00:00Z")
+        store.queue(transition(station: "A"), receivers: ["r"], dueAt: clock.now - 1)
+        store.loseClaimAnswers.withLock { $0 = 1 }
+        let notifier = RecordingNotifier()
+        var settings = fastSettings()
+        settings.lease = 3_000
+        let dispatcher = Dispatcher(
+            store: store, notifiers: ["r": notifier], routing: Routing(), settings: settings, clock: { clock.now })
+        let stop = Atomic(false)
+        let run = Task { try await dispatcher.run(poll: 20, stop: { stop.load(ordering: .relaxed) }) }
+        var failure: (any Error)?
+        do {
+            try await poll(until: "A is claimed, and the claim's answer lost") {
+                store.rows().first?.state == .sending && store.loseClaimAnswers.withLock { $0 } == 0
+            }
+            // The dispatcher's clock moves on a third of a lease at a time, each time waiting for the
+            // renewal then due (before, it renewed the lost claim too, so A was never due again).
+            for _ in 0..<6 where notifier.notifications.isEmpty {
+                clock.ms.withLock { $0 += settings.lease / 3 + 1 }
+                try await poll(until: "the leases are renewed") {
+                    store.heartbeat(dispatcher.instance.id) == clock.now || !notifier.notifications.isEmpty
+                }
+            }
+            try await poll(until: "A is delivered once its lost claim ran out") {
+                !notifier.notifications.isEmpty && !store.rows().contains { $0.state == .sending }
+            }
+        } catch {
+            failure = error
+        }
+        stop.store(true, ordering: .relaxed)
+        try await run.value
+        if let failure { throw failure }
+        #expect(notifier.notifications.flatMap(\.alerts).map(\.transition.station) == ["A"])
+        #expect(store.rows().first?.state == .sent)
+    }
+
+    @Test(
+        "outcomes that cannot be recorded stop the sends; the watchdog says delivery stalled; all goes on once they are recorded"
+    )
+    func unrecordableOutcomesStopTheSends() async throws {
+        let store = InMemoryDeliveryStore()
+        let now = nowMillis()
+        store.queue(transition(station: "A"), receivers: ["r"], dueAt: now - 2)
+        store.queue(transition(station: "B"), receivers: ["r"], dueAt: now - 1)
+        store.applyFails.withLock { $0 = true }
+        let notifier = RecordingNotifier()
+        var settings = fastSettings()
+        // One outcome waiting to be recorded stops the next send; a stall shows after 200 ms.
+        settings.unrecordedLimit = 1
+        settings.stallAfter = .milliseconds(200)
+        let dispatcher = Dispatcher(store: store, notifiers: ["r": notifier], routing: Routing(), settings: settings)
+        let stop = Atomic(false)
+        let run = Task { try await dispatcher.run(poll: 20, stop: { stop.load(ordering: .relaxed) }) }
+        var failure: (any Error)?
+        do {
+            try await poll(until: "the watchdog says delivery stalled") {
+                dispatcher.health.troubles["dispatcher watchdog"] != nil
+            }
+            // A went out; its outcome could not be recorded, so B was not sent.
+            #expect(notifier.notifications.flatMap(\.alerts).map(\.transition.station) == ["A"])
+            #expect(dispatcher.health.state != "ok")
+            store.applyFails.withLock { $0 = false }
+            try await poll(until: "both are delivered and recorded, and the watchdog is quiet") {
+                store.rows().allSatisfy { $0.state == .sent }
+                    && dispatcher.health.troubles["dispatcher watchdog"] == nil
+            }
+        } catch {
+            failure = error
+        }
+        stop.store(true, ordering: .relaxed)
+        try await run.value
+        if let failure { throw failure }
+        #expect(notifier.notifications.flatMap(\.alerts).map(\.transition.station) == ["A", "B"])
     }
 }

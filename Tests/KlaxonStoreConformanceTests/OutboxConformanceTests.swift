@@ -116,7 +116,9 @@ import Testing
             #expect(claimed.count == 1)
             #expect(try await store.claimHolders(excluding: "live").map(\.id) == ["dead"])
             #expect(try await store.claimHolders(excluding: "dead").isEmpty)
-            #expect(try await store.renewLeases(instance: "dead", until: now + 120_000, now: now) == 1)
+            #expect(
+                try await store.renewLeases(
+                    instance: "dead", ids: claimed.flatMap { $0.rows.map(\.id) }, until: now + 120_000, now: now) == 1)
             #expect(try await store.releaseClaims(of: ["dead"]) == 1)
             #expect(try await store.claimHolders(excluding: "live").isEmpty)
             let back = try await store.claim(now: now, lease: 60_000, limit: 10, instance: "live")
@@ -125,6 +127,33 @@ import Testing
             try await store.release(back)
             #expect(try await store.outboxCounts() == [.pending: 2])
             #expect(try await store.claim(now: now, lease: 60_000, limit: 10, instance: "live").count == 2)
+        }
+    }
+
+    @Test(
+        "a renewal extends only the rows named: a claim whose answer was lost runs out and is claimed again",
+        arguments: Backend.allCases)
+    func renewalExtendsOnlyTheRowsNamed(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            try await store.queue([transition(station: "A"), transition(station: "B")], receivers: ["ops"], now: now)
+            let me = InstanceRecord(id: "me", host: "h", pid: 2, processStart: 1, registeredAt: now, heartbeatAt: now)
+            try await store.register(me)
+            // Two claims by one instance; the answer to the second is lost (the connection died as it
+            // committed), so the instance holds only the first.
+            let held = try await store.claim(now: now, lease: 5_000, limit: 1, instance: "me")
+            let lost = try await store.claim(now: now, lease: 5_000, limit: 1, instance: "me")
+            #expect(held.count == 1 && lost.count == 1)
+            let ids = held.flatMap { $0.rows.map(\.id) }
+            #expect(try await store.renewLeases(instance: "me", ids: ids, until: now + 60_000, now: now + 1_000) == 1)
+            // Another instance's rows are not renewed under this one's name.
+            let other = lost.flatMap { $0.rows.map(\.id) }
+            #expect(try await store.renewLeases(instance: "else", ids: other, until: now + 60_000, now: now) == 0)
+            // Once the lost claim's lease runs out, it is claimed again (under the same key); the
+            // renewed one is not.
+            let again = try await store.claim(now: now + 6_000, lease: 5_000, limit: 10, instance: "me")
+            #expect(again.map(\.key) == lost.map(\.key))
+            #expect(again.flatMap { $0.rows.map(\.id) } == other)
         }
     }
 

@@ -24,6 +24,28 @@ extension PostgresStore: EvaluationBackend {
         try await execute("SELECT pg_advisory_xact_lock(\(Self.evaluationLock))", on: c)
     }
 
+    public func resolveRemoved(rules: Set<String>, _ e: Evaluation) async throws -> [Logged] {
+        guard !rules.isEmpty else { return [] }
+        var binds = PostgresBindings(capacity: 1)
+        try binds.append(rules.sorted())
+        let query = PostgresQuery(
+            unsafeSQL: RemovedRules.firingLatest(
+                select: "to_jsonb(t)::text, a.state", ruleList: "SELECT unnest($1::text[])"),
+            binds: binds)
+        return try await transaction { c in
+            try await self.evaluationTurn(on: c)
+            var firing: [(latest: Transition, state: AlertState)] = []
+            for row in try await self.rows(query, on: c) {
+                let record = try Self.decoder.decode(
+                    TransitionRecord.self, from: Data(try row[0].decode(String.self).utf8))
+                firing.append((record.transition, Self.decodeState(try row[1].decode(String.self))))
+            }
+            let run = RemovedRules.resolves(firing, e)
+            try await self.save(run.states, on: c)
+            return try await self.log(run.transitions, e, on: c)
+        }
+    }
+
     public func evaluationRange() async throws -> (cursor: Int64, top: Int64) {
         (try await meta(Self.cursorKey), try await ingestMark())
     }

@@ -14,6 +14,24 @@ extension SQLiteStore: EvaluationBackend {
         return try await runEvaluation(e)
     }
 
+    public func resolveRemoved(rules: Set<String>, _ e: Evaluation) async throws -> [Logged] {
+        guard !rules.isEmpty else { return [] }
+        let names = "[" + rules.sorted().map(JSONText.string).joined(separator: ",") + "]"
+        return try await requireWriter().write { db in
+            let firing = try Row.fetchAll(
+                db,
+                sql: RemovedRules.firingLatest(
+                    select: "t.*, a.state AS alert_state", ruleList: "SELECT value FROM json_each(?)"),
+                arguments: [names]
+            ).map { row in
+                (TransitionRecord(row: row).transition, AlertStateRecord.decode(state: row["alert_state"]))
+            }
+            let run = RemovedRules.resolves(firing, e)
+            try Self.save(run.states, db)
+            return try Self.log(run.transitions, db, e)
+        }
+    }
+
     public func evaluationRange() async throws -> (cursor: Int64, top: Int64) {
         try await reader.read { db in
             (

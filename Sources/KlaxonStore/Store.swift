@@ -81,6 +81,11 @@ public protocol AlertStore: Sendable {
     /// Records an evaluation: alert states, the transition log, outbox rows and cursors, in bounded
     /// transactions (`EvaluationBackend.runEvaluation`: every backend's evaluation is that one).
     func evaluate(_ e: Evaluation) async throws -> EvaluationResult
+    /// Resolves every firing alert of `rules` (rules a reload removed), in one transaction that takes
+    /// the evaluation's turn: the alert states (inactive), the resolves logged with their reason
+    /// (`RemovedRules`) and their outbox rows as `e.route` plans them. An alert resolved already
+    /// (by another daemon's reload) is not resolved again.
+    func resolveRemoved(rules: Set<String>, _ e: Evaluation) async throws -> [Logged]
     /// Logs transitions made outside evaluation and queues their deliveries (`now` in ms).
     func record(_ transitions: [(transition: Transition, message: String, deliveries: [PlannedDelivery])], now: Int64)
         async throws

@@ -92,6 +92,10 @@ extension Daemon {
                 metrics.receivers(delivery.notifiers.mapValues(\.integration))
             }
             reloaded.advance()
+            // Rules that are gone (removed, or renamed: a name is all an alert knows): their firing
+            // alerts are resolved now, saying why, between this daemon's evaluations.
+            removedRules.note(old: old.rules, new: rules)
+            let resolved = await evaluations.run { await self.resolveRemovedRules(trigger: trigger) }
             wake.yield()
             for setting in restart {
                 logger.warning("changed in the config; takes effect at a restart", metadata: ["setting": "\(setting)"])
@@ -106,6 +110,11 @@ extension Daemon {
                     "receiver removed by the reload; its queued notifications will go dead",
                     metadata: ["receiver": "\(receiver)", "queued": .stringConvertible(queued)])
             }
+            for (rule, n) in resolved {
+                notes.append(
+                    "rule \(rule) is no longer in the rules: its \(n) firing alert\(n == 1 ? " was" : "s were") resolved"
+                )
+            }
             outcome = .reloaded(
                 rules: rules.count, sources: next.sources.count, receivers: next.receivers.count,
                 restartNeeded: restart, warnings: notes)
@@ -115,6 +124,7 @@ extension Daemon {
                     "trigger": "\(trigger)", "rules": .stringConvertible(rules.count),
                     "sources": .stringConvertible(next.sources.count),
                     "receivers": .stringConvertible(next.receivers.count),
+                    "resolved": .stringConvertible(resolved.reduce(0) { $0 + $1.alerts }),
                 ])
         } catch let error as DiagnosticsError {
             outcome = .failed(error.diagnostics.map(\.description))

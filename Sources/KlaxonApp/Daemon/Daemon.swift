@@ -49,6 +49,10 @@ public final class Daemon: Sendable {
     let reloads = ReloadQueue()
     /// Ticks at each reload that took, for the services that rebuild what the config names.
     let reloaded = Generation()
+    /// Rules a reload removed whose firing alerts are still to be resolved (`resolveRemovedRules`).
+    let removedRules = RemovedRulesQueue()
+    /// This daemon's evaluations, one at a time, and the resolves of removed rules between them.
+    let evaluations = ReloadQueue()
 
     public init(
         config: Config, store: any Store, rules: [Rule], logger: Logger, clock: DaemonClock = .wall,
@@ -73,6 +77,14 @@ public final class Daemon: Sendable {
     /// receivers), and queues reminders.
     @discardableResult
     public func evaluate(now: Int64? = nil) async throws -> EvaluationResult {
+        try await evaluations.run { () async -> Result<EvaluationResult, any Error> in
+            // Alerts of rules a reload removed that it could not resolve then (the store was away).
+            await self.resolveRemovedRules(trigger: "retry")
+            do { return .success(try await self.evaluateNow(now: now)) } catch { return .failure(error) }
+        }.get()
+    }
+
+    private func evaluateNow(now: Int64?) async throws -> EvaluationResult {
         // The dispatcher is woken as each slice's notifications commit, not after the whole backlog.
         let queued = self.queued
         var wake: (@Sendable (Int) -> Void)? = nil

@@ -27,7 +27,7 @@ extension PostgresStore: EvaluationBackend {
     public func resolveRemoved(rules: Set<String>, _ e: Evaluation) async throws -> [Logged] {
         guard !rules.isEmpty else { return [] }
         var binds = PostgresBindings(capacity: 1)
-        try binds.append(rules.sorted())
+        binds.append(rules.sorted())
         let query = PostgresQuery(
             unsafeSQL: RemovedRules.firingLatest(
                 select: "to_jsonb(t)::text, a.state", ruleList: "SELECT unnest($1::text[])"),

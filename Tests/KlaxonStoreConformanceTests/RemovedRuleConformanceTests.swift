@@ -28,7 +28,7 @@ struct RemovedRuleConformanceTests {
     func resolvesOnce(_ backend: Backend) async throws {
         try await backend.withStore { f in
             let store = f.store
-            try await store.readingWriter().write([
+            _ = try await store.readingWriter().write([
                 reading("A", "2026-01-01T00:00:00Z", 12), reading("B", "2026-01-01T00:00:00Z", 12),
                 reading("C", "2026-01-01T00:00:00Z", 1), reading("D", "2026-01-01T00:00:00Z", 5),
             ])

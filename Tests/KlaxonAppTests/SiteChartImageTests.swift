@@ -350,6 +350,47 @@ struct SiteChartImageTests {
         try outcome.get()
     }
 
+    @Test(
+        "an anonymous chart flood costs no alert its chart: every visitor renderer taken and a visitor's drawing of the same chart waiting, the email's chart is drawn on delivery's own lane"
+    )
+    func floodLeavesDeliveryItsCharts() async throws {
+        // One visitor renderer and one waiting place: the holder takes the renderer, a visitor's request for
+        // the gauge's chart takes the place, and every further visitor is refused (issue 38, item 22).
+        let raster = SVGRaster(limits: .init(threads: 1, queue: 1))
+        let release = DispatchSemaphore(value: 0)
+        let holder = Task { try await raster.threads.run { release.wait() } }
+        try await poll(until: "the holding job runs") { raster.threads.load.running == 1 }
+        let cache = ChartCache(raster: raster)
+        let store = try await store()
+        let outcome = await Result {
+            try await withSite(store, cache: cache) { get in
+                let waiting = Task { try await get("/gauges/\(Self.gauge)/chart.png") }
+                try await poll(until: "a visitor's drawing waits") { raster.threads.load.waiting == 1 }
+                // The flood: refused at once, as before.
+                for _ in 0..<20 {
+                    let refused = try await get("/gauges/\(Self.gauge)/chart.png?range=7d")
+                    #expect(refused.status == 503)
+                }
+                // Five alert emails' charts, as the daemon asks for them (`Daemon.emailCharts`): all drawn while
+                // the visitors' renderer is still held, so none waited for a visitor's render.
+                var settings = StatusSite.Settings(timeZone: TimeZone(identifier: "UTC")!)
+                settings.charts = cache
+                let clock = now + 60
+                let charts = ChartImages(store: store, settings: settings, now: { clock })
+                for metric in ["gage_height", "discharge", "gage_height", "discharge", "gage_height"] {
+                    let png = try await charts.png(station: Self.gauge, metric: metric, range: "48h")
+                    #expect(png.flatMap { pngSize(Array($0)) } != nil, "\(metric)")
+                }
+                #expect(raster.threads.load.running == 1 && raster.threads.load.waiting == 1)
+                release.signal()
+                #expect(try await waiting.value.status == 200)
+            }
+        }
+        release.signal()
+        _ = try? await holder.value
+        try outcome.get()
+    }
+
     @Test("ChartImages.png: bytes for a gauge, a station's metric and a city; nil where there is nothing to chart")
     func chartImagesAPI() async throws {
         let store = try await store()

@@ -75,10 +75,15 @@ final class ChartCache: Sendable {
 
     /// The picture for `key`: from memory, from a drawing already under way, or drawn by `draw`
     /// (whose failure is not kept: the next request draws again).
-    func picture(_ key: Key, draw: @escaping @Sendable () async throws -> Picture) async throws -> Picture {
+    /// With `join: false` (delivery), a drawing under way for someone else is not waited for: the caller
+    /// draws its own (and keeps it), so it never waits behind, or fails with, a visitor's render.
+    func picture(
+        _ key: Key, join: Bool = true, draw: @escaping @Sendable () async throws -> Picture
+    ) async throws -> Picture {
         enum Found {
             case ready(Picture)
             case drawing(Task<Picture, any Error>)
+            case own
         }
         let found: Found = state.withLock { s in
             s.clock += 1
@@ -88,6 +93,10 @@ final class ChartCache: Sendable {
                 s.hits += 1
                 return .ready(p)
             case .drawing(let task)?:
+                guard join else {
+                    s.draws += 1
+                    return .own
+                }
                 s.hits += 1
                 return .drawing(task)
             case nil:
@@ -110,6 +119,10 @@ final class ChartCache: Sendable {
         switch found {
         case .ready(let p): return p
         case .drawing(let task): return try await task.value
+        case .own:
+            let p = try await draw()
+            store(p, for: key)
+            return p
         }
     }
 

@@ -69,9 +69,10 @@ public struct ChartImages: Sendable {
         let kind = SubjectPage.of(metric: metric)
         guard kind == .gauge || kind == .air || kind == .station, !station.isEmpty, station != "*" else { return nil }
         do {
+            // Delivery's own lane: a flood of anonymous chart requests does not cost an alert its chart.
             let picture = try await picture(
                 kind: kind, typed: station, metric: kind == .station ? metric : nil,
-                range: (since: nil, until: nil, key: range))
+                range: (since: nil, until: nil, key: range), for: .delivery)
             return picture.empty ? nil : Data(picture.png)
         } catch let e as SiteError where e.status == .notFound {
             return nil
@@ -86,7 +87,8 @@ public struct ChartImages: Sendable {
     /// `SiteError` if unknown), the range read as the gauge page reads it (a 400 if bad), then from
     /// the cache or drawn.
     func picture(
-        kind: SubjectPage, typed: String, metric: String?, range: (since: String?, until: String?, key: String?)
+        kind: SubjectPage, typed: String, metric: String?, range: (since: String?, until: String?, key: String?),
+        for lane: SVGRaster.Lane = .visitor
     ) async throws -> ChartCache.Picture {
         let site = self.site
         let store = site.store
@@ -127,7 +129,7 @@ public struct ChartImages: Sendable {
             kind: kind, station: station, metric: metric, range: drawn, version: try await store.ingestMark(),
             scale: Self.scale)
         let cache = site.settings.charts
-        return try await cache.picture(cacheKey) {
+        return try await cache.picture(cacheKey, join: lane == .visitor) {
             let chart: (svg: String, empty: Bool)
             switch kind {
             case .air:
@@ -139,7 +141,7 @@ public struct ChartImages: Sendable {
             default:
                 chart = try await StationPage.chart(station: station, metric: metric, from: from, to: to, site: site)
             }
-            let picture = try await cache.raster.png(chart.svg, size: .scale(Double(Self.scale)))
+            let picture = try await cache.raster.png(chart.svg, size: .scale(Double(Self.scale)), for: lane)
             return ChartCache.Picture(
                 png: picture.png, width: picture.width, height: picture.height, etag: ChartCache.etag(picture.png),
                 empty: chart.empty)

@@ -69,19 +69,35 @@ final class SVGRaster: Sendable {
         var height: Int
     }
 
+    /// Who a render is for. Visitors of the site (anyone, unauthenticated) share `threads`, and are told
+    /// "busy" when they are all taken; delivery (the charts in alert emails) has a thread of its own and a
+    /// longer queue, so a flood of anonymous chart requests never costs an alert its chart, and a delivery
+    /// never waits behind a visitor's render.
+    enum Lane: Sendable {
+        case visitor
+        case delivery
+    }
+
     let limits: Limits
+    /// The visitors' lane.
     let threads: RenderThreads
+    /// Delivery's lane: one thread (alert charts come a few at a time, from the dispatcher's bounded sends),
+    /// 64 waiting.
+    let deliveryThreads: RenderThreads
 
     init(limits: Limits = .standard, idle: Duration = .seconds(60)) {
         self.limits = limits
         threads = RenderThreads(threads: limits.threads, queue: limits.queue, idle: idle)
+        deliveryThreads = RenderThreads(threads: 1, queue: 64, idle: idle)
     }
 
     /// The one rasterizer of the process: its threads are shared by the site and `ChartImages`.
     static let shared = SVGRaster()
 
     /// Renders `svg` at `size` over an opaque `background` (`#RRGGBB`; nil: transparent).
-    func png(_ svg: String, size: Size = .scale(1), background: String? = "#ffffff") async throws -> Picture {
+    func png(
+        _ svg: String, size: Size = .scale(1), background: String? = "#ffffff", for lane: Lane = .visitor
+    ) async throws -> Picture {
         guard !svg.isEmpty else { throw Failure(kind: .parse, message: "the SVG is empty") }
         guard svg.utf8.count <= limits.svgBytes else {
             throw Failure(
@@ -91,6 +107,7 @@ final class SVGRaster: Sendable {
         let limits = self.limits
         let colour = try background.map(Self.rgb)
         do {
+            let threads = lane == .visitor ? self.threads : deliveryThreads
             return try await threads.run { try Self.render(svg, size: size, background: colour, limits: limits) }
         } catch RenderThreads.Refusal.busy {
             throw Failure(

@@ -51,8 +51,25 @@ extension AlertState {
         }
     }
 
+    /// The series' sampling interval at a reading at `time` (called before the engine records it):
+    /// the shorter of the gap since the last reading and the gap before it (one long gap, a feed
+    /// that stopped for an hour, does not make a five-minute series hourly); for a revision of the
+    /// last reading, the gap that led to it. Nil before two readings.
+    func cadence(at time: Int64) -> Int64? {
+        guard let last = lastTime else { return nil }
+        guard time > last else { return interval }
+        let gap = time.subtractingClamped(last)
+        return interval.map { min($0, gap) } ?? gap
+    }
+
     /// Moves a `levels` alert to the level at `target` (nil = below every level), waiting out `minDwell`.
     /// Returns the announced move (from, to), or nil when nothing is announced yet.
+    ///
+    /// The dwell is measured in data time. A series sampled less often than `minDwell` (`cadence`
+    /// longer than it: an hourly AQI against the 10-minute default) has one reading stand for more
+    /// than the whole dwell, so the first reading of a new level meets it: waiting for the next
+    /// sample would only announce the level a sampling interval late. A dwell as long as the
+    /// interval or longer still waits for readings that span it.
     public mutating func observeLevel(
         time: Int64, current: Int?, target: Int?, names: [String], minDwell: Int64
     ) -> (from: Int?, to: Int?, heldSince: Int64)? {
@@ -74,7 +91,9 @@ extension AlertState {
             }
             candidate = target.map { names[$0] } ?? ""
             candidateSince = heldSince
-            guard time.subtractingClamped(heldSince) >= minDwell else { return nil }
+            guard time.subtractingClamped(heldSince) >= minDwell || (cadence(at: time) ?? 0) > minDwell else {
+                return nil
+            }
         }
         candidate = nil
         candidateSince = nil

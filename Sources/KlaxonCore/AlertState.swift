@@ -20,6 +20,9 @@ public struct AlertState: Sendable, Hashable, Codable {
     /// The time and value of the last reading this alert saw. Readings at or before `lastTime` are late.
     public var lastTime: Int64?
     public var lastValue: Double?
+    /// The gap between the last reading and the one before it (seconds): with the next gap, the
+    /// series' sampling interval (`cadence(at:)`); a `min_dwell` shorter than it is met by one reading.
+    public var interval: Int64?
 
     public init() {}
 

@@ -216,8 +216,10 @@ public struct QuakeRule: QuakeFamilyRule {
     ///   the revised event no longer meets the rule (the message says so).
     /// - Anything else: nothing.
     ///
-    /// The change's `at` is the origin time in seconds, `value` the magnitude and `level` the PAGER
-    /// alert. Returns the change and what to store as announced; on nil, keep what was stored.
+    /// The change's `at` is the origin time in seconds for a new event and, for a revision or a
+    /// withdrawal, the time USGS published it (`updated`, not before the origin): the data time
+    /// `notify_max_age` measures, so an old quake is not news and a fresh revision of it is. `value`
+    /// is the magnitude and `level` the PAGER alert. Returns the change and what to store as announced; on nil, keep what was stored.
     public func assess(_ e: QuakeEvent, announced: Announced?) -> (change: Change, announced: Announced)? {
         guard let before = announced else {
             let evaluation = evaluate(e)
@@ -274,13 +276,16 @@ public struct QuakeRule: QuakeFamilyRule {
             why += "; no longer meets the rule: " + failed.map(\.text).joined(separator: "; ")
         }
         let change = Change(
-            state: .changed, at: e.timeSeconds, value: e.magnitude, level: newLevel?.name,
+            state: .changed, at: Self.revisionTime(e), value: e.magnitude, level: newLevel?.name,
             fromLevel: oldLevel != newLevel ? oldLevel?.name : nil,
             summary: "Update: " + changes.joined(separator: ", ") + " — " + summary(e, evaluation),
             explanation: changes.joined(separator: ", "), details: why, place: e.place,
             headline: Self.quakeHeadline(e) + ", revised")
         return (change, Announced(e))
     }
+
+    /// When a version of an event was published (seconds; `updated`, never before the origin time).
+    static func revisionTime(_ e: QuakeEvent) -> Int64 { max(e.timeSeconds, QuakeEvent.seconds(e.updated)) }
 
     /// `M7.0 earthquake` (`earthquake` without a magnitude): a quake's title after its place.
     static func quakeHeadline(_ e: QuakeEvent) -> String {
@@ -298,7 +303,7 @@ public struct QuakeRule: QuakeFamilyRule {
         place += " (\(Self.utcMinute(e.timeSeconds)) UTC)"
         let was = before.magnitude.map { "M" + formatValue($0) } ?? "an event without magnitude"
         return Change(
-            state: .resolved, at: e.timeSeconds, value: e.magnitude ?? before.magnitude, level: nil,
+            state: .resolved, at: Self.revisionTime(e), value: e.magnitude ?? before.magnitude, level: nil,
             fromLevel: PagerLevel(before.alert)?.name,
             summary: "Withdrawn: the \(magnitude)event\(place) was deleted by USGS",
             explanation: "USGS deleted the event",

@@ -26,6 +26,12 @@ public struct RecentReadings: Sendable, Hashable {
 
     /// Adds a reading newer than every reading kept, and forgets those older than `span` before it
     /// (keeping the newest one at or before that edge, so a window always has its starting point).
+    /// A revision of the newest reading (same time, new value): its value is replaced.
+    public mutating func revise(time: Int64, value: Double) {
+        guard span > 0, let last = times.last, last == time else { return append(time: time, value: value) }
+        values[values.count - 1] = value
+    }
+
     public mutating func append(time: Int64, value: Double) {
         guard span > 0 else { return }
         times.append(time)

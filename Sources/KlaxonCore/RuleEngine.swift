@@ -97,22 +97,42 @@ public struct RuleEngine: Sendable {
         return s
     }
 
-    /// Feeds one reading. Returns false when the reading was late (not newer than the last one) and ignored.
+    /// Whether a reading is a revision of the session's newest one: its time, another value (an
+    /// hourly source correcting the current hour). A revision is news and is stepped again.
+    public func isRevision(_ s: SeriesSession, time: Int64, value: Double) -> Bool {
+        guard let last = s.lastTime, time == last else { return false }
+        return s.states.contains { $0.lastTime == time && $0.lastValue != value }
+    }
+
+    /// Feeds one reading. Returns false when the reading was late (older than the last one, or the
+    /// last one again with its value unchanged) and ignored; a revision of the last one (same time,
+    /// new value) is stepped again with its new value.
     @discardableResult
     public func step(_ s: inout SeriesSession, time: Int64, value: Double, into out: inout [Transition]) -> Bool {
+        var revision = false
         if let last = s.lastTime, time <= last {
-            s.lateReadings += 1
-            return false
+            guard isRevision(s, time: time, value: value) else {
+                s.lateReadings += 1
+                return false
+            }
+            revision = true
         }
-        s.context.history?.append(time: time, value: value)
+        if revision {
+            s.context.history?.revise(time: time, value: value)
+        } else {
+            s.context.history?.append(time: time, value: value)
+        }
         for i in s.ruleIndexes.indices {
             let k = s.ruleIndexes[i]
             if timeDriven[k], let change = kinds[k].advance(&s.states[i], to: time, context: s.context) {
                 out.append(rules[k].transition(change, s.context))
             }
+            let previous = s.states[i].lastTime
             if let change = kinds[k].step(&s.states[i], time: time, value: value, context: s.context) {
                 out.append(rules[k].transition(change, s.context))
             }
+            // The gap to this reading (a revision keeps the one of the reading it revises).
+            if let previous, previous < time { s.states[i].interval = time.subtractingClamped(previous) }
             s.states[i].lastTime = time
             s.states[i].lastValue = value
         }

@@ -144,6 +144,10 @@ public struct SourceBatch: Sendable {
     public var readingsAreForecast = false
     /// Active weather alerts, by the place key they were asked for.
     public var weatherAlerts: [PlaceAlert] = []
+    /// The `aqi` readings are each hour's overall AQI derived from its pollutants' (`aqi.*`, AirNow's
+    /// reporting areas): the store sets each to the highest pollutant AQI of its hour, stored or in
+    /// the batch, so the overall does not depend on the order the pollutants arrive in.
+    public var overallAQI = false
     /// Values that were not values (the USGS `noDataValue`, outage qualifiers such as `Ice`, an empty
     /// RDB field, a CWMS `null`): nothing was stored for them.
     public var gaps: Int
@@ -169,6 +173,7 @@ public struct SourceBatch: Sendable {
         weather += other.weather
         weatherAlerts += other.weatherAlerts
         gaps += other.gaps
+        overallAQI = overallAQI || other.overallAQI
     }
 }
 

@@ -182,7 +182,7 @@ extension PostgresStore: EvaluationBackend {
                 try await self.saveAnnouncement(
                     next, table: EventRounds.quakeTable, key: EventRounds.quakeKey(rule: rule, event: key), on: c)
             }
-            let logged = try await self.log(round.transitions, e, on: c)
+            let logged = try await self.log(round.transitions, e, events: true, on: c)
             try await self.setMeta(Self.quakeCursorKey, top, on: c)
             return (logged, rows.count == limit)
         }
@@ -267,10 +267,11 @@ extension PostgresStore: EvaluationBackend {
     /// (`OutboxPlan`), inside the caller's transaction: the transitions in one statement (their ids
     /// taken from the sequence first, in order), their outbox rows in another. With `claim`, the
     /// rows it queues are claimed for this process's dispatcher as `claim` allows.
-    func log(_ transitions: [Transition], _ e: Evaluation, claim: QueueClaim? = nil, on c: PostgresConnection)
-        async throws -> [Logged]
-    {
-        var log = TransitionLog(transitions, e)
+    func log(
+        _ transitions: [Transition], _ e: Evaluation, claim: QueueClaim? = nil, events: Bool = false,
+        on c: PostgresConnection
+    ) async throws -> [Logged] {
+        var log = TransitionLog(transitions, e, events: events)
         guard !log.isEmpty else { return [] }
         let ids = try await takeTransitionIDs(log.records.count, on: c)
         var open: [AlertKey: OpenEpisode] = [:]

@@ -45,7 +45,9 @@ extension PostgresStore: StationMetadataSource {
             for station in batch.stations { try await self.upsert(station, on: c) }
             for gauge in batch.gauges { try await self.upsert(gauge, at: now, on: c) }
             var additions: [SeriesKey: Int64] = [:]
-            var stats = try await self.insert(batch.readings, on: c, known: [:], additions: &additions, source: source)
+            var readings = batch.readings
+            if batch.overallAQI { try await self.deriveOverallAQI(&readings, on: c) }
+            var stats = try await self.insert(readings, on: c, known: [:], additions: &additions, source: source)
             if !batch.weather.isEmpty || !batch.weatherAlerts.isEmpty {
                 stats.inserted += try await self.write(weather: batch.weather, alerts: batch.weatherAlerts, on: c)
             }
@@ -68,6 +70,25 @@ extension PostgresStore: StationMetadataSource {
             }
             return stats
         }
+    }
+
+    /// Sets each hour's overall AQI from its pollutants, those stored among them (`OverallAQI`).
+    func deriveOverallAQI(_ readings: inout [Reading], on c: PostgresConnection) async throws {
+        let hours = Array(OverallAQI.hours(readings))
+        guard !hours.isEmpty else { return }
+        var stored: [OverallAQI.Hour: [String: Double]] = [:]
+        for row in try await rows(
+            """
+            SELECT u.station, u.time, s.metric, r.value
+            FROM unnest(\(hours.map(\.station))::text[], \(hours.map(\.time))::bigint[]) AS u(station, time)
+            JOIN series s ON s.station = u.station AND left(s.metric, 4) = 'aqi.'
+            JOIN readings r ON r.series_id = s.id AND r.time = u.time AND NOT r.suspect
+            """, on: c)
+        {
+            let hour = OverallAQI.Hour(station: try row[0].decode(String.self), time: try row[1].decode(Int64.self))
+            stored[hour, default: [:]][try row[2].decode(String.self)] = try row[3].decode(Double.self)
+        }
+        OverallAQI.apply(&readings, stored: stored)
     }
 
     func upsert(_ s: StationInfo, on c: PostgresConnection) async throws {

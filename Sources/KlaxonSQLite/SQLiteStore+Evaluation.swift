@@ -199,7 +199,7 @@ extension SQLiteStore: EvaluationBackend {
                 try Announcements.save(
                     next, db, table: EventRounds.quakeTable, key: EventRounds.quakeKey(rule: rule, event: key))
             }
-            let logged = try Self.log(round.transitions, db, e)
+            let logged = try Self.log(round.transitions, db, e, events: true)
             try Self.setMeta(db, Self.quakeCursorKey, top)
             return (logged, rows.count == limit)
         }
@@ -233,10 +233,10 @@ extension SQLiteStore: EvaluationBackend {
     /// Logs transitions (`TransitionLog`) with their episodes and queues their deliveries
     /// (`OutboxPlan`), inside the caller's transaction. With `claim`, the rows it queues are claimed
     /// for this process's dispatcher as `claim` allows.
-    static func log(_ transitions: [Transition], _ db: Database, _ e: Evaluation, claim: QueueClaim? = nil) throws
-        -> [Logged]
-    {
-        var log = TransitionLog(transitions, e)
+    static func log(
+        _ transitions: [Transition], _ db: Database, _ e: Evaluation, claim: QueueClaim? = nil, events: Bool = false
+    ) throws -> [Logged] {
+        var log = TransitionLog(transitions, e, events: events)
         guard !log.isEmpty else { return [] }
         if e.route != nil { try deferForeignKeys(db) }
         let ids = try takeTransitionIDs(log.records.count, db)

@@ -16,8 +16,9 @@ extension SQLiteStore: StationMetadataSource {
             for station in batch.stations { try Self.upsert(station, db) }
             for gauge in batch.gauges { try Self.upsert(gauge, at: now, db) }
             var additions: [SeriesKey: Int64] = [:]
-            var stats = try ReadingIngester.insert(
-                batch.readings, db, known: [:], additions: &additions, source: source)
+            var readings = batch.readings
+            if batch.overallAQI { try Self.deriveOverallAQI(&readings, db) }
+            var stats = try ReadingIngester.insert(readings, db, known: [:], additions: &additions, source: source)
             if !batch.weather.isEmpty || !batch.weatherAlerts.isEmpty {
                 stats.inserted += try Self.write(weather: batch.weather, alerts: batch.weatherAlerts, db)
             }
@@ -39,6 +40,22 @@ extension SQLiteStore: StationMetadataSource {
             }
             return stats
         }
+    }
+
+    /// Sets each hour's overall AQI from its pollutants, those stored among them (`OverallAQI`).
+    static func deriveOverallAQI(_ readings: inout [Reading], _ db: Database) throws {
+        let select = try db.cachedStatement(
+            sql: """
+                SELECT s.metric, r.value FROM series s JOIN readings r ON r.series_id = s.id
+                WHERE s.station = ? AND substr(s.metric, 1, 4) = 'aqi.' AND r.time = ? AND r.suspect = 0
+                """)
+        var stored: [OverallAQI.Hour: [String: Double]] = [:]
+        for hour in OverallAQI.hours(readings) {
+            for row in try Row.fetchAll(select, arguments: [hour.station, hour.time]) {
+                stored[hour, default: [:]][row[0]] = row[1]
+            }
+        }
+        OverallAQI.apply(&readings, stored: stored)
     }
 
     /// Records a failed fetch: the cursor stays, so the next cycle asks again for the same data.

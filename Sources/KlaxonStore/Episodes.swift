@@ -217,7 +217,7 @@ public struct QueuedRow: Sendable {
 /// The outbox rows a transition log queues: for each alert, receiver and route, one row, of its
 /// newest transition, which takes the place of the earlier ones (of this log, and a queued row not
 /// yet in a batch) and keeps their states as its `path`. A row whose data is older than its route's
-/// `notify_max_age` is queued `held`.
+/// `notify_max_age` is queued `held`; an event's (`TransitionLog.events`) is not queued at all.
 public struct OutboxPlan: Sendable {
     public struct Row: Sendable {
         /// The transition's index in the log.
@@ -268,6 +268,11 @@ public struct OutboxPlan: Sendable {
         var made: [Row] = []
         for key in order {
             let chain = chains[key]!
+            let last = chain.last!
+            let stale = last.delivery.isStale(log.transitions[last.index], now: now)
+            // An old event is recorded, not sent (and takes no queued row's place): an event never
+            // resolves, so as "the present" it would always be news.
+            if stale && log.events { continue }
             var steps: [PathStep] = []
             var dueBy: Int64? = nil
             if let q = foldable.removeValue(forKey: key) {
@@ -276,11 +281,10 @@ public struct OutboxPlan: Sendable {
                 if q.state == .pending { dueBy = q.dueAt }
             }
             for link in chain.dropLast() { steps.append(PathStep(log.records[link.index])) }
-            let last = chain.last!
             made.append(
                 Row(
                     index: last.index, delivery: last.delivery, path: PathStep.encode(steps),
-                    held: last.delivery.isStale(log.transitions[last.index], now: now), dueBy: dueBy))
+                    held: stale, dueBy: dueBy))
         }
         // Queue order: by transition, as the log was written.
         rows = made.enumerated().sorted { ($0.element.index, $0.offset) < ($1.element.index, $1.offset) }.map(\.element)

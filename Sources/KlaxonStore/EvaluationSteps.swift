@@ -40,12 +40,19 @@ public struct ReadingsStep {
             if s.history != nil, let last = s.lastTime {
                 history.append((i, changed.id, last - e.engine.historySpan(of: s), last))
             }
-            readings.append((i, changed.id, s.lastTime ?? Int64.min))
+            readings.append((i, changed.id, Self.after(s.lastTime)))
         }
         return (history, readings)
     }
 
-    public var readLimit: Int { e.sliceReadings + 1 }
+    /// The most readings a slice reads in all: one past its budget, and each series' newest reading
+    /// stepped, read again (`after`).
+    public var readLimit: Int { e.sliceReadings + 1 + series.count }
+
+    /// What a series' readings are read after: its newest reading stepped is read again, so a
+    /// revision of it (same time, new value: an hourly source correcting the current hour) is news,
+    /// stepped again, not late (`RuleEngine.isRevision`).
+    static func after(_ lastTime: Int64?) -> Int64 { lastTime.map { $0 - 1 } ?? Int64.min }
 
     /// What a slice made: the slice's counts, the alert states to save, the transitions to log.
     public struct Outcome {
@@ -79,7 +86,11 @@ public struct ReadingsStep {
             var more = false
             var ahead = 0
             let present = e.present
-            for r in try readings(i, changed.id, session.lastTime ?? Int64.min, budget + 1) {
+            for r in try readings(i, changed.id, Self.after(session.lastTime), budget + 2) {
+                // The newest reading stepped, read again: stepped only if it was revised.
+                if r.time == session.lastTime && !e.engine.isRevision(session, time: r.time, value: r.value) {
+                    continue
+                }
                 // Dated ahead of now (readings come oldest first): it and what follows wait for
                 // their time (`Evaluation.present`), so they do not make the present's readings late.
                 if r.time > present {
@@ -193,8 +204,13 @@ public struct TransitionLog {
     public let deliveries: [[PlannedDelivery]]
     public var deltas = MetricDeltas()
     let routed: Bool
+    /// The transitions are events' (quakes): an event is news only while it is fresh. Unlike an
+    /// alert's standing state, which a held row may still tell once caught up, an event older than its
+    /// route's `notify_max_age` is recorded and never sent (`OutboxPlan` queues no row for it).
+    public let events: Bool
 
-    public init(_ transitions: [Transition], _ e: Evaluation) {
+    public init(_ transitions: [Transition], _ e: Evaluation, events: Bool = false) {
+        self.events = events
         self.transitions = transitions.sorted(by: Transition.outputOrder).map { t in
             var t = t
             let annotations = e.annotate(t)

@@ -125,6 +125,7 @@ public struct AlertStateRecord: Codable, Sendable, Equatable {
         add("candidateSince", state.candidateSince.map { String($0) })
         add("lastTime", state.lastTime.map { String($0) })
         if let v = state.lastValue, v.isFinite { add("lastValue", JSONText.number(v)) }
+        add("interval", state.interval.map { String($0) })
         out += "}"
         return out
     }

@@ -198,10 +198,45 @@ struct LevelsRuleTests {
     func lateReading() throws {
         var h = try Harness([levelsRule()])
         h.feed([(m(0), 16)])
-        #expect(h.step(m(0), 1).accepted == false)
+        #expect(h.step(m(0), 16).accepted == false, "the newest reading again, unchanged")
         #expect(h.step(m(-5), 1).accepted == false)
         #expect(h.state("flood")?.level == "moderate")
         #expect(h.transitions.count == 1)
+    }
+
+    @Test("a revision of the newest reading (same time, new value) is news: stepped again, not late (issue 39)")
+    func revisionOfTheNewest() throws {
+        var h = try Harness([levelsRule(scale: .usEPA)])
+        #expect(h.feed([(m(0), 40), (m(60), 45)]) == [])
+        let revised = h.step(m(60), 74)
+        #expect(revised.accepted)
+        #expect(revised.briefs == [.firing("flood", m(60), 74, level: "Moderate")])
+        #expect(h.session.lateReadings == 0)
+        // Revised again, back down: the alert resolves at the same hour.
+        #expect(h.step(m(60), 30).briefs == [.resolved("flood", m(60), 30, from: "Moderate")])
+        // An older hour stays late.
+        #expect(h.step(m(0), 90).accepted == false)
+    }
+
+    @Test("min_dwell is met by one reading of a series sampled no more often than the dwell (hourly AQI, issue 39)")
+    func minDwellHourly() throws {
+        var h = try Harness([levelsRule(minDwell: 600, scale: .usEPA)])
+        #expect(h.feed([(m(0), 40), (m(60), 42)]) == [])
+        // The first hourly sample at Moderate is announced at once, not an hour later.
+        #expect(h.feed([(m(120), 74)]) == [.firing("flood", m(120), 74, level: "Moderate")])
+        // And a revision of the current hour is announced at its hour too.
+        #expect(h.step(m(180), 60).briefs == [])
+        #expect(
+            h.step(m(180), 120).briefs == [
+                .changed("flood", m(180), 120, to: "Unhealthy for Sensitive Groups", from: "Moderate")
+            ])
+        // A dwell longer than the sampling interval still waits for readings spanning it.
+        var long = try Harness([levelsRule(minDwell: 7200, scale: .usEPA)])
+        #expect(long.feed([(m(0), 40), (m(60), 74), (m(120), 74)]) == [])
+        #expect(long.feed([(m(180), 74)]) == [.firing("flood", m(180), 74, level: "Moderate")])
+        // Five-minute data keeps the ten-minute dwell: a one-sample spike is not announced.
+        var fine = try Harness([levelsRule(minDwell: 600, scale: .usEPA)])
+        #expect(fine.feed([(m(0), 40), (m(5), 74), (m(10), 40), (m(15), 40)]) == [])
     }
 
     @Test("a level name no longer on an edited ladder counts as no level")

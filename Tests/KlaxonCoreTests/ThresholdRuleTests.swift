@@ -217,7 +217,7 @@ struct ThresholdRuleTests {
 
     // MARK: Late readings
 
-    @Test("late and duplicate-time readings are refused, counted, and change nothing")
+    @Test("late readings, and the newest again unchanged, are refused, counted, and change nothing")
     func lateReadings() throws {
         var h = try Harness([thresholdRule(10, for: 600)])
         #expect(h.step(m(0), 5).accepted)
@@ -227,7 +227,8 @@ struct ThresholdRuleTests {
         let late = h.step(m(5), 50)
         #expect(late.accepted == false)
         #expect(late.briefs == [])
-        let duplicate = h.step(m(10), 1)
+        // The newest reading again with its value unchanged (a revision, with a new value, is news).
+        let duplicate = h.step(m(10), 12)
         #expect(duplicate.accepted == false)
         #expect(duplicate.briefs == [])
         #expect(h.session.lateReadings == 2)
@@ -304,7 +305,7 @@ struct ThresholdRuleTests {
         first.feed([(m(0), 12), (m(5), 12)])
         var second = try first.restarted()
         #expect(second.session.lastTime == m(5))
-        #expect(second.step(m(5), 0) == (false, []))
+        #expect(second.step(m(5), 12) == (false, []))
         #expect(second.step(m(1), 0) == (false, []))
         #expect(second.session.lateReadings == 2)
         #expect(second.feed([(m(10), 12)]) == [.firing("hi", m(10), 12)])

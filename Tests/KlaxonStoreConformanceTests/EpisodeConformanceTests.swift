@@ -123,6 +123,60 @@ struct EpisodeConformanceTests {
     }
 
     @Test(
+        "a quake older than notify_max_age is recorded, not sent (an event never resolves); a fresh one, and a fresh revision of an old one, are sent (issue 39)",
+        arguments: Backend.allCases)
+    func oldQuakesAreNotNews(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let now = t("2026-01-01T00:00:00Z")
+            let rules = [Rule(name: "quakes", kind: QuakeRule(minMagnitude: 4.5))]
+            func quake(_ id: String, time: Int64, updated: Int64, alert: String? = nil) -> QuakeEvent {
+                QuakeEvent(
+                    id: id, time: time * 1000, updated: updated * 1000, magnitude: 6, place: "off the coast",
+                    latitude: 40.5, longitude: -124.9, depthKm: 10, alert: alert)
+            }
+            func evaluate(_ at: Int64) async throws -> [String] {
+                let r = try await store.evaluate(
+                    Evaluation(
+                        engine: RuleEngine(rules: []), quakes: QuakeRunner(rules: rules), trips: TripRunner(rules: []),
+                        now: at, queuedAt: at * 1000, render: \.summary, route: Self.route(maxAge: 3600)))
+                return r.transitions.map { "\($0.transition.station) \($0.transition.state.rawValue)" }
+            }
+            func queued() async throws -> [String] {
+                let log = Dictionary(uniqueKeysWithValues: try await store.transitions().map { ($0.id!, $0) })
+                return try await store.outbox().sorted { $0.seq < $1.seq }.map {
+                    "\(log[$0.transitionID]?.station ?? "?") \(log[$0.transitionID]?.state ?? "?") \($0.state.rawValue)"
+                }
+            }
+            // A first start reads a month's feed: last month's quake is recorded, today's is sent.
+            _ = try await store.write(
+                quakes: [
+                    quake("old", time: now - 30 * 86_400, updated: now - 29 * 86_400),
+                    quake("new", time: now - 600, updated: now - 300),
+                ], at: now)
+            #expect(try await evaluate(now).sorted() == ["new firing", "old firing"], "both are recorded")
+            #expect(try await queued() == ["new firing pending"], "only the fresh one is queued")
+            #expect(try await queued() == ["new firing pending"])
+
+            // USGS revises the old quake now (PAGER orange): the revision is news, by its own time.
+            _ = try await store.write(
+                quakes: [quake("old", time: now - 30 * 86_400, updated: now + 600, alert: "orange")], at: now + 600)
+            #expect(try await evaluate(now + 900) == ["old changed"])
+            #expect(try await queued() == ["new firing pending", "old changed pending"])
+
+            // A revision published long ago, read only now, is not.
+            _ = try await store.write(
+                quakes: [quake("older", time: now - 40 * 86_400, updated: now - 39 * 86_400)], at: now + 900)
+            _ = try await evaluate(now + 900)
+            _ = try await store.write(
+                quakes: [quake("older", time: now - 40 * 86_400, updated: now - 38 * 86_400, alert: "red")],
+                at: now + 900)
+            #expect(try await evaluate(now + 900) == ["older changed"])
+            #expect(try await queued() == ["new firing pending", "old changed pending"])
+        }
+    }
+
+    @Test(
         "an alert that keeps changing inside group_wait is sent when its group's wait ends, not put off by each change",
         arguments: Backend.allCases)
     func foldingKeepsTheGroupsTime(_ backend: Backend) async throws {

@@ -208,6 +208,68 @@ import Testing
         }
     }
 
+    @Test(
+        "a revision of a series' newest reading (an hourly AQI corrected) is evaluated, not dropped as late; an hourly level is not held by min_dwell (issue 39)",
+        arguments: Backend.allCases)
+    func revisionOfTheNewestHour(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let engine = RuleEngine(rules: [
+                Rule(name: "air", kind: LevelsRule(metric: "aqi", levels: [], minDwell: 600, scale: .usEPA))
+            ])
+            let writer = try store.readingWriter()
+            func aqi(_ time: String, _ v: Double) -> Reading { reading("Central LA", time, v, metric: "aqi") }
+            func brief(_ r: EvaluationResult) -> [String] {
+                r.transitions.map {
+                    "\($0.transition.state) \($0.transition.level ?? "-") \(Timestamp.format($0.transition.at))"
+                }
+            }
+            _ = try await writer.write([aqi("2026-01-01T10:00:00Z", 40), aqi("2026-01-01T11:00:00Z", 45)])
+            var r = try await store.evaluate(engine: engine, now: t("2026-01-01T11:05:00Z"))
+            #expect(r.transitions.isEmpty)
+            // AirNow corrects the current hour: news, announced at its hour.
+            _ = try await writer.write([aqi("2026-01-01T11:00:00Z", 74)])
+            r = try await store.evaluate(engine: engine, now: t("2026-01-01T11:20:00Z"))
+            #expect(r.lateReadings == 0)
+            #expect(brief(r) == ["firing Moderate 2026-01-01T11:00:00Z"])
+            // Nothing new: nothing stepped, nothing late.
+            r = try await store.evaluate(engine: engine, now: t("2026-01-01T11:25:00Z"))
+            #expect(r.transitions.isEmpty && r.lateReadings == 0)
+            // The next hour's new level is announced with that hour, not one later.
+            _ = try await writer.write([aqi("2026-01-01T12:00:00Z", 120)])
+            r = try await store.evaluate(engine: engine, now: t("2026-01-01T12:05:00Z"))
+            #expect(brief(r) == ["changed Unhealthy for Sensitive Groups 2026-01-01T12:00:00Z"])
+            // An older hour revised is still late.
+            _ = try await writer.write([aqi("2026-01-01T10:00:00Z", 200)])
+            r = try await store.evaluate(engine: engine, now: t("2026-01-01T12:10:00Z"))
+            #expect(r.transitions.isEmpty && r.lateReadings == 1)
+        }
+    }
+
+    @Test(
+        "evaluation in slices after a first evaluation: each series' newest reading read again takes no reading's place (issue 39)",
+        arguments: Backend.allCases)
+    func slicedAfterTheFirst(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let engine = RuleEngine(rules: rules)
+            let stations = (0..<5).map { "S\($0)" }
+            _ = try await store.readingWriter().write(stations.map { reading($0, "2026-01-01T00:00:00Z", 5) })
+            _ = try await store.evaluate(engine: engine, now: t("2026-01-01T00:00:00Z"))
+            _ = try await store.readingWriter().write(
+                stations.flatMap { s in
+                    (1...4).map { reading(s, "2026-01-01T00:0\($0):00Z", $0 == 4 ? 20 : 5) }
+                })
+            let r = try await store.evaluate(
+                Evaluation(
+                    engine: engine, quakes: QuakeRunner(rules: []), trips: TripRunner(rules: []),
+                    now: t("2026-01-01T00:20:00Z"), queuedAt: 0, render: \.summary, sliceReadings: 3,
+                    sliceSeries: 2))
+            #expect(r.newReadings == 20 && r.lateReadings == 0)
+            #expect(r.transitions.filter { $0.transition.rule == "high" }.count == 5, "every series reached 20")
+        }
+    }
+
     @Test("evaluation in slices: each slice commits, the result is the same", arguments: Backend.allCases)
     func slicedEvaluation(_ backend: Backend) async throws {
         try await backend.withStore { f in

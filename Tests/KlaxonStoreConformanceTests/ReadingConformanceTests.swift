@@ -5,6 +5,47 @@ import Testing
 
 /// Readings and sources: every backend stores, counts and reads them the same way.
 @Suite(.timeLimit(.minutes(3))) struct ReadingConformanceTests {
+    @Test(
+        "an hour's overall AQI is the highest of its pollutants' AQIs, whatever order they arrive in and across revisions (issue 39)",
+        arguments: Backend.allCases)
+    func overallAQIWhateverTheOrder(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let hour = t("2020-12-20T23:00:00Z")
+            func airnow(_ pollutants: [String: Double]) -> SourceBatch {
+                // As AirNowParser yields a body: each pollutant, and `aqi` the highest of the body's.
+                var batch = SourceBatch(
+                    stations: [StationInfo(id: "Central LA CO", source: "airnow", name: "Central LA CO")],
+                    readings: pollutants.sorted { $0.key < $1.key }.map {
+                        Reading(station: "Central LA CO", metric: "aqi." + $0.key, time: hour, value: $0.value)
+                    } + [Reading(station: "Central LA CO", metric: "aqi", time: hour, value: pollutants.values.max()!)])
+                batch.overallAQI = true
+                return batch
+            }
+            func overall() async throws -> Double? {
+                try await store.readings(station: "Central LA CO", metric: "aqi").first { $0.time == hour }?.value
+            }
+            // The legacy body of Tests/Fixtures/real/airnow (Central LA CO, 2020-12-20 15:00 PST).
+            _ = try await store.write(airnow(["o3": 44, "pm25": 37, "pm10": 11]), at: hour)
+            #expect(try await overall() == 44)
+            // A 2026-format body of the same hour with one pollutant lower than the others: not the overall.
+            _ = try await store.write(airnow(["no2": 20]), at: hour)
+            #expect(try await overall() == 44)
+            // PM2.5 revised up, alone in its body: it is the overall now.
+            _ = try await store.write(airnow(["pm25": 74]), at: hour)
+            #expect(try await overall() == 74)
+            // And revised down again: the overall is worked out from what is stored, ozone's 44.
+            _ = try await store.write(airnow(["pm25": 30]), at: hour)
+            #expect(try await overall() == 44)
+            #expect(try await store.readings(station: "Central LA CO", metric: "aqi.pm25").map(\.value) == [30])
+            // A batch that does not derive its `aqi` (a feed that reports the overall itself) is stored as given.
+            _ = try await store.write(
+                SourceBatch(readings: [Reading(station: "Central LA CO", metric: "aqi", time: hour, value: 12)]),
+                at: hour)
+            #expect(try await overall() == 12)
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func ingestIsIdempotentAndMarksRevisions(_ backend: Backend) async throws {
         try await backend.withStore { f in

@@ -15,7 +15,8 @@ import KlaxonCore
 /// The station is the reporting area's name (`Central LA CO`); its state, and in the 2026 format the
 /// first site named, are attributes. Readings: `aqi.o3`, `aqi.pm25`, `aqi.pm10` (any other pollutant
 /// `aqi.<name>` lowercased without punctuation, `NO2` → `aqi.no2`), and `aqi`, the highest of them
-/// for that area and hour (the reporting area's AQI). All are index values without a unit. A
+/// for that area and hour (the reporting area's AQI), also over the pollutants stored before
+/// (`SourceBatch.overallAQI`). All are index values without a unit. A
 /// missing AQI (`-1`, null) is a gap; it does not lower `aqi`. When one area, pollutant and hour
 /// appear twice (two sites of one area), the higher value is kept. Forecast records (`DateForecast`
 /// without `DateObserved`) are not observations and are ignored.
@@ -53,6 +54,9 @@ public enum AirNowParser {
                 Reading(station: key.station, metric: key.metric, time: key.time, value: value, source: source))
         }
         batch.stations = stations.stations
+        // Each area's `aqi` is the highest of its pollutants', with those stored (another file, the
+        // other field set, an earlier fetch of the hour): the store works it out.
+        batch.overallAQI = true
         return batch
     }
 

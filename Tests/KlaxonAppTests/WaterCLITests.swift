@@ -51,21 +51,23 @@ struct WaterCLITests {
         ])
         #expect(run.status == 0, "\(run.stderr)")
         let out = try jsonObjects(run.lines)
-        // Hourly readings and min_dwell 15m: each category is announced at the second reading in it.
-        // Falling from minor, 29.4 (inside action, 02:00 CST + 13 h) then 27 (below action − 0.5)
-        // resolves at once: the fall held for an hour.
-        #expect(out.map { $0["state"] as? String } == ["firing", "changed", "changed", "changed", "resolved"])
-        #expect(out.map { $0["level"] as? String ?? "-" } == ["action", "minor", "moderate", "minor", "-"])
-        // 2025-11-01 03:00 CST = 09:00Z: 29 ft, in action stage (28 ft) since 02:00 CST.
-        #expect(out.first?["at"] as? String == "2025-11-01T09:00:00Z")
+        // Hourly readings and min_dwell 15m: a series sampled less often than its dwell meets it with one
+        // reading, so each category is announced at the first reading in it, not an hour later (issue 39,
+        // item 3). Falling from minor, 29.4 (inside action) is announced, then 27 (below action − 0.5)
+        // resolves.
+        #expect(
+            out.map { $0["state"] as? String } == ["firing", "changed", "changed", "changed", "changed", "resolved"])
+        #expect(out.map { $0["level"] as? String ?? "-" } == ["action", "minor", "moderate", "minor", "action", "-"])
+        // 2025-11-01 02:00 CST = 08:00Z: 28.2 ft, the first reading in action stage (28 ft).
+        #expect(out.first?["at"] as? String == "2025-11-01T08:00:00Z")
         let message = try #require(out.first?["message"] as? String)
         #expect(
             message.hasPrefix(
-                "Mississippi River at St. Louis, MO (USGS 07010000, NWS STLM7): gage_height 29 ft reached action stage (28 ft)"
+                "Mississippi River at St. Louis, MO (USGS 07010000, NWS STLM7): gage_height 28.2 ft reached action stage (28 ft)"
             ))
         #expect(message.contains("; next: minor flood stage at 30 ft;"))
         // The trend in words, not a Unicode sparkline.
-        #expect(message.hasSuffix("; rising 1 ft/h over 3 h"), "\(message)")
+        #expect(message.hasSuffix("; rising 1.1 ft/h over 3 h"), "\(message)")
         #expect(!message.contains("▁"))
         let moderate = try #require(out[2]["message"] as? String)
         #expect(moderate.contains("rose from minor flood stage to moderate flood stage (35 ft)"))

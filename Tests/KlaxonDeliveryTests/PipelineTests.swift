@@ -22,6 +22,15 @@ import Testing
         try outcome.get()
     }
 
+    /// `fastSettings()` with a lease no stall of a loaded machine outlasts: a held send's row is renewed while
+    /// it hangs, but a renewal starved past a 5 s lease would let it be claimed and sent again (rightly: at
+    /// least once), and these tests are about what the hang holds up, not about leases.
+    static func settings() -> Dispatcher.Settings {
+        var s = fastSettings()
+        s.lease = 3_600_000
+        return s
+    }
+
     func hook(_ sink: HTTPSink, path: String = "/h", connections: Int = 32) throws -> any Notifier {
         try WebhookNotifier(
             config: .init(name: "hook", url: Secret(sink.url + path), timeout: 600, connections: connections))
@@ -33,7 +42,7 @@ import Testing
             await sink.script([.held])
             let fixture = try OutboxFixture()
             let dispatcher = Dispatcher(
-                store: fixture.store, notifiers: ["hook": try hook(sink)], routing: Routing(), settings: fastSettings())
+                store: fixture.store, notifiers: ["hook": try hook(sink)], routing: Routing(), settings: Self.settings())
             try await running(dispatcher, sink: sink) {
                 try await fixture.queue([transition(station: "A")], receivers: ["hook"])
                 dispatcher.nudge()
@@ -60,7 +69,7 @@ import Testing
             // waits. Its lane takes a few batches, then its rows are left unclaimed.
             await sink.script([.held])
             let fixture = try OutboxFixture()
-            var settings = fastSettings()
+            var settings = Self.settings()
             settings.claimLimit = 20
             settings.laneLimit = 4
             let dispatcher = Dispatcher(
@@ -92,7 +101,7 @@ import Testing
     func orderHolds() async throws {
         try await HTTPSink.with { sink in
             let fixture = try OutboxFixture()
-            var settings = fastSettings()
+            var settings = Self.settings()
             settings.laneLimit = 3
             let dispatcher = Dispatcher(
                 store: fixture.store, notifiers: ["hook": try hook(sink, connections: 8)], routing: Routing(),

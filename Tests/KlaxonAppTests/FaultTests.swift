@@ -75,7 +75,7 @@ struct BusyDatabaseTests {
 
                 // After the lock is released, everything that was due goes out: the daemon never stopped.
                 let posts = await hook.waitForRequests(5)
-                #expect(posts.count == 5)
+                #expect(posts.count == 5, "\(posts.map(\.text))\n\(daemon.logText)")
                 #expect(!daemon.exit.hasExited)
                 try await poll(until: "/readyz says ready", every: .milliseconds(100)) {
                     let (status, body) = try await http("GET", daemon.base + "/readyz")

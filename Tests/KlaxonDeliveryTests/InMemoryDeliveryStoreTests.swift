@@ -300,6 +300,10 @@ final class RecordingNotifier: Notifier, Sendable {
         // One outcome waiting to be recorded stops the next send; a stall shows after 200 ms.
         settings.unrecordedLimit = 1
         settings.stallAfter = .milliseconds(200)
+        // Renewals stop while outcomes cannot be recorded, so on a loaded machine a 5 s lease could run out
+        // before the test lets recording work again, and B, claimed and waiting, would rightly be claimed and
+        // sent a second time: this test is about the gate, not about leases.
+        settings.lease = 3_600_000
         let dispatcher = Dispatcher(store: store, notifiers: ["r": notifier], routing: Routing(), settings: settings)
         let stop = Atomic(false)
         let run = Task { try await dispatcher.run(poll: 20, stop: { stop.load(ordering: .relaxed) }) }

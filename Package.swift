@@ -34,10 +34,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
     ],
     targets: [
+        // The linear-time regex engine of label matchers (RE2 syntax, Alertmanager's) and the budget of its
+        // work. Pure: the standard library alone, nothing of Klaxon's (issue 40).
+        .target(name: "KlaxonRegex", dependencies: [], swiftSettings: swiftSettings),
         // Pure domain: rule kinds, alert state machine, readings parsing. Foundation + Logging only.
         .target(
             name: "KlaxonCore",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: ["KlaxonRegex", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings,
             plugins: ["RevisionStamp"]
         ),
@@ -48,7 +51,7 @@ let package = Package(
         .target(
             name: "KlaxonStore",
             dependencies: [
-                "KlaxonCore",
+                "KlaxonCore", "KlaxonRegex",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -107,7 +110,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                "KlaxonCore", "KlaxonStore", "CCurl",
+                "KlaxonCore", "KlaxonRegex", "KlaxonStore", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -143,7 +146,7 @@ let package = Package(
             name: "KlaxonServer",
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
-                "KlaxonCore", "KlaxonStore",
+                "KlaxonCore", "KlaxonRegex", "KlaxonStore",
                 // The Alertmanager API shows alerts with the webhook's labels and fingerprint.
                 "KlaxonDelivery",
                 // The charts as PNG: librsvg on threads of their own (`SVGRaster`).
@@ -215,7 +218,10 @@ let package = Package(
             path: "Sources/KlaxonDeliveryBench",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "KlaxonCoreTests", dependencies: ["KlaxonCore"], swiftSettings: swiftSettings),
+        // The regex engine's own tests, with the differential test against RE2 (`Tests/Fixtures/re2`).
+        .testTarget(name: "KlaxonRegexTests", dependencies: ["KlaxonRegex"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KlaxonCoreTests", dependencies: ["KlaxonCore", "KlaxonRegex"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KlaxonStoreTests",
             dependencies: ["KlaxonCore", "KlaxonStore", "KlaxonSQLite"],

@@ -1,4 +1,5 @@
 import Foundation
+import KlaxonRegex
 
 /// A label matcher as `amtool` writes them: `station=01646500`, `severity!=info`, `rule=~river-.*`,
 /// `metric!~temp.*`. Regular expressions are RE2 as in Alertmanager: anchored (they must match the whole

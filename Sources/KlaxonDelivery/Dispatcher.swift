@@ -1,5 +1,6 @@
 import Foundation
 import KlaxonCore
+import KlaxonRegex
 import KlaxonStore
 import Logging
 import Synchronization

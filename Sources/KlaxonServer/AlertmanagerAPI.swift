@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import KlaxonCore
 import KlaxonDelivery
+import KlaxonRegex
 import KlaxonStore
 import NIOCore
 

@@ -1,4 +1,5 @@
 import KlaxonCore
+import KlaxonRegex
 
 /// What a silence reaches now, as `klaxon silence add` and the status site say it: how many firing
 /// alerts it mutes, and the rule and station names it gives that nothing known has.

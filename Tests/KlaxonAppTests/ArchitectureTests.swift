@@ -10,7 +10,7 @@ struct ArchitectureTests {
 
     /// Modules the daemon runs (test support and benchmarks are not among them).
     static let daemonPath = [
-        "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonPostgres", "KlaxonSources", "KlaxonDelivery",
+        "KlaxonRegex", "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonPostgres", "KlaxonSources", "KlaxonDelivery",
         "KlaxonServer",
         "KlaxonApp", "KlaxonDemo", "klaxon",
     ]
@@ -68,10 +68,11 @@ struct ArchitectureTests {
 
     /// What each module on the daemon's path may import (besides Foundation, the standard library's
     /// modules and the C library): the module graph, from the core up. A backend never imports the
-    /// other; `KlaxonStore` imports no driver.
+    /// other; `KlaxonStore` imports no driver. The regex engine is the bottom: it imports nothing of Klaxon's.
     static let allowedImports: [String: Set<String>] = [
-        "KlaxonCore": ["Logging"],
-        "KlaxonStore": ["KlaxonCore", "Logging"],
+        "KlaxonRegex": [],
+        "KlaxonCore": ["KlaxonRegex", "Logging"],
+        "KlaxonStore": ["KlaxonCore", "KlaxonRegex", "Logging"],
         "KlaxonSQLite": ["KlaxonCore", "KlaxonStore", "GRDB", "GRDBSQLite", "Logging"],
         "KlaxonPostgres": ["KlaxonCore", "KlaxonStore", "PostgresNIO", "NIOCore", "NIOPosix", "Logging"],
     ]
@@ -182,6 +183,17 @@ struct ArchitectureTests {
         #expect(graph["KlaxonApp"].map { !$0.contains { $0.hasPrefix("Hummingbird") } } == true)
         // The command line is thin: it parses arguments and calls the app, never a backend.
         #expect(graph["klaxon"].map { $0.allSatisfy { !drivers.contains($0) } } == true)
+    }
+
+    @Test("the regex engine is a pure library at the bottom: KlaxonRegex depends on nothing, the core on it")
+    func regexAtTheBottom() throws {
+        let graph = try Self.manifest()
+        #expect(graph["KlaxonRegex"] == [], "KlaxonRegex depends on \(graph["KlaxonRegex"] ?? ["(no target)"])")
+        #expect(graph["KlaxonCore"]?.contains("KlaxonRegex") == true)
+        for (path, text) in try Self.sources("KlaxonRegex") {
+            let names = Self.imports(text).subtracting(Self.systemModules)
+            #expect(names.isEmpty, "\(path) imports \(names.sorted())")
+        }
     }
 
     @Test(

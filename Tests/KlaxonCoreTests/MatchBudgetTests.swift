@@ -1,5 +1,6 @@
 import Foundation
 import KlaxonCore
+import KlaxonRegex
 import Testing
 
 /// Issue 38, item 9: heavy regex silences within the limits (20 silences × 64 matchers) made a page,
@@ -118,5 +119,18 @@ struct MatchBudgetTests {
         var again = MatchBudget(steps: 0)
         #expect(re.fullMatch(text, budget: &again) == hit)
         #expect(again.spent == 0 && again.memoHits == 1)
+    }
+}
+
+/// A seeded generator, so a failure reproduces (the regex tests' own, now in `KlaxonRegexTests`).
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

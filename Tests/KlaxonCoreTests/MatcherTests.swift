@@ -1,5 +1,6 @@
 import Foundation
 import KlaxonCore
+import KlaxonRegex
 import Testing
 
 /// Issue 27, item 5, as silences and routes see it: `=~`/`!~` matchers are RE2 (linear, anchored),

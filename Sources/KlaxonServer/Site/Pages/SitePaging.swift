@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import KlaxonCore
+import KlaxonRegex
 import KlaxonStore
 import Plot
 

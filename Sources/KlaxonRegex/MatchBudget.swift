@@ -38,46 +38,5 @@ public struct MatchBudget: Sendable {
     }
 
     /// Charges a comparison that needs no regex (one step), so even equality-only matching is bounded.
-    mutating func chargeComparison() { spent += 1 }
-}
-
-extension Silence {
-    /// The silences among `silences` that mute `labels` at `t`, in order, within `budget` (`first`:
-    /// stop at the first). `decided` is false when the budget ran out on one: the list then holds
-    /// those known to mute, and the caller says the rest were not checked.
-    public static func muting(
-        _ silences: [Silence], _ labels: [String: String], at t: Int64, budget: inout MatchBudget,
-        first: Bool = false
-    ) -> (silences: [Silence], decided: Bool) {
-        var out: [Silence] = []
-        var decided = true
-        for s in silences {
-            switch s.mutes(labels, at: t, budget: &budget) {
-            case true?:
-                out.append(s)
-                if first { return (out, true) }
-            case false?: continue
-            case nil: decided = false
-            }
-        }
-        return (out, decided)
-    }
-
-    /// How many of these alerts (`Transition.matchLabels`) the silence mutes at `t`, within `budget`;
-    /// `complete` is false when the budget ran out (the count is then a lower bound).
-    public func muteCount(
-        _ alerts: some Sequence<[String: String]>, at t: Int64, budget: inout MatchBudget
-    ) -> (count: Int, complete: Bool) {
-        guard isActive(at: t) else { return (0, true) }
-        var count = 0
-        var complete = true
-        for labels in alerts {
-            switch mutes(labels, at: t, budget: &budget) {
-            case true?: count += 1
-            case false?: break
-            case nil: complete = false
-            }
-        }
-        return (count, complete)
-    }
+    public mutating func chargeComparison() { spent += 1 }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import KlaxonCore
+import KlaxonRegex
 import Testing
 
 /// Issue 27, item 5: matchers' regular expressions are RE2 (linear time, anchored), compiled once and

@@ -1,5 +1,5 @@
 import Foundation
-import KlaxonCore
+import KlaxonRegex
 import Testing
 
 /// Issue 38, item 17: the engine answered differently from RE2 on Unicode case folding and `\pC`.

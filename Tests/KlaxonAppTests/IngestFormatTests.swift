@@ -439,16 +439,20 @@ struct IngestFormatTests {
             #expect(other?.attributes == station.attributes, "\(id)")
         }
 
-        // Hourly measurements name no location: the one location loaded with them stands in. A
-        // location's sensors list says nothing of whose sensors they are.
-        let hours = try s.write("hours.json", Self.openAQHours)
+        // Hourly measurements name neither sensor nor location: the file's name says which sensor they
+        // were asked for, and the location that lists it takes them. A location's sensors list says
+        // nothing of whose sensors they are.
+        let hours = try s.write("sensors_3920_hours.json", Self.openAQHours)
         let h = try await klaxonAsync(["ingest", "--db", db, "--format", "openaq-json", location, hours])
         #expect(h.stderr.contains("ingest: 2 new, 0 revised, 0 unchanged, 0 rejected"), "\(h.stderr)")
         #expect(
             try await ingested.readings(station: "openaq:2178", metric: "pm25").map(\.value) == [28.5, 31.25, 35.2])
         let alone = try await klaxonAsync(["ingest", "--db", db, "--format", "openaq-json", hours])
         #expect(alone.status == 1)
-        #expect(alone.stderr.contains("names no location ('locationsId'), so its station is unknown"))
+        #expect(
+            alone.stderr.contains(
+                "openaq-json: 2 values not stored: sensor 3920 is listed by no location loaded"),
+            "\(alone.stderr)")
         let sensorList = try s.write(
             "sensors.json",
             #"{"meta":{},"results":[{"id":3920,"name":"pm25 µg/m³","#
@@ -457,6 +461,64 @@ struct IngestFormatTests {
         let list = try await klaxonAsync(["ingest", "--db", db, "--format", "openaq-json", sensorList])
         #expect(list.status == 1)
         #expect(list.stderr.contains("give the /v3/locations/{id} body instead"), "\(list.stderr)")
+    }
+
+    @Test("openaq-json: a sensor's measurements go under the location that lists the sensor, or are refused")
+    func openAQMeasurementsOnlyUnderTheirOwnLocation() async throws {
+        let s = try Scratch()
+        let db = s.path("k.sqlite")
+        let location = try s.write("location.json", Self.openAQLocation)
+        // Measurements of sensor 9999, which Del Norte (2178) does not list, and of no named sensor.
+        let foreign = try s.write(
+            "sensors_9999_measurements.json",
+            Self.openAQHours.replacingOccurrences(of: "28.5", with: "90.5"))
+        let unnamed = try s.write(
+            "hours.json", Self.openAQHours.replacingOccurrences(of: "28.5", with: "80.5"))
+        let o = try await klaxonAsync(["ingest", "--db", db, "--format", "openaq-json", location, foreign, unnamed])
+        #expect(o.status == 1)
+        #expect(
+            o.stderr.contains(
+                "sensors_9999_measurements.json: openaq-json: 2 values not stored: sensor 9999 is listed by no "
+                    + "location loaded: give the /v3/locations/{id} body of the location that lists it"),
+            "\(o.stderr)")
+        #expect(
+            o.stderr.contains(
+                "hours.json: openaq-json: 2 values not stored: no sensor named: a /v3/sensors/{id}/measurements "
+                    + "body does not say whose values it holds; name the file after the sensor it was asked for "
+                    + "(sensors_<id>_measurements.json)"),
+            "\(o.stderr)")
+        #expect(o.stderr.contains("ingest: 0 new, 0 revised, 0 unchanged, 4 rejected"), "\(o.stderr)")
+        let store = try SQLiteStore.open(path: db)
+        #expect(try await storedReadings(store) == [])
+
+        // Sensor 9999 belongs to another location: loaded with it, its values go there; the owned
+        // sensor 3920's go to Del Norte; an o3 sensor's file holding pm25 values is refused.
+        let other = try s.write(
+            "other.json",
+            Self.openAQLocation.replacingOccurrences(of: #""id":2178"#, with: #""id":9000"#)
+                .replacingOccurrences(of: #""id":3920"#, with: #""id":9999"#)
+                .replacingOccurrences(of: #""id":3917"#, with: #""id":9998"#)
+                .replacingOccurrences(of: #""id":4272999"#, with: #""id":99997"#))
+        let owned = try s.write("v3_sensors_3920_hours.json", Self.openAQHours)
+        let mislabelled = try s.write(
+            "sensors_3917_measurements.json", Self.openAQHours.replacingOccurrences(of: "28.5", with: "70.5"))
+        let p = try await klaxonAsync([
+            "ingest", "--db", db, "--format", "openaq-json", location, other, foreign, owned, mislabelled,
+        ])
+        #expect(p.status == 1)
+        #expect(
+            p.stderr.contains(
+                "sensors_3917_measurements.json: openaq-json: 2 values not stored: sensor 3917 of openaq:2178 "
+                    + "measures o3, the result 'pm25'"),
+            "\(p.stderr)")
+        #expect(p.stderr.contains("ingest: 4 new, 0 revised, 0 unchanged, 2 rejected"), "\(p.stderr)")
+        #expect(
+            try await storedReadings(store) == [
+                "openaq:2178|pm25|2025-11-03T08:00:00Z|28.5|µg/m³",
+                "openaq:2178|pm25|2025-11-03T09:00:00Z|31.25|µg/m³",
+                "openaq:9000|pm25|2025-11-03T08:00:00Z|90.5|µg/m³",
+                "openaq:9000|pm25|2025-11-03T09:00:00Z|31.25|µg/m³",
+            ])
     }
 
     @Test("airnow-json then an AQI rule: evaluate and dry-run fire on the ingested readings")

@@ -349,26 +349,96 @@ import Testing
         // `/latest` results name their location: the same readings as the source's own reading.
         let sensors = try OpenAQParser.sensors(location)
         let live = try OpenAQParser.measurements(latest, station: "openaq:8118", sensors: sensors)
-        let saved = try OpenAQParser.measurements(latest, sensorsByLocation: byLocation, location: nil)
-        #expect(saved.readings == live.readings)
-        #expect(saved.gaps == live.gaps)
-        // Hourly results name no location: the one given stands in.
-        let hourly = try OpenAQParser.measurements(hours, sensorsByLocation: byLocation, location: 8118)
+        let saved = try OpenAQParser.measurements(latest, sensorsByLocation: byLocation, sensor: nil)
+        #expect(saved.batch.readings == live.readings)
+        // Sensor 777, which the location does not list, is refused here and not stored live either.
+        #expect(saved.refused.map(\.reason) == ["sensor 777 is not listed by location 8118 (openaq:8118)"])
+        #expect(saved.batch.gaps + saved.refusedCount == live.gaps)
+        // Hourly results name no sensor: the one the body was asked for (its file's name) says whose.
+        let hourly = try OpenAQParser.measurements(hours, sensorsByLocation: byLocation, sensor: 23533)
         #expect(
-            hourly.readings == (try OpenAQParser.measurements(hours, station: "openaq:8118", sensors: [:])).readings)
-        let noLocation = caughtParseError {
-            _ = try OpenAQParser.measurements(hours, sensorsByLocation: [:], location: nil)
-        }
+            hourly.batch.readings
+                == (try OpenAQParser.measurements(hours, station: "openaq:8118", sensors: [:])).readings)
+        #expect(hourly.refused.isEmpty)
+        let noSensor = try OpenAQParser.measurements(hours, sensorsByLocation: byLocation, sensor: nil)
+        #expect(noSensor.batch.readings.isEmpty)
+        #expect(noSensor.refusedCount == 3)
+        let notLoaded = try OpenAQParser.measurements(latest, sensorsByLocation: [:], sensor: nil)
+        #expect(notLoaded.batch.readings.isEmpty)
         #expect(
-            noLocation?.description
-                == "openaq-json: results[0] names no location ('locationsId'), so its station is unknown")
-        let unknownSensor = caughtParseError {
-            _ = try OpenAQParser.measurements(latest, sensorsByLocation: [:], location: nil)
-        }
+            notLoaded.refused.first?.reason
+                == "sensor 23534 of location 8118: that location is not loaded; its /v3/locations/8118 body lists "
+                + "its sensors")
+    }
+
+    @Test func openAQReadingsOnlyUnderTheLocationThatListsTheirSensor() throws {
+        let location = try ParserFixtures.data("aqi_openaq_location.json")  // 8118: 23533 o3, 23534 pm25
+        let hours = try ParserFixtures.data("aqi_openaq_hours.json")  // o3, no sensor, no location
+        let byLocation = try OpenAQParser.sensorsByLocation(location)
+        // A sensor the one loaded location does not list: refused, not guessed into that location.
+        let foreign = try OpenAQParser.measurements(hours, sensorsByLocation: byLocation, sensor: 3917)
+        #expect(foreign.batch.readings.isEmpty)
         #expect(
-            unknownSensor?.description
-                == "openaq-json: results[0]: sensor 23534 of location 8118 names no parameter; the location's "
-                + "/v3/locations/8118 body says which")
+            foreign.refused.map { "\($0.count) \($0.reason)" } == [
+                "3 sensor 3917 is listed by no location loaded: give the /v3/locations/{id} body of the "
+                    + "location that lists it"
+            ])
+        // No sensor known: not "the only o3 sensor of the location".
+        let unnamed = try OpenAQParser.measurements(hours, sensorsByLocation: byLocation, sensor: nil)
+        #expect(unnamed.batch.readings.isEmpty)
+        #expect(unnamed.refused.map(\.count) == [3])
+        #expect(unnamed.refused.first?.reason.hasPrefix("no sensor named: ") == true)
+        // The location's pm25 sensor cannot hold o3 values.
+        let mislabelled = try OpenAQParser.measurements(hours, sensorsByLocation: byLocation, sensor: 23534)
+        #expect(
+            mislabelled.refused.map(\.reason) == ["sensor 23534 of openaq:8118 measures pm25, the result 'o3'"])
+        // Another location loaded that lists the sensor takes its values; 8118 gets none.
+        var two = byLocation
+        two[2178] = [3917: ("o3", "ppm")]
+        let owned = try OpenAQParser.measurements(hours, sensorsByLocation: two, sensor: 3917)
+        #expect(owned.refused.isEmpty)
+        #expect(owned.batch.readings.map(\.station) == ["openaq:2178", "openaq:2178"])
+        #expect(owned.batch.gaps == 1)
+        // Two locations listing one sensor: neither is guessed.
+        two[2178] = [23533: ("o3", "ppm")]
+        let ambiguous = try OpenAQParser.measurements(hours, sensorsByLocation: two, sensor: 23533)
+        #expect(
+            ambiguous.refused.map(\.reason) == [
+                "sensor 23533 is listed by several locations loaded (openaq:2178, openaq:8118)"
+            ])
+        // A result naming its sensor: it must be the one the file was asked for, and listed by its location.
+        let latest = try ParserFixtures.data("aqi_openaq_latest.json")
+        let other = try OpenAQParser.measurements(latest, sensorsByLocation: byLocation, sensor: 23534)
+        #expect(other.refused.first?.reason == "the result names sensor 23533, the file name sensor 23534")
+        // Live, a /latest result of another location or of a sensor the location does not list is not
+        // stored under it (counted with the values not stored).
+        let sensors = try OpenAQParser.sensors(location)
+        let elsewhere = try OpenAQParser.measurements(latest, station: "openaq:2178", sensors: sensors)
+        #expect(elsewhere.readings.isEmpty)
+        #expect(elsewhere.gaps == 5)
+
+        // The recorded sensor measurements, with the recorded location that lists sensor 3920.
+        let real = try OpenAQParser.measurements(
+            try ParserFixtures.realData("openaq/v3_sensor_measurements_hourly.json"),
+            sensorsByLocation: try OpenAQParser.sensorsByLocation(ParserFixtures.realData("openaq/v3_locations.json")),
+            sensor: OpenAQParser.sensorID(fileName: "saved/v3_sensors_3920_measurements_hourly.json"))
+        #expect(real.refused.isEmpty)
+        #expect(
+            real.batch.readings.map { "\($0.station) \($0.metric) \($0.value)" } == [
+                "openaq:2178 pm25 6.0", "openaq:2178 pm25 7.5",
+            ])
+    }
+
+    @Test func openAQSensorFromFileName() {
+        #expect(OpenAQParser.sensorID(fileName: "sensors_3920_measurements.json") == 3920)
+        #expect(OpenAQParser.sensorID(fileName: "/tmp/x/v3_Sensors-3920_hours.json") == 3920)
+        #expect(OpenAQParser.sensorID(fileName: "sensor_42.json") == 42)
+        #expect(OpenAQParser.sensorID(fileName: "sensors_3920/hours.json") == nil)
+        #expect(OpenAQParser.sensorID(fileName: "v3_location_sensors.json") == nil)
+        #expect(OpenAQParser.sensorID(fileName: "hours_2178.json") == nil)
+        #expect(OpenAQParser.sensorID(fileName: "sensors_1_vs_sensors_2.json") == nil)
+        #expect(OpenAQParser.sensorID(fileName: "sensors_7_sensor-7.json") == 7)
+        #expect(OpenAQParser.sensorID(fileName: "sensors_99999999999999999999.json") == nil)
     }
 
     // MARK: - Recorded payloads

@@ -342,8 +342,9 @@ public enum IngestFormat: String, CaseIterable, Sendable {
         return parsed
     }
 
-    /// Stations from a locations body; readings from a measurements body, each under its location
-    /// and named by that location's sensors (from the locations bodies of the same load).
+    /// Stations from a locations body; readings from a measurements body, each under the location
+    /// that lists its sensor (from the locations bodies of the same load) and named by that
+    /// location's sensors. A result no loaded location owns is refused, with why; the others are kept.
     static func openAQ(_ data: Data, context: IngestContext) throws -> Parsed {
         switch try OpenAQParser.bodyKind(data) {
         case .locations:
@@ -353,9 +354,19 @@ public enum IngestFormat: String, CaseIterable, Sendable {
                 "openaq-json: a /v3/locations/{id}/sensors body does not say whose sensors they are: "
                     + "give the /v3/locations/{id} body instead")
         case .measurements:
-            let only = context.openAQSensors.count == 1 ? context.openAQSensors.keys.first : nil
-            return Parsed(
-                batch: try OpenAQParser.measurements(data, sensorsByLocation: context.openAQSensors, location: only))
+            let owned = try OpenAQParser.measurements(
+                data, sensorsByLocation: context.openAQSensors, sensor: context.openAQFileSensor)
+            var parsed = Parsed(batch: owned.batch)
+            parsed.refusedCount = owned.refusedCount
+            let shown = Ingest.shownLineErrors
+            parsed.refused = owned.refused.prefix(shown).map {
+                "openaq-json: \($0.count) \($0.count == 1 ? "value" : "values") not stored: \($0.reason)"
+            }
+            if owned.refused.count > shown {
+                let more = owned.refused.dropFirst(shown).reduce(0) { $0 + $1.count }
+                parsed.refused.append("openaq-json: \(more) more values not stored for other reasons, not listed")
+            }
+            return parsed
         }
     }
 
@@ -395,6 +406,9 @@ struct IngestContext {
     var cwmsMetrics: [String: String] = [:]
     /// OpenAQ location id → sensor id → parameter and unit, from the locations bodies loaded.
     var openAQSensors: [Int: [Int: (parameter: String, unit: String)]] = [:]
+    /// The OpenAQ sensor the file being read was asked for, from its name
+    /// (`OpenAQParser.sensorID(fileName:)`): whose values a `/v3/sensors/{id}/measurements` body holds.
+    var openAQFileSensor: Int?
     /// The configured `aqi-websocket` source's name, its thinning and its largest frame.
     var aqiSourceName: String?
     var aqiSampler: Sampler
@@ -483,6 +497,7 @@ extension Ingest {
                 report("\(path): cannot read the file")
                 continue
             }
+            context.openAQFileSensor = format == .openaqJSON ? OpenAQParser.sensorID(fileName: path) : nil
             do {
                 let parsed = try format.parse(data, now: now, owmUnits: owmUnits, context: &context)
                 for error in parsed.lineErrors.prefix(shownLineErrors) {

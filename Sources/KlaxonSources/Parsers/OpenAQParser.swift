@@ -53,12 +53,17 @@ public enum OpenAQParser {
 
     /// Readings of one location, stored under `station` (`openaq:<location id>`), from
     /// `/v3/locations/{id}/latest` (results carry `sensorsId` and `datetime`) or from
-    /// `/v3/sensors/{id}/measurements`, `/hours`, `/days` (results carry `parameter` and `period`).
+    /// `/v3/sensors/{id}/measurements`, `/hours`, `/days` (results carry `parameter` and `period`) of a
+    /// sensor the caller knows the location lists.
     ///
     /// The metric is the result's own parameter when it names one, else its sensor's parameter from
     /// `sensors`. A result whose sensor is unknown and that names no parameter is counted in `gaps`.
     /// When a location has two sensors of one parameter, the lowest sensor id keeps the plain metric
     /// and the others get `.<sensor id>` (`pm25.4272999`), the same on every fetch.
+    ///
+    /// A result that names a sensor `sensors` does not list, or a location other than `station`, is
+    /// not stored: it is not this location's reading. It is counted in `gaps`, the fetch's count of
+    /// results not stored (`measurements(_:sensorsByLocation:sensor:)` says why, for saved bodies).
     ///
     /// Time: `datetime.utc` for `latest`; the end of the period (`period.datetimeTo.utc`) for
     /// measurements, the time OpenAQ stamps the raw value with (an hour 12:00–13:00 is stored at 13:00,
@@ -70,7 +75,18 @@ public enum OpenAQParser {
         _ data: Data, station: String, sensors: [Int: (parameter: String, unit: String)]
     ) throws -> SourceBatch {
         let body = try JSONInput.decode(Body<Measurement>.self, from: data, format: format)
-        return try readings(body.results) { _, _ in (station, sensors) }
+        let attributed = try readings(body.results) { _, m in
+            if let location = m.locationsId, stationID(location) != station {
+                return .refused("names location \(location), not \(station)")
+            }
+            if let sensor = m.sensorsId, !sensors.isEmpty, sensors[sensor] == nil {
+                return .refused("sensor \(sensor) is not listed by \(station)")
+            }
+            return .owned(station: station, sensors: sensors, sensor: nil)
+        }
+        var batch = attributed.batch
+        batch.gaps += attributed.refusedCount
+        return batch
     }
 
     /// What a saved body holds, told by its results: `locations` (`/v3/locations…`: results with
@@ -105,46 +121,136 @@ public enum OpenAQParser {
         return out
     }
 
+    /// Readings of a saved body, and the results refused with why.
+    public struct Attributed: Sendable {
+        public var batch = SourceBatch()
+        /// Why results were not stored, each reason once with how many results it stands for, in the
+        /// order first met.
+        public var refused: [(reason: String, count: Int)] = []
+
+        public var refusedCount: Int { refused.reduce(0) { $0 + $1.count } }
+    }
+
     /// Readings of a saved measurements body, each result stored as the `openaq` source stores the
-    /// `/latest` of its location: under `openaq:<locationsId>` (or `location` for results that name
-    /// none, as `/v3/sensors/{id}/measurements` results do), its metric named by the result's
-    /// parameter or else by that location's sensor in `sensorsByLocation`, as
-    /// `measurements(_:station:sensors:)` names it. A result without a location, and a result of a
-    /// location `sensorsByLocation` does not hold that names no parameter, are errors: their series
-    /// cannot be told.
+    /// `/latest` of its location: under `openaq:<location id>`, its metric named by the result's
+    /// parameter or else by its sensor in `sensorsByLocation`, as
+    /// `measurements(_:station:sensors:)` names it.
+    ///
+    /// A reading goes under a station only when that station's location (a `/v3/locations…` body
+    /// of the load, in `sensorsByLocation`) lists the sensor it came from. The sensor is the result's
+    /// `sensorsId` (`/latest`), else `sensor`: the one the body was asked for
+    /// (`/v3/sensors/{id}/measurements…` results name neither sensor nor location; see
+    /// `sensorID(fileName:)`). The location is the result's `locationsId`, else the one loaded
+    /// location that lists the sensor. Any other result is refused, with why: no sensor known, a
+    /// sensor no loaded location lists (or several do), a location not loaded or that does not
+    /// list the sensor, a result naming another sensor than `sensor`, or another parameter than its
+    /// sensor measures. The other results are kept.
     public static func measurements(
-        _ data: Data, sensorsByLocation: [Int: [Int: (parameter: String, unit: String)]], location fallback: Int?
-    ) throws -> SourceBatch {
+        _ data: Data, sensorsByLocation: [Int: [Int: (parameter: String, unit: String)]], sensor asked: Int?
+    ) throws -> Attributed {
         let body = try JSONInput.decode(Body<Measurement>.self, from: data, format: format)
-        return try readings(body.results) { index, m in
-            guard let location = m.locationsId ?? fallback else {
-                throw ParseError(
-                    .missingField, format: format,
-                    "results[\(index)] names no location ('locationsId'), so its station is unknown")
+        var owners: [Int: [Int]] = [:]
+        for (location, sensors) in sensorsByLocation {
+            for sensor in sensors.keys { owners[sensor, default: []].append(location) }
+        }
+        return try readings(body.results) { _, m in
+            if let named = m.sensorsId, let asked, named != asked {
+                return .refused("the result names sensor \(named), the file name sensor \(asked)")
+            }
+            guard let sensor = m.sensorsId ?? asked else {
+                return .refused(
+                    "no sensor named: a /v3/sensors/{id}/measurements body does not say whose values it holds; "
+                        + "name the file after the sensor it was asked for (sensors_<id>_measurements.json)")
+            }
+            let location: Int
+            if let named = m.locationsId {
+                location = named
+            } else {
+                let candidates = (owners[sensor] ?? []).sorted()
+                guard candidates.count == 1 else {
+                    if candidates.isEmpty {
+                        return .refused(
+                            "sensor \(sensor) is listed by no location loaded: give the /v3/locations/{id} body "
+                                + "of the location that lists it")
+                    }
+                    return .refused(
+                        "sensor \(sensor) is listed by several locations loaded ("
+                            + candidates.prefix(5).map(stationID).joined(separator: ", ") + ")")
+                }
+                location = candidates[0]
             }
             guard let sensors = sensorsByLocation[location] else {
-                if m.parameter?.name.flatMap(nonEmpty) == nil, let sensor = m.sensorsId {
-                    throw ParseError(
-                        .missingField, format: format,
-                        "results[\(index)]: sensor \(sensor) of location \(location) names no parameter; the "
-                            + "location's /v3/locations/\(location) body says which")
-                }
-                return (stationID(location), [:])
+                return .refused(
+                    "sensor \(sensor) of location \(location): that location is not loaded; its "
+                        + "/v3/locations/\(location) body lists its sensors")
             }
-            return (stationID(location), sensors)
+            guard let own = sensors[sensor] else {
+                return .refused("sensor \(sensor) is not listed by location \(location) (\(stationID(location)))")
+            }
+            if let named = nonEmpty(m.parameter?.name)?.lowercased(), named != own.parameter {
+                return .refused(
+                    "sensor \(sensor) of \(stationID(location)) measures \(own.parameter), the result '"
+                        + ParseError.excerpt(named, limit: 40) + "'")
+            }
+            return .owned(station: stationID(location), sensors: sensors, sensor: sensor)
         }
     }
 
-    /// Readings of measurement results; `place` gives each result's station and its location's sensors.
+    /// The sensor a saved `/v3/sensors/{id}/measurements…` body was asked for, from its file's name:
+    /// `sensors_<id>` or `sensor-<id>` (`_` or `-`, any case) in the last path component, as in
+    /// `sensors_3920_measurements.json` or `v3_sensors_3920_hours.json`. Nil when the name holds none,
+    /// or two different ones.
+    public static func sensorID(fileName path: String) -> Int? {
+        let name = Substring(path.split(separator: "/", omittingEmptySubsequences: false).last ?? "")
+            .lowercased()
+        var found: Int? = nil
+        var rest = Substring(name)
+        while let range = rest.range(of: "sensor") {
+            rest = rest[range.upperBound...]
+            if rest.first == "s" { rest = rest.dropFirst() }
+            guard let separator = rest.first, separator == "_" || separator == "-" else { continue }
+            let digits = rest.dropFirst().prefix { $0.isASCII && $0.isNumber }
+            guard !digits.isEmpty, digits.count <= 12, let id = Int(digits) else { continue }
+            if let found, found != id { return nil }
+            found = id
+        }
+        return found
+    }
+
+    /// Where `readings` puts one result: under a station, or nowhere and why.
+    enum Place {
+        /// `sensor`: the result's sensor when the result does not name it.
+        case owned(station: String, sensors: [Int: (parameter: String, unit: String)], sensor: Int?)
+        case refused(String)
+    }
+
+    /// Readings of measurement results; `place` gives each result's station and its location's
+    /// sensors, or why it is refused.
     static func readings(
-        _ results: [Measurement],
-        place: (Int, Measurement) throws -> (station: String, sensors: [Int: (parameter: String, unit: String)])
-    ) throws -> SourceBatch {
+        _ results: [Measurement], place: (Int, Measurement) throws -> Place
+    ) throws -> Attributed {
         // Per station, the parameters measured by more than one sensor: those sensors' ids.
         var byParameterOf: [String: [String: [Int]]] = [:]
-        var batch = SourceBatch()
+        var out = Attributed()
+        var refusedAt: [String: Int] = [:]
         for (index, m) in results.enumerated() {
-            let (station, sensors) = try place(index, m)
+            let station: String
+            let sensors: [Int: (parameter: String, unit: String)]
+            let sensorID: Int?
+            switch try place(index, m) {
+            case .refused(let reason):
+                if let at = refusedAt[reason] {
+                    out.refused[at].count += 1
+                } else {
+                    refusedAt[reason] = out.refused.count
+                    out.refused.append((reason, 1))
+                }
+                continue
+            case .owned(let s, let known, let sensor):
+                station = s
+                sensors = known
+                sensorID = m.sensorsId ?? sensor
+            }
             let byParameter: [String: [Int]]
             if let known = byParameterOf[station] {
                 byParameter = known
@@ -159,23 +265,23 @@ public enum OpenAQParser {
             if let named = nonEmpty(m.parameter?.name)?.lowercased() {
                 parameter = named
                 unit = nonEmpty(m.parameter?.units)
-                if unit == nil, let id = m.sensorsId { unit = nonEmpty(sensors[id]?.unit) }
-            } else if let id = m.sensorsId, let sensor = sensors[id] {
+                if unit == nil, let id = sensorID { unit = nonEmpty(sensors[id]?.unit) }
+            } else if let id = sensorID, let sensor = sensors[id] {
                 parameter = sensor.parameter
                 unit = nonEmpty(sensor.unit)
             } else {
-                batch.gaps += 1
+                out.batch.gaps += 1
                 continue
             }
             var metric = parameter
-            if let id = m.sensorsId, let ids = byParameter[parameter], ids.count > 1, let lowest = ids.min(),
+            if let id = sensorID, let ids = byParameter[parameter], ids.count > 1, let lowest = ids.min(),
                 id != lowest
             {
                 metric += ".\(id)"
             }
             // -9999 is OpenAQ's "no value".
             guard let value = m.value, value.isFinite, value > -9999 else {
-                batch.gaps += 1
+                out.batch.gaps += 1
                 continue
             }
             let timeText = m.datetime?.utc ?? m.period?.datetimeTo?.utc
@@ -187,12 +293,12 @@ public enum OpenAQParser {
                     .badValue, format: format,
                     "bad time '\(ParseError.excerpt(timeText, limit: 40))' in results[\(index)]")
             }
-            batch.readings.append(
+            out.batch.readings.append(
                 Reading(
                     station: station, metric: metric, time: time, value: value, unit: unit, source: source,
                     quality: m.flagInfo?.hasFlags == true ? "flagged" : nil))
         }
-        return batch
+        return out
     }
 
     static func nonEmpty(_ s: String?) -> String? {

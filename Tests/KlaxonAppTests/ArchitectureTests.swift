@@ -267,4 +267,73 @@ struct ArchitectureTests {
         }
         #expect(found.isEmpty, "request bodies read outside BodyBudget.collectBody: \(found)")
     }
+
+    /// The command types a source declares: (name, nested) for each `struct`, `enum`, `class` or
+    /// `extension` whose conformance list names `ParsableCommand` or `AsyncParsableCommand`. Nested is
+    /// an indented one (a group's subcommand).
+    static func commandTypes(_ text: String) -> [(name: String, nested: Bool)] {
+        var out: [(String, Bool)] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.drop { $0 == " " || $0 == "\t" }
+            var words = trimmed.split(separator: " ", maxSplits: 1).map(String.init)
+            while let first = words.first,
+                ["public", "internal", "package", "fileprivate", "private", "final"].contains(first), words.count == 2
+            {
+                words = words[1].split(separator: " ", maxSplits: 1).map(String.init)
+            }
+            guard words.count == 2, ["struct", "enum", "class", "extension"].contains(words[0]),
+                let colon = words[1].firstIndex(of: ":")
+            else { continue }
+            let name = words[1][..<colon].trimmingCharacters(in: .whitespaces)
+            let conformances = words[1][words[1].index(after: colon)...].split(separator: "{").first ?? ""
+            let isCommand = conformances.split(separator: ",").contains {
+                let c = $0.trimmingCharacters(in: .whitespaces)
+                return ["ParsableCommand", "AsyncParsableCommand"].contains(
+                    c.split(separator: ".").last.map(String.init))
+            }
+            if isCommand { out.append((name, trimmed.count != line.count)) }
+        }
+        return out
+    }
+
+    @Test(
+        "each klaxon command has its own file in Sources/klaxon/Commands (a group with its subcommands); only the root is elsewhere"
+    )
+    func oneCommandPerFile() throws {
+        var found: [String] = []
+        var commandFiles = 0
+        for (path, text) in try Self.sources("klaxon") {
+            let commands = Self.commandTypes(text)
+            let inCommands = path.hasPrefix("klaxon/Commands/")
+            if inCommands { commandFiles += 1 }
+            if path == "klaxon/Klaxon.swift" {
+                // The root: its configuration lists the subcommands; it declares no other.
+                if commands.map(\.name) != ["Klaxon"] { found.append("\(path): the root alone, not \(commands)") }
+            } else if !inCommands, !commands.isEmpty {
+                found.append("\(path): \(commands.map(\.name)) belong in klaxon/Commands/, one file each")
+            } else if inCommands {
+                let topLevel = commands.filter { !$0.nested }.map(\.name)
+                if topLevel.count != 1 {
+                    found.append("\(path): one top-level command per file (subcommands nested in it), not \(topLevel)")
+                }
+            }
+        }
+        #expect(commandFiles > 0, "no Sources/klaxon/Commands folder")
+        #expect(found.isEmpty, "\(found)")
+    }
+
+    @Test("the command check sees top-level and nested commands, and nothing else")
+    func commandTypesParse() {
+        let text = """
+            struct A: AsyncParsableCommand {
+                struct B: ArgumentParser.ParsableCommand, Sendable {}
+            }
+            struct StoreOptions: ParsableArguments {}
+            /// struct C: ParsableCommand
+            extension D: ParsableCommand {}
+            """
+        let found = Self.commandTypes(text)
+        #expect(found.map(\.name) == ["A", "B", "D"])
+        #expect(found.map(\.nested) == [false, true, false])
+    }
 }

@@ -535,7 +535,13 @@ public final class Dispatcher: Sendable {
                         throw error
                     }
                 }
-                for batch in handed + claimed {
+                // A row this instance is still sending, or has sent and not yet recorded, is never sent again
+                // by it: a claim that waited on a busy or vanished database (its lease counted from before the
+                // wait) can come back with rows whose earlier claim's lease ran out meanwhile. Left as they
+                // are, such rows are finished by the send already under way.
+                let held = Set(flight.rowIDs() + outcomes.rowIDs())
+                for batch in handed + claimed
+                where held.isEmpty || !batch.rows.contains(where: { held.contains($0.id) }) {
                     let connections = max(1, notifiers[batch.receiver]?.connections ?? 1)
                     guard flight.add(batch, silences: silences, connections: connections) else { continue }
                     senders.addTask {

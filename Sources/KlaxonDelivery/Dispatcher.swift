@@ -40,8 +40,10 @@ public final class Dispatcher: Sendable {
         /// so and one error line is logged.
         public var stallAfter = Duration.seconds(60)
         /// `run`: the most outcomes of sends that may wait to be recorded; beyond it the senders
-        /// wait for the recorder (a database that stopped answering stops the sends).
-        public var unrecordedLimit = 64
+        /// wait for the recorder (a database that stopped answering stops the sends). At 64 the senders
+        /// waited on the recorder every 64 sends: 5,000 webhooks took 1.5 s instead of 0.6–0.8 s
+        /// (Benchmarks/alertmanager.sh, paired); 1,024 is half a claim and one record's transaction.
+        public var unrecordedLimit = 1024
         /// Rows claimed per pass. Each receiver sends its share with at most its notifier's
         /// `connections` in flight; receivers send side by side.
         public var claimLimit = 2048
@@ -93,6 +95,9 @@ public final class Dispatcher: Sendable {
     let nudges = Nudge()
     /// Ends the recorder's wait at once (`run`: nothing left in flight).
     let recordNow = Nudge()
+    /// A record of outcomes that outlived its deadline, and how many outcomes it wrote: awaited before they
+    /// are written again.
+    let pendingRecord = Mutex<(task: Task<Void, any Error>, count: Int)?>(nil)
     /// Whether the outcomes of sends can be written. While they cannot, nothing is claimed, renewed
     /// or sent: a transactional outbox sends no more than it can record.
     let recording = RecordingGate()
@@ -272,24 +277,46 @@ public final class Dispatcher: Sendable {
     /// claimer claims nothing, the senders send nothing and leases are not renewed, so no more goes
     /// out than can be recorded; it opens again once the outcomes are written.
     func record(_ outcomes: Outcomes) async throws {
-        // Left in `outcomes` until written, so its count is what waits to be recorded.
-        let items = outcomes.all
-        guard !items.isEmpty else { return }
-        do {
-            try await health.persist("dispatcher", logger: logger) {
-                do {
-                    try await bounded("recording outcomes") { [store] in try await store.apply(items) }
-                    recording.open()
-                } catch let error as CancellationError {
-                    throw error
-                } catch {
-                    if !Task.isCancelled { recording.close(error) }
-                    throw error
+        guard !outcomes.isEmpty || pendingRecord.withLock({ $0 != nil }) else { return }
+        try await health.persist("dispatcher", logger: logger) {
+            do {
+                // A record that outlived its deadline may still have committed (a SQLite write cannot be
+                // stopped once it runs; a PostgreSQL reply can be lost after the commit): learn how it ended
+                // before its outcomes are written again, or a dead row's delivery-failing alert is queued twice.
+                if let (task, count) = pendingRecord.withLock({ $0 }) {
+                    guard
+                        let ended = await Bounded.result(
+                            of: task, within: settings.storeDeadline, orUntilCancelled: true)
+                    else {
+                        try Task.checkCancellation()
+                        throw DispatcherStoreTimeout(what: "recording outcomes", limit: settings.storeDeadline)
+                    }
+                    pendingRecord.withLock { $0 = nil }
+                    if case .success = ended { outcomes.removeFirst(count) }
                 }
+                // Left in `outcomes` until written, so its count is what waits to be recorded.
+                let items = outcomes.all
+                if !items.isEmpty {
+                    let task = Task { [store] in try await store.apply(items) }
+                    guard
+                        let ended = await Bounded.result(
+                            of: task, within: settings.storeDeadline, orUntilCancelled: true)
+                    else {
+                        task.cancel()
+                        pendingRecord.withLock { $0 = (task, items.count) }
+                        try Task.checkCancellation()
+                        throw DispatcherStoreTimeout(what: "recording outcomes", limit: settings.storeDeadline)
+                    }
+                    try ended.get()
+                    outcomes.removeFirst(items.count)
+                }
+                recording.open()
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                if !Task.isCancelled { recording.close(error) }
+                throw error
             }
-            outcomes.removeFirst(items.count)
-        } catch {
-            throw error
         }
     }
 

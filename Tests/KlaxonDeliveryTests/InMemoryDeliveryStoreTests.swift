@@ -28,6 +28,20 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
     /// While set, recording outcomes fails (the database stopped answering writes).
     let applyFails = Mutex(false)
     struct WriteFailed: Error {}
+    /// While set, the next record waits, heedless of cancellation as a running SQLite write is, until
+    /// `releaseSlowApply()`; then it is written all the same.
+    let slowApply = Mutex(false)
+    let slowWaiter = Mutex<CheckedContinuation<Void, Never>?>(nil)
+    /// Outcomes written so far, counting a repeat.
+    let appliedOutcomes = Mutex(0)
+
+    func releaseSlowApply() {
+        let waiter = slowWaiter.withLock { w in
+            defer { w = nil }
+            return w
+        }
+        waiter?.resume()
+    }
 
     /// The heartbeat the instance's last lease renewal recorded.
     func heartbeat(_ instance: String) -> Int64? { state.withLock { $0.instances[instance]?.heartbeatAt } }
@@ -100,6 +114,14 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
 
     func apply(_ outcomes: [OutboxOutcome]) async throws {
         if applyFails.withLock({ $0 }) { throw WriteFailed() }
+        let slow = slowApply.withLock { s in
+            defer { s = false }
+            return s
+        }
+        if slow {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in slowWaiter.withLock { $0 = c } }
+        }
+        appliedOutcomes.withLock { $0 += outcomes.count }
         state.withLock { s in
             for outcome in outcomes {
                 switch outcome {
@@ -327,5 +349,29 @@ final class RecordingNotifier: Notifier, Sendable {
         try await run.value
         if let failure { throw failure }
         #expect(notifier.notifications.flatMap(\.alerts).map(\.transition.station) == ["A", "B"])
+    }
+
+    @Test("a record that outlived its deadline and then committed is not written again: learned before retrying")
+    func lateRecordIsNotRepeated() async throws {
+        let store = InMemoryDeliveryStore()
+        store.queue(transition(station: "A"), receivers: ["r"], dueAt: nowMillis() - 1)
+        store.slowApply.withLock { $0 = true }
+        let notifier = RecordingNotifier()
+        var settings = fastSettings()
+        settings.storeDeadline = .milliseconds(50)
+        settings.lease = 3_600_000
+        let dispatcher = Dispatcher(store: store, notifiers: ["r": notifier], routing: Routing(), settings: settings)
+        let pass = Task { try await dispatcher.dispatchOnce() }
+        // The record ran out of time (the dispatcher says so) while its write still waits to commit.
+        try await poll(until: "the record outlived its deadline") {
+            store.slowWaiter.withLock { $0 != nil } && dispatcher.health.troubles["dispatcher"] != nil
+        }
+        store.releaseSlowApply()
+        let done = try await pass.value
+        #expect(done.sent == 1)
+        // Written once: the retry learned that the late record had committed.
+        #expect(store.appliedOutcomes.withLock { $0 } == 1)
+        #expect(store.rows().first?.state == .sent)
+        #expect(notifier.notifications.count == 1)
     }
 }

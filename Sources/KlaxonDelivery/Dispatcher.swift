@@ -97,7 +97,7 @@ public final class Dispatcher: Sendable {
     let recordNow = Nudge()
     /// A record of outcomes that outlived its deadline, and how many outcomes it wrote: awaited before they
     /// are written again.
-    let pendingRecord = Mutex<(task: Task<Void, any Error>, count: Int)?>(nil)
+    let pendingRecord = Mutex<(task: Task<Void, any Error>, count: Int, since: ContinuousClock.Instant)?>(nil)
     /// Whether the outcomes of sends can be written. While they cannot, nothing is claimed, renewed
     /// or sent: a transactional outbox sends no more than it can record.
     let recording = RecordingGate()
@@ -283,16 +283,20 @@ public final class Dispatcher: Sendable {
                 // A record that outlived its deadline may still have committed (a SQLite write cannot be
                 // stopped once it runs; a PostgreSQL reply can be lost after the commit): learn how it ended
                 // before its outcomes are written again, or a dead row's delivery-failing alert is queued twice.
-                if let (task, count) = pendingRecord.withLock({ $0 }) {
-                    guard
-                        let ended = await Bounded.result(
-                            of: task, within: settings.storeDeadline, orUntilCancelled: true)
-                    else {
-                        try Task.checkCancellation()
+                // A late record that never ends (its PostgreSQL connection died with the server) is given up
+                // after three deadlines: its transaction cannot commit on a dead connection, so the outcomes are
+                // written anew on another.
+                if let (task, count, since) = pendingRecord.withLock({ $0 }) {
+                    let ended = await Bounded.result(of: task, within: settings.storeDeadline, orUntilCancelled: true)
+                    try Task.checkCancellation()
+                    if let ended {
+                        pendingRecord.withLock { $0 = nil }
+                        if case .success = ended { outcomes.removeFirst(count) }
+                    } else if ContinuousClock.now - since >= settings.storeDeadline * 3 {
+                        pendingRecord.withLock { $0 = nil }
+                    } else {
                         throw DispatcherStoreTimeout(what: "recording outcomes", limit: settings.storeDeadline)
                     }
-                    pendingRecord.withLock { $0 = nil }
-                    if case .success = ended { outcomes.removeFirst(count) }
                 }
                 // Left in `outcomes` until written, so its count is what waits to be recorded.
                 let items = outcomes.all
@@ -303,7 +307,7 @@ public final class Dispatcher: Sendable {
                             of: task, within: settings.storeDeadline, orUntilCancelled: true)
                     else {
                         task.cancel()
-                        pendingRecord.withLock { $0 = (task, items.count) }
+                        pendingRecord.withLock { $0 = (task, items.count, ContinuousClock.now) }
                         try Task.checkCancellation()
                         throw DispatcherStoreTimeout(what: "recording outcomes", limit: settings.storeDeadline)
                     }

@@ -39,6 +39,9 @@ public final class Dispatcher: Sendable {
         /// claimed, or outcomes wait to be recorded) before it counts as stalled: `/readyz` then says
         /// so and one error line is logged.
         public var stallAfter = Duration.seconds(60)
+        /// A record of outcomes that outlived `storeDeadline` is awaited before they are written again (it
+        /// may have committed); after this long it is given up (its connection died: it cannot commit).
+        public var lateRecordGivenUpAfter = Duration.seconds(45)
         /// `run`: the most outcomes of sends that may wait to be recorded; beyond it the senders
         /// wait for the recorder (a database that stopped answering stops the sends). At 64 the senders
         /// waited on the recorder every 64 sends: 5,000 webhooks took 1.5 s instead of 0.6–0.8 s
@@ -284,15 +287,15 @@ public final class Dispatcher: Sendable {
                 // stopped once it runs; a PostgreSQL reply can be lost after the commit): learn how it ended
                 // before its outcomes are written again, or a dead row's delivery-failing alert is queued twice.
                 // A late record that never ends (its PostgreSQL connection died with the server) is given up
-                // after three deadlines: its transaction cannot commit on a dead connection, so the outcomes are
-                // written anew on another.
+                // after `lateRecordGivenUpAfter`: its transaction cannot commit on a dead connection, so the
+                // outcomes are written anew on another.
                 if let (task, count, since) = pendingRecord.withLock({ $0 }) {
                     let ended = await Bounded.result(of: task, within: settings.storeDeadline, orUntilCancelled: true)
                     try Task.checkCancellation()
                     if let ended {
                         pendingRecord.withLock { $0 = nil }
                         if case .success = ended { outcomes.removeFirst(count) }
-                    } else if ContinuousClock.now - since >= settings.storeDeadline * 3 {
+                    } else if ContinuousClock.now - since >= settings.lateRecordGivenUpAfter {
                         pendingRecord.withLock { $0 = nil }
                     } else {
                         throw DispatcherStoreTimeout(what: "recording outcomes", limit: settings.storeDeadline)

@@ -812,6 +812,8 @@ struct FuzzOutcome: Sendable {
     var bytes = 0
     var head = ""
     var seconds = 0.0
+    /// Sent a second time after the server closed the pooled connection it was given (see `viaClient`).
+    var retried = false
 }
 
 /// Sends a request over a fresh TCP connection and reads until the server closes it.
@@ -925,7 +927,17 @@ struct FuzzSender: Sendable {
         }
         if !r.body.isEmpty { request.body = .bytes(ByteBuffer(bytes: r.body)) }
         do {
-            let response = try await client.execute(request, timeout: .seconds(Int64(safetyNet)))
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(request, timeout: .seconds(Int64(safetyNet)))
+            } catch let e as HTTPClientError where e == .remoteConnectionClosed {
+                // The keep-alive race every HTTP/1.1 client must expect (RFC 9112 §9.3.1): the pool handed this
+                // request to a connection the server was closing (idle, or opened and never used, past its head
+                // timeout) before the FIN arrived. The request was never read, so it is sent once more (the pool has dropped that
+                // connection); a server that closes on the request itself fails the second time too.
+                o.retried = true
+                response = try await client.execute(request, timeout: .seconds(Int64(safetyNet)))
+            }
             o.status = Int(response.status.code)
             var head: [UInt8] = []
             for try await chunk in response.body {

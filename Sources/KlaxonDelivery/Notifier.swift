@@ -208,25 +208,20 @@ public struct DeliveryError: Error, CustomStringConvertible, Sendable {
 
     public var description: String { message }
 
-    /// Why it failed, in one word of a closed set (the `reason` label of
-    /// `klaxon_notifications_failed_total`, Alertmanager's `clientError`/`serverError`/`other`
-    /// split, with timeouts and connections apart): `clientError` (HTTP 4xx; an SMTP 5xx, a
-    /// permanent refusal of what was sent), `serverError` (HTTP 5xx; an SMTP 4xx, a transient
-    /// refusal), `timeout`, `connection`, `other` (rendering, configuration, anything else).
-    public var reason: String {
+    /// Why it failed, as `klaxon_notifications_failed_total`'s `reason` label (see `DeliveryFailureReason`).
+    public var reason: String { failureReason.rawValue }
+
+    public var failureReason: DeliveryFailureReason {
         switch kind {
-        case .httpStatus(let status) where (400..<500).contains(status): "clientError"
-        case .httpStatus(let status) where (500..<600).contains(status): "serverError"
-        case .smtp(let code) where (400..<500).contains(code): "serverError"
-        case .smtp(let code) where (500..<600).contains(code): "clientError"
-        case .timeout: "timeout"
-        case .connection: "connection"
-        default: "other"
+        case .httpStatus(let status) where (400..<500).contains(status): .clientError
+        case .httpStatus(let status) where (500..<600).contains(status): .serverError
+        case .smtp(let code) where (400..<500).contains(code): .serverError
+        case .smtp(let code) where (500..<600).contains(code): .clientError
+        case .timeout: .timeout
+        case .connection: .connection
+        default: .other
         }
     }
-
-    /// Every `reason` there is.
-    public static let reasons = ["clientError", "serverError", "timeout", "connection", "other"]
 
     /// HTTP statuses: 408, 429 and 5xx may succeed later; other 4xx will not.
     public static func http(_ status: Int, retryAfter: Double?, receiver: String) -> DeliveryError {

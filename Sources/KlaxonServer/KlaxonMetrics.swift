@@ -140,7 +140,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
     }
 
     /// `DeliveryError.reason`'s closed set.
-    public static let failureReasons = ["clientError", "serverError", "timeout", "connection", "other"]
+    public static let failureReasons = DeliveryFailureReason.allCases.map(\.rawValue)
 
     /// A send to `receiver` failed for `reason` (every attempt: as Alertmanager's
     /// `alertmanager_notifications_failed_total{integration,reason}`).

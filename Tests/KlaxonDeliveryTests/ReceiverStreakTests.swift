@@ -1,3 +1,4 @@
+import KlaxonCore
 import KlaxonDelivery
 import Logging
 import Testing
@@ -48,8 +49,8 @@ struct ReceiverStreakTests {
             (.timeout, "timeout"), (.connection, "connection"), (.rendering, "other"), (.configuration, "other"),
         ]
         for (kind, reason) in cases {
-            #expect(Self.error(kind).reason == reason, "\(kind)")
-            #expect(DeliveryError.reasons.contains(reason))
+            #expect(Self.error(kind).failureReason.rawValue == reason)
+            #expect(DeliveryFailureReason(rawValue: reason) != nil)
         }
     }
 }

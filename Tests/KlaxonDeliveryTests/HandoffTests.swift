@@ -135,8 +135,7 @@ import Testing
     func dispatcherSendsWhatWasHanded(sink: HTTPSink) async throws {
         // Claims last an hour: what was handed over goes out at once only if the dispatcher took it
         // (a claim left stranded would wait out its lease, past the test's limit).
-        var longLease = fastSettings()
-        longLease.lease = 3_600_000
+        let longLeaseSettings = fastSettings(lease: longLease)
         let fixture = try OutboxFixture()
         // A's resolve comes in a later evaluation, after its firing went out.
         let later = readings.filter { $0.station == "A" && $0.value < 100 }
@@ -144,7 +143,7 @@ import Testing
         let dispatcher = Dispatcher(
             store: fixture.store,
             notifiers: ["hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h")))],
-            routing: routing, settings: longLease)
+            routing: routing, settings: longLeaseSettings)
         let stop = Atomic(false)
         let running = Task { try await dispatcher.run(poll: 50, stop: { stop.load(ordering: .relaxed) }) }
         let result = await Result {

@@ -322,10 +322,9 @@ final class RecordingNotifier: Notifier, Sendable {
         // One outcome waiting to be recorded stops the next send; a stall shows after 200 ms.
         settings.unrecordedLimit = 1
         settings.stallAfter = .milliseconds(200)
-        // Renewals stop while outcomes cannot be recorded, so on a loaded machine a 5 s lease could run out
-        // before the test lets recording work again, and B, claimed and waiting, would rightly be claimed and
-        // sent a second time: this test is about the gate, not about leases.
-        settings.lease = 3_600_000
+        // Renewals stop while outcomes cannot be recorded: B, claimed and waiting, must not be claimed again
+        // by a lease run out on a loaded machine; this test is about the gate (see `longLease`).
+        settings.lease = longLease
         let dispatcher = Dispatcher(store: store, notifiers: ["r": notifier], routing: Routing(), settings: settings)
         let stop = Atomic(false)
         let run = Task { try await dispatcher.run(poll: 20, stop: { stop.load(ordering: .relaxed) }) }
@@ -362,7 +361,7 @@ final class RecordingNotifier: Notifier, Sendable {
         settings.storeDeadline = .milliseconds(50)
         // Not given up while the test holds it, however loaded the machine.
         settings.lateRecordGivenUpAfter = .seconds(3600)
-        settings.lease = 3_600_000
+        settings.lease = longLease
         let dispatcher = Dispatcher(store: store, notifiers: ["r": notifier], routing: Routing(), settings: settings)
         let pass = Task { try await dispatcher.dispatchOnce() }
         // The record ran out of time (the dispatcher says so) while its write still waits to commit.

@@ -22,14 +22,8 @@ import Testing
         try outcome.get()
     }
 
-    /// `fastSettings()` with a lease no stall of a loaded machine outlasts: a held send's row is renewed while
-    /// it hangs, but a renewal starved past a 5 s lease would let it be claimed and sent again (rightly: at
-    /// least once), and these tests are about what the hang holds up, not about leases.
-    static func settings() -> Dispatcher.Settings {
-        var s = fastSettings()
-        s.lease = 3_600_000
-        return s
-    }
+    /// These tests are about what a hanging send holds up, not about leases (see `longLease`).
+    static func settings() -> Dispatcher.Settings { fastSettings(lease: longLease) }
 
     func hook(_ sink: HTTPSink, path: String = "/h", connections: Int = 32) throws -> any Notifier {
         try WebhookNotifier(

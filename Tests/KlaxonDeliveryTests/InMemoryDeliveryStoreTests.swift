@@ -358,14 +358,20 @@ final class RecordingNotifier: Notifier, Sendable {
         store.slowApply.withLock { $0 = true }
         let notifier = RecordingNotifier()
         var settings = fastSettings()
-        settings.storeDeadline = .milliseconds(50)
+        // The deadline bounds every store call of the pass, the claim too: a claim that outlived it on a starved
+        // cooperative pool would be lost (its rows leased for `longLease`) and A never sent. 10 s is far past any
+        // in-memory call however loaded the machine; only the record, held by the test, outlives it.
+        settings.storeDeadline = .seconds(10)
         // Not given up while the test holds it, however loaded the machine.
         settings.lateRecordGivenUpAfter = .seconds(3600)
         settings.lease = longLease
         let dispatcher = Dispatcher(store: store, notifiers: ["r": notifier], routing: Routing(), settings: settings)
         let pass = Task { try await dispatcher.dispatchOnce() }
         // The record ran out of time (the dispatcher says so) while its write still waits to commit.
-        try await poll(until: "the record outlived its deadline") {
+        try await poll(
+            until: "the record outlived its deadline (rows: \(store.rows().map { "\($0.state)" }), sent: "
+                + "\(notifier.notifications.count), troubles: \(dispatcher.health.troubles.keys.sorted()))"
+        ) {
             store.slowWaiter.withLock { $0 != nil } && dispatcher.health.troubles["dispatcher"] != nil
         }
         store.releaseSlowApply()

@@ -31,10 +31,6 @@ extension PostgresStore {
         ).compactMap(\.silence)
     }
 
-    public func activeSilences(now: Int64) async throws -> [Silence] {
-        try await silences(now: now, includeExpired: false)
-    }
-
     /// Ends a silence now: a full id, or a literal prefix naming exactly one silence not ended.
     public func expireSilence(id: String, now: Int64) async throws -> ExpireOutcome {
         guard !id.isEmpty else { return .notFound }

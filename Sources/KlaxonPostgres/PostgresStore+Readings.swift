@@ -5,7 +5,7 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-extension PostgresStore: StationMetadataSource {
+extension PostgresStore {
     /// The transaction-scoped advisory lock taken before appending to `ingest_log`: appends are then
     /// serialized until commit, so `seq` grows in commit order and an evaluation that read up to
     /// some `seq` never meets a smaller one committed later.

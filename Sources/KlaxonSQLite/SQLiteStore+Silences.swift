@@ -48,13 +48,3 @@ extension SQLiteStore {
         }
     }
 }
-
-extension SQLiteStore {
-    /// `silences(now:)` for async callers (the dispatcher): the read suspends instead of blocking.
-    public func activeSilences(now: Int64) async throws -> [Silence] {
-        try await reader.read { db in
-            try SilenceRecord.order(Column("starts_at")).filter(Column("ends_at") > now).fetchAll(db).compactMap(
-                \.silence)
-        }
-    }
-}

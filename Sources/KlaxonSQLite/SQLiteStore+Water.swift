@@ -3,7 +3,7 @@ import GRDB
 import KlaxonCore
 import KlaxonStore
 
-extension SQLiteStore: StationMetadataSource {
+extension SQLiteStore {
     /// Writes what a fetch or an imported file produced, in one transaction: station metadata
     /// (merged: a field a source leaves out keeps its stored value), NWS gauges, readings, quake
     /// events (counted in the stats like readings), and — for a configured source — its new cursor.

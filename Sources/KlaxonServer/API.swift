@@ -8,7 +8,7 @@ import NIOCore
 /// `/api/v1/silences` (the team token) and `/api/v1/trips` (owner tokens: each owner sees only
 /// their own trips; another owner's trip is 404).
 enum APIRoutes {
-    static func add(to router: Router<BasicRequestContext>, store: any Store, settings: KlaxonHTTP.Settings) {
+    static func add(to router: Router<BasicRequestContext>, store: any APIStore, settings: KlaxonHTTP.Settings) {
         let now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
 
         router.get("/api/v1/silences") { request, _ -> Response in

@@ -44,7 +44,7 @@ enum APIPaging {
 
     /// `GET /api/v1/alerts`: one page of firing alerts. The JSON is built off the pool (a page may
     /// hold 10,000 alerts), and a large answer hands its memory back afterwards.
-    static func alerts(_ request: Request, store: any Store) async throws -> Response {
+    static func alerts(_ request: Request, store: any AlertReads) async throws -> Response {
         let page: FiringPage
         switch read(request, as: FiringCursor.self) {
         case .failure(let refusal): return refusal.response
@@ -80,7 +80,7 @@ enum APIPaging {
     }
 
     /// `GET /api/v1/silences`: one page of the silences not ended.
-    static func silences(_ request: Request, store: any Store, now: Int64) async throws -> Response {
+    static func silences(_ request: Request, store: any SilenceStore, now: Int64) async throws -> Response {
         let page: SilencePage
         switch read(request, as: SilenceCursor.self) {
         case .failure(let refusal): return refusal.response

@@ -54,7 +54,7 @@ enum AlertmanagerAPI {
     static let resolveTimeout: Int64 = 300
 
     static func add(
-        to router: Router<BasicRequestContext>, store: any Store, settings: KlaxonHTTP.Settings,
+        to router: Router<BasicRequestContext>, store: any AlertmanagerStore, settings: KlaxonHTTP.Settings,
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
     ) {
         let view = settings.alertmanager
@@ -227,7 +227,9 @@ enum AlertmanagerAPI {
     /// The firing alerts (at most `maxListed`) the query keeps, sorted by fingerprint as Alertmanager
     /// lists them; nil when matching them against the silences and the query's filter needed more than
     /// one request's `MatchBudget` (the caller answers 503 rather than list alerts as unsilenced).
-    static func views(store: any Store, settings: AlertmanagerAPISettings, query: AlertQuery, now: Int64)
+    static func views(
+        store: any AlertReads & SilenceStore, settings: AlertmanagerAPISettings, query: AlertQuery, now: Int64
+    )
         async throws -> [AlertView]?
     {
         let page = try await store.firingAlerts(limit: maxListed, after: nil)
@@ -414,7 +416,7 @@ enum AlertmanagerAPI {
 
     /// The silences the API lists: all of them, expired ones too, while the store holds at most
     /// `maxListed`; beyond that, those that have not ended.
-    static func allSilences(store: any Store, now: Int64) async throws -> [Silence] {
+    static func allSilences(store: any SilenceStore, now: Int64) async throws -> [Silence] {
         let all = try await store.silences(now: now, includeExpired: true, limit: maxListed, after: nil)
         if all.next == nil { return all.silences }
         return try await store.silences(now: now, includeExpired: false, limit: maxListed, after: nil).silences

@@ -19,7 +19,7 @@ enum MattermostActionEndpoint {
     static let maxBody = 64 << 10
 
     static func add(
-        to router: Router<BasicRequestContext>, settings: ChatEndpoints.Settings, seen: any AlertStore,
+        to router: Router<BasicRequestContext>, settings: ChatEndpoints.Settings, seen: any ReplayGuard,
         now: @escaping @Sendable () -> Int64, act: @escaping ChatEndpoints.Act
     ) {
         // The key is derived once; without a usable token there is none, and every press is refused.

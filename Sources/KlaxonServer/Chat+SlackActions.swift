@@ -18,7 +18,7 @@ enum SlackActions {
     static let maxBody = 1 << 20
 
     static func add(
-        to router: Router<BasicRequestContext>, settings: ChatEndpoints.Settings, seen: any AlertStore,
+        to router: Router<BasicRequestContext>, settings: ChatEndpoints.Settings, seen: any ReplayGuard,
         now: @escaping @Sendable () -> Int64, act: @escaping ChatEndpoints.Act, responses: ChatResponses
     ) {
         router.post("/chat/slack/actions") { request, _ -> Response in

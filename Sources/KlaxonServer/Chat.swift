@@ -128,7 +128,7 @@ public enum ChatEndpoints {
     static let timestampRange: ClosedRange<Int64> = 1_000_000_000...9_999_999_999
 
     static func add(
-        to router: Router<BasicRequestContext>, settings: Settings, seen: any AlertStore,
+        to router: Router<BasicRequestContext>, settings: Settings, seen: any ReplayGuard,
         now: @escaping @Sendable () -> Int64, answer: @escaping Answer, act: @escaping Act, responses: ChatResponses
     ) {
         router.post("/chat/slack") { request, _ -> Response in

@@ -85,7 +85,7 @@ public enum KlaxonHTTP {
     /// takes a pressed button's action, and `post` (the app's HTTP client) sends the result of a
     /// Slack press to its `response_url`.
     public static func application(
-        store: any Store, settings: Settings, metrics: KlaxonMetrics, logger: Logger,
+        store: any ServerStore, settings: Settings, metrics: KlaxonMetrics, logger: Logger,
         health: StoreHealth = StoreHealth(),
         chat: ChatEndpoints.Settings = .init(), answer: @escaping ChatEndpoints.Answer = { _, _ in "" },
         act: @escaping ChatEndpoints.Act = { _, _ in .failed("Buttons are not set up here.") },
@@ -212,7 +212,7 @@ public enum KlaxonHTTP {
         /// Lines dated more than `future`'s margin after `now` are rejected (and listed) like bad
         /// lines; readings in a unit their series cannot take are listed by series.
         static func ingest(
-            _ body: ByteBuffer, format: ReadingsParser.Format, store: any Store,
+            _ body: ByteBuffer, format: ReadingsParser.Format, store: any ReadingIngest,
             now: Int64 = Int64(Date().timeIntervalSince1970), future: FutureBound = .standard
         ) async throws -> (stats: IngestStats, rejected: [String], rejectedCount: Int) {
             let parsed = try await offPool { parse(body, format: format, now: now, future: future) }
@@ -293,7 +293,7 @@ public enum KlaxonHTTP {
     /// it), `failing` (a service's store calls fail otherwise: a full disk, say), `deleted`, `truncated` or
     /// `replaced` (the database file, under the running daemon: `database_error` says what to do) or
     /// `unreachable`; only `ok` is ready.
-    public static func readiness(store: any Store, sources: [String], health: StoreHealth = StoreHealth()) async
+    public static func readiness(store: any HealthReads, sources: [String], health: StoreHealth = StoreHealth()) async
         -> (Bool, [String: Any])
     {
         let reachable = await store.isReachable()

@@ -49,7 +49,7 @@ extension KlaxonHTTP {
 
     /// While HTTP requests' writes have failed, tries a small write (see `Store.probeWrite`); when it
     /// works, the failure is over (`/readyz` ready again). The daemon calls this every few seconds.
-    public static func recordWriteWorks(store: any Store, health: StoreHealth, logger: Logger) async {
+    public static func recordWriteWorks(store: any HealthReads, health: StoreHealth, logger: Logger) async {
         guard health.troubles[httpService] != nil, health.file.state == .ok else { return }
         do {
             try await store.probeWrite()

@@ -25,7 +25,7 @@ public struct AckResult: Sendable {
     public var earlier: Ack?
 }
 
-extension AlertStore {
+extension AckStore {
     /// Acks as `ack(transitionID:by:at:)` does, and says whether an earlier ack by someone else
     /// holds, so every door (CLI, chat command, chat button, API) can say "already acked by X"
     /// rather than "acked". Nil when no firing alert has that id.

@@ -68,7 +68,7 @@ public struct SilenceReach: Sendable {
 
     /// The firing alerts: every one (`limit` nil, a command), or the first `limit` in one query (a
     /// request: bounded work however many fire).
-    public static func firing(_ store: any AlertStore, limit: Int?) async throws -> Firing {
+    public static func firing(_ store: any AlertReads, limit: Int?) async throws -> Firing {
         guard let limit else { return Firing(try await store.firingAlerts().map(\.transition), complete: true) }
         let page = try await store.firingAlerts(limit: limit, after: nil)
         return Firing(page.alerts.map(\.transition), complete: page.next == nil)
@@ -77,7 +77,7 @@ public struct SilenceReach: Sendable {
     /// The station ids a silence may name: stored stations and series, saved trips (`owner/name`),
     /// the stations alerts fire at now, and `listed` (those the rules list: `listedStations`).
     public static func knownStations(
-        _ store: any ReadingStore & EventStore, firing: Firing, listed: Set<String>
+        _ store: any StationReads & SeriesReads & TripStore, firing: Firing, listed: Set<String>
     ) async throws -> Set<String> {
         var known = firing.stations.union(listed)
         known.formUnion(try await store.stationInfos().keys)

@@ -38,13 +38,9 @@ public enum StationMetadata {
     }
 }
 
-/// A backend's reads of stations and gauges; the metadata a consumer sees is merged here, once.
-public protocol StationMetadataSource: ReadingStore {
-    /// Every stored station.
-    func stationRecords() async throws -> [StationRecord]
-}
-
-extension StationMetadataSource {
+/// The metadata a consumer sees, derived from a backend's stations and gauges and merged here, once
+/// (not requirements: no backend repeats them).
+extension StationReads {
     /// Station metadata by station id, with NWS gauges folded in (a gauge's LID and name, and its zone
     /// and position where the station has none).
     public func stationInfos() async throws -> [String: StationInfo] {

@@ -1,17 +1,32 @@
 import KlaxonCore
 
 /// Klaxon's persistence, shaped by the transactions the product needs, in roles: each consumer takes
-/// the roles it uses (the dispatcher `OutboxStore & SilenceStore`), the daemon all of them (`Store`).
-/// Every method may suspend and none blocks its caller's thread: async code (the daemon, the
-/// dispatcher, the HTTP server) awaits the store and the cooperative pool stays free. The backends
-/// (`KlaxonSQLite`, `KlaxonPostgres`) implement every role; what each requirement must do is what the
-/// conformance suite (`KlaxonStoreConformanceTests`) checks of every backend.
+/// the roles it uses (the dispatcher `OutboxStore & SilenceStore`, the status site `SiteReads &
+/// AlertActions`), and only the composition root (where the daemon and the commands open the store and
+/// wire their services) holds all of them (`Store`). Every method may suspend and none blocks its
+/// caller's thread: async code (the daemon, the dispatcher, the HTTP server) awaits the store and the
+/// cooperative pool stays free. The backends (`KlaxonSQLite`, `KlaxonPostgres`) implement every role;
+/// what each requirement must do is what the conformance suite (`KlaxonStoreConformanceTests`) checks
+/// of every backend.
+///
+/// A role is small (at most about ten requirements: `ArchitectureTests` holds it to twelve); what can
+/// be computed from a role's own requirements (station metadata merged with gauges, the active
+/// silences, the usual arguments) is an extension, written once, not a requirement each backend repeats.
+/// The wider names (`ReadingStore`, `EventStore`, `AlertStore`, `OutboxStore`) are compositions of
+/// the small roles and declare nothing of their own.
+///
+/// The consumers' compositions are declared here too (`AlertActions`) or by the consumer
+/// (`SiteReads` in `KlaxonServer`): they are made of these roles only, so a backend never imports a
+/// consumer and nothing here imports upward.
 public protocol Store: ReadingStore, EventStore, AlertStore, SilenceStore, OutboxStore, RetentionStore, DutyStore,
     StoreProbe
 {}
 
 /// Readings, their series and stations, and the sources that fetched them.
-public protocol ReadingStore: Sendable {
+public protocol ReadingStore: ReadingIngest, SourceStates, SeriesReads, ReadingScans, StationReads {}
+
+/// Writing readings and stations: a source's batches, a push, `klaxon ingest`.
+public protocol ReadingIngest: Sendable {
     /// A writer for bulk readings (ingest, push): batches, one transaction each. `source` names
     /// where they came from in `ingest_log` and `klaxon_readings_total{source}`: `api` for a push; nil
     /// (`klaxon ingest`) counts as `file`.
@@ -19,24 +34,19 @@ public protocol ReadingStore: Sendable {
     @discardableResult
     func write(_ batch: SourceBatch, source: String?, cursor: String?, at now: Int64) async throws -> IngestStats
     func recordFailure(source: String, error: String, at now: Int64, notBefore: Int64?) async throws
+    func upsert(station: StationRecord) async throws
+}
+
+/// How each source fares: its cursor, its last success and failure (the fetcher, `/readyz`, the site).
+public protocol SourceStates: Sendable {
     func sourceState(_ source: String) async throws -> SourceStateRecord?
     func sourceStates() async throws -> [SourceStateRecord]
-    func upsert(station: StationRecord) async throws
-    func station(id: String) async throws -> StationRecord?
-    func readings(station: String, metric: String) async throws -> [StoredReading]
-    func readingCount() async throws -> Int
+}
+
+/// Reads of one series or a few: what pages, reports and charts show.
+public protocol SeriesReads: Sendable {
     /// A number that grows whenever readings are stored (by any process): cheap to poll.
     func ingestMark() async throws -> Int64
-    func forEachReading(
-        from: Int64?, to: Int64?, page: Int,
-        _ body: (_ series: SeriesKey, _ unit: String?, _ readings: [(time: Int64, value: Double)]) throws -> Void
-    ) async throws
-    func gauges() async throws -> [GaugeInfo]
-    func gaugeFetchedAt(lid: String) async throws -> Int64?
-    func stationInfos() async throws -> [String: StationInfo]
-    func stationsAndFloods() async throws -> (stations: [String: StationInfo], floods: [String: FloodCategories])
-    func floodCategories() async throws -> [String: FloodCategories]
-    func resolveStation(_ typed: String) async throws -> String?
     func series(station: String) async throws -> [(metric: String, unit: String?)]
     func latest(station: String, metric: String, at: Int64, includingSuspect: Bool) async throws -> StoredReading?
     func summary(station: String, metric: String, from: Int64, to: Int64) async throws -> SeriesSummary?
@@ -50,8 +60,32 @@ public protocol ReadingStore: Sendable {
     func lastValues(station: String, metric: String, limit: Int) async throws -> [(time: Int64, value: Double)]
 }
 
+/// Reads of the whole history: export, dry runs, tools.
+public protocol ReadingScans: Sendable {
+    func readings(station: String, metric: String) async throws -> [StoredReading]
+    func readingCount() async throws -> Int
+    func forEachReading(
+        from: Int64?, to: Int64?, page: Int,
+        _ body: (_ series: SeriesKey, _ unit: String?, _ readings: [(time: Int64, value: Double)]) throws -> Void
+    ) async throws
+}
+
+/// Stations and NWS gauges as stored; the merged metadata (`stationInfos()`, `floodCategories()`) is
+/// derived from them once, in the extension below (`StationMetadata`).
+public protocol StationReads: Sendable {
+    /// Every stored station.
+    func stationRecords() async throws -> [StationRecord]
+    func station(id: String) async throws -> StationRecord?
+    func gauges() async throws -> [GaugeInfo]
+    func gaugeFetchedAt(lid: String) async throws -> Int64?
+    func resolveStation(_ typed: String) async throws -> String?
+}
+
 /// Events that are not series: quakes, and trips with their places' weather.
-public protocol EventStore: Sendable {
+public protocol EventStore: QuakeStore, TripStore, WeatherStore {}
+
+/// Earthquakes and their revisions.
+public protocol QuakeStore: Sendable {
     @discardableResult
     func write(quakes: [QuakeEvent], at now: Int64) async throws -> QuakeWriteStats
     func quakes(from: Int64, to: Int64) async throws -> [StoredQuake]
@@ -60,24 +94,35 @@ public protocol EventStore: Sendable {
     /// Events with origin time in `[from, to]` (ms) at or above `minMagnitude`, newest first, at
     /// most `limit` (clamped to 1…10,000), with their count and the revision counts of those listed.
     func quakes(from: Int64, to: Int64, minMagnitude: Double?, limit: Int) async throws -> QuakePage
+}
+
+/// Saved trips and what their rules said of them.
+public protocol TripStore: Sendable {
     func save(trip: Trip, at now: Int64, replace: Bool) async throws
     func trip(owner: String, name: String) async throws -> Trip?
     func trips(owner: String?) async throws -> [Trip]
     @discardableResult
     func removeTrip(owner: String, name: String) async throws -> Bool
-    @discardableResult
-    func write(weather: [DayWeather], alerts: [PlaceAlert]) async throws -> Int
-    func weather(for trip: Trip, radiusKm: Double) async throws -> [DayWeather]
-    func alerts(for trip: Trip, radiusKm: Double) async throws -> [(stop: Int, alert: WeatherAlert)]
-    func forecasts(place: String) async throws -> [DayWeather]
     func tripAnnouncement(rule: String, owner: String, name: String) async throws -> String?
     /// A trip's packing-list history: the `packing` transitions its trip-packing rules logged
     /// (list ready, list changed), newest first, at most `limit`.
     func tripHistory(owner: String, name: String, limit: Int) async throws -> [TransitionRecord]
 }
 
+/// Places' forecasts and weather alerts.
+public protocol WeatherStore: Sendable {
+    @discardableResult
+    func write(weather: [DayWeather], alerts: [PlaceAlert]) async throws -> Int
+    func weather(for trip: Trip, radiusKm: Double) async throws -> [DayWeather]
+    func alerts(for trip: Trip, radiusKm: Double) async throws -> [(stop: Int, alert: WeatherAlert)]
+    func forecasts(place: String) async throws -> [DayWeather]
+}
+
 /// Alert states and the transition log: evaluation, acks, firing alerts.
-public protocol AlertStore: Sendable {
+public protocol AlertStore: EvaluationStore, AlertReads, AckStore, ReplayGuard {}
+
+/// Evaluation's writes: alert states, the transition log and the outbox rows it queues.
+public protocol EvaluationStore: Sendable {
     /// Records an evaluation: alert states, the transition log, outbox rows and cursors, in bounded
     /// transactions (`EvaluationBackend.runEvaluation`: every backend's evaluation is that one).
     func evaluate(_ e: Evaluation) async throws -> EvaluationResult
@@ -89,6 +134,10 @@ public protocol AlertStore: Sendable {
     /// Logs transitions made outside evaluation and queues their deliveries (`now` in ms).
     func record(_ transitions: [(transition: Transition, message: String, deliveries: [PlannedDelivery])], now: Int64)
         async throws
+}
+
+/// Reads of alert states, firing alerts and the transition log.
+public protocol AlertReads: Sendable {
     func alertStates() async throws -> [AlertKey: AlertState]
     func transitions() async throws -> [TransitionRecord]
     /// The newest `limit` transitions, newest first (the status site; `transitions()` reads the whole log).
@@ -108,12 +157,20 @@ public protocol AlertStore: Sendable {
     /// The episode an id names (its own, or any of its transitions'), with its transitions and
     /// their notifications; nil when no transition has that id.
     func episode(_ id: Int64) async throws -> EpisodeHistory?
+}
+
+/// Acks: who acknowledged which firing alert.
+public protocol AckStore: Sendable {
     /// Acknowledges the firing alert an id names (its episode's, or any of the episode's
     /// transitions'): no reminders or escalation until it resolves. The first ack of an episode holds:
     /// a second one changes nothing (`acks()` still names who acked first).
     @discardableResult
     func ack(transitionID: Int64, by: String, at now: Int64) async throws -> (key: AlertKey, transition: Transition)?
     func acks() async throws -> [AlertKey: Ack]
+}
+
+/// The chat replay guard: a signed request or a button's nonce is used once, across restarts and daemons.
+public protocol ReplayGuard: Sendable {
     /// Takes `key` (a chat request's signature, a button's nonce) for its first use, remembered in
     /// the store until `expires` (seconds): true the first time, false while an earlier use is
     /// remembered, so a replay is refused after a restart and on every daemon sharing the store.
@@ -122,6 +179,12 @@ public protocol AlertStore: Sendable {
     /// Forgets `key` (the action it carried did nothing), so that it may be used again.
     func releaseOnce(key: String) async throws
 }
+
+/// What a person does to alerts, through every door: ack (`ackSayingWho`), silence, expire and
+/// replace a silence. Shared by the API, the Alertmanager API, the status site, chat and the CLI. Each
+/// action names who acts (`by`, `createdBy`); who may act is each door's to decide before it calls
+/// (the API's token, the site's session, chat's `chat_may_act`, the local user of the CLI).
+public typealias AlertActions = AckStore & SilenceStore
 
 /// Silences.
 public protocol SilenceStore: Sendable {
@@ -135,11 +198,13 @@ public protocol SilenceStore: Sendable {
     /// ended: of several replacements of one silence, one succeeds and the others change nothing, so
     /// one silence is left active and an id a replacement returned is the one that mutes.
     func replaceSilence(id: String, with new: Silence, now: Int64) async throws -> ReplaceOutcome
-    func activeSilences(now: Int64) async throws -> [Silence]
 }
 
 /// The durable outbox and the instances that claim from it.
-public protocol OutboxStore: Sendable {
+public protocol OutboxStore: OutboxQueue, RepeatQueue, OutboxAdmin, ClaimLeases {}
+
+/// Claiming due rows and recording what became of them (the dispatcher).
+public protocol OutboxQueue: Sendable {
     /// Claims due rows: pending rows whose time has come and sending rows whose lease ran out, per
     /// alert and receiver only the oldest unsent, batched by receiver, route and group
     /// (`OutboxBatch.group`), leased until `now + lease`; none of the receivers in `excluding` (a dispatcher
@@ -150,15 +215,27 @@ public protocol OutboxStore: Sendable {
     func release(_ batches: [OutboxBatch]) async throws
     func apply(_ outcomes: [OutboxOutcome]) async throws
     func nextDue() async throws -> Int64?
-    func outbox(state: OutboxRecord.State?, limit: Int) async throws -> [OutboxRecord]
-    func outboxCounts() async throws -> [OutboxRecord.State: Int]
-    func retryOutbox(id: String, now: Int64) async throws -> Bool
+}
+
+/// What the repeat and escalation schedulers ask of the outbox, and the rows they queue.
+public protocol RepeatQueue: Sendable {
     func lastNotified(alert: String, receiver: String) async throws -> (sentAt: Int64?, queued: Bool)
     func firstQueued(alert: String, transitionID: Int64) async throws -> Int64?
     func hasNotification(alert: String, receiver: String, transitionID: Int64) async throws -> Bool
     func enqueueRepeat(
         transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, now: Int64
     ) async throws
+}
+
+/// The outbox as an operator sees it (`klaxon outbox`, metrics).
+public protocol OutboxAdmin: Sendable {
+    func outbox(state: OutboxRecord.State?, limit: Int) async throws -> [OutboxRecord]
+    func outboxCounts() async throws -> [OutboxRecord.State: Int]
+    func retryOutbox(id: String, now: Int64) async throws -> Bool
+}
+
+/// The instances that claim from the outbox, and their leases.
+public protocol ClaimLeases: Sendable {
     func register(_ instance: InstanceRecord) async throws
     /// Extends to `until` the leases of the rows `ids` that `instance` is still sending (only
     /// these: a row of a claim whose answer was lost, which the instance does not know it holds,
@@ -197,7 +274,7 @@ public protocol DutyStore: Sendable {
     func holding<T: Sendable>(duty: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T?
 }
 
-extension ReadingStore {
+extension ReadingIngest {
     /// A writer whose readings count under source `file` (`klaxon ingest`, tools).
     public func readingWriter() throws -> any ReadingWriter { try readingWriter(source: nil) }
 }
@@ -215,7 +292,7 @@ public protocol StoreProbe: Sendable {
 }
 
 /// The usual arguments.
-extension ReadingStore {
+extension ReadingIngest {
     @discardableResult
     public func write(_ batch: SourceBatch, source: String? = nil, cursor: String? = nil, at now: Int64) async throws
         -> IngestStats
@@ -225,12 +302,20 @@ extension ReadingStore {
     public func recordFailure(source: String, error: String, at now: Int64) async throws {
         try await recordFailure(source: source, error: error, at: now, notBefore: nil)
     }
+}
+
+/// The usual arguments.
+extension ReadingScans {
     public func forEachReading(
         from: Int64? = nil, to: Int64? = nil,
         _ body: (_ series: SeriesKey, _ unit: String?, _ readings: [(time: Int64, value: Double)]) throws -> Void
     ) async throws {
         try await forEachReading(from: from, to: to, page: 50_000, body)
     }
+}
+
+/// The usual arguments.
+extension SeriesReads {
     /// The newest reading of a series that is not suspect.
     public func latest(station: String, metric: String) async throws -> StoredReading? {
         try await latest(station: station, metric: metric, at: .max, includingSuspect: false)
@@ -243,9 +328,17 @@ extension ReadingStore {
 }
 
 /// The usual arguments.
-extension EventStore {
+extension QuakeStore {
     public func quakes() async throws -> [StoredQuake] { try await quakes(from: .min, to: .max) }
+}
+
+/// The usual arguments.
+extension TripStore {
     public func save(trip: Trip, at now: Int64) async throws { try await save(trip: trip, at: now, replace: false) }
+}
+
+/// The usual arguments.
+extension WeatherStore {
     @discardableResult
     public func write(weather: [DayWeather]) async throws -> Int { try await write(weather: weather, alerts: []) }
     public func weather(for trip: Trip) async throws -> [DayWeather] { try await weather(for: trip, radiusKm: 30) }
@@ -254,19 +347,27 @@ extension EventStore {
     }
 }
 
-/// The usual arguments.
+/// The usual arguments, and the silences in force: derived, not a requirement.
 extension SilenceStore {
     public func silences(now: Int64) async throws -> [Silence] { try await silences(now: now, includeExpired: false) }
+    /// The silences not ended by `now` (active or scheduled), by start: what the dispatcher mutes with.
+    public func activeSilences(now: Int64) async throws -> [Silence] {
+        try await silences(now: now, includeExpired: false)
+    }
 }
 
 /// The usual arguments.
-extension OutboxStore {
+extension OutboxQueue {
     public func claim(now: Int64, lease: Int64, limit: Int = 100) async throws -> [OutboxBatch] {
         try await claim(now: now, lease: lease, limit: limit, instance: nil, excluding: [])
     }
     public func claim(now: Int64, lease: Int64, limit: Int, instance: String?) async throws -> [OutboxBatch] {
         try await claim(now: now, lease: lease, limit: limit, instance: instance, excluding: [])
     }
+}
+
+/// The usual arguments.
+extension OutboxAdmin {
     public func outbox(state: OutboxRecord.State? = nil) async throws -> [OutboxRecord] {
         try await outbox(state: state, limit: 200)
     }

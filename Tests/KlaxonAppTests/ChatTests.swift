@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import KlaxonApp
 import KlaxonCore
+import KlaxonSQLite
 import KlaxonServer
 import KlaxonStore
 import KlaxonTesting
@@ -22,7 +23,8 @@ final class ChatServer: Sendable {
     }
 
     static func start() async throws -> ChatServer {
-        let store = try tempStore()
+        // In memory: the server takes the roles it serves, and this store is the same store as a file's.
+        let store: any Store = try SQLiteStore.inMemory()
         let rules = [
             Rule(name: "high", kind: ThresholdRule(metric: "gage_height", direction: .above, threshold: 10))
         ]
@@ -261,7 +263,7 @@ extension ChatTests {
     func teamQualified() throws {
         var config = Config()
         config.chatUsers = ["T2:U1": "carol", "U1": "dave"]
-        let chat = ChatCommands(store: try tempStore(), config: config, rules: [])
+        let chat = ChatCommands(store: try SQLiteStore.inMemory(), config: config, rules: [])
         #expect(chat.owner(for: .init(platform: "slack", team: "T2", user: "U1", name: "x")) == "carol")
         #expect(chat.owner(for: .init(platform: "slack", team: "T9", user: "U1", name: "x")) == "dave")
         #expect(chat.owner(for: .init(platform: "slack", team: "T2", user: "U2", name: "U1")) == nil)

@@ -229,9 +229,6 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
     }
     func expireSilence(id: String, now: Int64) async throws -> ExpireOutcome { .notFound }
     func replaceSilence(id: String, with new: Silence, now: Int64) async throws -> ReplaceOutcome { .notFound }
-    func activeSilences(now: Int64) async throws -> [Silence] {
-        state.withLock { $0.silences.filter { $0.starts <= now && now < $0.ends } }
-    }
 }
 
 /// A notifier that keeps what it was asked to send.

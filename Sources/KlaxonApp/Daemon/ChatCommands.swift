@@ -3,14 +3,19 @@ import KlaxonCore
 import KlaxonServer
 import KlaxonStore
 
+/// What the chat commands read and do: reports of gauges, air, quakes and trips, the firing alerts,
+/// and the actions (ack, silence) a user who may act takes.
+public typealias ChatStore =
+    AlertReads & AlertActions & SeriesReads & StationReads & QuakeStore & TripStore & WeatherStore
+
 /// The chat commands (`/klaxon gauge 02336910`): answers formatted for chat, an unknown command
 /// answered with help, never a stack trace.
 public struct ChatCommands: Sendable {
-    public let store: any Store
+    public let store: any ChatStore
     public let config: Config
     public let rules: [Rule]
 
-    public init(store: any Store, config: Config, rules: [Rule]) {
+    public init(store: any ChatStore, config: Config, rules: [Rule]) {
         self.store = store
         self.config = config
         self.rules = rules

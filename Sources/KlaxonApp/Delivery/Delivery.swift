@@ -21,7 +21,8 @@ public enum DeliveryWiring {
     }
 
     public static func dispatcher(
-        store: any Store, config: Config, logger: Logger, lease: Int64? = nil, health: StoreHealth = StoreHealth(),
+        store: any DeliveryStore, config: Config, logger: Logger, lease: Int64? = nil,
+        health: StoreHealth = StoreHealth(),
         charts: ChartSource? = nil, observeSend: (@Sendable (String, Double, Bool) -> Void)? = nil,
         observeFailure: (@Sendable (String, String, String) -> Void)? = nil
     ) throws -> Dispatcher {

@@ -2,13 +2,18 @@ import Foundation
 import KlaxonCore
 import KlaxonStore
 
+/// What the repeat and escalation schedulers read and queue: the firing alerts and their acks, and
+/// the outbox's record of what was sent.
+public typealias RepeatStore = AlertReads & AckStore & RepeatQueue
+
 /// `repeat_interval`: re-notifies a still-firing alert when its last notification to a receiver is
 /// older than the route's interval, unless it was acknowledged (`ack`) since it last changed. The
 /// reminder carries the transition that last announced the alert.
 public enum Repeats {
     /// Queues the reminders due at `now` (ms); returns how many.
     @discardableResult
-    public static func enqueue(store: any Store, rules: [Rule], routing: Routing, now: Int64) async throws -> Int {
+    public static func enqueue(store: any RepeatStore, rules: [Rule], routing: Routing, now: Int64) async throws -> Int
+    {
         // No route repeats: nothing to read (the firing alerts are many after a flood of them).
         guard (routing.routes + [routing.defaults]).contains(where: { $0.repeatInterval != nil }) else { return 0 }
         let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
@@ -41,7 +46,8 @@ public enum Repeats {
 public enum Escalations {
     /// Queues the escalations due at `now` (ms); returns how many.
     @discardableResult
-    public static func enqueue(store: any Store, rules: [Rule], routing: Routing, now: Int64) async throws -> Int {
+    public static func enqueue(store: any RepeatStore, rules: [Rule], routing: Routing, now: Int64) async throws -> Int
+    {
         guard routing.routes.contains(where: { $0.escalateAfter != nil && $0.escalateTo != nil }) else { return 0 }
         let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
         let acked = try await store.acks()

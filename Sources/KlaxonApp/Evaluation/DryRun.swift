@@ -166,7 +166,7 @@ public struct DryRun: Sendable {
     }
 
     /// Replays a store's readings (read-only).
-    public func run(store: any Store) async throws -> Result {
+    public func run(store: any ReadingScans) async throws -> Result {
         var result = Result()
         var sessions = Sessions()
         var out: [Transition] = []
@@ -202,7 +202,7 @@ public struct DryRun: Sendable {
     /// Trip-packing rules over stored trips and forecasts, from a clean state: what each rule would
     /// announce now (the lists as ready, and the alerts in force). `now` sets "today". The runner is
     /// `evaluate`'s own.
-    public func replay(trips store: any Store, now: Int64) async throws -> [Transition] {
+    public func replay(trips store: any TripStore & WeatherStore, now: Int64) async throws -> [Transition] {
         let runner = TripRunner(rules: engine.rules)
         guard !runner.isEmpty else { return [] }
         let today = TripRunner.today(now)

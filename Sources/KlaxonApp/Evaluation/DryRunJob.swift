@@ -160,7 +160,7 @@ public struct DryRunJob: Sendable {
     /// Returns how many payloads were printed.
     func renderAsSent(
         _ cfg: Config, receiver: String, previewer: any Notifier, rules: [Rule], renderer: MessageRenderer,
-        transitions: [Transition], dry: DryRun, source: (any Store)?, stations: [String: StationInfo],
+        transitions: [Transition], dry: DryRun, source: (any ReadingScans)?, stations: [String: StationInfo],
         floods: [String: FloodCategories]
     ) async throws -> Int {
         let readings = try await replayedReadings(dry: dry, source: source)
@@ -201,7 +201,7 @@ public struct DryRunJob: Sendable {
     }
 
     /// The readings of the replay (the database's, or the files'), within --from/--to.
-    func replayedReadings(dry: DryRun, source: (any Store)?) async throws -> [Reading] {
+    func replayedReadings(dry: DryRun, source: (any ReadingScans)?) async throws -> [Reading] {
         var readings: [Reading] = []
         if let source {
             try await source.forEachReading(from: from, to: to) { key, unit, rows in
@@ -236,7 +236,7 @@ public struct DryRunJob: Sendable {
     /// With a config: the readings replayed again, as if live, through the store and the dispatcher
     /// (`NotifyReplay`), and what each receiver would get printed after the transitions.
     func whatWouldBeSent(
-        _ cfg: Config, rules: [Rule], dry: DryRun, source: (any Store)?, stations: [String: StationInfo],
+        _ cfg: Config, rules: [Rule], dry: DryRun, source: (any ReadingScans)?, stations: [String: StationInfo],
         floods: [String: FloodCategories], recorded: Int
     ) async throws {
         let readings = try await replayedReadings(dry: dry, source: source)

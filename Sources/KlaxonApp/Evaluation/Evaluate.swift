@@ -18,7 +18,7 @@ public enum Evaluate {
     ///   - engine: the rules' engine with its station metadata and flood categories (built here from
     ///     the store's when not given; a replay into a scratch store brings its own).
     public static func run(
-        store: any Store, rules: [Rule], now: Int64, routing: Routing? = nil,
+        store: any EvaluationStore & RuleContextReads, rules: [Rule], now: Int64, routing: Routing? = nil,
         queuedAt: Int64 = Int64(Date().timeIntervalSince1970 * 1000), renderer: MessageRenderer? = nil,
         engine: RuleEngine? = nil, sliceReadings: Int = 50_000, sliceTransitions: Int = 1_000,
         committed: (@Sendable (Int) -> Void)? = nil, keepTransitions: Bool = true, handoff: Handoff? = nil

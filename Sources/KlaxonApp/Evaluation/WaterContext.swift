@@ -2,11 +2,14 @@ import Foundation
 import KlaxonCore
 import KlaxonStore
 
+/// What `WaterContext` reads: station metadata and flood categories, and which series exist.
+public typealias RuleContextReads = SeriesReads & StationReads
+
 /// What rules need from the store besides readings: station metadata for messages and NWS flood
 /// categories for `levels: nws`.
 public enum WaterContext {
     /// An engine over `rules` with the store's stations and flood categories.
-    public static func engine(rules: [Rule], store: any Store) async throws -> RuleEngine {
+    public static func engine(rules: [Rule], store: any RuleContextReads) async throws -> RuleEngine {
         guard rules.contains(where: { needsStations($0) }) else { return RuleEngine(rules: rules) }
         let (stations, floods) = try await store.stationsAndFloods()
         return RuleEngine(rules: rules, stations: stations, floods: floods)
@@ -18,7 +21,7 @@ public enum WaterContext {
 
     /// One line per station a `levels: nws` rule watches that has no NWS flood categories: it would
     /// get no flood alert, and people should hear that rather than find out in a flood.
-    public static func missingCategories(rules: [Rule], store: any Store) async throws -> [String] {
+    public static func missingCategories(rules: [Rule], store: any RuleContextReads) async throws -> [String] {
         let nwsRules = rules.filter { ($0.kind as? LevelsRule)?.nws == true }
         guard !nwsRules.isEmpty else { return [] }
         let (infos, floods) = try await store.stationsAndFloods()

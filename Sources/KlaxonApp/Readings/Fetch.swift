@@ -4,6 +4,10 @@ import KlaxonCore
 import KlaxonSources
 import KlaxonStore
 
+/// What a fetch reads and writes: the sources' states, their batches, and the trips whose places
+/// need forecasts.
+public typealias FetchStore = ReadingIngest & SourceStates & TripStore
+
 /// `klaxon fetch` (and, later, the daemon's fetch loop): runs configured sources once each.
 public enum Fetch {
     /// How one source's fetch went.
@@ -59,7 +63,8 @@ public enum Fetch {
     /// listens no longer than the time left, a source still fetching when it comes fails with "timed
     /// out" (its request is cancelled and left to end on its own), and sources not reached are skipped.
     public static func run(
-        sources: [ConfiguredSource], store: any Store, client: HTTPClient = .shared, now: Int64, force: Bool = false,
+        sources: [ConfiguredSource], store: any FetchStore, client: HTTPClient = .shared, now: Int64,
+        force: Bool = false,
         future: FutureBound = .standard, deadline: ContinuousClock.Instant? = nil
     ) async -> [Outcome] {
         var out: [Outcome] = []
@@ -162,7 +167,7 @@ public enum Fetch {
 
 /// The places and dates that trips still ahead need weather for.
 public enum TripPlaces {
-    public static func requests(store: any Store, now: Int64) async throws -> [PlaceRequest] {
+    public static func requests(store: any TripStore, now: Int64) async throws -> [PlaceRequest] {
         let today = String(Timestamp.format(now).prefix(10))
         var dates: [String: (PlacePoint, Set<String>)] = [:]
         for trip in try await store.trips(owner: nil) {

@@ -113,7 +113,7 @@ public enum GaugeReport {
 
     /// Builds the report for an id a person typed (USGS site, NWS LID, station id); nil when the
     /// store knows nothing by that id.
-    public static func build(store: any Store, id: String, span: Span) async throws -> Report? {
+    public static func build(store: any SeriesReads & StationReads, id: String, span: Span) async throws -> Report? {
         guard let station = try await store.resolveStation(id) else { return nil }
         let info = try await store.stationInfos()[station] ?? StationInfo(id: station)
         let floods = try await store.floodCategories()

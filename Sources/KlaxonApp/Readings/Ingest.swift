@@ -30,7 +30,7 @@ public enum Ingest {
     /// any bad row: one such reading would be its series' newest for ever. A batch's readings in
     /// another unit than their series' are converted to it or rejected (`SeriesUnitRule`).
     public static func run(
-        store: any Store, files: [String], future: FutureBound = .standard, now: Int64? = nil,
+        store: any ReadingIngest, files: [String], future: FutureBound = .standard, now: Int64? = nil,
         report: (String) -> Void = printError
     ) async throws -> Summary {
         let ingester = try store.readingWriter()
@@ -480,7 +480,7 @@ extension Ingest {
     /// given, supplies what its sources would use: the `metric:` of CWMS time series, the name and
     /// `sample_every` of its `aqi-websocket` source.
     public static func run(
-        store: any Store, files: [String], format: IngestFormat, now: Int64, owmUnits: String = "standard",
+        store: any ReadingIngest, files: [String], format: IngestFormat, now: Int64, owmUnits: String = "standard",
         config: Config? = nil, stationUnits: StationUnits? = nil, report: (String) -> Void = printError
     ) async throws -> Summary {
         let future = config?.futureBound ?? .standard

@@ -28,7 +28,7 @@ public enum QuakeList {
     }
 
     /// Events matching the filter, newest first.
-    public static func find(store: any Store, filter: Filter) async throws -> [Row] {
+    public static func find(store: any QuakeStore, filter: Filter) async throws -> [Row] {
         var out: [Row] = []
         let revisions = try await store.quakeRevisionCounts()
         for q in try await store.quakes(from: filter.since * 1000, to: .max) {
@@ -96,7 +96,9 @@ public enum AirReport {
     }
 
     /// The report for a city (a station id or name, any case); nil when none has AQI readings.
-    public static func build(store: any Store, city: String, scale: AQIScale) async throws -> Report? {
+    public static func build(store: any SeriesReads & StationReads, city: String, scale: AQIScale) async throws
+        -> Report?
+    {
         let infos = try await store.stationInfos()
         let wanted = city.lowercased()
         var candidates = [city]

@@ -31,7 +31,7 @@ public enum Trips {
     }
 
     /// Finds a trip the actor may see; "not found" for another owner's trip (without `--all`).
-    public static func find(_ name: String, store: any Store, actor: Actor) async throws -> Trip {
+    public static func find(_ name: String, store: any TripStore, actor: Actor) async throws -> Trip {
         if let t = try await store.trip(owner: actor.owner, name: name) { return t }
         if actor.all {
             let matches = try await store.trips(owner: nil).filter { $0.name == name }
@@ -86,7 +86,7 @@ public enum Trips {
     }
 
     /// The trip's list and the weather it was made from.
-    public static func packing(_ trip: Trip, store: any Store) async throws -> (
+    public static func packing(_ trip: Trip, store: any WeatherStore) async throws -> (
         list: PackingList, weather: [DayWeather]
     ) {
         let weather = try await store.weather(for: trip)
@@ -146,7 +146,7 @@ public enum Trips {
         public var list: PackingList
     }
 
-    public static func export(_ trip: Trip, store: any Store) async throws -> String {
+    public static func export(_ trip: Trip, store: any TripStore & WeatherStore) async throws -> String {
         let list = try await packing(trip, store: store).list
         var stored: [DayWeather] = []
         for s in trip.stops {
@@ -161,7 +161,9 @@ public enum Trips {
     }
 
     /// Reads an export; the trip is stored for `owner` and its forecasts with it.
-    public static func importTrip(path: String, owner: String, store: any Store, now: Int64, replace: Bool) async throws
+    public static func importTrip(
+        path: String, owner: String, store: any TripStore & WeatherStore, now: Int64, replace: Bool
+    ) async throws
         -> Trip
     {
         guard let data = try await readFile(path) else {

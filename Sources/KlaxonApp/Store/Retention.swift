@@ -112,7 +112,7 @@ extension ConfigReader {
 /// Pruning by hand (`klaxon prune`) and by the daemon.
 public enum Prune {
     /// Prunes by the plan in bounded transactions, yielding (and honouring cancellation) between them.
-    public static func run(store: any Store, plan: RetentionPlan) async throws -> PruneCounts {
+    public static func run(store: any RetentionStore, plan: RetentionPlan) async throws -> PruneCounts {
         try await store.prune(plan) {
             await Task.yield()
             try Task.checkCancellation()

@@ -48,7 +48,7 @@ public struct ChartImages: Sendable {
 
     /// Pictures from `store`, with the site's settings (time zones, AQI scales) and cache.
     public init(
-        store: any Store, settings: StatusSite.Settings,
+        store: any SiteStore, settings: StatusSite.Settings,
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
     ) {
         site = StatusSite.Context(store: store, settings: settings, now: now)

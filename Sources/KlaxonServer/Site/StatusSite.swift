@@ -88,13 +88,13 @@ public enum StatusSite {
 
     /// What every page builder gets: the store, the settings and the clock (seconds since 1970).
     struct Context: Sendable {
-        var store: any Store
+        var store: any SiteStore
         var settings: Settings
         var now: @Sendable () -> Int64
     }
 
     static func add(
-        to router: Router<BasicRequestContext>, store: any Store, settings: Settings,
+        to router: Router<BasicRequestContext>, store: any SiteStore, settings: Settings,
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
     ) {
         guard settings.enabled else { return }

@@ -172,6 +172,8 @@ let package = Package(
             name: "KlaxonApp",
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
+                // The blocking pool `offPool` runs on (`BlockingPool.useNIOThreadPool`).
+                .product(name: "NIOPosix", package: "swift-nio"),
                 "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonPostgres", "KlaxonDelivery", "KlaxonSources",
                 "KlaxonServer",
                 .product(name: "Yams", package: "Yams"),

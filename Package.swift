@@ -16,7 +16,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // Pinned to 6.2.x: `YAMLLimits` walks libyaml's events through Yams' C target `CYaml` (not a
+        // product), the libyaml Yams links in; `YAMLLimitsTests` checks what it relies on before a bump.
+        .package(url: "https://github.com/jpsim/Yams", .upToNextMinor(from: "6.2.2")),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -170,11 +172,15 @@ let package = Package(
             name: "KlaxonApp",
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
+                // The blocking pool `offPool` runs on (`BlockingPool.useNIOThreadPool`).
+                .product(name: "NIOPosix", package: "swift-nio"),
                 "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonPostgres", "KlaxonDelivery", "KlaxonSources",
                 "KlaxonServer",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // The daemon's SIGHUP (a reload) as an async sequence.
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -119,12 +119,38 @@ public final class OneShot<Value: Sendable>: Sendable {
     }
 }
 
-/// Runs blocking work (a large file, a parse, a wait on a hand-over queue) on a Dispatch worker
-/// thread and suspends until it is done, so the cooperative pool's threads stay free for the HTTP
-/// server and the other services.
+/// Where blocking work runs (`offPool`, `releaseFreeMemoryLater`): one place for all of it. The
+/// executable hands it to NIO's blocking pool (`NIOThreadPool.singleton`, installed first thing by
+/// `BlockingPool.useNIOThreadPool()` in `KlaxonApp`); until a runner is installed, a Dispatch worker
+/// runs it. (`KlaxonCore` imports no NIO, hence the hook.)
+///
+/// The pool has as many threads as cores, maybe one: work handed here must never wait for other
+/// work handed here (a parser that fills a queue its consumer empties runs on a thread of its own).
+public enum BlockingPool {
+    /// Runs `work` exactly once on a thread that may block, and returns without waiting for it.
+    public typealias Runner = @Sendable (_ work: @escaping @Sendable () -> Void) -> Void
+
+    private static let installed = Mutex<Runner?>(nil)
+
+    /// From now on, blocking work runs through `runner`.
+    public static func install(_ runner: @escaping Runner) { installed.withLock { $0 = runner } }
+
+    /// Hands `work` to the installed runner (a Dispatch worker if none), without waiting for it.
+    public static func submit(_ work: @escaping @Sendable () -> Void) {
+        if let runner = installed.withLock({ $0 }) {
+            runner(work)
+        } else {
+            DispatchQueue.global().async { work() }
+        }
+    }
+}
+
+/// Runs blocking work (a large file, a parse, a wait on a hand-over queue) on the blocking pool
+/// (`BlockingPool`) and suspends until it is done, so the cooperative pool's threads stay free for
+/// the HTTP server and the other services. The work runs to its end even if the caller is cancelled.
 public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        BlockingPool.submit { continuation.resume(with: Result { try body() }) }
     }
 }
 
@@ -135,6 +161,9 @@ public func releaseFreeMemory() {
         _ = glibcMallocTrim(0)
     #endif
 }
+
+/// `releaseFreeMemory` on the blocking pool, not waited for: the caller answers meanwhile.
+public func releaseFreeMemoryLater() { BlockingPool.submit { releaseFreeMemory() } }
 
 /// Caps glibc's malloc arenas (one per thread by default, each holding its own free memory): for a
 /// long-running process with many threads and modest allocation, a few are enough.

@@ -108,7 +108,7 @@ enum APIPaging {
         headers[.contentType] = "application/json"
         let response = Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
         // Trimming walks the heap: off the pool, once the big intermediates are gone.
-        if large { DispatchQueue.global().async { releaseFreeMemory() } }
+        if large { releaseFreeMemoryLater() }
         return response
     }
 }

@@ -187,7 +187,7 @@ public final class ConnectionGate: Sendable {
             s.highWater = s.open.count
             return true
         }
-        if trim { DispatchQueue.global().async { releaseFreeMemory() } }
+        if trim { releaseFreeMemoryLater() }
     }
 }
 

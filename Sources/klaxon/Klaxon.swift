@@ -38,6 +38,8 @@ struct Klaxon: AsyncParsableCommand {
         // arena once made stays). It allocates little and often; each further arena kept 3–5 MiB
         // of free memory at the peak of a day's backlog (issue 14's 64 MiB).
         if CommandLine.arguments.dropFirst().first == "run" { limitMallocArenas(1) }
+        // Blocking work goes to NIO's blocking pool, not Dispatch's global queue (issue 40).
+        BlockingPool.useNIOThreadPool()
         do {
             var command = try await asyncParseAsRoot(nil)
             LogOptions.bootstrap(for: command)

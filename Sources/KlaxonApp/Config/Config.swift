@@ -122,243 +122,31 @@ public struct Config: Sendable {
         if let root = file.compose(text), var m = file.map(root, what: "the config") {
             let reader = ConfigReader(
                 file: file, dir: (path as NSString).deletingLastPathComponent, environment: environment)
+            // One reader per top-level section, in this order (the order their errors are listed in).
             if let n = m.value("database") { config.store = reader.database(n) }
-            if let n = m.value("rules") {
-                config.rules =
-                    n.scalar != nil
-                    ? file.string(n, what: "rules").map { [reader.resolve($0)] }
-                    : file.stringList(n, what: "rules")?.map(reader.resolve)
-            }
+            if let n = m.value("rules") { config.rules = reader.rules(n) }
             if let n = m.value("admins") { config.admins = file.stringList(n, what: "admins") ?? [] }
-            if let n = m.value("listen"), let l = file.string(n, what: "listen") {
-                let parts = l.split(separator: ":", omittingEmptySubsequences: false)
-                if parts.count == 2, !parts[0].isEmpty, let port = Int(parts[1]), (0...65535).contains(port) {
-                    config.listen = (String(parts[0]), port)
-                } else {
-                    file.error(n, "listen must be HOST:PORT like 127.0.0.1:9464, not \"\(l)\"")
-                }
-            }
-            if let n = m.value("chat"), var cm = file.map(n, what: "chat") {
-                if let sn = cm.value("slack"), var sm = file.map(sn, what: "chat.slack") {
-                    config.slackSigningSecret = reader.secret(&sm, "signing_secret", required: true, what: "chat.slack")
-                    if let pn = sm.value("response_url_prefix") {
-                        let given =
-                            pn.scalar != nil
-                            ? file.string(pn, what: "chat.slack.response_url_prefix").map { [$0] }
-                            : file.stringList(pn, what: "chat.slack.response_url_prefix")
-                        if let given {
-                            if let bad = given.first(where: { Self.responseURLPrefixProblem($0) != nil }) {
-                                file.error(
-                                    pn,
-                                    "chat.slack.response_url_prefix \"\(String(bad.prefix(200)))\" \(Self.responseURLPrefixProblem(bad)!)"
-                                )
-                            } else if given.isEmpty {
-                                file.error(pn, "chat.slack.response_url_prefix needs at least one URL prefix")
-                            } else {
-                                config.slackResponseURLPrefixes = given
-                            }
-                        }
-                    }
-                    sm.rejectUnknown(known: ConfigKeys.chatSlack, what: "chat.slack")
-                }
-                if let mn = cm.value("mattermost"), var mm = file.map(mn, what: "chat.mattermost") {
-                    config.mattermostToken = reader.secret(&mm, "token", required: true, what: "chat.mattermost")
-                    mm.rejectUnknown(known: ConfigKeys.chatMattermost, what: "chat.mattermost")
-                }
-                if let un = cm.value("users") { config.chatUsers = file.stringMap(un, what: "chat.users") ?? [:] }
-                if let an = cm.value("may_act"), let names = file.stringList(an, what: "chat.may_act") {
-                    if let bad = names.first(where: {
-                        $0.trimmingCharacters(in: .whitespaces).isEmpty || $0.count > 200
-                    }) {
-                        file.error(an, "chat.may_act: \"\(String(bad.prefix(40)))\" is not a chat id or an owner name")
-                    } else {
-                        config.chatMayAct = names
-                    }
-                }
-                cm.rejectUnknown(known: ConfigKeys.chat, what: "chat")
-            }
-            if let n = m.value("api"), var am = file.map(n, what: "api") {
-                config.apiToken = reader.secret(&am, "token", required: true, what: "api")
-                if let on = am.value("owners"), let items = file.list(on, what: "api.owners") {
-                    for item in items {
-                        guard var om = file.map(item, what: "an owner") else { continue }
-                        let owner = om.required("owner", what: "the owner").flatMap { file.string($0, what: "owner") }
-                        let token = reader.secret(&om, "token", required: true, what: "api.owners")
-                        om.rejectUnknown(known: ConfigKeys.apiOwner, what: "an owner")
-                        if let owner, let token { config.ownerTokens[owner] = token }
-                    }
-                }
-                if let bn = am.value("max_push_bytes"), let v = file.integer(bn, what: "api.max_push_bytes") {
-                    if (1_024...(256 << 20)).contains(v) {
-                        config.maxPushBytes = v
-                    } else {
-                        file.error(bn, "api.max_push_bytes must be between 1024 and 268435456 (256 MiB), not \(v)")
-                    }
-                }
-                am.rejectUnknown(known: ConfigKeys.api, what: "api")
-            }
+            if let n = m.value("listen") { config.loadListen(n, reader) }
+            if let n = m.value("chat") { config.loadChat(n, reader) }
+            if let n = m.value("api") { config.loadAPI(n, reader) }
             if let n = m.value("retention") { config.retention = reader.retention(n) }
-            if let n = m.value("site"), var sm = file.map(n, what: "site") {
-                if let en = sm.value("enabled"), let v = file.bool(en, what: "site.enabled") { config.site.enabled = v }
-                if let rn = sm.value("refresh"), let d = reader.siteRefresh(rn) {
-                    if (0...86_400).contains(d) && (d == 0 || d >= 5) {
-                        config.site.refresh = Int(d)
-                    } else {
-                        file.error(rn, "site.refresh must be 0 (off) or between 5s and 24h")
-                    }
-                }
-                if let zn = sm.value("time_zone"), let name = file.string(zn, what: "site.time_zone") {
-                    if let zone = TimeZone(identifier: name) {
-                        config.site.timeZone = zone
-                    } else {
-                        file.error(
-                            zn, "site.time_zone: unknown time zone \"\(name)\" (an IANA name such as America/Chicago)")
-                    }
-                }
-                let secretNode = sm.value("secret") ?? sm.value("secret_file") ?? sm.node
-                if let secret = reader.secret(&sm, "secret", required: false, what: "site") {
-                    if secret.value.utf8.count >= 32 {
-                        config.site.secret = secret
-                    } else {
-                        file.error(secretNode, "site.secret must be at least 32 characters (it signs sign-in cookies)")
-                    }
-                }
-                if let hn = sm.value("hosts"), let items = file.list(hn, what: "site.hosts") {
-                    var names: [String] = []
-                    for item in items {
-                        guard let name = file.string(item, what: "site.hosts") else { continue }
-                        if SiteHosts.isValidName(name) {
-                            names.append(name.lowercased())
-                        } else {
-                            file.error(
-                                item,
-                                "site.hosts: \"\(name.prefix(80))\" is not a host name (letters, digits, '-', '.', '_'; no port or scheme), or \"*\" for any"
-                            )
-                        }
-                    }
-                    config.site.hosts = names
-                }
-                sm.rejectUnknown(known: ConfigKeys.site, what: "site")
-            }
-            if let n = m.value("readings"), var rm = file.map(n, what: "readings") {
-                if let fn = rm.value("max_future"), let d = file.duration(fn, what: "readings.max_future") {
-                    if (0...FutureBound.maximumMargin).contains(d) {
-                        config.futureBound = FutureBound(margin: d)
-                    } else {
-                        file.error(fn, "readings.max_future must be from 0s to 366d, not \(DurationText.format(d))")
-                    }
-                }
-                rm.rejectUnknown(known: ConfigKeys.readings, what: "readings")
-            }
-            if let n = m.value("give_up_after"), let d = file.duration(n, what: "give_up_after") {
-                config.giveUpAfter = d
-            }
-            if let n = m.value("delivery_lease"), let d = file.duration(n, what: "delivery_lease") {
-                if (5...3600).contains(d) {
-                    config.deliveryLease = d
-                } else {
-                    file.error(n, "delivery_lease must be from 5s to 1h, not \(DurationText.format(d))")
-                }
-            }
-            if let n = m.value("receivers"), let items = file.list(n, what: "receivers") {
-                for item in items {
-                    if let name = item.mapping?["name"]?.scalar?.string { config.declaredReceivers.insert(name) }
-                    guard let r = reader.receiver(item) else { continue }
-                    if config.receivers.contains(where: { $0.name == r.name }) {
-                        file.error(item, "receiver name \"\(r.name)\" is used twice")
-                    } else {
-                        config.receivers.append(r)
-                    }
-                }
-            }
-            if let n = m.value("sources"), let items = file.list(n, what: "sources") {
-                for item in items {
-                    guard let source = reader.source(item) else { continue }
-                    if config.sources.contains(where: { $0.source.name == source.source.name }) {
-                        file.error(item, "source name \"\(source.source.name)\" is used twice")
-                    } else {
-                        config.sources.append(source)
-                    }
-                }
-            }
-            if let n = m.value("routes"), let items = file.list(n, what: "routes") {
-                config.routing.routes = items.compactMap { reader.route($0, references: &config.references) }
-            }
-            if let n = m.value("notify_max_age"), let v = file.duration(n, what: "notify_max_age") {
-                if v < 0 {
-                    file.error(n, "notify_max_age must be 0s (no limit) or longer")
-                } else {
-                    config.notifyMaxAge = v
-                }
-            }
-            config.routing.defaults.notifyMaxAge = config.notifyMaxAge
-            for i in config.routing.routes.indices where config.routing.routes[i].notifyMaxAge < 0 {
-                config.routing.routes[i].notifyMaxAge = config.notifyMaxAge
-            }
-            if let n = m.value("external_url"), let url = file.string(n, what: "external_url") {
-                if let problem = Self.externalURLProblem(url) {
-                    file.error(n, "external_url \"\(String(url.prefix(200)))\" \(problem)")
-                } else {
-                    var u = url
-                    while u.hasSuffix("/") { u.removeLast() }
-                    config.externalURL = u
-                }
-            }
+            if let n = m.value("site") { config.loadSite(n, reader) }
+            if let n = m.value("readings") { config.loadReadings(n, reader) }
+            if let n = m.value("give_up_after") { config.loadGiveUpAfter(n, reader) }
+            if let n = m.value("delivery_lease") { config.loadDeliveryLease(n, reader) }
+            if let n = m.value("receivers") { config.loadReceivers(n, reader) }
+            if let n = m.value("sources") { config.loadSources(n, reader) }
+            if let n = m.value("routes") { config.loadRoutes(n, reader) }
+            config.loadNotifyMaxAge(m.value("notify_max_age"), reader)
+            if let n = m.value("external_url") { config.loadExternalURL(n, reader) }
             for key in ["default_receiver", "fallback_receiver"] {
-                if let n = m.value(key), let name = file.string(n, what: key) {
-                    if key == "default_receiver" {
-                        config.routing.defaultReceiver = name
-                    } else {
-                        config.fallbackReceiver = name
-                    }
-                    config.references.append((name, path, n.mark?.line ?? 1, n.mark?.column ?? 1, key))
-                }
+                if let n = m.value(key) { config.loadReceiverName(key, n, reader) }
             }
             m.rejectUnknown(known: keys, what: "the config")
-            for ref in config.references where !config.declaredReceivers.contains(ref.name) {
-                diagnostics.add(
-                    Diagnostic(
-                        path: ref.path, line: ref.line, column: ref.column,
-                        message: "\(ref.what) names undefined receiver \"\(ref.name)\"\(config.knownReceivers)"))
-            }
+            config.checkReferences(into: diagnostics)
         }
         config.warnings = diagnostics.warnings
         return config
-    }
-
-    /// Why a URL cannot be `external_url` (nil: it can): an absolute http(s) URL with a host, no
-    /// query, fragment or credentials, of reasonable length (it goes into every message).
-    static func externalURLProblem(_ url: String) -> String? {
-        guard url.utf8.count <= 512 else { return "is longer than 512 bytes" }
-        guard let c = URLComponents(string: url), let scheme = c.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", let host = c.host, !host.isEmpty
-        else { return "must be an absolute http:// or https:// URL with a host" }
-        if c.query != nil || c.fragment != nil { return "must not have a query or fragment" }
-        if c.user != nil || c.password != nil { return "must not hold credentials" }
-        if url.unicodeScalars.contains(where: {
-            $0.value < 0x21 || $0.value == 0x7f || $0 == "\"" || $0 == "<" || $0 == ">"
-        }) {
-            return "must not contain spaces, quotes or angle brackets"
-        }
-        return nil
-    }
-
-    /// Why a string cannot be a `response_url` prefix (nil: it can): an absolute http(s) URL with a
-    /// host, ending in `/` right after the host or a path (so `https://hooks.slack.com` cannot
-    /// also allow `https://hooks.slack.com.evil.example/`), without credentials, query or spaces.
-    static func responseURLPrefixProblem(_ prefix: String) -> String? {
-        guard prefix.utf8.count <= 512 else { return "is longer than 512 bytes" }
-        guard let c = URLComponents(string: prefix), let scheme = c.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", let host = c.host, !host.isEmpty
-        else { return "must be an absolute http:// or https:// URL with a host" }
-        if c.user != nil || c.password != nil || c.query != nil || c.fragment != nil {
-            return "must not hold credentials, a query or a fragment"
-        }
-        if prefix.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7f }) {
-            return "must not contain spaces"
-        }
-        guard prefix.hasSuffix("/"), !c.path.isEmpty else { return "must end with / (like https://hooks.slack.com/)" }
-        return nil
     }
 
     /// ` (receivers are a, b)`, for messages about receiver names.
@@ -394,6 +182,12 @@ struct ConfigReader {
 
     func resolve(_ p: String) -> String {
         p.hasPrefix("/") || dir.isEmpty ? p : (dir as NSString).appendingPathComponent(p)
+    }
+
+    /// `rules:`: a file or folder, or a list of them, relative to the config's folder.
+    func rules(_ n: Node) -> [String]? {
+        n.scalar != nil
+            ? file.string(n, what: "rules").map { [resolve($0)] } : file.stringList(n, what: "rules")?.map(resolve)
     }
 
     static let receiverKeys: [String: [String]] = [

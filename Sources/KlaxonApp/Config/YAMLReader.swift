@@ -1,5 +1,8 @@
 // libyaml's event API, which Yams keeps private: the bounds below must be checked before Yams builds
-// (and hashes) a tree. CYaml is the C target inside the Yams package, built and linked with it.
+// (and hashes) a tree. CYaml is the C target inside the Yams package (libyaml's sources as of its
+// commit acd6f6f, vendored), built and linked with it: the libyaml in the binary whatever else is
+// installed. What is relied on is pinned (Yams 6.2.x in Package.swift) and tested (`YAMLLimitsTests`:
+// the events, their anchors and marks), so an update that changes it fails a test, not a hostile file.
 internal import CYaml
 import Foundation
 import KlaxonCore

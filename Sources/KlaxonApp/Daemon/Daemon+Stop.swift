@@ -3,6 +3,7 @@ import KlaxonCore
 import Logging
 import ServiceLifecycle
 import Synchronization
+import UnixSignals
 
 extension Daemon {
     /// How long a stop of `run` may take, from the moment it is asked for (a signal, `until`
@@ -40,7 +41,10 @@ extension Daemon {
         until: (@Sendable () async -> Void)? = nil, onHangup: (@Sendable () -> Void)? = nil
     ) async throws {
         let tracker = ServiceTracker()
-        // No signals for the group: they are watched below, where the stop's clock starts.
+        // No signals for the group (`gracefulShutdownSignals`): SIGTERM and SIGINT are watched below,
+        // where the stop's clock starts and its reason is logged, a second one cuts the stop short
+        // (ServiceLifecycle ignores it, and its cancellation signals may not be the same ones), and
+        // one received before the group started (`SignalWatch.firstReceived`) still stops it.
         var configuration = ServiceGroupConfiguration(
             services: services.map { .init(service: tracker.track($0)) }, logger: logger)
         configuration.maximumGracefulShutdownDuration = budget.graceful
@@ -53,11 +57,20 @@ extension Daemon {
             try await group.run()
         }
         // SIGHUP never ends the daemon: it reloads the config and rules (Prometheus' and
-        // Alertmanager's habit).
-        let hangups = await SignalWatch.start([SIGHUP], stops: false) { _ in
-            if let onHangup { onHangup() } else { logger.notice("SIGHUP received; nothing to reload, carrying on") }
+        // Alertmanager's habit). Watched through ServiceLifecycle's `UnixSignalsSequence`, registered
+        // before this goes on (no SIGHUP sent later is missed; one sent meanwhile waits in it), and
+        // counted as a watch, so the executable's own watch leaves SIGHUP to the daemon meanwhile.
+        let hangupSignals = await UnixSignalsSequence(trapping: .sighup)
+        SignalWatch.startedWatching(SIGHUP)
+        let hangups = Task {
+            for await _ in hangupSignals {
+                if let onHangup { onHangup() } else { logger.notice("SIGHUP received; nothing to reload, carrying on") }
+            }
         }
-        defer { hangups.cancel() }
+        defer {
+            hangups.cancel()
+            SignalWatch.stoppedWatching(SIGHUP)
+        }
         // A second signal cuts the stop short; `run` then throws `SecondSignal`, so the exit status
         // is 128 + its number whichever ends the process first: the executable's watchdog or this.
         let again = Mutex<Int32?>(nil)

@@ -57,6 +57,12 @@ public final class SignalWatch: @unchecked Sendable {
     /// How many watches of `signo` are running (not cancelled) in this process.
     public static func watches(of signo: Int32) -> Int { watching.withLock { $0[signo] ?? 0 } }
 
+    /// A watch of `signo` kept by other means (ServiceLifecycle's `UnixSignalsSequence`), counted in
+    /// `watches(of:)` from now until `stoppedWatching(_:)`.
+    static func startedWatching(_ signo: Int32) { watching.withLock { $0[signo, default: 0] += 1 } }
+
+    static func stoppedWatching(_ signo: Int32) { watching.withLock { $0[signo, default: 1] -= 1 } }
+
     /// The first signal any watch of this process received, if any: a watch started later (the
     /// daemon's, after the executable's) learns of a stop asked for before it started.
     public static var firstReceived: Int32? { first.withLock { $0 } }

@@ -37,15 +37,21 @@ public enum Ingest {
         let queue = BatchQueue<Item>(depth: 3)
         let limit = (bound: future, now: now ?? Int64(Date().timeIntervalSince1970))
         // The parser blocks on the queue while it is full: it runs on a thread of its own, never on
-        // the cooperative pool, and so does each wait for its next batch.
-        async let parsing: Void = offPool { parse(files: files, into: queue, future: limit) }
+        // the cooperative pool, and each wait for its next batch runs on the blocking pool. Not the
+        // parser too: on a pool of one thread (one core) it would hold the thread its consumer needs.
+        async let parsing: Void = withCheckedContinuation { (parsed: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                parse(files: files, into: queue, future: limit)
+                parsed.resume()
+            }
+        }
         do {
             let summary = try await consume(queue, ingester: ingester, report: report)
-            try await parsing
+            await parsing
             return summary
         } catch {
             queue.cancel()  // a write error or a thrown failure: the parser stops at its next row
-            try? await parsing
+            await parsing
             throw error
         }
     }

@@ -19,48 +19,23 @@
 public enum ChatEscape {
     public static let wordJoiner: Unicode.Scalar = "\u{2060}"
 
+    // Each is a table of `Escape` (`Escape.slack`, …); these name them as functions for the payload
+    // builders, which take an escaper as `(String) -> String`.
+
     /// Slack's three: `&` → `&amp;`, `<` → `&lt;`, `>` → `&gt;`.
-    public static func slack(_ s: String) -> String {
-        guard s.utf8.contains(where: { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") })
-        else { return s }
-        var out = ""
-        out.reserveCapacity(s.utf8.count + 8)
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    public static func slack(_ s: String) -> String { Escape.slack(s) }
 
-    /// Slack's escaping, then a word joiner after every `@` and every `]`.
-    public static func mattermost(_ s: String) -> String {
-        joinAfter(slack(s), ["@", "]"])
-    }
+    /// Slack's escaping, and a word joiner after every `@` and every `]`.
+    public static func mattermost(_ s: String) -> String { Escape.mattermost(s) }
 
     /// A word joiner after every `]`.
-    public static func discord(_ s: String) -> String { joinAfter(s, ["]"]) }
+    public static func discord(_ s: String) -> String { Escape.discord(s) }
 
     /// A word joiner after every `]`.
-    public static func msteams(_ s: String) -> String { joinAfter(s, ["]"]) }
+    public static func msteams(_ s: String) -> String { Escape.msteams(s) }
 
     /// A word joiner after every `<`.
-    public static func googlechat(_ s: String) -> String { joinAfter(s, ["<"]) }
-
-    /// Inserts a word joiner after each of `marks`.
-    static func joinAfter(_ s: String, _ marks: Set<Unicode.Scalar>) -> String {
-        guard s.unicodeScalars.contains(where: { marks.contains($0) }) else { return s }
-        var out = ""
-        out.reserveCapacity(s.utf8.count + 8)
-        for scalar in s.unicodeScalars {
-            out.unicodeScalars.append(scalar)
-            if marks.contains(scalar) { out.unicodeScalars.append(wordJoiner) }
-        }
-        return out
-    }
+    public static func googlechat(_ s: String) -> String { Escape.googlechat(s) }
 }
 
 // MARK: Links
@@ -73,27 +48,15 @@ extension ChatEscape {
     /// UTF-8), and `[`, `]` past the host (inside it they bracket an IPv6 literal).
     /// A `%` is kept: the URL is already encoded where its author meant it to be.
     public static func linkURL(_ url: String) -> String {
-        let special: Set<Unicode.Scalar> = [
-            " ", "(", ")", "<", ">", "|", "\"", "'", "`", "\\", "{", "}", "^",
-        ]
         // Where the path starts: after `scheme://host[:port]`, at the first `/`, `?` or `#`.
-        let scalars = Array(url.unicodeScalars)
-        var authorityEnd = scalars.count
+        let scalars = url.unicodeScalars
+        var authorityEnd = scalars.endIndex
         if let range = url.range(of: "://") {
-            let start = url.unicodeScalars.distance(from: url.unicodeScalars.startIndex, to: range.upperBound)
-            authorityEnd = scalars[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? scalars.count
+            authorityEnd =
+                scalars[range.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? authorityEnd
         }
-        var out = ""
-        out.reserveCapacity(url.utf8.count)
-        for (i, s) in scalars.enumerated() {
-            if s.value < 0x21 || s.value >= 0x7f || special.contains(s) || (i >= authorityEnd && (s == "[" || s == "]"))
-            {
-                for b in String(s).utf8 { out += "%" + String(b, radix: 16, uppercase: true).leftPadded(2) }
-            } else {
-                out.unicodeScalars.append(s)
-            }
-        }
-        return out
+        return Escape.linkAuthority(String(scalars[..<authorityEnd]))
+            + Escape.linkPath(String(scalars[authorityEnd...]))
     }
 
     /// A Markdown link, `[label](url)`, for Mattermost, Discord and Teams: the label escaped with the
@@ -109,11 +72,5 @@ extension ChatEscape {
     public static func angleLink(_ url: String, _ label: String, escape: (String) -> String) -> String {
         let text = escape(label).replacingOccurrences(of: "|", with: "¦").replacingOccurrences(of: ">", with: "›")
         return "<\(linkURL(url))|\(text)>"
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -156,22 +156,13 @@ public struct Matcher: Sendable, Hashable, CustomStringConvertible {
 
     /// A value as an error message shows it: control characters escaped, and at most 80 characters of a
     /// long one (a refused 480 KB pattern is not echoed back whole).
+    /// (`Escape.invisiblesShown`: controls, format characters, line and paragraph separators.)
     static func shown(_ text: String, limit: Int = 80) -> String {
-        var out = ""
-        var count = 0
-        for s in text.unicodeScalars {
-            if count == limit {
-                out += "… (\(text.utf8.count) bytes)"
-                break
-            }
-            count += 1
-            switch s.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator:
-                out += "\\u{\(String(s.value, radix: 16))}"
-            default: out.unicodeScalars.append(s)
-            }
-        }
-        return out
+        let scalars = text.unicodeScalars
+        guard let cut = scalars.index(scalars.startIndex, offsetBy: limit, limitedBy: scalars.endIndex),
+            cut != scalars.endIndex
+        else { return Escape.invisiblesShown(text) }
+        return Escape.invisiblesShown(String(scalars[..<cut])) + "… (\(text.utf8.count) bytes)"
     }
 }
 

@@ -399,15 +399,11 @@ public struct ReadingsParser {
 
     /// A field's text for a message: at most 40 characters, control characters escaped.
     static func shown(_ text: String) -> String {
-        var out = ""
-        for (i, u) in text.unicodeScalars.enumerated() {
-            if i == 40 {
-                out += "…"
-                break
-            }
-            out += u.value < 0x20 || (0x7F...0x9F).contains(u.value) ? "\\u{\(String(u.value, radix: 16))}" : String(u)
-        }
-        return out
+        let scalars = text.unicodeScalars
+        guard let cut = scalars.index(scalars.startIndex, offsetBy: 40, limitedBy: scalars.endIndex),
+            cut != scalars.endIndex
+        else { return Escape.controlsShown(text) }
+        return Escape.controlsShown(String(scalars[..<cut])) + "…"
     }
 
     // MARK: JSON Lines

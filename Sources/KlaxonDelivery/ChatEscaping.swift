@@ -5,13 +5,19 @@ import Mustache
 extension ChatEscape {
     /// The escaper for values from data in a preset's messages.
     public static func escaper(for preset: Receiver.Webhook.Preset) -> @Sendable (String) -> String {
+        let table = table(for: preset)
+        return { table($0) }
+    }
+
+    /// The preset's table (`Escape.slack`, …; none for the generic preset).
+    public static func table(for preset: Receiver.Webhook.Preset) -> Escape {
         switch preset {
-        case .slack: return slack
-        case .mattermost: return mattermost
-        case .discord: return discord
-        case .msteams: return msteams
-        case .googlechat: return googlechat
-        case .generic: return { $0 }
+        case .slack: .slack
+        case .mattermost: .mattermost
+        case .discord: .discord
+        case .msteams: .msteams
+        case .googlechat: .googlechat
+        case .generic: Escape([])
         }
     }
 }
@@ -40,19 +46,18 @@ public enum TemplateEscaping: Sendable, Hashable {
     static let registered: Bool = {
         for preset in Receiver.Webhook.Preset.allCases {
             MustacheContentTypes.register(
-                JSONStringContent(chat: ChatEscape.escaper(for: preset)),
+                JSONStringContent(escape: Escape.json.unquoted.adding(ChatEscape.table(for: preset))),
                 named: TemplateEscaping.json(preset).contentTypeName)
         }
         return true
     }()
 }
 
-/// A mustache content type: a value as the inside of a JSON string literal, after `chat`.
+/// A mustache content type: a value as the inside of a JSON string literal, after the preset's
+/// chat escaping, in one pass: `Escape.json` without its quotes, with the chat table's rules added
+/// (no chat replacement holds a character JSON escapes, so this is the one escaping after the other).
 struct JSONStringContent: MustacheContentType {
-    let chat: @Sendable (String) -> String
+    let escape: Escape
 
-    func escapeText(_ text: String) -> String {
-        let quoted = JSONText.string(chat(text))
-        return String(quoted.dropFirst().dropLast())
-    }
+    func escapeText(_ text: String) -> String { escape(text) }
 }

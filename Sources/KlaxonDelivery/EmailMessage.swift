@@ -8,11 +8,7 @@ import KlaxonCore
 public enum EmailMessage {
     /// Removes control characters (CR and LF above all) and folds runs of white space.
     public static func headerSafe(_ s: String) -> String {
-        let cleaned = s.unicodeScalars.map { scalar -> String in
-            scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}"
-                ? " " : String(scalar)
-        }.joined()
-        return cleaned.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+        Escape.mailHeader(s).split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
     }
 
     /// Lines of a header at most this long (RFC 5322's SHOULD; its MUST is 998).

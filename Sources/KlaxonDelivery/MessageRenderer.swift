@@ -50,7 +50,7 @@ public struct MessageRenderer: Sendable {
             var text = template.render(c).trimmingCharacters(in: .whitespacesAndNewlines)
             if key == "runbook_url" {
                 // Spaces and non-ASCII from data are percent-encoded (a station name in a wiki path).
-                text = Self.encodeNonASCII(text.replacingOccurrences(of: " ", with: "%20"))
+                text = Escape.runbookURL(text)
                 guard Self.isLink(text) else { continue }
             }
             if text.count > Self.annotationLimit { text = String(text.prefix(Self.annotationLimit - 1)) + "…" }
@@ -70,19 +70,6 @@ public struct MessageRenderer: Sendable {
         return !s.unicodeScalars.contains {
             $0.value < 0x21 || $0.value >= 0x7f || "\"'<>\\`|{}^".unicodeScalars.contains($0)
         }
-    }
-
-    /// Every non-ASCII character as its percent-encoded UTF-8 bytes.
-    static func encodeNonASCII(_ s: String) -> String {
-        var out = ""
-        for scalar in s.unicodeScalars {
-            if scalar.isASCII {
-                out.unicodeScalars.append(scalar)
-            } else {
-                for b in String(scalar).utf8 { out += String(format: "%%%02X", b) }
-            }
-        }
-        return out
     }
 
     /// Compiles a template, turning the parser's error into a message with line and column. Values

@@ -161,26 +161,8 @@ public struct AlertNotification: Sendable {
     }
 
     /// A string as Go's `%q` writes it for printable text: quotes, with `"` and `\` escaped and
-    /// control characters as escapes.
-    static func goQuoted(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            default:
-                if u.value < 0x20 || u.value == 0x7f {
-                    out += String(format: "\\x%02x", u.value)
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        return out + "\""
-    }
+    /// control characters as escapes (`Escape.goQuoted`).
+    static func goQuoted(_ s: String) -> String { Escape.goQuoted(s) }
 }
 
 /// Why a delivery failed, and whether trying again may help. Cases can grow without breaking callers.

@@ -187,16 +187,7 @@ public enum WebhookPayloads {
         func raw(_ s: StaticString) {
             s.withUTF8Buffer { out.append(contentsOf: $0) }
         }
-        func string(_ s: String) {
-            let utf8 = s.utf8
-            if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-                out.append(UInt8(ascii: "\""))
-                out.append(contentsOf: utf8)
-                out.append(UInt8(ascii: "\""))
-            } else {
-                out.append(contentsOf: JSONText.string(s).utf8)
-            }
-        }
+        func string(_ s: String) { Escape.json.write(s, into: &out) }
         func object(_ pairs: [(key: String, value: String)]) {
             out.append(UInt8(ascii: "{"))
             for (i, p) in pairs.enumerated() {

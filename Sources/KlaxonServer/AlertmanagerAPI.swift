@@ -592,11 +592,7 @@ enum AlertmanagerAPI {
         // reads them (`name="value"`, `\"` and `\\` escaped), so any value survives.
         func matcher(_ m: Matcher) -> String {
             let name = m.name == "rule" ? "alertname" : m.name
-            let value = m.value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
-                of: "\"", with: "\\\""
-            )
-            .replacingOccurrences(of: "\n", with: "\\n")
-            return q(name + m.op.rawValue + "\"" + value + "\"")
+            return q(name + m.op.rawValue + Escape.matcherValue(m.value))
         }
         var lines = [
             "# Klaxon \(BuildInfo.version): its routing, as Alertmanager would write it (receivers by name only).",
@@ -666,15 +662,11 @@ enum AlertmanagerAPI {
 
     /// At most 200 characters of a value from a request, control characters escaped.
     static func shown(_ text: String) -> String {
-        var out = ""
-        for s in text.unicodeScalars.prefix(200) {
-            if s.properties.generalCategory == .control {
-                out += "\\u{\(String(s.value, radix: 16))}"
-            } else {
-                out.unicodeScalars.append(s)
-            }
-        }
-        return text.unicodeScalars.count > 200 ? out + "…" : out
+        let scalars = text.unicodeScalars
+        guard let cut = scalars.index(scalars.startIndex, offsetBy: 200, limitedBy: scalars.endIndex),
+            cut != scalars.endIndex
+        else { return Escape.controlsShown(text) }
+        return Escape.controlsShown(String(scalars[..<cut])) + "…"
     }
 
     /// `2026-11-27T12:00:17.000Z`: Alertmanager's form (RFC 3339 with milliseconds).

@@ -205,6 +205,19 @@ import Testing
             try Self.body(.discord, Self.hostileAlert("x"), template: "{}").keys.sorted() == ["allowed_mentions"])
     }
 
+    /// A value that starts with a combining mark or a joiner, or ends with a prepended mark, keeps
+    /// them: the variable is escaped whole, not cut out of a quoted JSON string character by character
+    /// (where the opening quote and a combining mark make one character).
+    @Test func templateVariablesKeepMarksAtTheirEdges() throws {
+        let template = #"{"text": "{{#alerts}}{{labels.note}}{{/alerts}}"}"#
+        for h in ["\u{301}x", "\u{200D}x", "x\u{600}", "\u{301}", "\u{903}a\u{600}"] {
+            for preset in Receiver.Webhook.Preset.allCases {
+                let p = try Self.body(preset, Self.hostileAlert(h), template: template)
+                #expect(p["text"] as? String == ChatEscape.escaper(for: preset)(h), "\(preset): \(h.debugDescription)")
+            }
+        }
+    }
+
     /// A body that is not JSON (`{{{raw}}}` with a quote in data, or a template that is not JSON) is
     /// a rendering error that is not retried, never a request.
     @Test func aTemplateBodyThatIsNotJSONIsARenderingError() throws {
@@ -269,6 +282,17 @@ import Testing
         var t = transition(rule: "r", station: "A&B <i>'\"")
         t.explanation = "x < y"
         #expect(renderer.render(t) == "A&B <i>'\" & x < y A&B <i>'\"")
+    }
+
+    /// A space from data in a `runbook_url` is percent-encoded even when a combining mark follows it
+    /// (the two are one character; the space was left raw, and the runbook dropped).
+    @Test func aSpaceBeforeACombiningMarkIsEncodedInARunbookURL() throws {
+        let rule = Rule(
+            name: "r", kind: ThresholdRule(metric: "m", direction: .above, threshold: 1),
+            runbookURL: "https://wiki.example.org/{{station}}")
+        let renderer = try MessageRenderer(rules: [rule])
+        let annotations = renderer.annotations(transition(rule: "r", station: "a \u{301}b é"))
+        #expect(annotations["runbook_url"] == "https://wiki.example.org/a%20%CC%81b%20%C3%A9")
     }
 
     /// A value from data inside a `runbook_url` template cannot close the runbook link and open its

@@ -1,4 +1,5 @@
 import Foundation
+import KlaxonCore
 
 /// `klaxon test --junit FILE`: the results as JUnit XML in the shape `promtool test rules --junit`
 /// writes (Prometheus' `util/junitxml`): `<testsuites>`, one `<testsuite>` per test file with `name`,
@@ -37,33 +38,9 @@ public enum JUnitReport {
     }
 
     /// Text escaped for XML character data or an attribute value (where line breaks and tabs become
-    /// character references, so they survive attribute-value normalization).
+    /// character references, so they survive attribute-value normalization): `Escape.xmlText`,
+    /// `Escape.xmlAttribute`.
     public static func escape(_ text: String, attribute: Bool) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&#34;"
-            case "'": out += "&#39;"
-            case "\n" where attribute: out += "&#xA;"
-            case "\r": out += "&#xD;"
-            case "\t" where attribute: out += "&#x9;"
-            default:
-                out.unicodeScalars.append(allowed(scalar) ? scalar : "\u{FFFD}")
-            }
-        }
-        return out
-    }
-
-    /// XML 1.0's Char production.
-    static func allowed(_ s: Unicode.Scalar) -> Bool {
-        switch s.value {
-        case 0x9, 0xA, 0xD: true
-        case 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: true
-        default: false
-        }
+        attribute ? Escape.xmlAttribute(text) : Escape.xmlText(text)
     }
 }

@@ -115,62 +115,16 @@ public enum LogLine {
         }
     }
 
-    /// `JSONText.string`, with DEL and C1 controls escaped as well (RFC 8259 allows them raw; a
-    /// terminal showing the log may not).
-    static func jsonString(_ s: String) -> String {
-        guard s.unicodeScalars.contains(where: { (0x7F...0x9F).contains($0.value) }) else { return JSONText.string(s) }
-        var out = ""
-        for scalar in JSONText.string(s).unicodeScalars {
-            if (0x7F...0x9F).contains(scalar.value) {
-                out += unicodeEscape(scalar.value)
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    /// `JSONText.string`, with DEL and C1 controls escaped as well (`Escape.jsonLog`: RFC 8259 allows
+    /// them raw; a terminal showing the log may not).
+    static func jsonString(_ s: String) -> String { Escape.jsonLog(s) }
 
-    /// A logfmt key: bytes that would end it or break the line (space, `=`, `"`, controls) become `_`.
-    static func logfmtKey(_ key: String) -> String {
-        if key.isEmpty { return "_" }
-        guard key.unicodeScalars.contains(where: needsQuote) else { return key }
-        var out = ""
-        for scalar in key.unicodeScalars { out.unicodeScalars.append(needsQuote(scalar) ? "_" : scalar) }
-        return out
-    }
+    /// A logfmt key: bytes that would end it or break the line (space, `=`, `"`, controls) become `_`
+    /// (`Escape.logfmtKey`).
+    static func logfmtKey(_ key: String) -> String { key.isEmpty ? "_" : Escape.logfmtKey(key) }
 
-    /// A logfmt value: bare when it can be, else quoted and escaped.
-    static func logfmtValue(_ value: String) -> String {
-        if !value.isEmpty, !value.unicodeScalars.contains(where: needsQuote) { return value }
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if isControl(scalar) { out += unicodeEscape(scalar.value) } else { out.unicodeScalars.append(scalar) }
-            }
-        }
-        return out + "\""
-    }
-
-    static func needsQuote(_ s: Unicode.Scalar) -> Bool {
-        s == " " || s == "=" || s == "\"" || isControl(s)
-    }
-
-    /// C0 controls, DEL and C1 controls (ESC, CSI: what a terminal would act on), and the line
-    /// and paragraph separators.
-    static func isControl(_ s: Unicode.Scalar) -> Bool {
-        s.value < 0x20 || (0x7F...0x9F).contains(s.value) || s.value == 0x2028 || s.value == 0x2029
-    }
-
-    static func unicodeEscape(_ v: UInt32) -> String {
-        let hex = String(v, radix: 16)
-        return "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-    }
+    /// A logfmt value: bare when it can be, else quoted and escaped (`Escape.logfmtValue`).
+    static func logfmtValue(_ value: String) -> String { Escape.logfmtValue(value) }
 
     /// `2026-11-28T01:02:03.456Z` (RFC 3339, UTC, milliseconds).
     public static func rfc3339(ms: Int64) -> String {

@@ -106,16 +106,7 @@ public enum NWSObservationsParser {
     /// A unit code from the payload as it may be shown: at most 40 characters, control and format
     /// characters (terminal escapes, bidi overrides) as `?`.
     static func printable(_ code: String) -> String {
-        var out = String.UnicodeScalarView()
-        for scalar in code.unicodeScalars {
-            switch scalar.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned:
-                out.append("?")
-            default:
-                out.append(scalar)
-            }
-        }
-        return ParseError.excerpt(String(out), limit: 40)
+        ParseError.excerpt(Escape.printable(code), limit: 40)
     }
 
     /// `saw unitCode 'unit:xyz' 40 times, 'foo' 2 times`: the most frequent codes first, at most 5.

@@ -92,9 +92,7 @@ struct TripCommand: ParsableCommand {
             }
         }
 
-        static func quote(_ s: String) -> String {
-            "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-        }
+        static func quote(_ s: String) -> String { Escape.yamlQuoted(s) }
     }
 
     struct List: AsyncParsableCommand {

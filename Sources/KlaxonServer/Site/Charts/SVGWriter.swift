@@ -55,27 +55,11 @@ struct SVGWriter {
         }
     }
 
-    /// `HTMLText.escape` for XML 1.0 too: `&`, `<`, `>`, `"` and `'` as references, and each
-    /// character XML cannot hold even as a reference (C0 controls other than tab, line feed and
-    /// carriage return; U+FFFE, U+FFFF) as U+FFFD: an XML parser stops at one, and the picture
+    /// `HTMLText.escape` for XML 1.0 too (`Escape.svg`): `&`, `<`, `>`, `"` and `'` as references,
+    /// and each character XML cannot hold even as a reference (C0 controls other than tab, line feed
+    /// and carriage return; U+FFFE, U+FFFF) as U+FFFD: an XML parser stops at one, and the picture
     /// with it.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
-            case "\u{0}"..."\u{1F}", "\u{FFFE}", "\u{FFFF}": out += "\u{FFFD}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { Escape.svg(text) }
 
     /// A coordinate with at most one decimal (`12`, `12.5`, `-0.3`): enough for pixels, and short.
     static func num(_ v: Double) -> String {

@@ -147,8 +147,6 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
                 "KlaxonCore", "KlaxonRegex", "KlaxonStore",
-                // The Alertmanager API shows alerts with the webhook's labels and fingerprint.
-                "KlaxonDelivery",
                 // The charts as PNG: librsvg on threads of their own (`SVGRaster`).
                 "CRsvg",
                 .product(name: "Hummingbird", package: "hummingbird"),

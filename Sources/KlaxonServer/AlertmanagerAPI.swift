@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import KlaxonCore
-import KlaxonDelivery
 import KlaxonRegex
 import KlaxonStore
 import NIOCore
@@ -38,7 +37,7 @@ public struct AlertmanagerAPISettings: Sendable {
 /// `/api/v2/receivers`, `/api/v2/alerts`, `/api/v2/alerts/groups`, `/api/v2/silences`,
 /// `/api/v2/silence/{id}`; `POST /api/v2/silences`; `DELETE /api/v2/silence/{id}`. The JSON has
 /// Alertmanager's field names and types; an alert's labels and `fingerprint` are the webhook's
-/// (`WebhookPayloads.labelPairs`, `.fingerprint`). Behind the API token, checked before anything
+/// (`AlertIdentity.labels`, `.fingerprint`). Behind the API token, checked before anything
 /// else. Errors are a JSON string, as Alertmanager answers them. Deliberate differences (no
 /// inhibition, no cluster, no `POST /api/v2/alerts`, silences replaced rather than edited in place)
 /// are in `docs/alertmanager-api.md`.
@@ -271,13 +270,13 @@ enum AlertmanagerAPI {
         let t = a.transition
         // The webhook's labels and annotations; the message is the transition's summary (a list
         // does not render each rule's template).
-        let notified = NotifiedAlert(transition: t, message: t.summary, id: a.episode, startedAt: a.startedAt)
-        let annotations = WebhookPayloads.annotationPairs(notified, dataTime: Timestamp.format(t.at))
+        let annotations = AlertIdentity.annotations(
+            t, id: a.episode, summary: t.summary, dataTime: Timestamp.format(t.at))
         var deliveries: [(receiver: String, group: [(key: String, value: String)])] = []
         if let routing = settings.routing {
             for d in routing.deliveries(for: t, notify: settings.notify[t.rule] ?? []) {
                 let groupBy = routing.route(d.route).groupBy
-                deliveries.append((d.receiver, AlertNotification.groupLabels(of: t, by: groupBy)))
+                deliveries.append((d.receiver, AlertIdentity.groupLabels(of: t, by: groupBy)))
             }
         }
         var url: String? = nil
@@ -287,8 +286,8 @@ enum AlertmanagerAPI {
             url = b + "/alerts/\(a.episode)"
         }
         return AlertView(
-            labels: WebhookPayloads.labelPairs(t), annotations: annotations, startsAt: a.startedAt, updatedAt: t.at,
-            fingerprint: WebhookPayloads.fingerprint(t), generatorURL: url, deliveries: deliveries,
+            labels: AlertIdentity.labels(t), annotations: annotations, startsAt: a.startedAt, updatedAt: t.at,
+            fingerprint: AlertIdentity.fingerprint(t), generatorURL: url, deliveries: deliveries,
             silencedBy: silencedBy)
     }
 

@@ -243,6 +243,8 @@ let package = Package(
                 "KlaxonApp", "KlaxonDemo", "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonDelivery",
                 "KlaxonTesting",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                // HTTP behaviour in process (`app.test(.router)`), against the in-memory store.
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -39,7 +39,7 @@ enum APIPaging {
 
     struct Refusal: Error {
         var message: String
-        var response: Response { KlaxonHTTP.json(["error": message], status: .badRequest) }
+        var response: Response { APIError(.badRequest, message).response }
     }
 
     /// `GET /api/v1/alerts`: one page of firing alerts. The JSON is built off the pool (a page may
@@ -88,10 +88,10 @@ enum APIPaging {
             page = try await store.silences(now: now, includeExpired: false, limit: p.limit, after: p.after)
         }
         let data = try await offPool { () -> Data in
-            encode([
-                "silences": page.silences.map(APIRoutes.silenceJSON), "total": page.total,
-                "next": page.next.map { $0.description as Any } ?? NSNull(),
-            ])
+            APIJSON.encode(
+                APISilencePage(
+                    next: page.next?.description, silences: page.silences.map(APISilence.init), total: page.total))
+                + Data("\n".utf8)
         }
         return respond(data, large: page.silences.count > 1_000)
     }

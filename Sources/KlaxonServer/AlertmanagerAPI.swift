@@ -57,52 +57,48 @@ enum AlertmanagerAPI {
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
     ) {
         let view = settings.alertmanager
-        let token = settings.apiToken
+        // The API token, checked before anything else (a body is not read without it).
+        let api = router.group().add(middleware: TeamTokenMiddleware(token: settings.apiToken))
 
-        router.get("/api/v2/status") { request, _ -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+        api.get("/api/v2/status") { request, _ -> Response in
             return respond(json: status(view()))
         }
-        router.get("/api/v2/receivers") { request, _ -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+        api.get("/api/v2/receivers") { request, _ -> Response in
             return respond(json: view().receivers.map(AlertmanagerV2.Receiver.init(name:)))
         }
-        router.get("/api/v2/alerts") { request, _ -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+        api.get("/api/v2/alerts") { request, _ -> Response in
             let query: AlertQuery
             switch AlertQuery.read(request.uri.queryParameters) {
-            case .failure(let e): return badRequest(e.message)
+            case .failure(let e): throw badRequest(e.message)
             case .success(let q): query = q
             }
             let t = now()
             guard let alerts = try await views(store: store, settings: view(), query: query, now: t) else {
-                return tooCostly()
+                throw tooCostly()
             }
             let body = try await offPool { AlertmanagerV2.encode(alerts.map { $0.gettable(now: t) }) }
             return respond(body)
         }
-        router.get("/api/v2/alerts/groups") { request, _ -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+        api.get("/api/v2/alerts/groups") { request, _ -> Response in
             let query: AlertQuery
             switch AlertQuery.read(request.uri.queryParameters) {
-            case .failure(let e): return badRequest(e.message)
+            case .failure(let e): throw badRequest(e.message)
             case .success(let q): query = q
             }
             let t = now()
             guard let alerts = try await views(store: store, settings: view(), query: query, now: t) else {
-                return tooCostly()
+                throw tooCostly()
             }
             let body = try await offPool { AlertmanagerV2.encode(groups(alerts, query: query, now: t)) }
             return respond(body)
         }
-        router.get("/api/v2/silences") { request, _ -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+        api.get("/api/v2/silences") { request, _ -> Response in
             var filter: [Matcher] = []
             let texts = request.uri.queryParameters.getAll("filter")
-            guard texts.count <= maxMatchers else { return badRequest("more than \(maxMatchers) filter matchers") }
+            guard texts.count <= maxMatchers else { throw badRequest("more than \(maxMatchers) filter matchers") }
             for text in texts {
                 switch filterMatcher(text) {
-                case .failure(let e): return badRequest(e.message)
+                case .failure(let e): throw badRequest(e.message)
                 case .success(let m): filter.append(m)
                 }
             }
@@ -111,56 +107,53 @@ enum AlertmanagerAPI {
                 .filter { s in filter.allSatisfy { f in s.matchers.contains { $0 == f } } }
             return respond(json: sorted(listed, now: t).map { gettable($0, now: t) })
         }
-        router.get("/api/v2/silence/:id") { request, context -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+        api.get("/api/v2/silence/:id") { request, context -> Response in
             let t = now()
             guard let id = context.parameters.get("id"),
                 let s = try await allSilences(store: store, now: t).first(where: { $0.id == id })
             else {
-                return notFound("silence not found")
+                throw notFound("silence not found")
             }
             return respond(json: gettable(s, now: t))
         }
-        router.delete("/api/v2/silence/:id") { request, context -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+        api.delete("/api/v2/silence/:id") { request, context -> Response in
             let t = now()
             guard let id = context.parameters.get("id"),
                 let s = try await allSilences(store: store, now: t).first(where: { $0.id == id })
             else {
-                return notFound("silence not found")
+                throw notFound("silence not found")
             }
             // Expiring an expired silence changes nothing and succeeds, as in Alertmanager.
             if s.ends > t { _ = try await store.expireSilence(id: s.id, now: t) }
             return Response(status: .ok)
         }
-        router.post("/api/v2/silences") { request, _ -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+        api.post("/api/v2/silences") { request, _ -> Response in
             if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes {
-                return tooLarge()
+                throw tooLarge()
             }
             let body: ByteBuffer
             do {
                 body = try await request.collectBody(upTo: maxBodyBytes)
             } catch let error as HTTPError where error.status == .contentTooLarge {
-                return tooLarge()
+                throw tooLarge()
             }
             let t = now()
             let posted: PostedSilence
             switch PostedSilence.read(Data(body.readableBytesView), now: t) {
-            case .failure(let e): return badRequest(e.message)
+            case .failure(let e): throw badRequest(e.message)
             case .success(let p): posted = p
             }
             var old: Silence? = nil
             if let id = posted.id {
                 guard let found = try await allSilences(store: store, now: t).first(where: { $0.id == id }) else {
-                    return notFound("not found")
+                    throw notFound("not found")
                 }
                 old = found
             }
             // The client names its author; an update may carry over the author of the silence it
             // replaces (amtool sends it back as it got it, `slack:U…` for one made from chat).
             if posted.createdBy != old?.createdBy, let problem = Silence.claimedAuthorProblem(posted.createdBy) {
-                return badRequest("silence invalid: \(problem)")
+                throw badRequest("silence invalid: \(problem)")
             }
             let silence: Silence
             do {
@@ -168,7 +161,7 @@ enum AlertmanagerAPI {
                     matchers: posted.matchers, starts: posted.starts, ends: posted.ends, now: t,
                     comment: posted.comment, createdBy: posted.createdBy)
             } catch let e as SilenceError {
-                return badRequest("silence invalid: \(e.message)")
+                throw badRequest("silence invalid: \(e.message)")
             }
             if let old {
                 // An update: Alertmanager edits a silence in place only when its matchers and start are
@@ -177,9 +170,9 @@ enum AlertmanagerAPI {
                 // silence at once, one replaces it and the other is refused, so one silence stays active.
                 switch try await store.replaceSilence(id: old.id, with: silence, now: t) {
                 case .replaced: break
-                case .notFound: return notFound("not found")
+                case .notFound: throw notFound("not found")
                 case .ended:
-                    return badRequest(
+                    throw badRequest(
                         "silence \(old.id) has ended (expired, or replaced by another update): post it without an id")
                 }
             } else {
@@ -253,12 +246,11 @@ enum AlertmanagerAPI {
     }
 
     /// 503: the request would cost more matching than it may.
-    static func tooCostly() -> Response {
-        respond(
-            AlertmanagerV2.encode(
-                "matching the alerts against the silences and filters needs more work than one request may do"
-                    + " (\(MatchBudget.requestSteps) regex steps): narrow the filter, or expire costly regex silences"),
-            status: .serviceUnavailable)
+    static func tooCostly() -> APIError {
+        .alertmanager(
+            .serviceUnavailable,
+            "matching the alerts against the silences and filters needs more work than one request may do"
+                + " (\(MatchBudget.requestSteps) regex steps): narrow the filter, or expire costly regex silences")
     }
 
     static func view(_ a: FiringAlert, settings: AlertmanagerAPISettings, silencedBy: [String], now: Int64)
@@ -634,14 +626,12 @@ enum AlertmanagerAPI {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    /// Alertmanager answers an error with the message as a JSON string.
-    static func badRequest(_ message: String) -> Response {
-        respond(AlertmanagerV2.encode(message), status: .badRequest)
-    }
+    /// Alertmanager answers an error with the message as a JSON string (`APIError.Form.alertmanager`).
+    static func badRequest(_ message: String) -> APIError { .alertmanager(.badRequest, message) }
 
-    static func notFound(_ message: String) -> Response { respond(AlertmanagerV2.encode(message), status: .notFound) }
+    static func notFound(_ message: String) -> APIError { .alertmanager(.notFound, message) }
 
-    static func tooLarge() -> Response {
-        respond(AlertmanagerV2.encode("the body is larger than \(maxBodyBytes) bytes"), status: .contentTooLarge)
+    static func tooLarge() -> APIError {
+        .alertmanager(.contentTooLarge, "the body is larger than \(maxBodyBytes) bytes")
     }
 }

@@ -256,10 +256,6 @@ enum AlertmanagerV2 {
     }
 
     /// The JSON of an answer as the API has always written it: keys sorted, `/` not escaped, no
-    /// space or newline; a bare string for an error.
-    static func encode(_ value: some Encodable) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(value)) ?? Data("null".utf8)
-    }
+    /// space or newline (`APIJSON`).
+    static func encode(_ value: some Encodable) -> Data { APIJSON.encode(value) }
 }

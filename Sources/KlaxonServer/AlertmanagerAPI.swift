@@ -60,10 +60,10 @@ enum AlertmanagerAPI {
         // The API token, checked before anything else (a body is not read without it).
         let api = router.group().add(middleware: TeamTokenMiddleware(token: settings.apiToken))
 
-        api.get("/api/v2/status") { request, _ -> Response in
+        api.get("/api/v2/status") { _, _ -> Response in
             return respond(json: status(view()))
         }
-        api.get("/api/v2/receivers") { request, _ -> Response in
+        api.get("/api/v2/receivers") { _, _ -> Response in
             return respond(json: view().receivers.map(AlertmanagerV2.Receiver.init(name:)))
         }
         api.get("/api/v2/alerts") { request, _ -> Response in
@@ -107,7 +107,7 @@ enum AlertmanagerAPI {
                 .filter { s in filter.allSatisfy { f in s.matchers.contains { $0 == f } } }
             return respond(json: sorted(listed, now: t).map { gettable($0, now: t) })
         }
-        api.get("/api/v2/silence/:id") { request, context -> Response in
+        api.get("/api/v2/silence/:id") { _, context -> Response in
             let t = now()
             guard let id = context.parameters.get("id"),
                 let s = try await allSilences(store: store, now: t).first(where: { $0.id == id })
@@ -116,7 +116,7 @@ enum AlertmanagerAPI {
             }
             return respond(json: gettable(s, now: t))
         }
-        api.delete("/api/v2/silence/:id") { request, context -> Response in
+        api.delete("/api/v2/silence/:id") { _, context -> Response in
             let t = now()
             guard let id = context.parameters.get("id"),
                 let s = try await allSilences(store: store, now: t).first(where: { $0.id == id })

@@ -52,29 +52,9 @@ enum APIPaging {
         }
         let total = try await store.firingAlertCounts().total
         let data = try await offPool { () -> Data in
-            let alerts = page.alerts.map { a -> [String: Any] in
-                let t = a.transition
-                // `id` is the alert's for its whole episode (what `ack` takes); `since` is when the
-                // episode began, `level_since` when its current level was reached.
-                var o: [String: Any] = [
-                    "id": a.episode, "rule": a.key.rule, "station": a.key.station, "metric": a.key.metric,
-                    "severity": t.severity.rawValue, "since": Timestamp.format(a.startedAt), "summary": t.summary,
-                    "transition_id": a.transitionID,
-                ]
-                if let level = t.level {
-                    o["level"] = level
-                    o["level_since"] = Timestamp.format(t.at)
-                }
-                if let ack = a.ack {
-                    o["acked_by"] = ack.by
-                    o["acked_at"] = Timestamp.format(ack.at)
-                }
-                if let v = t.value { o["value"] = v }
-                return o
-            }
-            return encode([
-                "alerts": alerts, "total": total, "next": page.next.map { $0.description as Any } ?? NSNull(),
-            ])
+            APIJSON.encode(
+                APIAlertPage(alerts: page.alerts.map(APIAlert.init), next: page.next?.description, total: total))
+                + Data("\n".utf8)
         }
         return respond(data, large: page.alerts.count > 1_000)
     }
@@ -94,13 +74,6 @@ enum APIPaging {
                 + Data("\n".utf8)
         }
         return respond(data, large: page.silences.count > 1_000)
-    }
-
-    static func encode(_ object: [String: Any]) -> Data {
-        let data =
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data("{}".utf8)
-        return data + Data("\n".utf8)
     }
 
     static func respond(_ data: Data, large: Bool) -> Response {

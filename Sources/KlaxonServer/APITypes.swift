@@ -1,5 +1,6 @@
 import Foundation
 import KlaxonCore
+import KlaxonStore
 
 // The requests and answers of `/api/v1` as Codable types, with the field names the API has always
 // had. Encoded with `APIJSON` (keys sorted) through `KlaxonHTTP.json(encoded:status:)`.
@@ -161,5 +162,66 @@ struct PushAnswer: Encodable {
     enum CodingKeys: String, CodingKey {
         case inserted, rejected, revised, suspect, unchanged
         case rejectedCount = "rejected_count"
+    }
+}
+
+/// A firing alert as `/api/v1/alerts` shows it. `id` is the alert's for its whole episode (what
+/// `ack` takes); `since` is when the episode began, `level_since` when its current level was reached.
+struct APIAlert: Encodable {
+    var ackedAt: String?
+    var ackedBy: String?
+    var id: Int64
+    var level: String?
+    var levelSince: String?
+    var metric: String
+    var rule: String
+    var severity: String
+    var since: String
+    var station: String
+    var summary: String
+    var transitionID: Int64
+    var value: Double?
+
+    enum CodingKeys: String, CodingKey {
+        case ackedAt = "acked_at"
+        case ackedBy = "acked_by"
+        case id, level
+        case levelSince = "level_since"
+        case metric, rule, severity, since, station, summary
+        case transitionID = "transition_id"
+        case value
+    }
+
+    init(_ a: FiringAlert) {
+        let t = a.transition
+        ackedAt = a.ack.map { Timestamp.format($0.at) }
+        ackedBy = a.ack?.by
+        id = a.episode
+        level = t.level
+        levelSince = t.level == nil ? nil : Timestamp.format(t.at)
+        metric = a.key.metric
+        rule = a.key.rule
+        severity = t.severity.rawValue
+        since = Timestamp.format(a.startedAt)
+        station = a.key.station
+        summary = t.summary
+        transitionID = a.transitionID
+        value = t.value
+    }
+}
+
+/// One page of `GET /api/v1/alerts`: `next` is null on the last page.
+struct APIAlertPage: Encodable {
+    var alerts: [APIAlert]
+    var next: String?
+    var total: Int
+
+    enum CodingKeys: String, CodingKey { case alerts, next, total }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(alerts, forKey: .alerts)
+        try c.encode(next, forKey: .next)
+        try c.encode(total, forKey: .total)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import KlaxonCore
 @testable import KlaxonServer
+import KlaxonStore
 import Testing
 
 /// The Alertmanager v2 schemas as Codable types (issue 40): their JSON is byte for byte what the
@@ -84,6 +85,60 @@ struct AlertmanagerV2Tests {
         #expect(Self.new(AlertmanagerV2.SilenceCreated(silenceID: "x")) == (try Self.old(["silenceID": "x"])))
         let message = "bad matcher format: \"\u{1B}[31m\" / \u{0}"
         #expect(Self.new(message) == (try Self.old(message)))
+    }
+
+    /// What `/api/v1/alerts` wrote before the types: a dictionary per alert, `JSONSerialization`
+    /// with sorted keys and unescaped slashes, and a newline.
+    static func oldAlertPage(_ alerts: [FiringAlert], total: Int, next: String?) throws -> String {
+        let list = alerts.map { a -> [String: Any] in
+            let t = a.transition
+            var o: [String: Any] = [
+                "id": a.episode, "rule": a.key.rule, "station": a.key.station, "metric": a.key.metric,
+                "severity": t.severity.rawValue, "since": Timestamp.format(a.startedAt), "summary": t.summary,
+                "transition_id": a.transitionID,
+            ]
+            if let level = t.level {
+                o["level"] = level
+                o["level_since"] = Timestamp.format(t.at)
+            }
+            if let ack = a.ack {
+                o["acked_by"] = ack.by
+                o["acked_at"] = Timestamp.format(ack.at)
+            }
+            if let v = t.value { o["value"] = v }
+            return o
+        }
+        let object: [String: Any] = ["alerts": list, "total": total, "next": next.map { $0 as Any } ?? NSNull()]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    @Test("/api/v1's alert pages encode byte for byte as the dictionaries did, whatever the values")
+    func v1AlertBytes() throws {
+        let values: [Double?] = [
+            nil, 0, -0.0, 12, 12.5, 0.1, 1.0 / 3, -3.25, 1e-7, 123456.789, 1e15, 1e21, 9_007_199_254_740_993, 2.5e-300,
+        ]
+        var alerts: [FiringAlert] = []
+        for (i, v) in values.enumerated() {
+            let t = Transition(
+                rule: "high/\(i)", kind: "threshold", station: "S\"\(i)", metric: "gage_height", state: .firing,
+                level: i % 2 == 0 ? "minor" : nil, at: 1_800_000_000 + Int64(i), value: v,
+                severity: i % 3 == 0 ? .critical : .warning, summary: "é \u{1}\n<b>", explanation: "")
+            alerts.append(
+                FiringAlert(
+                    key: t.alertKey, transitionID: Int64(100 + i), transition: t,
+                    ack: i % 4 == 0 ? Ack(transitionID: 7, by: "slack:U/1", at: 1_800_000_100) : nil,
+                    episode: i % 2 == 0 ? Int64(i) : nil, startedAt: 1_799_999_000))
+        }
+        for next in [nil, "c/1"] as [String?] {
+            let new = String(
+                decoding: APIJSON.encode(APIAlertPage(alerts: alerts.map(APIAlert.init), next: next, total: 99)),
+                as: UTF8.self) + "\n"
+            #expect(new == (try Self.oldAlertPage(alerts, total: 99, next: next)))
+        }
+        #expect(
+            String(decoding: APIJSON.encode(APIAlertPage(alerts: [], next: nil, total: 0)), as: UTF8.self)
+                == "{\"alerts\":[],\"next\":null,\"total\":0}")
     }
 
     static let now: Int64 = 1_800_000_000

@@ -270,8 +270,6 @@ public enum KlaxonHTTP {
         }
     }
 
-    static func unauthorized(_ token: String?) -> Response { APIError.unauthorized(token).response }
-
     /// `value` as the API's JSON (`APIJSON`), and a newline.
     static func json(encoded value: some Encodable, status: HTTPResponse.Status) -> Response {
         var headers = HTTPFields()

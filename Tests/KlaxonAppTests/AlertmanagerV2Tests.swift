@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import KlaxonCore
 @testable import KlaxonServer
@@ -85,6 +86,22 @@ struct AlertmanagerV2Tests {
         #expect(Self.new(AlertmanagerV2.SilenceCreated(silenceID: "x")) == (try Self.old(["silenceID": "x"])))
         let message = "bad matcher format: \"\u{1B}[31m\" / \u{0}"
         #expect(Self.new(message) == (try Self.old(message)))
+    }
+
+    @Test("the core's fingerprint is swift-crypto's SHA-256 as the webhook computed it before it moved, on any identity")
+    func fingerprintAsBefore() {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("ab/=\"\\ \u{1}\u{1F}é☃🚨0123456789-_.")
+        func text() -> String { String((0..<Int.random(in: 0...90, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }) }
+        for _ in 0..<500 {
+            let (rule, station, metric) = (text(), text(), text())
+            let t = Transition(
+                rule: rule, kind: "threshold", station: station, metric: metric, state: .firing, at: 0, value: nil,
+                severity: .info, summary: "", explanation: "")
+            let digest = SHA256.hash(data: Data("\(rule)\u{1F}\(station)\u{1F}\(metric)".utf8))
+            let before = digest.prefix(8).map { String(format: "%02x", $0) }.joined()
+            #expect(AlertIdentity.fingerprint(t) == before, "\(rule) \(station) \(metric)")
+        }
     }
 
     /// What `/api/v1/alerts` wrote before the types: a dictionary per alert, `JSONSerialization`

@@ -122,7 +122,8 @@ enum APIRoutes {
 
     /// The owner an owner token belongs to.
     static func owner(_ request: Request, _ tokens: [String: String]) -> String? {
-        for (owner, token) in tokens.sorted(by: { $0.key < $1.key }) where KlaxonHTTP.authorized(request, token: token) {
+        for (owner, token) in tokens.sorted(by: { $0.key < $1.key }) where KlaxonHTTP.authorized(request, token: token)
+        {
             return owner
         }
         return nil

@@ -3,10 +3,11 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import KlaxonCore
-@testable import KlaxonServer
 import KlaxonSQLite
 import NIOCore
 import Testing
+
+@testable import KlaxonServer
 
 /// The API's edge in process (HummingbirdTesting's `.router`, the in-memory store; no socket, no
 /// process): one token guard in front of every `/api` route and `/-/reload`, and one error type
@@ -58,7 +59,8 @@ struct APIEdgeTests {
         }
     }
 
-    @Test("with api.token: no token or a wrong one (or an owner's) is 401 with WWW-Authenticate, before the body is read")
+    @Test(
+        "with api.token: no token or a wrong one (or an owner's) is 401 with WWW-Authenticate, before the body is read")
     func wrongTokens() async throws {
         try await Self.app(token: Self.token).test(.router) { client in
             for (method, path) in Self.teamRoutes {
@@ -97,12 +99,18 @@ struct APIEdgeTests {
             let v1: [(HTTPRequest.Method, String, String?, HTTPResponse.Status, String?)] = [
                 (.post, "/api/v1/silences", "[1]", .badRequest, "the body must be a JSON object"),
                 (.post, "/api/v1/silences", "nope", .badRequest, "the body must be a JSON object"),
-                (.post, "/api/v1/silences", "{\"for\":\"2h\"}", .badRequest,
-                    "matchers: a list like [\\\"rule=flood-stage\\\", \\\"station=14211720\\\"]"),
-                (.post, "/api/v1/silences", "{\"matchers\":[\"a=b\"],\"for\":\"soon\"}", .badRequest,
-                    "for: a duration like 2h"),
-                (.post, "/api/v1/silences", "{\"matchers\":[\"a=b\"],\"for\":\"1h\",\"created_by\":\"slack:U1\"}",
-                    .badRequest, nil),
+                (
+                    .post, "/api/v1/silences", "{\"for\":\"2h\"}", .badRequest,
+                    "matchers: a list like [\\\"rule=flood-stage\\\", \\\"station=14211720\\\"]"
+                ),
+                (
+                    .post, "/api/v1/silences", "{\"matchers\":[\"a=b\"],\"for\":\"soon\"}", .badRequest,
+                    "for: a duration like 2h"
+                ),
+                (
+                    .post, "/api/v1/silences", "{\"matchers\":[\"a=b\"],\"for\":\"1h\",\"created_by\":\"slack:U1\"}",
+                    .badRequest, nil
+                ),
                 (.post, "/api/v1/alerts/abc/ack", nil, .badRequest, "the alert id is a positive number"),
                 (.post, "/api/v1/alerts/5/ack", "{\"by\":5}", .notFound, "no firing alert has id 5"),
                 (.post, "/api/v1/alerts/5/ack", "[]", .badRequest, "the body must be a JSON object"),
@@ -125,10 +133,14 @@ struct APIEdgeTests {
             let v2: [(HTTPRequest.Method, String, String?, HTTPResponse.Status, String)] = [
                 (.get, "/api/v2/silence/nope", nil, .notFound, "\"silence not found\""),
                 (.delete, "/api/v2/silence/nope", nil, .notFound, "\"silence not found\""),
-                (.post, "/api/v2/silences", "[1]", .badRequest,
-                    "\"parsing silence body from \\\"\\\" failed, because the body is not an object\""),
-                (.get, "/api/v2/alerts?active=maybe", nil, .badRequest,
-                    "\"active in query must be of type boolean: \\\"maybe\\\"\""),
+                (
+                    .post, "/api/v2/silences", "[1]", .badRequest,
+                    "\"parsing silence body from \\\"\\\" failed, because the body is not an object\""
+                ),
+                (
+                    .get, "/api/v2/alerts?active=maybe", nil, .badRequest,
+                    "\"active in query must be of type boolean: \\\"maybe\\\"\""
+                ),
             ]
             for (method, path, body, status, expected) in v2 {
                 let (s, text) = try await call(method, path, body)

@@ -1,9 +1,10 @@
 import Crypto
 import Foundation
 import KlaxonCore
-@testable import KlaxonServer
 import KlaxonStore
 import Testing
+
+@testable import KlaxonServer
 
 /// The Alertmanager v2 schemas as Codable types (issue 40): their JSON is byte for byte what the
 /// dictionaries through `JSONSerialization` wrote before (keys sorted, `/` unescaped, any label
@@ -20,10 +21,11 @@ struct AlertmanagerV2Tests {
 
     static func new(_ value: some Encodable) -> String { String(decoding: AlertmanagerV2.encode(value), as: UTF8.self) }
 
-    /// Label names and values a rule or a silence may carry, hostile ones included.
+    /// Label values a rule or a silence may carry, hostile ones included, under lower-case names
+    /// (their order is the same by code point and by `JSONSerialization`'s compare; see `labelOrder`).
     static let labels: [String: String] = [
-        "alertname": "high", "Team": "a/b", "a10": "\"quoted\" \\ back", "a9": "tab\tnew\nline\r\u{1}\u{1F}",
-        "_x": "é ☃ 🚨", "Z": "\u{7F}\u{2028}\u{2029}<>&'", "station": "", "émoji": "\u{FEFF}",
+        "alertname": "high", "team": "a/b", "zone": "\"quoted\" \\ back", "metric": "tab\tnew\nline\r\u{1}\u{1F}",
+        "place": "é ☃ 🚨", "severity": "\u{7F}\u{2028}\u{2029}<>&'", "station": "", "unit": "\u{FEFF}",
     ]
 
     @Test("an alert, a group, a silence, the status and an error encode byte for byte as the dictionaries did")
@@ -38,7 +40,9 @@ struct AlertmanagerV2Tests {
             "labels": Self.labels, "annotations": Self.labels, "startsAt": "2027-01-15T08:00:00.000Z",
             "updatedAt": "2027-01-15T08:01:40.000Z", "endsAt": "2027-01-15T08:05:00.000Z",
             "fingerprint": "d7ca24ede3948365", "receivers": [["name": "team"], ["name": "pa/ger"]],
-            "status": ["state": "suppressed", "silencedBy": ["b", "a"], "inhibitedBy": [String](), "mutedBy": [String]()]
+            "status": [
+                "state": "suppressed", "silencedBy": ["b", "a"], "inhibitedBy": [String](), "mutedBy": [String](),
+            ]
                 as [String: Any],
             "generatorURL": "https://k.example.org/alerts/7",
         ]
@@ -72,7 +76,8 @@ struct AlertmanagerV2Tests {
         #expect(Self.new([silence]) == (try Self.old([silenceObject])))
         #expect(Self.new([AlertmanagerV2.GettableSilence]()) == (try Self.old([Any]())))
 
-        let status = AlertmanagerAPI.status(AlertmanagerAPISettings(receivers: ["team", "p\"x"], startedAt: 1_800_000_000))
+        let status = AlertmanagerAPI.status(
+            AlertmanagerAPISettings(receivers: ["team", "p\"x"], startedAt: 1_800_000_000))
         let statusObject: [String: Any] = [
             "cluster": ["status": "disabled", "peers": [Any]()] as [String: Any],
             "config": ["original": status.config.original], "uptime": "2027-01-15T08:00:00.000Z",
@@ -88,11 +93,14 @@ struct AlertmanagerV2Tests {
         #expect(Self.new(message) == (try Self.old(message)))
     }
 
-    @Test("the core's fingerprint is swift-crypto's SHA-256 as the webhook computed it before it moved, on any identity")
+    @Test(
+        "the core's fingerprint is swift-crypto's SHA-256 as the webhook computed it before it moved, on any identity")
     func fingerprintAsBefore() {
         var rng = SystemRandomNumberGenerator()
         let alphabet = Array("ab/=\"\\ \u{1}\u{1F}é☃🚨0123456789-_.")
-        func text() -> String { String((0..<Int.random(in: 0...90, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }) }
+        func text() -> String {
+            String((0..<Int.random(in: 0...90, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+        }
         for _ in 0..<500 {
             let (rule, station, metric) = (text(), text(), text())
             let t = Transition(
@@ -148,14 +156,28 @@ struct AlertmanagerV2Tests {
                     episode: i % 2 == 0 ? Int64(i) : nil, startedAt: 1_799_999_000))
         }
         for next in [nil, "c/1"] as [String?] {
-            let new = String(
-                decoding: APIJSON.encode(APIAlertPage(alerts: alerts.map(APIAlert.init), next: next, total: 99)),
-                as: UTF8.self) + "\n"
+            let new =
+                String(
+                    decoding: APIJSON.encode(APIAlertPage(alerts: alerts.map(APIAlert.init), next: next, total: 99)),
+                    as: UTF8.self) + "\n"
             #expect(new == (try Self.oldAlertPage(alerts, total: 99, next: next)))
         }
         #expect(
             String(decoding: APIJSON.encode(APIAlertPage(alerts: [], next: nil, total: 0)), as: UTF8.self)
                 == "{\"alerts\":[],\"next\":null,\"total\":0}")
+    }
+
+    @Test(
+        "a free-form label map is written in code-point order (JSONSerialization's compare put A after a and 9 before 10): the same object"
+    )
+    func labelOrder() throws {
+        let labels = ["alertname": "x", "Team": "t", "a10": "1", "a9": "9", "_x": "u", "Z": "z", "émoji": "e"]
+        let new = Self.new(labels)
+        #expect(new == #"{"Team":"t","Z":"z","_x":"u","a10":"1","a9":"9","alertname":"x","émoji":"e"}"#)
+        let old = try Self.old(labels)
+        #expect(
+            (try JSONSerialization.jsonObject(with: Data(new.utf8)) as? [String: String])
+                == (try JSONSerialization.jsonObject(with: Data(old.utf8)) as? [String: String]))
     }
 
     static let now: Int64 = 1_800_000_000
@@ -183,34 +205,60 @@ struct AlertmanagerV2Tests {
             ("{\"matchers\":[\(m)],\(Self.times),\"comment\":\"c\"}", "createdBy in body is required"),
             ("{\"matchers\":[\(m)],\(Self.times),\"createdBy\":\"ops\"}", "comment in body is required"),
             ("{\"id\":7,\"matchers\":[\(m)],\(Self.times),\(who)}", "id in body must be of type string"),
-            ("{\"matchers\":[\(m)],\(Self.times),\"createdBy\":null,\"comment\":\"c\"}",
-                "createdBy in body must be of type string"),
-            ("{\"matchers\":[\(m)],\(Self.times),\"createdBy\":\"ops\",\"comment\":5}",
-                "comment in body must be of type string"),
-            ("{\"matchers\":[\(m)],\"startsAt\":\"soon\",\"endsAt\":\"2027-01-15T09:00:00Z\",\(who)}",
-                "startsAt in body must be of type date-time"),
-            ("{\"matchers\":[\(m)],\"startsAt\":\"2027-01-15T08:00:00Z\",\"endsAt\":17,\(who)}",
-                "endsAt in body must be of type date-time"),
+            (
+                "{\"matchers\":[\(m)],\(Self.times),\"createdBy\":null,\"comment\":\"c\"}",
+                "createdBy in body must be of type string"
+            ),
+            (
+                "{\"matchers\":[\(m)],\(Self.times),\"createdBy\":\"ops\",\"comment\":5}",
+                "comment in body must be of type string"
+            ),
+            (
+                "{\"matchers\":[\(m)],\"startsAt\":\"soon\",\"endsAt\":\"2027-01-15T09:00:00Z\",\(who)}",
+                "startsAt in body must be of type date-time"
+            ),
+            (
+                "{\"matchers\":[\(m)],\"startsAt\":\"2027-01-15T08:00:00Z\",\"endsAt\":17,\(who)}",
+                "endsAt in body must be of type date-time"
+            ),
             ("{\"matchers\":[],\(Self.times),\(who)}", "matchers in body should have at least 1 items"),
             ("{\"matchers\":{},\(Self.times),\(who)}", "matchers in body should have at least 1 items"),
-            ("{\"matchers\":[\(Array(repeating: m, count: 65).joined(separator: ","))],\(Self.times),\(who)}",
-                "matchers in body should have at most 64 items"),
-            ("{\"matchers\":[\(m),1],\(Self.times),\(who)}",
-                "silence invalid: invalid label matcher 1: a matcher must be an object"),
-            ("{\"matchers\":[{\"value\":\"b\",\"isRegex\":false}],\(Self.times),\(who)}",
-                "silence invalid: invalid label matcher 0: name is required"),
-            ("{\"matchers\":[{\"name\":\"a\",\"value\":1,\"isRegex\":false}],\(Self.times),\(who)}",
-                "silence invalid: invalid label matcher 0: value is required"),
-            ("{\"matchers\":[{\"name\":\"a\",\"value\":\"b\"}],\(Self.times),\(who)}",
-                "silence invalid: invalid label matcher 0: isRegex is required"),
-            ("{\"matchers\":[{\"name\":\"a\",\"value\":\"b\",\"isRegex\":false,\"isEqual\":\"no\"}],\(Self.times),\(who)}",
-                "silence invalid: invalid label matcher 0: isEqual must be of type boolean"),
-            ("{\"matchers\":[{\"name\":\"a\",\"value\":\"\",\"isRegex\":false}],\(Self.times),\(who)}",
-                "silence invalid: at least one matcher must not match the empty string"),
-            ("{\"matchers\":[\(m)],\(Self.times),\"createdBy\":\"ops\",\"comment\":\"\\u001b[31m\"}",
-                "silence invalid: "),
-            ("{\"matchers\":[\(m)],\"startsAt\":\"2027-01-15T09:00:00Z\",\"endsAt\":\"2027-01-15T08:00:00Z\",\(who)}",
-                "Failed to create silence: start time must be before end time"),
+            (
+                "{\"matchers\":[\(Array(repeating: m, count: 65).joined(separator: ","))],\(Self.times),\(who)}",
+                "matchers in body should have at most 64 items"
+            ),
+            (
+                "{\"matchers\":[\(m),1],\(Self.times),\(who)}",
+                "silence invalid: invalid label matcher 1: a matcher must be an object"
+            ),
+            (
+                "{\"matchers\":[{\"value\":\"b\",\"isRegex\":false}],\(Self.times),\(who)}",
+                "silence invalid: invalid label matcher 0: name is required"
+            ),
+            (
+                "{\"matchers\":[{\"name\":\"a\",\"value\":1,\"isRegex\":false}],\(Self.times),\(who)}",
+                "silence invalid: invalid label matcher 0: value is required"
+            ),
+            (
+                "{\"matchers\":[{\"name\":\"a\",\"value\":\"b\"}],\(Self.times),\(who)}",
+                "silence invalid: invalid label matcher 0: isRegex is required"
+            ),
+            (
+                "{\"matchers\":[{\"name\":\"a\",\"value\":\"b\",\"isRegex\":false,\"isEqual\":\"no\"}],\(Self.times),\(who)}",
+                "silence invalid: invalid label matcher 0: isEqual must be of type boolean"
+            ),
+            (
+                "{\"matchers\":[{\"name\":\"a\",\"value\":\"\",\"isRegex\":false}],\(Self.times),\(who)}",
+                "silence invalid: at least one matcher must not match the empty string"
+            ),
+            (
+                "{\"matchers\":[\(m)],\(Self.times),\"createdBy\":\"ops\",\"comment\":\"\\u001b[31m\"}",
+                "silence invalid: "
+            ),
+            (
+                "{\"matchers\":[\(m)],\"startsAt\":\"2027-01-15T09:00:00Z\",\"endsAt\":\"2027-01-15T08:00:00Z\",\(who)}",
+                "Failed to create silence: start time must be before end time"
+            ),
         ]
         for (body, says) in cases {
             let message = Self.refusal(body)
@@ -218,7 +266,8 @@ struct AlertmanagerV2Tests {
         }
     }
 
-    @Test("a posted silence is read as before: null id and isEqual are absent, an empty id is none, times with fractions")
+    @Test(
+        "a posted silence is read as before: null id and isEqual are absent, an empty id is none, times with fractions")
     func postedAccepted() throws {
         let body = """
             {"id":"","matchers":[{"name":"rule","value":"hi.*","isRegex":true,"isEqual":null},

@@ -196,7 +196,9 @@ struct ArchitectureTests {
         }
     }
 
-    @Test("the server shows alerts through the core's AlertIdentity: KlaxonServer neither depends on nor imports KlaxonDelivery")
+    @Test(
+        "the server shows alerts through the core's AlertIdentity: KlaxonServer neither depends on nor imports KlaxonDelivery"
+    )
     func serverWithoutNotifiers() throws {
         let graph = try Self.manifest()
         #expect(graph["KlaxonServer"].map { !$0.contains("KlaxonDelivery") } == true, "\(graph["KlaxonServer"] ?? [])")

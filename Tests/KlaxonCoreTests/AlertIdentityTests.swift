@@ -35,7 +35,8 @@ struct AlertIdentityTests {
     @Test("the fingerprint is the first 8 bytes of SHA-256(rule␟station␟metric), as the webhook has always sent")
     func fingerprint() {
         #expect(AlertIdentity.fingerprint(Self.transition()) == "d7ca24ede3948365")
-        #expect(AlertIdentity.fingerprint(Self.transition(rule: "très", station: "☃", metric: "m")) == "d03c40390c2212cd")
+        #expect(
+            AlertIdentity.fingerprint(Self.transition(rule: "très", station: "☃", metric: "m")) == "d03c40390c2212cd")
         // Labels, levels and values are not part of it: the same alert keeps its fingerprint.
         var t = Self.transition(labels: ["team": "river"])
         t.level = "major"
@@ -46,7 +47,8 @@ struct AlertIdentityTests {
     func labels() {
         let t = Self.transition(labels: ["team": "river", "alertname": "spoof", "level": "x", "a": "1"])
         let pairs = AlertIdentity.labels(t).map { "\($0.key)=\($0.value)" }
-        #expect(pairs == ["a=1", "alertname=high", "metric=gage_height", "severity=warning", "station=S1", "team=river"])
+        #expect(
+            pairs == ["a=1", "alertname=high", "metric=gage_height", "severity=warning", "station=S1", "team=river"])
     }
 
     @Test("annotations: Klaxon's keys in order, the path only with more than one step, the rule's own after")

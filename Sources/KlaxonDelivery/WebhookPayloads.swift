@@ -122,7 +122,8 @@ public enum WebhookPayloads {
     /// One alert's labels (`AlertIdentity.labels`) and annotations (`annotationPairs`) in the generic payload.
     /// `klaxon test` compares them with a test's `exp_labels` and `exp_annotations`.
     package static func genericParts(_ a: NotifiedAlert) -> (labels: [String: String], annotations: [String: String]) {
-        let labels = Dictionary(AlertIdentity.labels(a.transition).map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
+        let labels = Dictionary(
+            AlertIdentity.labels(a.transition).map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
         let annotations = Dictionary(
             annotationPairs(a, dataTime: Timestamp.format(a.transition.at)).map { ($0.key, $0.value) },
             uniquingKeysWith: { a, _ in a })

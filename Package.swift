@@ -149,8 +149,6 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
                 "KlaxonCore", "KlaxonRegex", "KlaxonStore",
-                // The Alertmanager API shows alerts with the webhook's labels and fingerprint.
-                "KlaxonDelivery",
                 // The charts as PNG: librsvg on threads of their own (`SVGRaster`).
                 "CRsvg",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -251,6 +249,8 @@ let package = Package(
                 "KlaxonApp", "KlaxonDemo", "KlaxonCore", "KlaxonStore", "KlaxonSQLite", "KlaxonDelivery",
                 "KlaxonTesting",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                // HTTP behaviour in process (`app.test(.router)`), against the in-memory store.
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -137,18 +137,7 @@ public struct AlertNotification: Sendable {
     /// route's `group_by` names (`rule` is the alert's name, `alertname`).
     public func groupLabels(_ fallback: [String]) -> [(key: String, value: String)] {
         guard let first = alerts.first?.transition else { return [] }
-        return Self.groupLabels(of: first, by: groupBy ?? fallback)
-    }
-
-    /// The labels of the group a transition falls in under `groupBy` (sorted by name): also what the
-    /// Alertmanager API's `/api/v2/alerts/groups` shows.
-    package static func groupLabels(of t: Transition, by groupBy: [String]) -> [(key: String, value: String)] {
-        var out: [(key: String, value: String)] = []
-        for given in groupBy {
-            let name = given == "rule" ? "alertname" : given
-            if !out.contains(where: { $0.key == name }), let v = t.matchLabel(name) { out.append((name, v)) }
-        }
-        return out.sorted { $0.key < $1.key }
+        return AlertIdentity.groupLabels(of: first, by: groupBy ?? fallback)
     }
 
     /// Alertmanager's `groupKey`: the route's key, then the group's labels with Go-quoted values

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import KlaxonCore
 
@@ -16,12 +15,6 @@ public enum WebhookPayloads {
     }
 
     static let zeroTime = "0001-01-01T00:00:00Z"
-
-    /// Alertmanager-style fingerprint: stable per alert (rule, station, metric).
-    public static func fingerprint(_ t: Transition) -> String {
-        let digest = SHA256.hash(data: Data("\(t.rule)\u{1F}\(t.station)\u{1F}\(t.metric)".utf8))
-        return hex(digest.prefix(8))
-    }
 
     /// A headline for chat and mail in plain words, the place first:
     /// `🔴 Potomac River at Little Falls: moderate flood stage, up from minor`. A transition logged
@@ -126,10 +119,11 @@ public enum WebhookPayloads {
         return s
     }
 
-    /// One alert's labels (`labelPairs`) and annotations (`annotationPairs`) in the generic payload.
+    /// One alert's labels (`AlertIdentity.labels`) and annotations (`annotationPairs`) in the generic payload.
     /// `klaxon test` compares them with a test's `exp_labels` and `exp_annotations`.
     package static func genericParts(_ a: NotifiedAlert) -> (labels: [String: String], annotations: [String: String]) {
-        let labels = Dictionary(labelPairs(a.transition).map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
+        let labels = Dictionary(
+            AlertIdentity.labels(a.transition).map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
         let annotations = Dictionary(
             annotationPairs(a, dataTime: Timestamp.format(a.transition.at)).map { ($0.key, $0.value) },
             uniquingKeysWith: { a, _ in a })
@@ -150,7 +144,7 @@ public enum WebhookPayloads {
             return [
                 "status": resolved ? "resolved" : "firing", "labels": labels, "annotations": annotations,
                 "startsAt": Timestamp.format(a.startedAt), "endsAt": resolved ? Timestamp.format(t.at) : zeroTime,
-                "generatorURL": generatorURL(n, a), "fingerprint": fingerprint(t),
+                "generatorURL": generatorURL(n, a), "fingerprint": AlertIdentity.fingerprint(t),
             ]
         }
         let labelSets = alerts.map { $0["labels"] as! [String: String] }
@@ -163,18 +157,6 @@ public enum WebhookPayloads {
             "commonAnnotations": common(annotationSets), "externalURL": AlertNotification.trimmed(n.externalURL),
             "alerts": alerts,
         ]
-    }
-
-    static let hexDigits = Array("0123456789abcdef".utf8)
-
-    /// Lower-case hex (`String(format: "%02x")` per byte cost more than the hash).
-    static func hex<S: Sequence<UInt8>>(_ bytes: S) -> String {
-        var out: [UInt8] = []
-        for b in bytes {
-            out.append(hexDigits[Int(b >> 4)])
-            out.append(hexDigits[Int(b & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// `encode(generic(n, groupBy:))`, byte for byte, written straight from the typed values into
@@ -205,7 +187,7 @@ public enum WebhookPayloads {
         raw("{\"alerts\":[")
         for (i, a) in n.alerts.enumerated() {
             let t = a.transition
-            let labels = labelPairs(t)
+            let labels = AlertIdentity.labels(t)
             let at = Timestamp.format(t.at)
             let annotations = annotationPairs(a, dataTime: at)
             let resolved = t.state == .resolved
@@ -215,7 +197,7 @@ public enum WebhookPayloads {
             raw(",\"endsAt\":")
             string(resolved ? at : zeroTime)
             raw(",\"fingerprint\":")
-            string(fingerprint(t))
+            string(AlertIdentity.fingerprint(t))
             raw(",\"generatorURL\":")
             string(generatorURL(n, a))
             raw(",\"labels\":")
@@ -245,53 +227,12 @@ public enum WebhookPayloads {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// An alert's identifying labels as pairs sorted by key: its rule's labels, `alertname`,
-    /// `station`, `metric` and `severity`. The same for the alert's whole episode: the current
-    /// level is an annotation (a label that changed would make it another alert to a consumer that
-    /// keys on labels, and its resolve would never match). The Alertmanager API shows the same labels.
-    package static func labelPairs(_ t: Transition) -> [(key: String, value: String)] {
-        var pairs: [(key: String, value: String)] = []
-        pairs.reserveCapacity(t.labels.count + 4)
-        for (k, v) in t.labels {
-            switch k {
-            case "alertname", "rule", "station", "metric", "severity", "level": continue
-            default: pairs.append((k, v))
-            }
-        }
-        pairs.append(("alertname", t.rule))
-        pairs.append(("station", t.station))
-        pairs.append(("metric", t.metric))
-        pairs.append(("severity", t.severity.rawValue))
-        pairs.sort { $0.key < $1.key }
-        return pairs
-    }
-
-    /// `genericParts(a).annotations` as pairs sorted by key (the keys are fixed, so is their order).
-    /// The current level (the last one, on a resolve), the previous one, the path the alert took
-    /// since the receiver last heard of it, and whether the data is late are annotations.
+    /// `AlertIdentity.annotations` of a notified alert: its id, message, lateness and the path it
+    /// took since the receiver last heard of it.
     package static func annotationPairs(_ a: NotifiedAlert, dataTime: String) -> [(key: String, value: String)] {
-        let t = a.transition
-        var pairs: [(key: String, value: String)] = []
-        pairs.reserveCapacity(9)
-        if a.id > 0 { pairs.append(("alert_id", String(a.id))) }
-        pairs.append(("data_time", dataTime))
-        pairs.append(("description", t.explanation))
-        if a.late { pairs.append(("late", "true")) }
-        if let level = t.level ?? t.fromLevel { pairs.append(("level", level)) }
-        if !a.path.isEmpty {
-            let route = a.route
-            if route.count > 1 { pairs.append(("path", route.joined(separator: " → "))) }
-        }
-        if let f = t.fromLevel { pairs.append(("previous_level", f)) }
-        pairs.append(("summary", a.message))
-        if let v = t.value { pairs.append(("value", formatValue(v))) }
-        // The rule's own (`runbook_url`, `annotations`): names Klaxon sets itself win.
-        if !t.annotations.isEmpty {
-            let taken = Set(pairs.map(\.key))
-            for (k, v) in t.annotations where !taken.contains(k) { pairs.append((k, v)) }
-            pairs.sort { $0.key < $1.key }
-        }
-        return pairs
+        AlertIdentity.annotations(
+            a.transition, id: a.id, summary: a.message, dataTime: dataTime, late: a.late,
+            route: a.path.isEmpty ? [] : a.route)
     }
 
     /// The links a message offers besides the alert's page, as (label, URL): what the alert is about

@@ -10,142 +10,110 @@ import NIOCore
 enum APIRoutes {
     static func add(to router: Router<BasicRequestContext>, store: any APIStore, settings: KlaxonHTTP.Settings) {
         let now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+        // The team's token guards the silences and acks; each owner's token, that owner's trips.
+        let team = router.group().add(middleware: TeamTokenMiddleware(token: settings.apiToken))
+        let owners = router.group(context: OwnerRequestContext.self).add(
+            middleware: OwnerTokenMiddleware(tokens: settings.ownerTokens))
 
-        router.get("/api/v1/silences") { request, _ -> Response in
-            guard KlaxonHTTP.authorized(request, token: settings.apiToken) else {
-                return KlaxonHTTP.unauthorized(settings.apiToken)
-            }
+        team.get("/api/v1/silences") { request, _ -> Response in
             // One page (`limit`, `after`), with `total` and `next`.
-            return try await APIPaging.silences(request, store: store, now: now())
+            try await APIPaging.silences(request, store: store, now: now())
         }
-        router.post("/api/v1/silences") { request, _ -> Response in
-            guard KlaxonHTTP.authorized(request, token: settings.apiToken) else {
-                return KlaxonHTTP.unauthorized(settings.apiToken)
-            }
+        team.post("/api/v1/silences") { request, _ -> Response in
             let body = try await request.collectBody(upTo: 1 << 20)
-            guard let o = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
-            else {
-                return KlaxonHTTP.json(["error": "the body must be a JSON object"], status: .badRequest)
-            }
-            guard let texts = o["matchers"] as? [String], !texts.isEmpty else {
-                return KlaxonHTTP.json(
-                    ["error": "matchers: a list like [\"rule=flood-stage\", \"station=14211720\"]"], status: .badRequest
-                )
-            }
-            guard let forText = o["for"] as? String, let d = DurationText.parse(forText), d > 0 else {
-                return KlaxonHTTP.json(["error": "for: a duration like 2h"], status: .badRequest)
-            }
-            let matchers: [Matcher]
+            let posted: NewSilence
             do {
-                matchers = try texts.map { try Matcher.parse($0) }
+                posted = try JSONDecoder().decode(NewSilence.self, from: Data(body.readableBytesView))
+            } catch let error as APIError {
+                throw error
             } catch {
-                return KlaxonHTTP.json(["error": "matchers: \(error)"], status: .badRequest)
-            }
-            // The client names its author: not one only the server may write (`slack:…`), no control characters.
-            let comment = o["comment"] as? String ?? ""
-            let author = o["created_by"] as? String ?? "api"
-            if let problem = Silence.commentProblem(comment) ?? Silence.claimedAuthorProblem(author) {
-                return KlaxonHTTP.json(["error": problem], status: .badRequest)
+                throw APIError(.badRequest, "the body must be a JSON object")
             }
             let t = now()
             let silence: Silence
             do {
                 silence = try Silence.make(
-                    matchers: matchers, starts: t, ends: t + d, now: t, comment: comment, createdBy: author)
+                    matchers: posted.matchers, starts: t, ends: t + posted.duration, now: t, comment: posted.comment,
+                    createdBy: posted.createdBy)
             } catch let e as SilenceError {
-                return KlaxonHTTP.json(["error": e.message], status: .badRequest)
+                throw APIError(.badRequest, e.message)
             }
             try await store.addSilence(silence, now: t)
-            return KlaxonHTTP.json(silenceJSON(silence), status: .created)
+            return KlaxonHTTP.json(encoded: APISilence(silence), status: .created)
         }
         // Acknowledges a firing alert by its id (the one its messages show): `{"by": "alice"}`
         // optional. 404 when no firing alert has that id.
-        router.post("/api/v1/alerts/:id/ack") { request, context -> Response in
-            guard KlaxonHTTP.authorized(request, token: settings.apiToken) else {
-                return KlaxonHTTP.unauthorized(settings.apiToken)
-            }
+        team.post("/api/v1/alerts/:id/ack") { request, context -> Response in
             guard let text = context.parameters.get("id"), text.utf8.count <= 19, let id = Int64(text), id > 0 else {
-                return KlaxonHTTP.json(["error": "the alert id is a positive number"], status: .badRequest)
+                throw APIError(.badRequest, "the alert id is a positive number")
             }
             let body = try await request.collectBody(upTo: 16 << 10)
             var by = "api"
             if body.readableBytes > 0 {
-                guard let o = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
-                else {
-                    return KlaxonHTTP.json(["error": "the body must be a JSON object"], status: .badRequest)
+                do {
+                    by = try JSONDecoder().decode(AckRequest.self, from: Data(body.readableBytesView)).by ?? by
+                } catch {
+                    throw APIError(.badRequest, "the body must be a JSON object")
                 }
-                if let named = o["by"] as? String { by = named }
             }
-            if let problem = Silence.claimedAuthorProblem(by) {
-                return KlaxonHTTP.json(["error": problem], status: .badRequest)
-            }
+            if let problem = Silence.claimedAuthorProblem(by) { throw APIError(.badRequest, problem) }
             guard let acked = try await store.ackSayingWho(transitionID: id, by: by, at: now()) else {
-                return KlaxonHTTP.json(["error": "no firing alert has id \(id)"], status: .notFound)
+                throw APIError(.notFound, "no firing alert has id \(id)")
             }
             // The first ack of an episode holds: `acked_by` names whose it is, `already` says this
             // one changed nothing.
-            var answer: [String: Any] = [
-                "id": id, "rule": acked.key.rule, "station": acked.key.station, "metric": acked.key.metric,
-                "acked_by": acked.earlier?.by ?? by,
-            ]
-            if let first = acked.earlier {
-                answer["already"] = true
-                answer["acked_at"] = Timestamp.format(first.at)
-            }
-            return KlaxonHTTP.json(answer, status: .ok)
+            return KlaxonHTTP.json(
+                encoded: AckAnswer(
+                    ackedAt: acked.earlier.map { Timestamp.format($0.at) }, ackedBy: acked.earlier?.by ?? by,
+                    already: acked.earlier != nil ? true : nil, id: id, metric: acked.key.metric,
+                    rule: acked.key.rule, station: acked.key.station),
+                status: .ok)
         }
-        router.delete("/api/v1/silences/:id") { request, context -> Response in
-            guard KlaxonHTTP.authorized(request, token: settings.apiToken) else {
-                return KlaxonHTTP.unauthorized(settings.apiToken)
-            }
+        team.delete("/api/v1/silences/:id") { _, context -> Response in
             let id = context.parameters.get("id") ?? ""
             switch try await store.expireSilence(id: id, now: now()) {
             case .expired(let full):
-                return KlaxonHTTP.json(["expired": full], status: .ok)
+                return KlaxonHTTP.json(encoded: ["expired": full], status: .ok)
             case .notFound:
-                return KlaxonHTTP.json(["error": "no active silence \(id)"], status: .notFound)
+                throw APIError(.notFound, "no active silence \(id)")
             case .ambiguous(let ids):
-                return KlaxonHTTP.json(
-                    ["error": "\(id) names \(ids.count) silences; give more of the id", "matches": ids],
-                    status: .conflict)
+                throw APIError(.conflict, "\(id) names \(ids.count) silences; give more of the id", matches: ids)
             }
         }
 
-        router.get("/api/v1/trips") { request, _ -> Response in
-            guard let owner = owner(request, settings) else { return KlaxonHTTP.unauthorized("") }
+        owners.get("/api/v1/trips") { _, context -> Response in
             // An owner's trips are few (the operator adds them), but the answer is bounded all the
             // same: the first `maxTrips` by name, and how many there are (`total`).
-            let all = try await store.trips(owner: owner)
-            let trips = all.sorted { $0.name < $1.name }.prefix(maxTrips).map { t -> [String: Any] in
-                [
-                    "name": t.name, "stops": t.stops.map(\.place), "first_day": Packer.days(of: t).first?.date ?? "",
-                    "last_day": Packer.days(of: t).last?.date ?? "",
-                ]
+            let all = try await store.trips(owner: context.owner)
+            let trips = all.sorted { $0.name < $1.name }.prefix(maxTrips).map { t in
+                TripSummary(
+                    firstDay: Packer.days(of: t).first?.date ?? "", lastDay: Packer.days(of: t).last?.date ?? "",
+                    name: t.name, stops: t.stops.map(\.place))
             }
-            return KlaxonHTTP.json(["trips": Array(trips), "total": all.count], status: .ok)
+            return KlaxonHTTP.json(encoded: TripList(total: all.count, trips: Array(trips)), status: .ok)
         }
-        router.get("/api/v1/trips/:name") { request, context -> Response in
-            guard let owner = owner(request, settings) else { return KlaxonHTTP.unauthorized("") }
-            guard let name = context.parameters.get("name"), let trip = try await store.trip(owner: owner, name: name)
+        owners.get("/api/v1/trips/:name") { _, context -> Response in
+            guard let name = context.parameters.get("name"),
+                let trip = try await store.trip(owner: context.owner, name: name)
             else {
-                return KlaxonHTTP.json(["error": "trip not found"], status: .notFound)
+                throw APIError(.notFound, "trip not found")
             }
             let weather = try await store.weather(for: trip)
             let list = Packer.pack(trip, weather: weather)
-            let items: [[String: Any]] = list.items.map {
-                [
-                    "item": $0.item, "quantity": $0.quantity, "category": $0.category,
-                    "reason": $0.reasons.joined(separator: "; "),
-                ]
+            let items = list.items.map {
+                PackedItem(
+                    category: $0.category, item: $0.item, quantity: $0.quantity,
+                    reason: $0.reasons.joined(separator: "; "))
             }
-            return KlaxonHTTP.json(["name": trip.name, "owner": trip.owner, "items": items], status: .ok)
+            return KlaxonHTTP.json(encoded: PackedTrip(items: items, name: trip.name, owner: trip.owner), status: .ok)
         }
-        router.delete("/api/v1/trips/:name") { request, context -> Response in
-            guard let owner = owner(request, settings) else { return KlaxonHTTP.unauthorized("") }
-            guard let name = context.parameters.get("name"), try await store.removeTrip(owner: owner, name: name) else {
-                return KlaxonHTTP.json(["error": "trip not found"], status: .notFound)
+        owners.delete("/api/v1/trips/:name") { _, context -> Response in
+            guard let name = context.parameters.get("name"),
+                try await store.removeTrip(owner: context.owner, name: name)
+            else {
+                throw APIError(.notFound, "trip not found")
             }
-            return KlaxonHTTP.json(["removed": name], status: .ok)
+            return KlaxonHTTP.json(encoded: ["removed": name], status: .ok)
         }
     }
 
@@ -153,18 +121,11 @@ enum APIRoutes {
     static let maxTrips = 1_000
 
     /// The owner an owner token belongs to.
-    static func owner(_ request: Request, _ settings: KlaxonHTTP.Settings) -> String? {
-        for (owner, token) in settings.ownerTokens.sorted(by: { $0.key < $1.key })
-        where KlaxonHTTP.authorized(request, token: token) {
+    static func owner(_ request: Request, _ tokens: [String: String]) -> String? {
+        for (owner, token) in tokens.sorted(by: { $0.key < $1.key }) where KlaxonHTTP.authorized(request, token: token)
+        {
             return owner
         }
         return nil
-    }
-
-    static func silenceJSON(_ s: Silence) -> [String: Any] {
-        [
-            "id": s.id, "matchers": s.matchers.map(\.description), "starts": Timestamp.format(s.starts),
-            "ends": Timestamp.format(s.ends), "comment": s.comment, "created_by": s.createdBy,
-        ]
     }
 }

@@ -39,7 +39,7 @@ enum APIPaging {
 
     struct Refusal: Error {
         var message: String
-        var response: Response { KlaxonHTTP.json(["error": message], status: .badRequest) }
+        var response: Response { APIError(.badRequest, message).response }
     }
 
     /// `GET /api/v1/alerts`: one page of firing alerts. The JSON is built off the pool (a page may
@@ -52,29 +52,9 @@ enum APIPaging {
         }
         let total = try await store.firingAlertCounts().total
         let data = try await offPool { () -> Data in
-            let alerts = page.alerts.map { a -> [String: Any] in
-                let t = a.transition
-                // `id` is the alert's for its whole episode (what `ack` takes); `since` is when the
-                // episode began, `level_since` when its current level was reached.
-                var o: [String: Any] = [
-                    "id": a.episode, "rule": a.key.rule, "station": a.key.station, "metric": a.key.metric,
-                    "severity": t.severity.rawValue, "since": Timestamp.format(a.startedAt), "summary": t.summary,
-                    "transition_id": a.transitionID,
-                ]
-                if let level = t.level {
-                    o["level"] = level
-                    o["level_since"] = Timestamp.format(t.at)
-                }
-                if let ack = a.ack {
-                    o["acked_by"] = ack.by
-                    o["acked_at"] = Timestamp.format(ack.at)
-                }
-                if let v = t.value { o["value"] = v }
-                return o
-            }
-            return encode([
-                "alerts": alerts, "total": total, "next": page.next.map { $0.description as Any } ?? NSNull(),
-            ])
+            APIJSON.encode(
+                APIAlertPage(alerts: page.alerts.map(APIAlert.init), next: page.next?.description, total: total))
+                + Data("\n".utf8)
         }
         return respond(data, large: page.alerts.count > 1_000)
     }
@@ -88,19 +68,12 @@ enum APIPaging {
             page = try await store.silences(now: now, includeExpired: false, limit: p.limit, after: p.after)
         }
         let data = try await offPool { () -> Data in
-            encode([
-                "silences": page.silences.map(APIRoutes.silenceJSON), "total": page.total,
-                "next": page.next.map { $0.description as Any } ?? NSNull(),
-            ])
+            APIJSON.encode(
+                APISilencePage(
+                    next: page.next?.description, silences: page.silences.map(APISilence.init), total: page.total))
+                + Data("\n".utf8)
         }
         return respond(data, large: page.silences.count > 1_000)
-    }
-
-    static func encode(_ object: [String: Any]) -> Data {
-        let data =
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data("{}".utf8)
-        return data + Data("\n".utf8)
     }
 
     static func respond(_ data: Data, large: Bool) -> Response {

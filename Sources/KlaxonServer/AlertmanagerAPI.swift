@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import KlaxonCore
-import KlaxonDelivery
 import KlaxonRegex
 import KlaxonStore
 import NIOCore
@@ -38,7 +37,7 @@ public struct AlertmanagerAPISettings: Sendable {
 /// `/api/v2/receivers`, `/api/v2/alerts`, `/api/v2/alerts/groups`, `/api/v2/silences`,
 /// `/api/v2/silence/{id}`; `POST /api/v2/silences`; `DELETE /api/v2/silence/{id}`. The JSON has
 /// Alertmanager's field names and types; an alert's labels and `fingerprint` are the webhook's
-/// (`WebhookPayloads.labelPairs`, `.fingerprint`). Behind the API token, checked before anything
+/// (`AlertIdentity.labels`, `.fingerprint`). Behind the API token, checked before anything
 /// else. Errors are a JSON string, as Alertmanager answers them. Deliberate differences (no
 /// inhibition, no cluster, no `POST /api/v2/alerts`, silences replaced rather than edited in place)
 /// are in `docs/alertmanager-api.md`.
@@ -58,110 +57,103 @@ enum AlertmanagerAPI {
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
     ) {
         let view = settings.alertmanager
-        let token = settings.apiToken
+        // The API token, checked before anything else (a body is not read without it).
+        let api = router.group().add(middleware: TeamTokenMiddleware(token: settings.apiToken))
 
-        router.get("/api/v2/status") { request, _ -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
-            return respond(status(view()))
+        api.get("/api/v2/status") { _, _ -> Response in
+            return respond(json: status(view()))
         }
-        router.get("/api/v2/receivers") { request, _ -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
-            return respond(view().receivers.map { ["name": $0] })
+        api.get("/api/v2/receivers") { _, _ -> Response in
+            return respond(json: view().receivers.map(AlertmanagerV2.Receiver.init(name:)))
         }
-        router.get("/api/v2/alerts") { request, _ -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+        api.get("/api/v2/alerts") { request, _ -> Response in
             let query: AlertQuery
             switch AlertQuery.read(request.uri.queryParameters) {
-            case .failure(let e): return badRequest(e.message)
+            case .failure(let e): throw badRequest(e.message)
             case .success(let q): query = q
             }
             let t = now()
             guard let alerts = try await views(store: store, settings: view(), query: query, now: t) else {
-                return tooCostly()
+                throw tooCostly()
             }
-            let body = try await offPool { encode(alerts.map { $0.json(now: t) }) }
+            let body = try await offPool { AlertmanagerV2.encode(alerts.map { $0.gettable(now: t) }) }
             return respond(body)
         }
-        router.get("/api/v2/alerts/groups") { request, _ -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+        api.get("/api/v2/alerts/groups") { request, _ -> Response in
             let query: AlertQuery
             switch AlertQuery.read(request.uri.queryParameters) {
-            case .failure(let e): return badRequest(e.message)
+            case .failure(let e): throw badRequest(e.message)
             case .success(let q): query = q
             }
             let t = now()
             guard let alerts = try await views(store: store, settings: view(), query: query, now: t) else {
-                return tooCostly()
+                throw tooCostly()
             }
-            let body = try await offPool { encode(groups(alerts, query: query, now: t)) }
+            let body = try await offPool { AlertmanagerV2.encode(groups(alerts, query: query, now: t)) }
             return respond(body)
         }
-        router.get("/api/v2/silences") { request, _ -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+        api.get("/api/v2/silences") { request, _ -> Response in
             var filter: [Matcher] = []
             let texts = request.uri.queryParameters.getAll("filter")
-            guard texts.count <= maxMatchers else { return badRequest("more than \(maxMatchers) filter matchers") }
+            guard texts.count <= maxMatchers else { throw badRequest("more than \(maxMatchers) filter matchers") }
             for text in texts {
                 switch filterMatcher(text) {
-                case .failure(let e): return badRequest(e.message)
+                case .failure(let e): throw badRequest(e.message)
                 case .success(let m): filter.append(m)
                 }
             }
             let t = now()
             let listed = try await allSilences(store: store, now: t)
                 .filter { s in filter.allSatisfy { f in s.matchers.contains { $0 == f } } }
-            return respond(sorted(listed, now: t).map { silenceJSON($0, now: t) })
+            return respond(json: sorted(listed, now: t).map { gettable($0, now: t) })
         }
-        router.get("/api/v2/silence/:id") { request, context -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+        api.get("/api/v2/silence/:id") { _, context -> Response in
             let t = now()
             guard let id = context.parameters.get("id"),
                 let s = try await allSilences(store: store, now: t).first(where: { $0.id == id })
             else {
-                return notFound("silence not found")
+                throw notFound("silence not found")
             }
-            return respond(silenceJSON(s, now: t))
+            return respond(json: gettable(s, now: t))
         }
-        router.delete("/api/v2/silence/:id") { request, context -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+        api.delete("/api/v2/silence/:id") { _, context -> Response in
             let t = now()
             guard let id = context.parameters.get("id"),
                 let s = try await allSilences(store: store, now: t).first(where: { $0.id == id })
             else {
-                return notFound("silence not found")
+                throw notFound("silence not found")
             }
             // Expiring an expired silence changes nothing and succeeds, as in Alertmanager.
             if s.ends > t { _ = try await store.expireSilence(id: s.id, now: t) }
             return Response(status: .ok)
         }
-        router.post("/api/v2/silences") { request, _ -> Response in
-            guard KlaxonHTTP.authorized(request, token: token) else { return KlaxonHTTP.unauthorized(token) }
+        api.post("/api/v2/silences") { request, _ -> Response in
             if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes {
-                return tooLarge()
+                throw tooLarge()
             }
             let body: ByteBuffer
             do {
                 body = try await request.collectBody(upTo: maxBodyBytes)
             } catch let error as HTTPError where error.status == .contentTooLarge {
-                return tooLarge()
+                throw tooLarge()
             }
             let t = now()
             let posted: PostedSilence
             switch PostedSilence.read(Data(body.readableBytesView), now: t) {
-            case .failure(let e): return badRequest(e.message)
+            case .failure(let e): throw badRequest(e.message)
             case .success(let p): posted = p
             }
             var old: Silence? = nil
             if let id = posted.id {
                 guard let found = try await allSilences(store: store, now: t).first(where: { $0.id == id }) else {
-                    return notFound("not found")
+                    throw notFound("not found")
                 }
                 old = found
             }
             // The client names its author; an update may carry over the author of the silence it
             // replaces (amtool sends it back as it got it, `slack:U…` for one made from chat).
             if posted.createdBy != old?.createdBy, let problem = Silence.claimedAuthorProblem(posted.createdBy) {
-                return badRequest("silence invalid: \(problem)")
+                throw badRequest("silence invalid: \(problem)")
             }
             let silence: Silence
             do {
@@ -169,7 +161,7 @@ enum AlertmanagerAPI {
                     matchers: posted.matchers, starts: posted.starts, ends: posted.ends, now: t,
                     comment: posted.comment, createdBy: posted.createdBy)
             } catch let e as SilenceError {
-                return badRequest("silence invalid: \(e.message)")
+                throw badRequest("silence invalid: \(e.message)")
             }
             if let old {
                 // An update: Alertmanager edits a silence in place only when its matchers and start are
@@ -178,15 +170,15 @@ enum AlertmanagerAPI {
                 // silence at once, one replaces it and the other is refused, so one silence stays active.
                 switch try await store.replaceSilence(id: old.id, with: silence, now: t) {
                 case .replaced: break
-                case .notFound: return notFound("not found")
+                case .notFound: throw notFound("not found")
                 case .ended:
-                    return badRequest(
+                    throw badRequest(
                         "silence \(old.id) has ended (expired, or replaced by another update): post it without an id")
                 }
             } else {
                 try await store.addSilence(silence, now: t)
             }
-            return respond(["silenceID": silence.id])
+            return respond(json: AlertmanagerV2.SilenceCreated(silenceID: silence.id))
         }
     }
 
@@ -210,17 +202,14 @@ enum AlertmanagerAPI {
             Dictionary(labels.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
         }
 
-        func json(now: Int64) -> [String: Any] {
-            var o: [String: Any] = [
-                "labels": object(labels), "annotations": object(annotations), "startsAt": time(startsAt),
-                "updatedAt": time(updatedAt), "endsAt": time(max(now, updatedAt) + AlertmanagerAPI.resolveTimeout),
-                "fingerprint": fingerprint, "receivers": receivers.map { ["name": $0] },
-                "status": [
-                    "state": state, "silencedBy": silencedBy, "inhibitedBy": [String](), "mutedBy": [String](),
-                ] as [String: Any],
-            ]
-            if let generatorURL { o["generatorURL"] = generatorURL }
-            return o
+        /// The alert as Alertmanager's `gettableAlert`: still firing, so it ends `resolveTimeout` from now.
+        func gettable(now: Int64) -> AlertmanagerV2.GettableAlert {
+            AlertmanagerV2.GettableAlert(
+                annotations: object(annotations), endsAt: .init(max(now, updatedAt) + AlertmanagerAPI.resolveTimeout),
+                fingerprint: fingerprint, generatorURL: generatorURL, labels: object(labels),
+                receivers: receivers.map(AlertmanagerV2.Receiver.init(name:)), startsAt: .init(startsAt),
+                status: .init(state: state, silencedBy: silencedBy, inhibitedBy: [], mutedBy: []),
+                updatedAt: .init(updatedAt))
         }
     }
 
@@ -259,12 +248,11 @@ enum AlertmanagerAPI {
     }
 
     /// 503: the request would cost more matching than it may.
-    static func tooCostly() -> Response {
-        respond(
-            encode(
-                "matching the alerts against the silences and filters needs more work than one request may do"
-                    + " (\(MatchBudget.requestSteps) regex steps): narrow the filter, or expire costly regex silences"),
-            status: .serviceUnavailable)
+    static func tooCostly() -> APIError {
+        .alertmanager(
+            .serviceUnavailable,
+            "matching the alerts against the silences and filters needs more work than one request may do"
+                + " (\(MatchBudget.requestSteps) regex steps): narrow the filter, or expire costly regex silences")
     }
 
     static func view(_ a: FiringAlert, settings: AlertmanagerAPISettings, silencedBy: [String], now: Int64)
@@ -273,13 +261,13 @@ enum AlertmanagerAPI {
         let t = a.transition
         // The webhook's labels and annotations; the message is the transition's summary (a list
         // does not render each rule's template).
-        let notified = NotifiedAlert(transition: t, message: t.summary, id: a.episode, startedAt: a.startedAt)
-        let annotations = WebhookPayloads.annotationPairs(notified, dataTime: Timestamp.format(t.at))
+        let annotations = AlertIdentity.annotations(
+            t, id: a.episode, summary: t.summary, dataTime: Timestamp.format(t.at))
         var deliveries: [(receiver: String, group: [(key: String, value: String)])] = []
         if let routing = settings.routing {
             for d in routing.deliveries(for: t, notify: settings.notify[t.rule] ?? []) {
                 let groupBy = routing.route(d.route).groupBy
-                deliveries.append((d.receiver, AlertNotification.groupLabels(of: t, by: groupBy)))
+                deliveries.append((d.receiver, AlertIdentity.groupLabels(of: t, by: groupBy)))
             }
         }
         var url: String? = nil
@@ -289,8 +277,8 @@ enum AlertmanagerAPI {
             url = b + "/alerts/\(a.episode)"
         }
         return AlertView(
-            labels: WebhookPayloads.labelPairs(t), annotations: annotations, startsAt: a.startedAt, updatedAt: t.at,
-            fingerprint: WebhookPayloads.fingerprint(t), generatorURL: url, deliveries: deliveries,
+            labels: AlertIdentity.labels(t), annotations: annotations, startsAt: a.startedAt, updatedAt: t.at,
+            fingerprint: AlertIdentity.fingerprint(t), generatorURL: url, deliveries: deliveries,
             silencedBy: silencedBy)
     }
 
@@ -376,7 +364,7 @@ enum AlertmanagerAPI {
 
     /// The alert groups: one per receiver and group labels, as the routing groups alerts; sorted by
     /// receiver then labels, the alerts in each by fingerprint.
-    static func groups(_ alerts: [AlertView], query: AlertQuery, now: Int64) -> [[String: Any]] {
+    static func groups(_ alerts: [AlertView], query: AlertQuery, now: Int64) -> [AlertmanagerV2.AlertGroup] {
         struct Key: Hashable {
             var receiver: String
             var labels: [String]
@@ -405,10 +393,9 @@ enum AlertmanagerAPI {
         }
         return order.map { key in
             let group = members[key]!
-            return [
-                "labels": object(group.labels), "receiver": ["name": key.receiver],
-                "alerts": group.alerts.map { $0.json(now: now) },
-            ]
+            return AlertmanagerV2.AlertGroup(
+                alerts: group.alerts.map { $0.gettable(now: now) }, labels: object(group.labels),
+                receiver: .init(name: key.receiver))
         }
     }
 
@@ -443,18 +430,12 @@ enum AlertmanagerAPI {
 
     /// A silence as Alertmanager's `gettableSilence`. Klaxon keeps no separate update time:
     /// `updatedAt` is when the silence ended for an expired one, else when it starts.
-    static func silenceJSON(_ s: Silence, now: Int64) -> [String: Any] {
+    static func gettable(_ s: Silence, now: Int64) -> AlertmanagerV2.GettableSilence {
         let st = state(s, now: now)
-        return [
-            "id": s.id, "status": ["state": st], "updatedAt": time(st == "expired" ? s.ends : min(s.starts, now)),
-            "comment": s.comment, "createdBy": s.createdBy, "startsAt": time(s.starts), "endsAt": time(s.ends),
-            "matchers": s.matchers.map { m -> [String: Any] in
-                [
-                    "name": m.name, "value": m.value, "isRegex": m.op == .regex || m.op == .notRegex,
-                    "isEqual": m.op == .equal || m.op == .regex,
-                ]
-            },
-        ]
+        return AlertmanagerV2.GettableSilence(
+            comment: s.comment, createdBy: s.createdBy, endsAt: .init(s.ends), id: s.id,
+            matchers: s.matchers.map(AlertmanagerV2.Matcher.init), startsAt: .init(s.starts), status: .init(state: st),
+            updatedAt: .init(st == "expired" ? s.ends : min(s.starts, now)))
     }
 
     /// A `postableSilence`, checked as Alertmanager checks it.
@@ -467,46 +448,16 @@ enum AlertmanagerAPI {
         var createdBy: String
 
         static func read(_ data: Data, now: Int64) -> Result<PostedSilence, Refusal> {
-            let object: [String: Any]
-            do {
-                guard let o = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                    return .failure(Refusal("parsing silence body from \"\" failed, because the body is not an object"))
-                }
-                object = o
-            } catch {
-                return .failure(Refusal("parsing silence body from \"\" failed, because the body is not JSON"))
+            let body: AlertmanagerV2.PostableSilence
+            switch AlertmanagerV2.PostableSilence.decode(data) {
+            case .failure(let refusal): return .failure(refusal)
+            case .success(let b): body = b
             }
-            for field in ["matchers", "startsAt", "endsAt", "createdBy", "comment"] where object[field] == nil {
-                return .failure(Refusal("\(field) in body is required"))
-            }
-            var id: String? = nil
-            if let value = object["id"], !(value is NSNull) {
-                guard let text = value as? String else { return .failure(Refusal("id in body must be of type string")) }
-                if !text.isEmpty { id = text }
-            }
-            guard let createdBy = object["createdBy"] as? String else {
-                return .failure(Refusal("createdBy in body must be of type string"))
-            }
-            guard let comment = object["comment"] as? String else {
-                return .failure(Refusal("comment in body must be of type string"))
-            }
-            if let problem = Silence.authorProblem(createdBy) ?? Silence.commentProblem(comment) {
+            if let problem = Silence.authorProblem(body.createdBy) ?? Silence.commentProblem(body.comment) {
                 return .failure(Refusal("silence invalid: \(problem)"))
             }
-            guard let startsText = object["startsAt"] as? String, let starts = Timestamp.parse(startsText) else {
-                return .failure(Refusal("startsAt in body must be of type date-time"))
-            }
-            guard let endsText = object["endsAt"] as? String, let ends = Timestamp.parse(endsText) else {
-                return .failure(Refusal("endsAt in body must be of type date-time"))
-            }
-            guard let list = object["matchers"] as? [Any], !list.isEmpty else {
-                return .failure(Refusal("matchers in body should have at least 1 items"))
-            }
-            guard list.count <= maxMatchers else {
-                return .failure(Refusal("matchers in body should have at most \(maxMatchers) items"))
-            }
             var matchers: [Matcher] = []
-            for (i, item) in list.enumerated() {
+            for (i, item) in body.matchers.enumerated() {
                 switch matcher(item) {
                 case .failure(let e):
                     return .failure(Refusal("silence invalid: invalid label matcher \(i): \(e.message)"))
@@ -516,6 +467,7 @@ enum AlertmanagerAPI {
             if matchers.allSatisfy(\.matchesEmpty) {
                 return .failure(Refusal("silence invalid: at least one matcher must not match the empty string"))
             }
+            let (starts, ends) = (body.startsAt, body.endsAt)
             if starts >= ends {
                 return .failure(Refusal("Failed to create silence: start time must be before end time"))
             }
@@ -530,27 +482,20 @@ enum AlertmanagerAPI {
             }
             return .success(
                 PostedSilence(
-                    id: id, matchers: matchers, starts: starts, ends: ends, comment: comment, createdBy: createdBy))
+                    id: body.id, matchers: matchers, starts: starts, ends: ends, comment: body.comment,
+                    createdBy: body.createdBy))
         }
 
-        /// One of Alertmanager's `{name, value, isRegex, isEqual}` as Klaxon's matcher, stored as it is
-        /// (`SilenceRecord.matchers`): any value, as Alertmanager takes it.
-        static func matcher(_ item: Any) -> Result<Matcher, Refusal> {
-            guard let o = item as? [String: Any] else { return .failure(Refusal("a matcher must be an object")) }
-            guard let name = o["name"] as? String else { return .failure(Refusal("name is required")) }
-            guard let value = o["value"] as? String else { return .failure(Refusal("value is required")) }
-            guard let isRegex = o["isRegex"] as? Bool else { return .failure(Refusal("isRegex is required")) }
-            var isEqual = true
-            if let e = o["isEqual"], !(e is NSNull) {
-                guard let b = e as? Bool else { return .failure(Refusal("isEqual must be of type boolean")) }
-                isEqual = b
-            }
-            guard value.utf8.count <= Matcher.maxValueBytes else {
+        /// One of Alertmanager's matchers as Klaxon's, stored as it is (`SilenceRecord.matchers`):
+        /// any value, as Alertmanager takes it.
+        static func matcher(_ m: AlertmanagerV2.Matcher) -> Result<Matcher, Refusal> {
+            guard m.value.utf8.count <= Matcher.maxValueBytes else {
                 return .failure(Refusal("the value is longer than \(Matcher.maxValueBytes) bytes"))
             }
-            let op: Matcher.Op = isRegex ? (isEqual ? .regex : .notRegex) : (isEqual ? .equal : .notEqual)
+            let isEqual = m.isEqual ?? true
+            let op: Matcher.Op = m.isRegex ? (isEqual ? .regex : .notRegex) : (isEqual ? .equal : .notEqual)
             do {
-                return .success(try Matcher(name: name, op: op, value: value))
+                return .success(try Matcher(name: m.name, op: op, value: m.value))
             } catch {
                 return .failure(Refusal("\(error)"))
             }
@@ -561,16 +506,13 @@ enum AlertmanagerAPI {
 
     /// `/api/v2/status`: no cluster; the routing as an Alertmanager config (receivers by name only:
     /// no URL, address or secret); Klaxon's version in `versionInfo` (`goVersion` says which Swift).
-    static func status(_ am: AlertmanagerAPISettings) -> [String: Any] {
-        [
-            "cluster": ["status": "disabled", "peers": [Any]()] as [String: Any],
-            "config": ["original": configText(am)],
-            "uptime": time(am.startedAt),
-            "versionInfo": [
-                "version": BuildInfo.version, "revision": BuildInfo.revision, "branch": "unknown",
-                "buildUser": "klaxon", "buildDate": BuildInfo.date, "goVersion": "swift\(BuildInfo.swift)",
-            ],
-        ]
+    static func status(_ am: AlertmanagerAPISettings) -> AlertmanagerV2.AlertmanagerStatus {
+        AlertmanagerV2.AlertmanagerStatus(
+            cluster: .init(peers: [], status: "disabled"), config: .init(original: configText(am)),
+            uptime: .init(am.startedAt),
+            versionInfo: .init(
+                branch: "unknown", buildDate: BuildInfo.date, buildUser: "klaxon", goVersion: "swift\(BuildInfo.swift)",
+                revision: BuildInfo.revision, version: BuildInfo.version))
     }
 
     /// The routing as Alertmanager configuration YAML. A Klaxon route with several receivers is one
@@ -655,10 +597,7 @@ enum AlertmanagerAPI {
         return out
     }
 
-    struct Refusal: Error {
-        var message: String
-        init(_ message: String) { self.message = message }
-    }
+    typealias Refusal = AlertmanagerV2.Refusal
 
     /// At most 200 characters of a value from a request, control characters escaped.
     static func shown(_ text: String) -> String {
@@ -669,22 +608,11 @@ enum AlertmanagerAPI {
         return Escape.controlsShown(String(scalars[..<cut])) + "…"
     }
 
-    /// `2026-11-27T12:00:17.000Z`: Alertmanager's form (RFC 3339 with milliseconds).
-    static func time(_ t: Int64) -> String {
-        String(Timestamp.format(t).dropLast()) + ".000Z"
-    }
-
     static func object(_ pairs: [(key: String, value: String)]) -> [String: String] {
         Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
     }
 
-    static func encode(_ value: Any) -> Data {
-        (try? JSONSerialization.data(
-            withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]))
-            ?? Data("null".utf8)
-    }
-
-    static func respond(_ value: Any) -> Response { respond(encode(value)) }
+    static func respond(json value: some Encodable) -> Response { respond(AlertmanagerV2.encode(value)) }
 
     static func respond(_ data: Data, status: HTTPResponse.Status = .ok) -> Response {
         var headers = HTTPFields()
@@ -692,12 +620,12 @@ enum AlertmanagerAPI {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    /// Alertmanager answers an error with the message as a JSON string.
-    static func badRequest(_ message: String) -> Response { respond(encode(message), status: .badRequest) }
+    /// Alertmanager answers an error with the message as a JSON string (`APIError.Form.alertmanager`).
+    static func badRequest(_ message: String) -> APIError { .alertmanager(.badRequest, message) }
 
-    static func notFound(_ message: String) -> Response { respond(encode(message), status: .notFound) }
+    static func notFound(_ message: String) -> APIError { .alertmanager(.notFound, message) }
 
-    static func tooLarge() -> Response {
-        respond(encode("the body is larger than \(maxBodyBytes) bytes"), status: .contentTooLarge)
+    static func tooLarge() -> APIError {
+        .alertmanager(.contentTooLarge, "the body is larger than \(maxBodyBytes) bytes")
     }
 }

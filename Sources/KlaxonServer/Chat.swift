@@ -251,21 +251,16 @@ public enum ChatEndpoints {
 
     static func equal(_ a: String, _ b: String) -> Bool { KlaxonHTTP.constantTimeEqual(a, b) }
 
-    /// `application/x-www-form-urlencoded`.
+    /// `application/x-www-form-urlencoded`, through Hummingbird's `URLEncodedFormDecoder` (as the
+    /// site's forms). A form it refuses (a repeated field, broken percent-encoding, `a[b]=` structure)
+    /// is read as empty: it names no user (nor token), and is refused as such.
     public static func parseForm(_ body: String) -> [String: String] {
-        var out: [String: String] = [:]
-        for pair in body.split(separator: "&") {
-            let kv = pair.split(separator: "=", maxSplits: 1).map {
-                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
-            }
-            if let k = kv.first { out[k] = kv.count > 1 ? kv[1] : "" }
-        }
-        return out
+        (try? URLEncodedFormDecoder().decode([String: String].self, from: body)) ?? [:]
     }
 
     static func reply(_ text: String?, status: HTTPResponse.Status) -> Response {
         guard let text else { return Response(status: status) }
-        let object: [String: Any] = status == .ok ? ["response_type": "ephemeral", "text": text] : ["error": text]
-        return KlaxonHTTP.json(object, status: status)
+        guard status == .ok else { return APIError(status, text).response }
+        return KlaxonHTTP.json(encoded: ["response_type": "ephemeral", "text": text], status: status)
     }
 }

@@ -129,8 +129,8 @@ public enum KlaxonHTTP {
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: text)))
         }
-        router.post("/api/v1/readings") { request, _ -> Response in
-            guard authorized(request, token: settings.apiToken) else { return unauthorized(settings.apiToken) }
+        let team = router.group().add(middleware: TeamTokenMiddleware(token: settings.apiToken))
+        team.post("/api/v1/readings") { request, _ -> Response in
             let limit = settings.maxPushBytes
             if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
                 return tooLarge(limit)
@@ -148,16 +148,14 @@ public enum KlaxonHTTP {
             // hold up /healthz, nor hold the database's write lock for seconds.
             let push = try await Push.ingest(body, format: format, store: store, now: now(), future: settings.future)
             if push.stats.inserted + push.stats.revised > 0 { onReadings() }
-            var out: [String: Any] = [
-                "inserted": push.stats.inserted, "revised": push.stats.revised, "unchanged": push.stats.unchanged,
-                "rejected": push.rejected,
-            ]
-            if push.rejectedCount > push.rejected.count { out["rejected_count"] = push.rejectedCount }
-            if push.stats.suspect > 0 { out["suspect"] = push.stats.suspect }
-            return json(out, status: push.rejectedCount == 0 ? .ok : .badRequest)
+            let out = PushAnswer(
+                inserted: push.stats.inserted, rejected: push.rejected,
+                rejectedCount: push.rejectedCount > push.rejected.count ? push.rejectedCount : nil,
+                revised: push.stats.revised, suspect: push.stats.suspect > 0 ? push.stats.suspect : nil,
+                unchanged: push.stats.unchanged)
+            return json(encoded: out, status: push.rejectedCount == 0 ? .ok : .badRequest)
         }
-        router.get("/api/v1/alerts") { request, _ -> Response in
-            guard authorized(request, token: settings.apiToken) else { return unauthorized(settings.apiToken) }
+        team.get("/api/v1/alerts") { request, _ -> Response in
             // One page (`limit`, `after`), with `total` and `next`: bounded work however many fire.
             return try await APIPaging.alerts(request, store: store)
         }
@@ -199,9 +197,10 @@ public enum KlaxonHTTP {
     }
 
     static func tooLarge(_ limit: Int) -> Response {
-        json(
-            ["error": "the body is larger than \(limit) bytes (api.max_push_bytes); load big files with klaxon ingest"],
-            status: .contentTooLarge)
+        APIError(
+            .contentTooLarge,
+            "the body is larger than \(limit) bytes (api.max_push_bytes); load big files with klaxon ingest"
+        ).response
     }
 
     /// A push to `/api/v1/readings`: parsed in 64 KiB slices off the pool, written in slices.
@@ -271,11 +270,13 @@ public enum KlaxonHTTP {
         }
     }
 
-    static func unauthorized(_ token: String?) -> Response {
-        if token == nil { return json(["error": "the API is off: set api.token in the config"], status: .notFound) }
-        var r = json(["error": "missing or wrong bearer token"], status: .unauthorized)
-        r.headers[.wwwAuthenticate] = "Bearer"
-        return r
+    /// `value` as the API's JSON (`APIJSON`), and a newline.
+    static func json(encoded value: some Encodable, status: HTTPResponse.Status) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(
+            status: status, headers: headers,
+            body: .init(byteBuffer: ByteBuffer(bytes: APIJSON.encode(value) + Data("\n".utf8))))
     }
 
     static func json(_ object: Any, status: HTTPResponse.Status) -> Response {
@@ -341,11 +342,10 @@ struct StoreBusyMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch  where StoreHealth.isBusy(error) {
-            var response = KlaxonHTTP.json(
-                ["error": "the database is busy (another process holds it); try again shortly"],
-                status: .serviceUnavailable)
-            response.headers[.retryAfter] = "5"
-            return response
+            return APIError(
+                .serviceUnavailable, "the database is busy (another process holds it); try again shortly",
+                headers: [.retryAfter: "5"]
+            ).response
         }
     }
 }

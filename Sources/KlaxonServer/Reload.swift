@@ -15,8 +15,7 @@ extension KlaxonHTTP {
     /// was bad and the running set stays. The errors quote the files: control characters in them
     /// are sent escaped (`TerminalText`), as `curl` prints the body to a terminal.
     static func addReload(to router: Router<BasicRequestContext>, settings: Settings, reload: @escaping Reload) {
-        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
-            guard authorized(request, token: settings.apiToken) else { return unauthorized(settings.apiToken) }
+        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
             let (ok, errors) = await reload()
             let lines = errors.map { TerminalText.safe($0) + "\n" }.joined()
             let body =
@@ -29,7 +28,8 @@ extension KlaxonHTTP {
                 status: ok ? .ok : .internalServerError, headers: headers,
                 body: .init(byteBuffer: ByteBuffer(string: body)))
         }
-        router.post("/-/reload", use: handler)
-        router.put("/-/reload", use: handler)
+        let team = router.group().add(middleware: TeamTokenMiddleware(token: settings.apiToken))
+        team.post("/-/reload", use: handler)
+        team.put("/-/reload", use: handler)
     }
 }

@@ -40,11 +40,11 @@ extension KlaxonHTTP {
 
     /// The answer to a request that met `failure`.
     static func storeFailure(_ failure: StoreFailure) -> Response {
-        var response = json(
-            ["error": failure.words], status: failure.kind == .full ? insufficientStorage : .serviceUnavailable)
         // Room may be made, and a moved file put back; a client retrying should not hammer meanwhile.
-        response.headers[.retryAfter] = "30"
-        return response
+        APIError(
+            failure.kind == .full ? insufficientStorage : .serviceUnavailable, failure.words,
+            headers: [.retryAfter: "30"]
+        ).response
     }
 
     /// While HTTP requests' writes have failed, tries a small write (see `Store.probeWrite`); when it

@@ -197,6 +197,19 @@ struct ArchitectureTests {
     }
 
     @Test(
+        "the server shows alerts through the core's AlertIdentity: KlaxonServer neither depends on nor imports KlaxonDelivery"
+    )
+    func serverWithoutNotifiers() throws {
+        let graph = try Self.manifest()
+        #expect(graph["KlaxonServer"].map { !$0.contains("KlaxonDelivery") } == true, "\(graph["KlaxonServer"] ?? [])")
+        var found: [String] = []
+        for (path, text) in try Self.sources("KlaxonServer") where Self.imports(text).contains("KlaxonDelivery") {
+            found.append(path)
+        }
+        #expect(found.isEmpty, "\(found)")
+    }
+
+    @Test(
         "every path makes a new silence with Silence.make: no memberwise Silence(id:…) outside the core and the store")
     func oneSilenceConstructor() throws {
         // The core's constructor itself, and the store reading back a silence it holds.

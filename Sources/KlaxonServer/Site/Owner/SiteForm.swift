@@ -53,36 +53,49 @@ struct SiteForm: Sendable {
 
     static let tooLarge = Problem(status: .contentTooLarge, message: "The form is larger than \(maxBytes) bytes.")
 
-    /// Parses a form body (exposed for tests).
+    /// Parses a form body (exposed for tests): Hummingbird's `URLEncodedFormDecoder` reads it, and
+    /// the site's rules stand on top: NAME=VALUE pairs only (no bare name, no empty pair), each
+    /// percent-decoding to UTF-8; only the `allowed` fields, each at most once (the decoder refuses a
+    /// repeat), short and without control characters.
     static func parse(_ bytes: [UInt8], allowed: Set<String>) -> Result<SiteForm, Problem> {
         guard bytes.count <= maxBytes else { return .failure(tooLarge) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             return .failure(bad("The form is not UTF-8."))
         }
-        var fields: [String: String] = [:]
-        if text.isEmpty { return .success(SiteForm(fields: fields)) }
+        if text.isEmpty { return .success(SiteForm(fields: [:])) }
+        let malformed = bad("The form is malformed (expected NAME=VALUE pairs joined by &).")
+        // The decoder skips a pair without `=` and decodes broken UTF-8 as U+FFFD: the site refuses both.
         for pair in text.split(separator: "&", omittingEmptySubsequences: false) {
             let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard kv.count == 2, let name = decode(kv[0]), let value = decode(kv[1]) else {
-                return .failure(bad("The form is malformed (expected NAME=VALUE pairs joined by &)."))
-            }
+            guard kv.count == 2, decodes(kv[0]), decodes(kv[1]) else { return .failure(malformed) }
+        }
+        let fields: [String: String]
+        do {
+            fields = try URLEncodedFormDecoder().decode([String: String].self, from: text)
+        } catch let error as URLEncodedFormError where error.code == .duplicateKeys {
+            return .failure(bad("The form repeats the field \"\(String(error.value.prefix(40)))\"."))
+        } catch {
+            // `a[b]=…`, `a[]=…`: a structure, not a field of the site's.
+            return .failure(malformed)
+        }
+        // In name order, so a form with several faults is always refused for the same one.
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
             guard allowed.contains(name) else {
                 return .failure(bad("The form has an unexpected field \"\(String(name.prefix(40)))\"."))
             }
-            guard fields[name] == nil else { return .failure(bad("The form repeats the field \"\(name)\".")) }
             guard value.count <= maxValue else {
                 return .failure(bad("The field \"\(name)\" is longer than \(maxValue) characters."))
             }
             guard !value.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
                 return .failure(bad("The field \"\(name)\" has control characters."))
             }
-            fields[name] = value
         }
         return .success(SiteForm(fields: fields))
     }
 
-    static func decode(_ s: Substring) -> String? {
-        String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    /// Whether a name or value's percent-encoding decodes to UTF-8 (`+` is a space).
+    static func decodes(_ s: Substring) -> Bool {
+        String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding != nil
     }
 
     static func bad(_ message: String) -> Problem { Problem(status: .badRequest, message: message) }

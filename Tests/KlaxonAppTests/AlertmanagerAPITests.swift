@@ -11,7 +11,7 @@ import Testing
 /// The Alertmanager v2 API in process, over a real SQLite file with alerts from a real evaluation:
 /// the JSON has the shapes of Alertmanager 0.25's own answers (`Tests/Fixtures/peers/alertmanager`),
 /// and hostile requests are refused before they cost anything.
-@Suite("Alertmanager API", .serialized, .timeLimit(.minutes(3)))
+@Suite("Alertmanager API", .serialized, .timeLimit(.minutes(10)))
 struct AlertmanagerAPITests {
     static let token = "am-token"
     static let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures/peers/alertmanager")

@@ -6,7 +6,7 @@ import Testing
 /// `amtool config routes show` and `config routes test` read Klaxon's routing from `/api/v2/status`
 /// (`config.original`) and must accept it as Alertmanager's own (issue 39): no zero `group_interval`,
 /// and matchers on `alertname`, the label the alerts carry, not Klaxon's `rule`.
-@Suite("amtool config routes against klaxon run", .serialized, .timeLimit(.minutes(3)))
+@Suite("amtool config routes against klaxon run", .serialized, .timeLimit(.minutes(10)))
 struct AmtoolRoutesTests {
     @Test("routes show prints the tree; routes test names the receivers Klaxon would choose")
     func routesShowAndTest() async throws {

@@ -44,7 +44,7 @@ func amtool(_ arguments: [String], limit: Duration = .seconds(60)) async throws 
 /// with the API token from an `--http.config.file`; without it, 401.
 /// `/usr/bin/amtool` comes with Debian's `prometheus-alertmanager` (`Deploy/setup.sh --test`); the
 /// test fails without it rather than being skipped.
-@Suite("amtool against klaxon run", .serialized, .timeLimit(.minutes(3)))
+@Suite("amtool against klaxon run", .serialized, .timeLimit(.minutes(10)))
 struct AmtoolTests {
     static let binary = URL(fileURLWithPath: "/usr/bin/amtool")
     static let token = "amtool-test-token-4f1c9b2e"

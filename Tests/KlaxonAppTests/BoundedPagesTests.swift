@@ -129,7 +129,7 @@ final class BoundedSite: Sendable {
     }
 }
 
-@Suite("bounded pages: every list is paged or summarised", .serialized, .timeLimit(.minutes(5)))
+@Suite("bounded pages: every list is paged or summarised", .serialized, .timeLimit(.minutes(10)))
 struct BoundedPagesTests {
     /// A page of a list stays well under this, however long the list.
     static let pageBytes = 300_000

@@ -8,7 +8,7 @@ import Testing
 
 /// The queue behind chat button presses: actions are taken at once, their answers posted on a
 /// bounded path of their own (issue 38).
-@Suite("chat responses: act first, answer off the press's path", .timeLimit(.minutes(2)))
+@Suite("chat responses: act first, answer off the press's path", .timeLimit(.minutes(10)))
 struct ChatResponsesTests {
     /// A `response_url` that never answers holds post slots only: every later press is acted on,
     /// and no more posts than `postsInFlight` hang at once.

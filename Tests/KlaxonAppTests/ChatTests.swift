@@ -119,7 +119,7 @@ final class ChatServer: Sendable {
     }
 }
 
-@Suite("chat commands", .serialized, .timeLimit(.minutes(3)))
+@Suite("chat commands", .serialized, .timeLimit(.minutes(10)))
 struct ChatTests {
     @Test("a valid Slack signature gets an answer; every command parses, bad arguments get usage")
     func commands() async throws {
@@ -270,7 +270,7 @@ extension ChatTests {
     }
 }
 
-@Suite("silence ids", .serialized, .timeLimit(.minutes(3)))
+@Suite("silence ids", .serialized, .timeLimit(.minutes(10)))
 struct SilenceIDTests {
     @Test("expiring by id: exact, or a literal prefix naming one silence; `_` and `%` are not wildcards")
     func expireByPrefix() async throws {
@@ -301,7 +301,7 @@ struct SilenceIDTests {
     }
 }
 
-@Suite("HTTP API: silences and trips", .serialized, .timeLimit(.minutes(3)))
+@Suite("HTTP API: silences and trips", .serialized, .timeLimit(.minutes(10)))
 struct APITests {
     @Test("silences: create, list, expire; the team token is required")
     func silences() async throws {

@@ -20,7 +20,7 @@ func http(_ method: String, _ url: String, body: String? = nil, token: String? =
     return (Int(response.status.code), String(buffer: data))
 }
 
-@Suite("klaxon run: the daemon", .serialized, .timeLimit(.minutes(3)))
+@Suite("klaxon run: the daemon", .serialized, .timeLimit(.minutes(10)))
 struct DaemonTests {
     func config(_ s: Scratch, upstream: HTTPSink, bad: HTTPSink, hook: HTTPSink, listen: String = "127.0.0.1:0") throws
         -> String

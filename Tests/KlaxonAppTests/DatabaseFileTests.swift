@@ -58,7 +58,7 @@ private func run(_ path: String, _ arguments: [String]) async throws -> (status:
     return (p.terminationStatus, (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
 }
 
-@Suite("the database file under a running daemon", .serialized, .timeLimit(.minutes(5)))
+@Suite("the database file under a running daemon", .serialized, .timeLimit(.minutes(10)))
 struct DatabaseFileTests {
     enum Change: String, CaseIterable {
         /// `rm k.sqlite*`.

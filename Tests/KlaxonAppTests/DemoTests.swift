@@ -149,7 +149,7 @@ struct DemoScenarioTests {
     }
 }
 
-@Suite("klaxon demo and the daemon end to end", .serialized, .timeLimit(.minutes(3)))
+@Suite("klaxon demo and the daemon end to end", .serialized, .timeLimit(.minutes(10)))
 struct DemoTests {
     @Test("klaxon demo: offline, alerts on stdout and on the chat page, a summary that agrees with both")
     func demoCommand() async throws {

@@ -12,7 +12,7 @@ import Testing
 /// mail client does), and threaded with its resolve. The screenshot is `.build/screenshots/
 /// email-flood.png` (the one in `docs/` is a copy).
 @Suite(
-    "the flood email in a real browser", .serialized, .timeLimit(.minutes(3)),
+    "the flood email in a real browser", .serialized, .timeLimit(.minutes(10)),
     .enabled(
         if: HeadlessBrowser.executable() != nil,
         "no Chromium found: install Debian's chromium (Deploy/setup.sh --test does) or set KLAXON_CHROMIUM"))

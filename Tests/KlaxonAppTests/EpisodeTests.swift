@@ -13,7 +13,7 @@ import Testing
 
 /// Alerts as an on-call team expects them (issue 29): one id for an alert's whole episode, the
 /// present sent and the past recorded, Alertmanager's grouping timing.
-@Suite("alert episodes: one identity, the present sent, the past recorded", .serialized, .timeLimit(.minutes(3)))
+@Suite("alert episodes: one identity, the present sent, the past recorded", .serialized, .timeLimit(.minutes(10)))
 struct EpisodeTests {
     static let ladder = [
         LevelsRule.Level(name: "action", at: 9), LevelsRule.Level(name: "minor", at: 11),

@@ -7,7 +7,7 @@ import Testing
 /// (source polling, the evaluator), both deliver; one is killed with SIGKILL in the middle of
 /// delivering 1,000 notifications, and the survivor takes its duties over and sends what it had
 /// claimed, under the same keys.
-@Suite("two daemons, one PostgreSQL database", .serialized, .timeLimit(.minutes(5)))
+@Suite("two daemons, one PostgreSQL database", .serialized, .timeLimit(.minutes(10)))
 struct HighAvailabilityTests {
     static let alerts = 1_000
 

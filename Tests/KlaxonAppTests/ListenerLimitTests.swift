@@ -11,7 +11,7 @@ import Testing
 
 /// Issue 27, items 2 and 9: a listener that runs out of file descriptors trapped the daemon, slow or
 /// idle connections were never closed, and SIGHUP ended it.
-@Suite("listener limits: connections, slow and idle clients, open files, SIGHUP", .serialized, .timeLimit(.minutes(6)))
+@Suite("listener limits: connections, slow and idle clients, open files, SIGHUP", .serialized, .timeLimit(.minutes(10)))
 struct ListenerLimitTests {
     /// Short limits for the in-process server: the deadlines are what is tested.
     static let quick = ConnectionLimits(

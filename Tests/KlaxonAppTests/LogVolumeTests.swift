@@ -9,7 +9,7 @@ import Testing
 
 /// Issue 39, item 10: where the daemon listens is said once, through the logger; a routine poll is
 /// a debug line, not one info line per source per poll.
-@Suite("log volume: one listening line, polls at debug unless something changed", .serialized, .timeLimit(.minutes(3)))
+@Suite("log volume: one listening line, polls at debug unless something changed", .serialized, .timeLimit(.minutes(10)))
 struct LogVolumeTests {
     static func fetched(_ capture: LogCapture) -> [String] {
         capture.all.filter { $0.contains(" fetched [") }.map { String($0.prefix { $0 != " " }) }

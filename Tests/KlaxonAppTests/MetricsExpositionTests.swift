@@ -5,7 +5,7 @@ import Testing
 
 /// `/metrics` of a real `klaxon run`, checked by Prometheus' own linter (`promtool check metrics`,
 /// Debian's `prometheus` package) and read back series by series.
-@Suite("metrics: the exposition of a running daemon", .serialized, .timeLimit(.minutes(3)))
+@Suite("metrics: the exposition of a running daemon", .serialized, .timeLimit(.minutes(10)))
 struct MetricsExpositionTests {
     static let promtool = "/usr/bin/promtool"
 

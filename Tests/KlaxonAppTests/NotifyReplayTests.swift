@@ -7,7 +7,7 @@ import Testing
 
 /// `NotifyReplay`: readings through the real store and dispatcher on a moved clock, so `dry-run
 /// --config` and `klaxon test`'s `sent:` show what a team would receive.
-@Suite("notify replay: what a team would receive, through the store and the dispatcher", .timeLimit(.minutes(3)))
+@Suite("notify replay: what a team would receive, through the store and the dispatcher", .timeLimit(.minutes(10)))
 struct NotifyReplayTests {
     let t0 = Timestamp.parse("2026-01-01T00:00:00Z")!
     let high = Rule(

@@ -6,7 +6,7 @@ import Testing
 
 /// `klaxon` on PostgreSQL: `database: postgres://…` and `--db postgres://…` against a throw-away
 /// server (`PostgresServer`), the daemon as a child process and the one-shot commands.
-@Suite("klaxon on PostgreSQL", .serialized, .timeLimit(.minutes(4)))
+@Suite("klaxon on PostgreSQL", .serialized, .timeLimit(.minutes(10)))
 struct PostgresDaemonTests {
     func rules(_ s: Scratch) throws {
         try s.write(
@@ -260,7 +260,7 @@ struct StoreLocationTests {
     }
 }
 
-@Suite("klaxon migrate-store", .serialized, .timeLimit(.minutes(4)))
+@Suite("klaxon migrate-store", .serialized, .timeLimit(.minutes(10)))
 struct MigrateStoreTests {
     @Test(
         "a SQLite store copied to PostgreSQL: every table's count matches, and the copy carries on where SQLite stopped"

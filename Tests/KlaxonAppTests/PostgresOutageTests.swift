@@ -7,7 +7,7 @@ import Testing
 /// (`pg_ctl restart -m fast`). The daemon must say so (`/readyz` 503, requests 503 at once), send
 /// nothing more than it can record, and deliver everything once the server is back: each alert at
 /// least once, a few times at most, always under its one key; and what arrives later too.
-@Suite("PostgreSQL stopped under a delivering daemon", .serialized, .timeLimit(.minutes(8)))
+@Suite("PostgreSQL stopped under a delivering daemon", .serialized, .timeLimit(.minutes(10)))
 struct PostgresOutageTests {
     static let alerts = 600
     /// The most times one alert may arrive: sent before the stop and not recorded, it goes out once

@@ -6,7 +6,7 @@ import KlaxonServer
 import NIOCore
 import Testing
 
-@Suite("the push API: bounded bodies", .serialized, .timeLimit(.minutes(3)))
+@Suite("the push API: bounded bodies", .serialized, .timeLimit(.minutes(10)))
 struct PushTests {
     func push(_ server: ChatServer, _ body: String, chunked: Bool = false) async throws -> (Int, String) {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(server.port)/api/v1/readings")

@@ -5,7 +5,7 @@ import Testing
 /// A rule removed by a reload (issue 38, item 18): its firing alerts are resolved, saying why, and
 /// the receivers that heard them firing get the resolve. A reload refused for a broken file resolves
 /// nothing; a renamed rule is a removed one (a name is all an alert knows).
-@Suite("klaxon run: a reload that removes a rule", .serialized, .timeLimit(.minutes(3)))
+@Suite("klaxon run: a reload that removes a rule", .serialized, .timeLimit(.minutes(10)))
 struct ReloadRemovedRuleTests {
     /// The open alerts of `/api/v1/alerts`, as "rule/station".
     func alerts(_ daemon: DaemonProcess) async throws -> Set<String> {

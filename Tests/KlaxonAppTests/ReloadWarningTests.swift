@@ -5,7 +5,7 @@ import Testing
 /// A reload that removes or renames a receiver with notifications still queued for it (issue 38,
 /// item 10): the rows keep the old name and will go dead, so the reload says so, with the count, in
 /// its log and in the answer to `POST /-/reload`.
-@Suite("klaxon run: reload warnings", .serialized, .timeLimit(.minutes(3)))
+@Suite("klaxon run: reload warnings", .serialized, .timeLimit(.minutes(10)))
 struct ReloadWarningTests {
     @Test("renaming a receiver with 3 notifications in flight: the reload answers 200 with a warning that counts them")
     func renamedReceiverIsCounted() async throws {

@@ -22,7 +22,7 @@ func pngSize(_ b: [UInt8]) -> (width: Int, height: Int)? {
 }
 
 /// The rasterizer (librsvg and cairo through `CRsvg`) and its threads, without a server.
-@Suite("charts as PNG: the rasterizer", .serialized, .timeLimit(.minutes(2)))
+@Suite("charts as PNG: the rasterizer", .serialized, .timeLimit(.minutes(10)))
 struct SVGRasterTests {
     /// Text with no markup left and nothing XML 1.0 cannot hold.
     static func wellFormed(_ text: String) -> Bool {

@@ -126,7 +126,7 @@ private func expectRefused(
     }
 }
 
-@Suite("secrets in klaxon.yaml: never empty, never huge, never printed", .serialized, .timeLimit(.minutes(5)))
+@Suite("secrets in klaxon.yaml: never empty, never huge, never printed", .serialized, .timeLimit(.minutes(10)))
 struct SecretConfigTests {
     static let big = String(repeating: "S3CRETMARK", count: 100_000)  // 1 MB
 
@@ -346,7 +346,7 @@ struct SecretConfigTests {
 }
 
 /// The HTTP endpoints behind the config: an empty secret never authenticates, whatever is sent.
-@Suite("empty secrets at the endpoints", .serialized, .timeLimit(.minutes(3)))
+@Suite("empty secrets at the endpoints", .serialized, .timeLimit(.minutes(10)))
 struct EmptySecretEndpointTests {
     func withServer(
         slack: String?, mattermost: String?, api: String?, owners: [String: String],
@@ -440,7 +440,7 @@ struct EmptySecretEndpointTests {
     }
 }
 
-@Suite("klaxon silence: authors and terminal output", .serialized, .timeLimit(.minutes(3)))
+@Suite("klaxon silence: authors and terminal output", .serialized, .timeLimit(.minutes(10)))
 struct SilenceTerminalTests {
     @Test("add refuses control characters and reserved authors; list escapes what others stored")
     func silenceCLI() async throws {
@@ -493,7 +493,7 @@ struct SilenceTerminalTests {
     }
 }
 
-@Suite("klaxon outbox list: terminal output", .serialized, .timeLimit(.minutes(3)))
+@Suite("klaxon outbox list: terminal output", .serialized, .timeLimit(.minutes(10)))
 struct OutboxTerminalTests {
     @Test("a receiver name and its error with control characters print escaped")
     func outboxListEscapes() async throws {

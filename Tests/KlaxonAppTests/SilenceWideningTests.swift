@@ -10,7 +10,7 @@ import Testing
 /// it names and nothing more (a station named `~.*` is that station, `"S2"` is not `S2`); updates
 /// of one silence at once leave one silence; silences end within 3650d; amtool updates a silence
 /// made from chat.
-@Suite("silences do not widen", .serialized, .timeLimit(.minutes(3)))
+@Suite("silences do not widen", .serialized, .timeLimit(.minutes(10)))
 struct SilenceWideningTests {
     static let token = "widen-token"
     static let stations = ["~.*", "S1", "S2", "\"S2\""]

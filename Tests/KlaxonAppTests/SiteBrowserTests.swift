@@ -164,7 +164,7 @@ extension BrowserPage {
 }
 
 @Suite(
-    "status site in a real browser", .serialized, .timeLimit(.minutes(3)),
+    "status site in a real browser", .serialized, .timeLimit(.minutes(10)),
     .enabled(
         if: HeadlessBrowser.executable() != nil,
         "no Chromium found: install Debian's chromium (Deploy/setup.sh does) or set KLAXON_CHROMIUM"))
@@ -340,7 +340,7 @@ struct SiteBrowserTests {
     }
 }
 
-@Suite("status site actions over plain HTTP", .serialized, .timeLimit(.minutes(2)))
+@Suite("status site actions over plain HTTP", .serialized, .timeLimit(.minutes(10)))
 struct SiteActionHTTPTests {
     struct Reply {
         var status: Int

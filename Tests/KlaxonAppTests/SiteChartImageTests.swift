@@ -12,7 +12,7 @@ import Testing
 
 /// The site's charts as PNG (`chart.png` routes, `ChartImages`, the cache and the rasterizer), from
 /// a real SQLite file through the daemon's HTTP server on 127.0.0.1.
-@Suite("status site: charts as PNG", .serialized, .timeLimit(.minutes(5)))
+@Suite("status site: charts as PNG", .serialized, .timeLimit(.minutes(10)))
 struct SiteChartImageTests {
     let now = Int64(Date().timeIntervalSince1970) / 900 * 900
     static let gauge = "14211720"

@@ -198,7 +198,7 @@ enum MarkupCheck {
     }
 }
 
-@Suite("status site: hostile input", .serialized, .timeLimit(.minutes(5)))
+@Suite("status site: hostile input", .serialized, .timeLimit(.minutes(10)))
 struct SiteHostileTests {
     let now = Int64(Date().timeIntervalSince1970) / 60 * 60
 

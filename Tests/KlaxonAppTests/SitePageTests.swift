@@ -63,7 +63,7 @@ final class SiteServer: Sendable {
     }
 }
 
-@Suite("status site pages", .serialized, .timeLimit(.minutes(3)))
+@Suite("status site pages", .serialized, .timeLimit(.minutes(10)))
 struct SitePageTests {
     let now = Int64(Date().timeIntervalSince1970) / 900 * 900
 

@@ -9,7 +9,7 @@ import Testing
 /// The read pages in a real browser: the DOM Chromium built from them, and screenshots at phone and
 /// desktop width under `.build/screenshots/`.
 @Suite(
-    "status site read pages in a real browser", .serialized, .timeLimit(.minutes(3)),
+    "status site read pages in a real browser", .serialized, .timeLimit(.minutes(10)),
     .enabled(
         if: HeadlessBrowser.executable() != nil,
         "no Chromium found: install Debian's chromium (Deploy/setup.sh does) or set KLAXON_CHROMIUM"))

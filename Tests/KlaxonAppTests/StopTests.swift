@@ -62,7 +62,7 @@ struct PoliteService: Service {
     func run() async throws { try? await gracefulShutdown() }
 }
 
-@Suite("stops end: the demo, the daemon and klaxon run", .serialized, .timeLimit(.minutes(4)))
+@Suite("stops end: the demo, the daemon and klaxon run", .serialized, .timeLimit(.minutes(10)))
 struct StopTests {
     @Test("Bounded: a wait on a task that never ends returns at its limit, or when the waiter is cancelled")
     func bounded() async {

@@ -7,7 +7,7 @@ import Testing
 
 /// Claims name their instance: a dead instance's claims come back at once; a live one's are renewed
 /// while its send is in flight, so nobody else takes them.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct ClaimTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ClaimTests {
     func hook(_ sink: HTTPSink) throws -> [String: any Notifier] {
         ["hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h")))]
     }

@@ -9,7 +9,7 @@ import Testing
 /// An evaluation hands the rows it queues to this process's dispatcher (`Dispatcher.handoff`),
 /// claimed in the slice's own transaction: the claim the dispatcher would have made, under the
 /// claim's own rules (a resolve waits for its firing, a group goes as one batch).
-@Suite(.serialized, .timeLimit(.minutes(2))) struct HandoffTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct HandoffTests {
     static let start = Timestamp.parse("2026-03-01T06:00:00Z")!
 
     /// A firing and its resolve for A, one alert for C; two rules on B that share B's group.

@@ -9,7 +9,7 @@ import Testing
 /// The daemon's dispatcher (`run`) claims while earlier sends are in flight: a send that hangs holds
 /// up its own queue only. Each test holds a send until the end (`.held`): nothing here waits on time,
 /// and the bounds only say "broken" (before, the second delivery waited for the first send's timeout).
-@Suite(.serialized, .timeLimit(.minutes(2))) struct PipelineTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct PipelineTests {
     /// Runs `dispatcher.run` while `body` runs; then stops it (as the daemon's graceful stop does)
     /// once the held sends are let go, and returns when it has returned.
     func running(_ dispatcher: Dispatcher, sink: HTTPSink, _ body: () async throws -> Void) async throws {

@@ -4,7 +4,7 @@ import KlaxonStore
 import Testing
 
 /// Firing alerts, acks, silences, reminders and retries: the same on every backend.
-@Suite(.timeLimit(.minutes(3))) struct AlertConformanceTests {
+@Suite(.timeLimit(.minutes(10))) struct AlertConformanceTests {
     let rules = [Rule(name: "high", kind: ThresholdRule(metric: "gage_height", direction: .above, threshold: 10))]
 
     @Test("firing alerts, acks that hold until the alert's state changes", arguments: Backend.allCases)

@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 
 /// Duties: one holder at a time among the processes sharing a store; a dead holder's duty is free.
-@Suite(.timeLimit(.minutes(3))) struct DutyConformanceTests {
+@Suite(.timeLimit(.minutes(10))) struct DutyConformanceTests {
     @Test("a duty held runs its work and hands back its value", arguments: Backend.allCases)
     func holdingRunsTheWork(_ backend: Backend) async throws {
         try await backend.withStore { f in

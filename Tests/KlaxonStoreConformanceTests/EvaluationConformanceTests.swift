@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// Evaluation: alert states, the transition log and the outbox move together, incrementally.
-@Suite(.timeLimit(.minutes(3))) struct EvaluationConformanceTests {
+@Suite(.timeLimit(.minutes(10))) struct EvaluationConformanceTests {
     let rules = [
         Rule(name: "high", kind: ThresholdRule(metric: "gage_height", direction: .above, threshold: 10)),
         Rule(name: "quiet", kind: StaleRule(metric: "gage_height", after: 3600), severity: .info),
@@ -304,7 +304,7 @@ final class Counter: Sendable {
 }
 
 /// Writers and an evaluator at once: every reading is evaluated once, none skipped.
-@Suite(.timeLimit(.minutes(3))) struct ConcurrentIngestTests {
+@Suite(.timeLimit(.minutes(10))) struct ConcurrentIngestTests {
     let engine = RuleEngine(rules: [
         Rule(name: "high", kind: ThresholdRule(metric: "gage_height", direction: .above, threshold: 10))
     ])

@@ -5,7 +5,7 @@ import Testing
 
 /// Quake events, trips and weather: each backend stores them and evaluates their rules exactly as
 /// SQLite does (each test runs the same story on a reference SQLite store and compares).
-@Suite(.timeLimit(.minutes(3))) struct EventConformanceTests {
+@Suite(.timeLimit(.minutes(10))) struct EventConformanceTests {
     func event(_ id: String, ids: [String] = [], updated: Int64, magnitude: Double, status: String = "automatic")
         -> QuakeEvent
     {

@@ -5,7 +5,7 @@ import Testing
 
 /// What `/metrics` reads from the store: active alerts by rule, severity and state, readings by the
 /// name their ingest recorded, and the outbox's oldest due row. The same on every backend.
-@Suite(.timeLimit(.minutes(3))) struct MetricsConformanceTests {
+@Suite(.timeLimit(.minutes(10))) struct MetricsConformanceTests {
     let rules = [
         Rule(
             name: "high", kind: ThresholdRule(metric: "gage_height", direction: .above, threshold: 10),

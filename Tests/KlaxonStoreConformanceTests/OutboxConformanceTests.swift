@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// The outbox: claims under a lease, in order per alert and receiver, never one row to two claimers.
-@Suite(.timeLimit(.minutes(3))) struct OutboxConformanceTests {
+@Suite(.timeLimit(.minutes(10))) struct OutboxConformanceTests {
     let now: Int64 = 1_772_000_000_000
 
     @Test("concurrent claimers never get one row twice, and together get every row", arguments: Backend.allCases)

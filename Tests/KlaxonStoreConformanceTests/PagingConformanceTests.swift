@@ -6,7 +6,7 @@ import Testing
 /// The bounded reads behind every list (the status site, the API, chat): pages of firing alerts
 /// and silences in a stable order, counts from aggregates, acks joined per page. The same on every
 /// backend.
-@Suite(.timeLimit(.minutes(3))) struct PagingConformanceTests {
+@Suite(.timeLimit(.minutes(10))) struct PagingConformanceTests {
     /// `high` (warning) fires above 10 and `very-high` (critical) above 40, at every station.
     let rules = [
         Rule(name: "high", kind: ThresholdRule(metric: "gage_height", direction: .above, threshold: 10)),

@@ -6,7 +6,7 @@ import Logging
 import Testing
 
 /// The throw-away server itself, and what only the PostgreSQL store has to say.
-@Suite(.timeLimit(.minutes(3))) struct PostgresServerTests {
+@Suite(.timeLimit(.minutes(10))) struct PostgresServerTests {
     @Test("a server starts, answers, and is gone with its folder after its stop")
     func startsAndStops() async throws {
         let server = try await PostgresServer.with { server in

@@ -4,7 +4,7 @@ import KlaxonStore
 import Testing
 
 /// Readings and sources: every backend stores, counts and reads them the same way.
-@Suite(.timeLimit(.minutes(3))) struct ReadingConformanceTests {
+@Suite(.timeLimit(.minutes(10))) struct ReadingConformanceTests {
     @Test(
         "an hour's overall AQI is the highest of its pollutants' AQIs, whatever order they arrive in and across revisions (issue 39)",
         arguments: Backend.allCases)

@@ -9,7 +9,7 @@ private let start = t("2025-01-01T00:00:00Z")
 private func lookBack(_ rules: [Rule]) -> Int64 { rules.map(\.kind.historySpan).max() ?? 0 }
 
 /// Retention: what goes, what always stays, and that pruning never changes what evaluation says.
-@Suite(.timeLimit(.minutes(3))) struct RetentionConformanceTests {
+@Suite(.timeLimit(.minutes(10))) struct RetentionConformanceTests {
     let rules = [
         Rule(name: "high", kind: ThresholdRule(metric: "gage_height", direction: .above, threshold: 10)),
         Rule(

@@ -5,7 +5,7 @@ import Testing
 
 /// Issue 38: a silence's matchers come back from every store exactly as they went in (name,
 /// operator, value), whatever the value holds; and replacing a silence is one transaction.
-@Suite(.timeLimit(.minutes(3))) struct SilenceConformanceTests {
+@Suite(.timeLimit(.minutes(10))) struct SilenceConformanceTests {
     /// Values the old `name=value` lines could not keep: an equality that reads as a regex, quotes
     /// that were stripped, an operator inside the value, line breaks, spaces, NUL, JSON-looking text.
     static let hostileValues = [

@@ -5,7 +5,7 @@ import Testing
 
 /// One unit per series, on every backend: a batch in another unit is converted to the series' unit
 /// or refused, through the bulk writer (ingest, push) and the source batch write (fetch) alike.
-@Suite(.timeLimit(.minutes(3))) struct UnitConformanceTests {
+@Suite(.timeLimit(.minutes(10))) struct UnitConformanceTests {
     func temp(_ station: String, _ minute: Int, _ value: Double, _ unit: String?) -> Reading {
         Reading(
             station: station, metric: "temperature", time: 1_767_225_600 + Int64(minute) * 60, value: value,

@@ -199,8 +199,8 @@ public final class Daemon: Sendable {
                 level: first || change != nil ? .info : .debug,
                 "fetched",
                 metadata: [
-                    "source": "\(o.source)", "new": .stringConvertible(o.stats.inserted),
-                    "revised": .stringConvertible(o.stats.revised),
+                    "source": "\(o.source)", "new": .stringConvertible(o.stats.newTotal),
+                    "revised": .stringConvertible(o.stats.revisedTotal),
                     "suspect": .stringConvertible(o.stats.suspect), "requests": .stringConvertible(o.requests),
                 ])
             for refused in o.refused {
@@ -210,7 +210,7 @@ public final class Daemon: Sendable {
                 logger.warning(
                     "quake ids conflict", metadata: ["source": "\(o.source)", "conflict": "\(conflict)"])
             }
-            if o.stats.inserted + o.stats.revised > 0 { wake.yield() }
+            if o.stats.newTotal + o.stats.revisedTotal > 0 { wake.yield() }
         }
         return o
     }

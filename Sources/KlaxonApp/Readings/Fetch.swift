@@ -32,7 +32,7 @@ public enum Fetch {
             let head = "\(source) (\(kind))"
             if let skipped { return "\(head): skipped: \(skipped)" }
             if let error { return "\(head): FAILED: \(error); nothing stored, the next fetch asks again" }
-            var parts = ["\(stats.inserted) new", "\(stats.revised) revised", "\(stats.unchanged) unchanged"]
+            var parts = ["\(stats.newTotal) new", "\(stats.revisedTotal) revised", "\(stats.unchangedTotal) unchanged"]
             if gaps > 0 { parts.append("\(gaps) missing values skipped") }
             if stats.suspect > 0 { parts.append("\(stats.suspect) marked suspect") }
             if refusedCount > 0 {

@@ -6,6 +6,8 @@ import Foundation
 /// rule announced is kept as its JSON (the stores' `announced` column), decoded here.
 public protocol QuakeFamilyRule: RuleKind {
     associatedtype Announced: Codable & Sendable
+    /// The places the rule watches (the status site's map and chat's `quakes near NAME` know them).
+    var near: [QuakeRule.Place] { get }
     /// The change to announce for this version of the event, and what is announced then; nil when
     /// there is nothing to say.
     func assess(_ e: QuakeEvent, announced: Announced?) -> (change: Change, announced: Announced)?
@@ -21,6 +23,15 @@ public protocol TripFamilyRule: RuleKind {
         trip: Trip, weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)], announced: Announced?,
         today: String, at: Int64
     ) -> (changes: [(metric: String, change: Change)], announced: Announced)?
+}
+
+extension QuakeFamilyRule {
+    public var family: RuleFamily { .quake(self) }
+    public var near: [QuakeRule.Place] { [] }
+}
+
+extension TripFamilyRule {
+    public var family: RuleFamily { .trip(self) }
 }
 
 /// What a rule announced, as stored: JSON of the rule's own `Announced`.
@@ -68,7 +79,10 @@ public struct QuakeRunner: Sendable {
     public var to: Int64?
 
     public init(rules: [Rule], from: Int64? = nil, to: Int64? = nil) {
-        self.rules = rules.compactMap { r in (r.kind as? any QuakeFamilyRule).map { (r, $0) } }
+        self.rules = rules.compactMap { r in
+            guard case .quake(let kind) = r.kind.family else { return nil }
+            return (r, kind)
+        }
         self.from = from
         self.to = to
     }
@@ -102,7 +116,10 @@ public struct TripRunner: Sendable {
     public let rules: [(rule: Rule, kind: any TripFamilyRule)]
 
     public init(rules: [Rule]) {
-        self.rules = rules.compactMap { r in (r.kind as? any TripFamilyRule).map { (r, $0) } }
+        self.rules = rules.compactMap { r in
+            guard case .trip(let kind) = r.kind.family else { return nil }
+            return (r, kind)
+        }
     }
 
     public var isEmpty: Bool { rules.isEmpty }

@@ -4,7 +4,7 @@
 /// change hold before it is announced: once the value has stayed away from the announced level (on
 /// the same side) for `min_dwell`, the level it is at then is announced. A river rising through two
 /// levels inside the dwell time is announced once, at the higher level, without waiting again.
-public struct LevelsRule: RuleKind {
+public struct LevelsRule: SeriesRuleKind {
     public static let kindName = "levels"
 
     public struct Level: Sendable, Hashable {
@@ -56,6 +56,8 @@ public struct LevelsRule: RuleKind {
 
     /// Flood messages carry the trend over the last hours and the change over the last day.
     public var historySpan: Int64 { nws ? 86_400 : 0 }
+    public var needs: RuleNeeds { nws ? [.stations, .floodCategories] : .stations }
+    public var aqiScale: AQIScale? { scale }
 
     /// The ladder for a series: the rule's own, or the station's NWS categories.
     public func ladder(_ c: SeriesContext) -> [Level] {

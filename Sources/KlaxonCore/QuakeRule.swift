@@ -4,7 +4,7 @@ import Foundation
 /// magnitude and, optionally, a maximum depth, a minimum significance, a minimum PAGER alert, the
 /// tsunami flag, event types, reviewed events only, and closeness to watched places.
 ///
-/// Quakes are events, not readings: `step` never reports anything. The caller keeps, per event
+/// Quakes are events, not readings: the rule is of the quake family, not a series rule. The caller keeps, per event
 /// id, what was last announced (`Announced`, stored as JSON) and asks `assess` about each version
 /// of an event it fetches. A new quake fires once; later revisions that matter (magnitude, PAGER
 /// level, review) are updates (`changed`), and a deletion by USGS is a withdrawal (`resolved`).
@@ -87,14 +87,8 @@ public struct QuakeRule: QuakeFamilyRule {
         self.reviewedOnly = reviewedOnly
     }
 
+    /// The metric its transitions carry (`QuakeRunner`).
     public var metric: String { "quake" }
-    /// Events, not readings: the rule watches no series (a reading with this metric opens no session).
-    public var stations: Set<String>? { [] }
-
-    /// Quakes are events, not readings: a reading never changes a quake alert.
-    public func step(_ state: inout AlertState, time: Int64, value: Double, context: SeriesContext) -> Change? {
-        nil
-    }
 
     // MARK: - Matching
 

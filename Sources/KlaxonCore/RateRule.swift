@@ -3,7 +3,7 @@
 /// before the window's start to the newest reading. `for` and `clear` work as in `threshold`. When
 /// the readings cannot give an honest rate (a gap longer than two windows, or less than half a window
 /// of data) the alert keeps its state: missing data neither fires nor resolves it.
-public struct RateRule: RuleKind {
+public struct RateRule: SeriesRuleKind {
     public static let kindName = "rate"
 
     public enum Direction: String, Sendable {
@@ -39,6 +39,7 @@ public struct RateRule: RuleKind {
     }
 
     public var historySpan: Int64 { window.multipliedClamped(by: 2) }
+    public var needs: RuleNeeds { .stations }
 
     /// A rate signed by direction: positive means changing the watched way.
     func signed(_ rate: Double) -> Double { direction == .rising ? rate : -rate }

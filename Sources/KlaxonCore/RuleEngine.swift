@@ -55,9 +55,12 @@ public struct SeriesSession: Sendable {
 public struct RuleEngine: Sendable {
     public let rules: [Rule]
     /// The rules' kinds and whether each reacts to time, kept apart so the per-reading loop touches
-    /// only what it needs (no copy of a whole `Rule` per reading).
-    let kinds: [any RuleKind]
+    /// only what it needs (no copy of a whole `Rule` per reading). An event family's rule holds
+    /// `NoSeries` here: it watches no series, so no session ever steps it.
+    let kinds: [any SeriesRuleKind]
     let timeDriven: [Bool]
+    /// The series rules that react to time (stale checks), with their kind.
+    public let timeRules: [(rule: Rule, kind: any SeriesRuleKind)]
 
     /// Station metadata and NWS flood categories by station id, for messages and `levels: nws`.
     public let stations: [String: StationInfo]
@@ -67,8 +70,11 @@ public struct RuleEngine: Sendable {
         self.rules = rules
         self.stations = stations
         self.floods = floods
-        kinds = rules.map(\.kind)
-        timeDriven = rules.map(\.kind.reactsToTime)
+        let kinds = rules.map { $0.kind.series ?? (NoSeries() as any SeriesRuleKind) }
+        let timeDriven = kinds.map(\.reactsToTime)
+        self.kinds = kinds
+        self.timeDriven = timeDriven
+        timeRules = rules.indices.filter { timeDriven[$0] }.map { (rules[$0], kinds[$0]) }
     }
 
     /// The span of history a session's rules need (0 = none).
@@ -78,7 +84,7 @@ public struct RuleEngine: Sendable {
 
     /// The rules that watch a series.
     public func ruleIndexes(watching series: SeriesKey) -> [Int] {
-        rules.indices.filter { rules[$0].kind.watches(series) }
+        rules.indices.filter { kinds[$0].watches(series) }
     }
 
     /// A session for a series, resuming from stored states (by rule name); nil when no rule watches it.
@@ -162,4 +168,12 @@ public struct RuleEngine: Sendable {
     public func states(of s: SeriesSession) -> [(rule: String, state: AlertState)] {
         s.ruleIndexes.indices.map { (rules[s.ruleIndexes[$0]].name, s.states[$0]) }
     }
+}
+
+/// The place of an event family's rule in `RuleEngine.kinds`: it watches no series.
+private struct NoSeries: SeriesRuleKind {
+    static let kindName = ""
+    var metric: String { "" }
+    var stations: Set<String>? { [] }
+    func step(_ state: inout AlertState, time: Int64, value: Double, context: SeriesContext) -> Change? { nil }
 }

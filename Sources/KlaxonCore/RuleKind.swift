@@ -87,11 +87,47 @@ public struct SeriesContext: Sendable {
     }
 }
 
-/// One kind of rule (`threshold`, `levels`, `stale`, …). A kind is pure: given an alert's state and a
-/// reading (or the passing of time) it updates the state and may report a change. One file per kind.
+/// One kind of rule (`threshold`, `levels`, `stale`, `quake`, …). Every kind is of one family
+/// (`family`): a series rule steps through readings (`SeriesRuleKind`); a quake or trip rule assesses
+/// events (`QuakeFamilyRule`, `TripFamilyRule`). The engine and the event runners switch over the
+/// family, a closed set, rather than asking a kind what type it is. One file per kind.
 public protocol RuleKind: Sendable {
     /// The name used in rule files (`kind: threshold`).
     static var kindName: String { get }
+    /// The kind as the protocol of its family. Conforming to a family's protocol provides it.
+    var family: RuleFamily { get }
+    /// What the kind needs to know besides its readings or events (the stations' metadata, their NWS
+    /// flood categories); the evaluation reads it from the store only when some rule needs it.
+    var needs: RuleNeeds { get }
+    /// Seconds of recent readings the kind needs in `SeriesContext.history` (0 = none).
+    var historySpan: Int64 { get }
+}
+
+/// The families of rule kinds: a closed set, switched over exhaustively.
+public enum RuleFamily: Sendable {
+    /// Steps through a series' readings (`threshold`, `levels`, `rate`, `stale`).
+    case series(any SeriesRuleKind)
+    /// Assesses each version of a quake event (`quake`).
+    case quake(any QuakeFamilyRule)
+    /// Assesses each trip with its weather (`trip-packing`).
+    case trip(any TripFamilyRule)
+}
+
+/// What a rule kind needs from the store besides its readings or events.
+public struct RuleNeeds: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// The stations' metadata and NWS flood categories, for messages (`SeriesContext.info`, `flood`).
+    public static let stations = RuleNeeds(rawValue: 1 << 0)
+    /// The NWS flood categories of every station it watches (`levels: nws`): a station without them
+    /// gets no alert, and `check`, `evaluate` and `dry-run` say so.
+    public static let floodCategories = RuleNeeds(rawValue: 1 << 1)
+}
+
+/// A kind that steps through the readings of the series it watches. A kind is pure: given an
+/// alert's state and a reading (or the passing of time) it updates the state and may report a change.
+public protocol SeriesRuleKind: RuleKind {
     /// The metric the rule watches.
     var metric: String { get }
     /// The stations it watches; nil means every station with the metric.
@@ -102,21 +138,37 @@ public protocol RuleKind: Sendable {
     func advance(_ state: inout AlertState, to now: Int64, context: SeriesContext) -> Change?
     /// True for kinds whose `advance` can report a change: they are checked even when no reading arrives.
     var reactsToTime: Bool { get }
-    /// Seconds of recent readings the kind needs in `SeriesContext.history` (0 = none).
-    var historySpan: Int64 { get }
+    /// The AQI scale its levels follow, when it has one (the status site colours AQI by it).
+    var aqiScale: AQIScale? { get }
 }
 
 extension RuleKind {
-    public func advance(_ state: inout AlertState, to now: Int64, context: SeriesContext) -> Change? { nil }
-
     public var kindName: String { Self.kindName }
+    public var needs: RuleNeeds { [] }
+    public var historySpan: Int64 { 0 }
+
+    /// The kind as a series rule; nil for an event family's.
+    public var series: (any SeriesRuleKind)? {
+        if case .series(let kind) = family { return kind }
+        return nil
+    }
+
+    /// The kind as a quake rule; nil for any other family's.
+    public var quake: (any QuakeFamilyRule)? {
+        if case .quake(let kind) = family { return kind }
+        return nil
+    }
+}
+
+extension SeriesRuleKind {
+    public var family: RuleFamily { .series(self) }
+
+    public func advance(_ state: inout AlertState, to now: Int64, context: SeriesContext) -> Change? { nil }
 
     public func watches(_ series: SeriesKey) -> Bool {
         series.metric == metric && (stations?.contains(series.station) ?? true)
     }
-}
 
-extension RuleKind {
     public var reactsToTime: Bool { false }
-    public var historySpan: Int64 { 0 }
+    public var aqiScale: AQIScale? { nil }
 }

@@ -1,6 +1,6 @@
 /// `kind: stale` — fires when a series has had no reading for longer than `after`; resolves when a
 /// reading arrives. Missing data is its own alert: it never resolves another rule's alert.
-public struct StaleRule: RuleKind {
+public struct StaleRule: SeriesRuleKind {
     public static let kindName = "stale"
     public var reactsToTime: Bool { true }
 

@@ -1,7 +1,7 @@
 /// `kind: threshold` — fires while a value is at or above (`above`) or at or below (`below`) a
 /// threshold, optionally only after it has held `for` a while, and resolves past a separate `clear`
 /// value (hysteresis).
-public struct ThresholdRule: RuleKind {
+public struct ThresholdRule: SeriesRuleKind {
     public static let kindName = "threshold"
 
     public enum Direction: String, Sendable {

@@ -2,7 +2,7 @@
 /// is announced as ready once the trip has weather; afterwards every difference from the last announced list is a `changed`
 /// transition listing `+ added`, `− removed` and `~ quantity changed` items with the weather change
 /// behind each; a critical weather alert for a stop during the trip is announced once. Nothing is
-/// said about a trip that has ended. Trips are not readings: `step` never fires.
+/// said about a trip that has ended. Trips are not readings: the rule is of the trip family, not a series rule.
 public struct TripPackingRule: TripFamilyRule {
     public static let kindName = "trip-packing"
 
@@ -16,11 +16,8 @@ public struct TripPackingRule: TripFamilyRule {
         self.alertSeverities = alertSeverities
     }
 
+    /// The metric the list's transitions carry (an alert's is `alert:<id>`).
     public var metric: String { "packing" }
-    /// Events, not readings: the rule watches no series (a reading with this metric opens no session).
-    public var stations: Set<String>? { [] }
-
-    public func step(_ state: inout AlertState, time: Int64, value: Double, context: SeriesContext) -> Change? { nil }
 
     /// What was last announced for a trip.
     public struct Announced: Sendable, Hashable, Codable {

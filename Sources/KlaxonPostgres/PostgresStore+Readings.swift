@@ -49,13 +49,11 @@ extension PostgresStore {
             if batch.overallAQI { try await self.deriveOverallAQI(&readings, on: c) }
             var stats = try await self.insert(readings, on: c, known: [:], additions: &additions, source: source)
             if !batch.weather.isEmpty || !batch.weatherAlerts.isEmpty {
-                stats.inserted += try await self.write(weather: batch.weather, alerts: batch.weatherAlerts, on: c)
+                stats.forecasts += try await self.write(weather: batch.weather, alerts: batch.weatherAlerts, on: c)
             }
             if !batch.quakes.isEmpty {
                 let q = try await self.write(quakes: batch.quakes, at: now, on: c)
-                stats.inserted += q.new
-                stats.revised += q.revised
-                stats.unchanged += q.unchanged
+                stats.events = IngestStats.EventCounts(new: q.new, revised: q.revised, unchanged: q.unchanged)
                 stats.quakeConflicts += q.conflicts
             }
             if let source {

@@ -20,13 +20,11 @@ extension SQLiteStore {
             if batch.overallAQI { try Self.deriveOverallAQI(&readings, db) }
             var stats = try ReadingIngester.insert(readings, db, known: [:], additions: &additions, source: source)
             if !batch.weather.isEmpty || !batch.weatherAlerts.isEmpty {
-                stats.inserted += try Self.write(weather: batch.weather, alerts: batch.weatherAlerts, db)
+                stats.forecasts += try Self.write(weather: batch.weather, alerts: batch.weatherAlerts, db)
             }
             if !batch.quakes.isEmpty {
                 let q = try Self.write(quakes: batch.quakes, at: now, db)
-                stats.inserted += q.new
-                stats.revised += q.revised
-                stats.unchanged += q.unchanged
+                stats.events = IngestStats.EventCounts(new: q.new, revised: q.revised, unchanged: q.unchanged)
                 stats.quakeConflicts += q.conflicts
             }
             if let source {

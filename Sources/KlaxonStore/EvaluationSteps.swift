@@ -130,20 +130,22 @@ public struct QuietStep {
     public let series: [ChangedSeries]
     let e: Evaluation
     let states: [SeriesKey: [String: AlertState]]
-    let timeRules: [Rule]
+    let timeRules: [(rule: Rule, kind: any SeriesRuleKind)]
 
     public init(_ series: [ChangedSeries], _ e: Evaluation, states: [SeriesKey: [String: AlertState]]) {
         self.series = series
         self.e = e
         self.states = states
-        timeRules = e.engine.rules.filter { $0.kind.reactsToTime }
+        timeRules = e.engine.timeRules
     }
 
     /// Series never evaluated yet by a time-driven rule: those rules start from the newest reading.
     public var newestWanted: [(index: Int, seriesID: Int64)] {
         series.indices.compactMap { i in
             let stored = states[series[i].key] ?? [:]
-            let unseeded = timeRules.contains { $0.kind.watches(series[i].key) && stored[$0.name]?.lastTime == nil }
+            let unseeded = timeRules.contains {
+                $0.kind.watches(series[i].key) && stored[$0.rule.name]?.lastTime == nil
+            }
             return unseeded ? (i, series[i].id) : nil
         }
     }
@@ -156,7 +158,7 @@ public struct QuietStep {
         for (i, quiet) in series.enumerated() {
             var stored = states[quiet.key] ?? [:]
             if let last = newest[i] {
-                for rule in timeRules where stored[rule.name]?.lastTime == nil && rule.kind.watches(quiet.key) {
+                for (rule, kind) in timeRules where stored[rule.name]?.lastTime == nil && kind.watches(quiet.key) {
                     var st = stored[rule.name] ?? AlertState()
                     st.lastTime = last.time
                     st.lastValue = last.value

@@ -73,7 +73,7 @@ extension EvaluationBackend {
         }
 
         // Time passes for series that got no reading: stale checks, in slices of quiet series.
-        let timeRules = e.engine.rules.filter { $0.kind.reactsToTime }
+        let timeRules = e.engine.timeRules
         if !timeRules.isEmpty {
             let quiet = try await allSeries().filter { s in
                 !touched.contains(s.id) && timeRules.contains(where: { $0.kind.watches(s.key) })

@@ -1,7 +1,7 @@
 import Foundation
 import KlaxonCore
 
-/// Counts of what an ingest did.
+/// Counts of what an ingest did: readings, events and forecasts apart (a batch may hold all three).
 public struct IngestStats: Sendable, Equatable {
     /// New readings.
     public var inserted = 0
@@ -9,6 +9,10 @@ public struct IngestStats: Sendable, Equatable {
     public var revised = 0
     /// Readings identical to what was stored: nothing written.
     public var unchanged = 0
+    /// Quake event versions: new events, new versions of stored ones, versions already stored.
+    public var events = EventCounts()
+    /// Forecast days and weather alerts written for trip places (new, or changed since stored).
+    public var forecasts = 0
     /// Quake events kept apart from a stored event they share an associated id with (tell a person).
     public var quakeConflicts: [QuakeIDConflict] = []
     /// Of the new and revised readings, those marked suspect (`Plausibility`): stored, but left out of
@@ -26,10 +30,35 @@ public struct IngestStats: Sendable, Equatable {
 
     public init() {}
 
+    /// How many event versions a write found new, revised and unchanged.
+    public struct EventCounts: Sendable, Equatable {
+        public var new = 0
+        public var revised = 0
+        public var unchanged = 0
+
+        public init(new: Int = 0, revised: Int = 0, unchanged: Int = 0) {
+            self.new = new
+            self.revised = revised
+            self.unchanged = unchanged
+        }
+    }
+
+    /// New readings, events and forecasts together: the "new" of `klaxon fetch`, `klaxon ingest` and
+    /// the daemon's `fetched` line.
+    public var newTotal: Int { inserted + events.new + forecasts }
+    /// Revised readings and events together.
+    public var revisedTotal: Int { revised + events.revised }
+    /// Unchanged readings and events together.
+    public var unchangedTotal: Int { unchanged + events.unchanged }
+
     public static func += (a: inout IngestStats, b: IngestStats) {
         a.inserted += b.inserted
         a.revised += b.revised
         a.unchanged += b.unchanged
+        a.events.new += b.events.new
+        a.events.revised += b.events.revised
+        a.events.unchanged += b.events.unchanged
+        a.forecasts += b.forecasts
         a.quakeConflicts += b.quakeConflicts
         a.suspect += b.suspect
         a.unitRefusedCount += b.unitRefusedCount

@@ -88,6 +88,6 @@ public struct SilenceReach: Sendable {
 
     /// The stations rules list (`stations:`).
     public static func listedStations(_ rules: [Rule]) -> Set<String> {
-        rules.reduce(into: []) { $0.formUnion($1.kind.stations ?? []) }
+        rules.reduce(into: []) { $0.formUnion($1.kind.series?.stations ?? []) }
     }
 }

@@ -190,7 +190,7 @@ struct QuakeFetchTests {
         let out = await Fetch.run(sources: [ConfiguredSource(source: source)], store: store, now: start + 3 * 86_400)
         #expect(out[0].error == nil, "\(out[0].error ?? "")")
         #expect(out[0].requests == 4)
-        #expect(out[0].stats.inserted == 2)
+        #expect(out[0].stats.events.new == 2 && out[0].stats.inserted == 0)
         let queries = await sink.requests().map(\.query)
         #expect(queries[0].contains("starttime=2023-11-14T00:00:00Z&endtime=2023-11-15T00:00:00Z"))
         #expect(queries[1].contains("starttime=2023-11-14T00:00:00Z&endtime=2023-11-14T12:00:00Z"))

@@ -71,7 +71,7 @@ struct QuakeRuleTests {
         #expect(QuakeEvent(id: "d", time: 0, updated: 0, latitude: 0, longitude: 0, status: "DELETED").isDeleted)
     }
 
-    @Test("the rule is a rule kind that ignores readings")
+    @Test("the rule is of the quake family, not a series rule: readings never reach it")
     func ruleKind() throws {
         let kind = QuakeRule(minMagnitude: 5)
         #expect(QuakeRule.kindName == "quake")
@@ -79,10 +79,15 @@ struct QuakeRuleTests {
         #expect(kind.types == ["earthquake"])
         let rule = Rule(name: "big-quakes", kind: kind)
         #expect(rule.kind.kindName == "quake")
+        guard case .quake = rule.kind.family else {
+            Issue.record("a quake rule is of the quake family")
+            return
+        }
+        #expect(rule.kind.series == nil)
+        #expect(QuakeRunner(rules: [rule]).ruleNames == ["big-quakes"])
+        #expect(TripRunner(rules: [rule]).isEmpty)
         // A reading that happens to use the metric `quake` opens no session (and no alert state).
         #expect(RuleEngine(rules: [rule]).session(for: SeriesKey(station: "s", metric: "quake")) == nil)
-        var state = AlertState()
-        #expect(kind.step(&state, time: 0, value: 7, context: SeriesContext(station: "s", metric: "quake")) == nil)
     }
 
     // MARK: - Matching

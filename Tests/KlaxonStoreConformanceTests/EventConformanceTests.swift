@@ -44,7 +44,7 @@ import Testing
                 var b = SourceBatch()
                 b.quakes = batch
                 let s = try await store.write(b, source: "usgs-quakes", cursor: nil, at: 1_790_001_000 + Int64(i))
-                out.append("batch \(s.inserted) \(s.revised) \(s.unchanged)")
+                out.append("batch \(s.events.new) \(s.events.revised) \(s.events.unchanged) \(s.inserted)")
             } else {
                 let s = try await store.write(quakes: batch, at: 1_790_001_000 + Int64(i))
                 out.append("quakes \(s.new) \(s.revised) \(s.unchanged) \(s.conflicts.count)")

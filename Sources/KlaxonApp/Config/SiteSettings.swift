@@ -26,12 +26,12 @@ public enum SiteSettings {
         var scale: AQIScale? = nil
         var scales: [String: AQIScale] = [:]
         for rule in rules {
-            if let q = rule.kind as? QuakeRule {
+            if let q = rule.kind.quake {
                 for p in q.near where !places.contains(where: { $0.name == p.name }) {
                     places.append(StatusSite.Place(name: p.name, latitude: p.latitude, longitude: p.longitude))
                 }
             }
-            if let l = rule.kind as? LevelsRule, let s = l.scale {
+            if let l = rule.kind.series, let s = l.aqiScale {
                 if let stations = l.stations {
                     for station in stations where scales[station] == nil { scales[station] = s }
                 } else if scale == nil {

@@ -169,12 +169,12 @@ public struct ChatCommands: Sendable {
                 let place = args[i + 1]
                 if let p = PlacePoint(key: place) {
                     filter.near = (p.latitude, p.longitude, 300)
-                } else if let known = rules.compactMap({ $0.kind as? QuakeRule }).flatMap(\.near).first(where: {
+                } else if let known = rules.compactMap({ $0.kind.quake }).flatMap(\.near).first(where: {
                     $0.name.lowercased() == place.lowercased()
                 }) {
                     filter.near = (known.latitude, known.longitude, known.radiusKm)
                 } else {
-                    let names = rules.compactMap { $0.kind as? QuakeRule }.flatMap(\.near).map(\.name)
+                    let names = rules.compactMap { $0.kind.quake }.flatMap(\.near).map(\.name)
                     return "I don't know the place \"\(place)\": use LAT,LON"
                         + (names.isEmpty ? "" : " or one of \(names.joined(separator: ", "))")
                 }

@@ -199,8 +199,8 @@ public final class Daemon: Sendable {
                 level: first || change != nil ? .info : .debug,
                 "fetched",
                 metadata: [
-                    "source": "\(o.source)", "new": .stringConvertible(o.stats.inserted),
-                    "revised": .stringConvertible(o.stats.revised),
+                    "source": "\(o.source)", "new": .stringConvertible(o.stats.newTotal),
+                    "revised": .stringConvertible(o.stats.revisedTotal),
                     "suspect": .stringConvertible(o.stats.suspect), "requests": .stringConvertible(o.requests),
                 ])
             for refused in o.refused {
@@ -210,7 +210,7 @@ public final class Daemon: Sendable {
                 logger.warning(
                     "quake ids conflict", metadata: ["source": "\(o.source)", "conflict": "\(conflict)"])
             }
-            if o.stats.inserted + o.stats.revised > 0 { wake.yield() }
+            if o.stats.newTotal + o.stats.revisedTotal > 0 { wake.yield() }
         }
         return o
     }
@@ -400,17 +400,20 @@ struct PollerService: Service {
     }
 
     func loop(_ source: ConfiguredSource) async {
-        if let ws = source.source as? AQIWebSocketSource {
+        switch source.source.shape {
+        case .streaming(let ws):
             // A stream, not a poll: samples are stored as they come.
             let store = daemon.store
             let wake = daemon.wake
             let clock = daemon.clock
-            _ = await ws.run(for: nil, now: { clock.now() }, logger: daemon.logger) { readings in
+            await ws.stream(now: { clock.now() }, logger: daemon.logger) { readings in
                 // Recorded under the source's name, like a polled fetch, so /readyz sees it working.
                 let stats = try await store.write(SourceBatch(readings: readings), source: ws.name, at: clock.now())
                 if stats.inserted > 0 { wake.yield() }
             }
             return
+        case .polled, .perPlace:
+            break
         }
         let backoff = Backoff(initial: 5, cap: Double(max(60, source.source.every)))
         var failures = 0

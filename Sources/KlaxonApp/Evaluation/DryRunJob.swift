@@ -63,7 +63,7 @@ public struct DryRunJob: Sendable {
             let source = sourceLocation == nil ? nil : context
             var stations: [String: StationInfo] = [:]
             var floods: [String: FloodCategories] = [:]
-            if let context, ruleList.contains(where: { $0.kind is LevelsRule || $0.kind is RateRule }) {
+            if let context, WaterContext.needsStations(ruleList) {
                 stations = try await context.stationInfos()
                 floods = try await context.floodCategories()
                 for line in try await WaterContext.missingCategories(rules: ruleList, store: context) {

@@ -180,7 +180,9 @@ public final class NotifyReplay: Sendable {
                 if index[r.series] == nil, let s = engine.session(for: r.series, unit: r.unit) {
                     sessions.append(s)
                     k = sessions.count - 1
-                    if s.ruleIndexes.contains(where: { engine.rules[$0].kind.reactsToTime }) { timed.append(k) }
+                    if s.ruleIndexes.contains(where: { engine.rules[$0].kind.series?.reactsToTime == true }) {
+                        timed.append(k)
+                    }
                 }
                 index[r.series] = k
                 guard k >= 0 else { continue }

@@ -10,24 +10,27 @@ public typealias RuleContextReads = SeriesReads & StationReads
 public enum WaterContext {
     /// An engine over `rules` with the store's stations and flood categories.
     public static func engine(rules: [Rule], store: any RuleContextReads) async throws -> RuleEngine {
-        guard rules.contains(where: { needsStations($0) }) else { return RuleEngine(rules: rules) }
+        guard needsStations(rules) else { return RuleEngine(rules: rules) }
         let (stations, floods) = try await store.stationsAndFloods()
         return RuleEngine(rules: rules, stations: stations, floods: floods)
     }
 
-    static func needsStations(_ rule: Rule) -> Bool {
-        rule.kind is LevelsRule || rule.kind is RateRule
+    /// Whether any of the rules needs the stations' metadata and flood categories (`RuleNeeds`).
+    static func needsStations(_ rules: [Rule]) -> Bool {
+        rules.contains { !$0.kind.needs.isDisjoint(with: [.stations, .floodCategories]) }
     }
 
     /// One line per station a `levels: nws` rule watches that has no NWS flood categories: it would
     /// get no flood alert, and people should hear that rather than find out in a flood.
     public static func missingCategories(rules: [Rule], store: any RuleContextReads) async throws -> [String] {
-        let nwsRules = rules.filter { ($0.kind as? LevelsRule)?.nws == true }
+        let nwsRules: [(rule: Rule, kind: any SeriesRuleKind)] = rules.compactMap { rule in
+            guard let kind = rule.kind.series, kind.needs.contains(.floodCategories) else { return nil }
+            return (rule, kind)
+        }
         guard !nwsRules.isEmpty else { return [] }
         let (infos, floods) = try await store.stationsAndFloods()
         var out: [String] = []
-        for rule in nwsRules {
-            let kind = rule.kind
+        for (rule, kind) in nwsRules {
             // Without a stations list: every station with readings of the metric (one query).
             var stations = kind.stations ?? []
             if kind.stations == nil {

@@ -36,7 +36,7 @@ public enum Fetch {
             let head = "\(source) (\(kind))"
             if let skipped { return "\(head): skipped: \(skipped)" }
             if let error { return "\(head): FAILED: \(error); nothing stored, the next fetch asks again" }
-            var parts = ["\(stats.inserted) new", "\(stats.revised) revised", "\(stats.unchanged) unchanged"]
+            var parts = ["\(stats.newTotal) new", "\(stats.revisedTotal) revised", "\(stats.unchangedTotal) unchanged"]
             if gaps > 0 { parts.append("\(gaps) missing values skipped") }
             if stats.suspect > 0 { parts.append("\(stats.suspect) marked suspect") }
             if refusedCount > 0 {
@@ -77,7 +77,7 @@ public enum Fetch {
                 out.append(o)
                 continue
             }
-            if let left, var ws = source as? AQIWebSocketSource {
+            if let left, var ws = source.streaming {
                 ws.listen = min(ws.listen, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
                 source = ws
             }
@@ -93,12 +93,14 @@ public enum Fetch {
             do {
                 let asked = source
                 let fetch: @Sendable () async throws -> FetchResult = {
-                    if let weather = asked as? any PlaceSource {
+                    switch asked.shape {
+                    case .perPlace(let weather):
                         // Weather sources are asked for the places of the trips still ahead.
                         return try await weather.fetch(
                             places: try TripPlaces.requests(store: store, now: now), now: now, http: http)
+                    case .polled, .streaming:
+                        return try await asked.fetch(cursor: state?.cursor, now: now, http: http)
                     }
-                    return try await asked.fetch(cursor: state?.cursor, now: now, http: http)
                 }
                 let result: FetchResult
                 if let left {
@@ -151,8 +153,8 @@ public enum Fetch {
         nwps: NWPSSource, usgs: (String) -> USGSIVSource
     ) {
         let configured = config?.sources.map(\.source) ?? []
-        let nwpsBase = configured.compactMap { ($0 as? NWPSSource)?.baseURL }.first ?? NWPSSource.defaultBaseURL
-        let ivBase = configured.compactMap { ($0 as? USGSIVSource)?.baseURL }.first ?? USGSIVSource.defaultBaseURL
+        let nwpsBase = configured.compactMap { $0.lookupURL(.gaugeMetadata) }.first ?? NWPSSource.defaultBaseURL
+        let ivBase = configured.compactMap { $0.lookupURL(.instantaneousValues) }.first ?? USGSIVSource.defaultBaseURL
         let nwps = NWPSSource(name: "nwps:\(id)", baseURL: nwpsBase, gauges: [id])
         return (
             nwps,

@@ -425,9 +425,10 @@ struct IngestContext {
 
     /// With the one `aqi-websocket` source of the config, if it has exactly one, else its defaults.
     init(config: Config?, stationUnits: StationUnits? = nil) {
-        let configured = Set(config?.sources.compactMap { ($0.source as? NWSObservationsSource)?.units } ?? [])
+        let configured = Set(config?.sources.compactMap(\.source.observationUnits) ?? [])
         self.stationUnits = stationUnits ?? (configured.count == 1 ? configured.first! : .metric)
-        let sockets = config?.sources.compactMap { $0.source as? AQIWebSocketSource } ?? []
+        // Recorded frames are the stream's (`aqi-websocket`, the one streaming kind).
+        let sockets = config?.sources.compactMap(\.source.streaming) ?? []
         let socket = sockets.count == 1 ? sockets[0] : nil
         aqiSourceName = socket?.name
         aqiSampler = Sampler(every: socket?.sampleEvery ?? AQIWebSocketSource(name: "", url: "").sampleEvery)
@@ -440,11 +441,8 @@ struct IngestContext {
         switch format {
         case .cwmsJSON:
             // Each configured source's series keep the names that source gives them.
-            for source in config?.sources.compactMap({ $0.source as? CWMSSource }) ?? [] {
-                let names = source.metrics
-                for ts in source.timeseries {
-                    if let name = names[ts.name] { cwmsMetrics[ts.name.lowercased()] = name }
-                }
+            for source in config?.sources ?? [] {
+                for (id, metric) in source.source.seriesMetrics { cwmsMetrics[id.lowercased()] = metric }
             }
             var others: [String] = []
             var seen: Set<String> = []

@@ -48,8 +48,12 @@ public enum Trips {
     /// place is an error listing the candidates.
     public static func geocode(_ trip: Trip, config: Config?, client: HTTPClient = .shared) async throws -> Trip {
         guard trip.stops.contains(where: { $0.latitude == nil }) else { return trip }
+        // The config's open-meteo source's geocoder (its name in errors), else the public one.
+        let configured = config?.sources.compactMap { c in
+            c.source.lookupURL(.geocoding).map { (name: c.source.name, url: $0) }
+        }.first
         let geo =
-            config?.sources.compactMap { $0.source as? OpenMeteoSource }.first
+            configured.map { OpenMeteoSource(name: $0.name, geocodingURL: $0.url) }
             ?? OpenMeteoSource(name: "geocoding")
         let http = HTTPFetcher(client: client, timeout: 15)
         var out = trip

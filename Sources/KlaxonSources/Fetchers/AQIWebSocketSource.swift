@@ -9,7 +9,7 @@ import NIOCore
 /// the first two samples are kept, then at most one per `sample_every`. The connection is pinged
 /// to find dead peers, frames are bounded, a malformed frame is counted and skipped (the connection
 /// stays), and after an error or a close the source reconnects with exponential backoff and jitter.
-public struct AQIWebSocketSource: Source {
+public struct AQIWebSocketSource: StreamingSource {
     public static let kindName = "aqi-websocket"
 
     public var name: String
@@ -126,6 +126,13 @@ public struct AQIWebSocketSource: Source {
             defer { lock.unlock() }
             return streak.succeeded(source: source, at: now)
         }
+    }
+
+    public func stream(
+        now: @escaping @Sendable () -> Int64, logger: Logger,
+        deliver: @escaping @Sendable ([Reading]) async throws -> Void
+    ) async {
+        _ = await run(for: nil, now: now, logger: logger, deliver: deliver)
     }
 
     /// Listens until `seconds` have passed (nil: until cancelled), handing kept samples to `deliver`

@@ -51,6 +51,10 @@ public struct CWMSSource: Source {
     /// The metric each configured time series is stored as: its own `metric`, else the name derived
     /// from its id, lengthened where two series of one location would share it.
     public var metrics: CWMSParser.MetricNames { CWMSParser.MetricNames(timeseries.map { ($0.name, $0.metric) }) }
+    public var seriesMetrics: [(id: String, metric: String)] {
+        let names = metrics
+        return timeseries.compactMap { ts in names[ts.name].map { (id: ts.name, metric: $0) } }
+    }
 
     public func fetch(cursor: String?, now: Int64, http: HTTPFetcher) async throws -> FetchResult {
         var batch = SourceBatch()

@@ -27,6 +27,9 @@ public struct NWPSSource: Source {
         self.observed = observed
     }
 
+    /// Its address for the lookup its kind answers.
+    public func lookupURL(_ lookup: SourceLookup) -> String? { lookup == .gaugeMetadata ? baseURL : nil }
+
     public var covers: [String] { gauges }
 
     public func fetch(cursor: String?, now: Int64, http: HTTPFetcher) async throws -> FetchResult {

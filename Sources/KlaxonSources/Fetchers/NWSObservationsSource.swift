@@ -20,6 +20,7 @@ public struct NWSObservationsSource: Source {
     /// Station ids (`KMWN`, `KDEN`), as readings are stored.
     public var stations: [String]
     public var units: StationUnits
+    public var observationUnits: StationUnits? { units }
     /// How far back the first fetch reaches (NWS keeps about seven days).
     public var period: Int64
     /// After the backfill, ask only for each station's latest observation.

@@ -66,6 +66,9 @@ public struct OpenMeteoSource: PlaceSource {
         self.climatologyYears = climatologyYears
     }
 
+    /// Its address for the lookup its kind answers.
+    public func lookupURL(_ lookup: SourceLookup) -> String? { lookup == .geocoding ? geocodingURL : nil }
+
     public func fetch(places: [PlaceRequest], now: Int64, http: HTTPFetcher) async throws -> FetchResult {
         var batch = SourceBatch()
         var requests = 0

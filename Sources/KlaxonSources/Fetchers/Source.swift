@@ -20,6 +20,17 @@ public protocol Source: Sendable {
     var covers: [String] { get }
     /// Fetches what is new since `cursor` (nil: the first fetch, which backfills).
     func fetch(cursor: String?, now: Int64, http: HTTPFetcher) async throws -> FetchResult
+    /// How the source is run (`SourceShape`). Conforming to `StreamingSource` or `PlaceSource` provides
+    /// it; any other source is polled.
+    var shape: SourceShape { get }
+    /// The units its station observations come in, when the kind lets the config choose
+    /// (`nws-observations`' `units:`); `klaxon ingest` reads saved observations in them.
+    var observationUnits: StationUnits? { get }
+    /// Where the source answers `lookup`, when it is of the kind that does (nil otherwise).
+    func lookupURL(_ lookup: SourceLookup) -> String?
+    /// The metric names its configured series take, by the upstream's series id, in the config's order
+    /// (`cwms`' `timeseries`): `klaxon ingest --format cwms-json` names a saved series as the source would.
+    var seriesMetrics: [(id: String, metric: String)] { get }
 }
 
 extension Source {

@@ -35,6 +35,9 @@ public struct USGSIVSource: Source {
         self.period = period
     }
 
+    /// Its address for the lookup its kind answers.
+    public func lookupURL(_ lookup: SourceLookup) -> String? { lookup == .instantaneousValues ? baseURL : nil }
+
     public var covers: [String] { sites }
 
     public func url(cursor: String?, now: Int64) -> String {

@@ -59,7 +59,7 @@ struct IngestCommand: AsyncParsableCommand {
                     Double(clock.duration(to: .now).components.attoseconds) / 1e18
                     + Double(clock.duration(to: .now).components.seconds)
                 var line =
-                    "ingest: \(s.stats.inserted) new, \(s.stats.revised) revised, \(s.stats.unchanged) unchanged, \(s.rejected) rejected"
+                    "ingest: \(s.stats.newTotal) new, \(s.stats.revisedTotal) revised, \(s.stats.unchangedTotal) unchanged, \(s.rejected) rejected"
                 if s.gaps > 0 { line += ", \(s.gaps) missing values skipped" }
                 if s.stats.suspect > 0 { line += ", \(s.stats.suspect) marked suspect" }
                 if s.stations > 0 { line += ", \(s.stations) station records" }

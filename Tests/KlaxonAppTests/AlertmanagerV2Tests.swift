@@ -141,7 +141,7 @@ struct AlertmanagerV2Tests {
     @Test("/api/v1's alert pages encode byte for byte as the dictionaries did, whatever the values")
     func v1AlertBytes() throws {
         let values: [Double?] = [
-            nil, 0, -0.0, 12, 12.5, 0.1, 1.0 / 3, -3.25, 1e-7, 123456.789, 1e15, 1e21, 9_007_199_254_740_993, 2.5e-300,
+            nil, 0, -0.0, 12, 12.5, 0.1, 1.0 / 3, -3.25, 1e-7, 123456.789, 1e15, 1e21, 9_007_199_254_740_994, 2.5e-300,
         ]
         var alerts: [FiringAlert] = []
         for (i, v) in values.enumerated() {

@@ -247,47 +247,41 @@ public struct Escape: Sendable {
 
     /// The offset of the first scalar at or after `from` that a rule replaces.
     private func firstChange(_ bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
+        first(in: bytes, from: from, flag: Self.changes) { rule in
+            if case .kept = rule.replacement { return false }
+            return true
+        }
+    }
+
+    /// Whether some scalar's rule `quotes`.
+    private func needsQuotes(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        first(in: bytes, from: 0, flag: Self.quotesFlag) { $0.quotes } != nil
+    }
+
+    /// The offset of the first scalar at or after `from` whose byte carries `flag` (ASCII), or whose wide
+    /// rule `hits` (beyond ASCII, for bytes marked `look`). One scan for both questions, inlined so the
+    /// per-byte loop stays a table lookup.
+    @inline(__always)
+    private func first(
+        in bytes: UnsafeBufferPointer<UInt8>, from: Int, flag: UInt8, hits: (Rule) -> Bool
+    ) -> Int? {
         flags.withUnsafeBufferPointer { flags in
             var i = from
             let n = bytes.count
             while i < n {
                 let b = bytes[i]
                 let f = flags[Int(b)]
-                if f & (Self.changes | Self.look) == 0 {
+                if f & (flag | Self.look) == 0 {
                     i += 1
                 } else if b < 0x80 {
                     return i
                 } else {
                     let (v, length) = Self.decode(bytes, i)
-                    if let rule = wide.first(where: { $0.scalars.contains(v) }) {
-                        if case .kept = rule.replacement {} else { return i }
-                    }
+                    if let rule = wide.first(where: { $0.scalars.contains(v) }), hits(rule) { return i }
                     i += length
                 }
             }
             return nil
-        }
-    }
-
-    /// Whether some scalar's rule `quotes`.
-    private func needsQuotes(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        flags.withUnsafeBufferPointer { flags in
-            var i = 0
-            let n = bytes.count
-            while i < n {
-                let b = bytes[i]
-                let f = flags[Int(b)]
-                if f & (Self.quotesFlag | Self.look) == 0 {
-                    i += 1
-                } else if b < 0x80 {
-                    return true
-                } else {
-                    let (v, length) = Self.decode(bytes, i)
-                    if wide.first(where: { $0.scalars.contains(v) })?.quotes == true { return true }
-                    i += length
-                }
-            }
-            return false
         }
     }
 

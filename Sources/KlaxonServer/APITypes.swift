@@ -68,21 +68,6 @@ struct APISilence: Encodable {
     }
 }
 
-/// One page of `GET /api/v1/silences`: `next` is null on the last page.
-struct APISilencePage: Encodable {
-    var next: String?
-    var silences: [APISilence]
-    var total: Int
-
-    enum CodingKeys: String, CodingKey { case next, silences, total }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(next, forKey: .next)
-        try c.encode(silences, forKey: .silences)
-        try c.encode(total, forKey: .total)
-    }
-}
 
 /// `POST /api/v1/alerts/:id/ack`'s optional body: `{"by": "alice"}` (anything but a string is no name).
 struct AckRequest: Decodable {
@@ -210,18 +195,41 @@ struct APIAlert: Encodable {
     }
 }
 
-/// One page of `GET /api/v1/alerts`: `next` is null on the last page.
-struct APIAlertPage: Encodable {
-    var alerts: [APIAlert]
+/// One page of a `GET /api/v1/…` list: the items under their own name (`alerts`, `silences`), `next` (null on
+/// the last page) and `total`.
+struct APIPage<Item: Encodable>: Encodable {
+    var name: String
+    var items: [Item]
     var next: String?
     var total: Int
 
-    enum CodingKeys: String, CodingKey { case alerts, next, total }
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
 
     func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(alerts, forKey: .alerts)
-        try c.encode(next, forKey: .next)
-        try c.encode(total, forKey: .total)
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(items, forKey: Key(name))
+        try c.encode(next, forKey: Key("next"))  // written as null, not left out
+        try c.encode(total, forKey: Key("total"))
+    }
+}
+
+typealias APISilencePage = APIPage<APISilence>
+typealias APIAlertPage = APIPage<APIAlert>
+
+extension APIPage where Item == APISilence {
+    init(next: String?, silences: [APISilence], total: Int) {
+        self.init(name: "silences", items: silences, next: next, total: total)
+    }
+}
+
+extension APIPage where Item == APIAlert {
+    init(alerts: [APIAlert], next: String?, total: Int) {
+        self.init(name: "alerts", items: alerts, next: next, total: total)
     }
 }

@@ -68,7 +68,6 @@ struct APISilence: Encodable {
     }
 }
 
-
 /// `POST /api/v1/alerts/:id/ack`'s optional body: `{"by": "alice"}` (anything but a string is no name).
 struct AckRequest: Decodable {
     var by: String?

@@ -124,7 +124,8 @@ struct NoButton: Error {
     var action: ChatAction
 }
 
-@Suite("chat buttons: Slack Block Kit and Mattermost message buttons, end to end", .serialized, .timeLimit(.minutes(10)))
+@Suite(
+    "chat buttons: Slack Block Kit and Mattermost message buttons, end to end", .serialized, .timeLimit(.minutes(10)))
 struct ChatButtonTests {
     let rules = [
         Rule(

@@ -36,7 +36,8 @@ import Testing
             await sink.script([.held])
             let fixture = try OutboxFixture()
             let dispatcher = Dispatcher(
-                store: fixture.store, notifiers: ["hook": try hook(sink)], routing: Routing(), settings: Self.settings())
+                store: fixture.store, notifiers: ["hook": try hook(sink)], routing: Routing(), settings: Self.settings()
+            )
             try await running(dispatcher, sink: sink) {
                 try await fixture.queue([transition(station: "A")], receivers: ["hook"])
                 dispatcher.nudge()

@@ -455,7 +455,9 @@ public final class Dispatcher: Sendable {
                     group.cancelAll()
                 }
             }
-            let left = close()
+            // Handed over and not taken, or taken by a sender and not sent (stopped while outcomes
+            // could not be recorded): given back.
+            let left = close() + flight.unfinished()
             try await record(outcomes)
             if !left.isEmpty { try await store.release(left) }
         } catch {
@@ -583,14 +585,17 @@ public final class Dispatcher: Sendable {
                         while !Task.isCancelled, let (id, batch, silences) = flight.next(receiver: batch.receiver) {
                             // Nothing is sent while outcomes cannot be recorded.
                             // Nor while more outcomes wait than one record takes: a record that
-                            // hangs stops the sends within `unrecordedLimit`.
+                            // hangs stops the sends within `unrecordedLimit`. Once asked to stop, no
+                            // batch is started: `run` gives back what was taken and not sent (a
+                            // sender waiting here for a store that may never take outcomes again
+                            // would otherwise hold `run` with it).
                             while (!self.recording.isOpen || outcomes.count >= self.settings.unrecordedLimit)
-                                && !Task.isCancelled
+                                && !Task.isCancelled && !stop()
                             {
                                 self.recordNow.signal()
                                 try? await Task.sleep(for: .milliseconds(20))
                             }
-                            if Task.isCancelled { break }
+                            if Task.isCancelled || stop() { break }
                             _ = try? await self.handle(batch, silences: silences, into: outcomes)
                             let (room, idle) = flight.finish(id)
                             if room { self.nudges.signal() }

@@ -340,12 +340,48 @@ final class RecordingNotifier: Notifier, Sendable {
                     && dispatcher.health.troubles["dispatcher watchdog"] == nil
             }
         } catch {
+            // Reported as what did not come, not as a hang: the store takes outcomes again so the run
+            // can record what it sent and stop.
             failure = error
+            store.applyFails.withLock { $0 = false }
         }
         stop.store(true, ordering: .relaxed)
         try await run.value
         if let failure { throw failure }
         #expect(notifier.notifications.flatMap(\.alerts).map(\.transition.station) == ["A", "B"])
+    }
+
+    @Test("asked to stop while outcomes cannot be recorded, a batch waiting to be sent is given back, not sent")
+    func stopWhileOutcomesCannotBeRecorded() async throws {
+        let store = InMemoryDeliveryStore()
+        let now = nowMillis()
+        store.queue(transition(station: "A"), receivers: ["r"], dueAt: now - 2)
+        store.queue(transition(station: "B"), receivers: ["r"], dueAt: now - 1)
+        store.applyFails.withLock { $0 = true }
+        let notifier = RecordingNotifier()
+        var settings = fastSettings()
+        settings.unrecordedLimit = 1
+        settings.lease = longLease
+        let dispatcher = Dispatcher(store: store, notifiers: ["r": notifier], routing: Routing(), settings: settings)
+        let stop = Atomic(false)
+        let returned = Atomic(false)
+        let run = Task {
+            defer { returned.store(true, ordering: .relaxed) }
+            try await dispatcher.run(poll: 20, stop: { stop.load(ordering: .relaxed) })
+        }
+        // A went out and its outcome cannot be recorded; B waits at the gate.
+        try await poll(until: "A is sent and B is claimed") {
+            !notifier.notifications.isEmpty && store.rows().allSatisfy { $0.state != .pending }
+        }
+        stop.store(true, ordering: .relaxed)
+        // What was sent must be recorded before the run returns (it would go out again): the store takes
+        // outcomes again. Before, the sender holding B then sent it, after the stop.
+        store.applyFails.withLock { $0 = false }
+        try await poll(until: "the run returned") { returned.load(ordering: .relaxed) }
+        _ = try? await run.value
+        #expect(notifier.notifications.flatMap(\.alerts).map(\.transition.station) == ["A"])
+        let b = try #require(store.rows().first { $0.transitionID == 2 })
+        #expect(b.state == .pending, "B was given back, not left claimed: \(b.state)")
     }
 
     @Test("a record that outlived its deadline and then committed is not written again: learned before retrying")

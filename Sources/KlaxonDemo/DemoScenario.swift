@@ -112,12 +112,29 @@ public struct DemoScenario: Sendable {
         return (value + 2 * sin(h * 3)).rounded()
     }
 
-    /// One frame of the city AQI WebSocket feed: a JSON array of `{"city", "aqi"}`.
-    public func aqiFrame(at t: Int64) -> String {
+    /// One frame of the city AQI WebSocket feed: a JSON array of `{"city", "aqi"}`; Delhi's value at
+    /// most `delhiCap`.
+    public func aqiFrame(at t: Int64, delhiCap: Double = .infinity) -> String {
         "["
-            + ["Delhi", "Mumbai"].map { city -> String in #"{"city":"\#(city)","aqi":\#(aqi(city: city, at: t))}"# }
+            + ["Delhi", "Mumbai"].map { city -> String in
+                let value = city == "Delhi" ? min(aqi(city: city, at: t), delhiCap) : aqi(city: city, at: t)
+                return #"{"city":"\#(city)","aqi":\#(value)}"#
+            }
             .joined(separator: ",")
             + "]"
+    }
+
+    /// The highest AQI Delhi may show when the daemon last announced `announced` (an India NAQI level
+    /// name; nil: nothing yet): the top of the level above it, or of the story's first level
+    /// (Moderate) before any. So the story's levels are told one by one however late the daemon
+    /// samples the feed.
+    public static func airCap(announced: String?) -> Double {
+        let levels = AQIScale.indiaNAQI.levels
+        let first = levels.firstIndex { $0.name == "Moderate" } ?? 0
+        guard let announced, let i = levels.firstIndex(where: { $0.name == announced }) else {
+            return levels[first].upper
+        }
+        return i + 1 < levels.count ? levels[i + 1].upper : .infinity
     }
 
     // MARK: The earthquake

@@ -58,6 +58,18 @@ public struct DemoUpstreams: Sendable {
 
         func count(_ service: String) { requests[service, default: 0] += 1 }
         func gateQuakeRevision(_ announced: @escaping @Sendable () async -> Bool) { quakeAnnounced = announced }
+        /// The level of Delhi's air the daemon announced last (set by the demo, which has the store),
+        /// nil before the first. The feed is live, with no times of its own: a daemon starved on a
+        /// busy machine that missed the few samples of a level would tell "moderate → very poor" and
+        /// the story's "poor" would be lost. So the feed shows Delhi at most one level above the one
+        /// announced, and holds there until the daemon has told it.
+        var airAnnounced: (@Sendable () async -> String?)? = nil
+        func gateAirLevels(_ announced: @escaping @Sendable () async -> String?) { airAnnounced = announced }
+        /// The highest AQI the feed may show for Delhi now (`DemoScenario.airCap`).
+        func airCap() async -> Double {
+            guard let airAnnounced else { return .infinity }
+            return DemoScenario.airCap(announced: await airAnnounced())
+        }
         /// Whether the feed may show the quake's revision, and records a feed that showed its listing:
         /// once the automatic version was served and announced.
         func quakeFeed(listed: Bool) async -> Bool {
@@ -86,6 +98,11 @@ public struct DemoUpstreams: Sendable {
     /// Shows the quake's revision only once `announced` says the daemon announced its first version.
     public func gateQuakeRevision(_ announced: @escaping @Sendable () async -> Bool) async {
         await world.state.gateQuakeRevision(announced)
+    }
+
+    /// Holds Delhi's air at most one level above the level `announced` returns (see `State.airAnnounced`).
+    public func gateAirLevels(_ announced: @escaping @Sendable () async -> String?) async {
+        await world.state.gateAirLevels(announced)
     }
 
     /// Requests served per service, WebSocket connections, and the chat posts received.
@@ -119,7 +136,8 @@ public struct DemoUpstreams: Sendable {
                             group.addTask { for try await _ in inbound {} }
                             group.addTask {
                                 while !Task.isCancelled && !world.stopping.value {
-                                    try await outbound.write(.text(scenario.aqiFrame(at: clock.now())))
+                                    try await outbound.write(
+                                        .text(scenario.aqiFrame(at: clock.now(), delhiCap: await world.state.airCap())))
                                     try await clock.sleep(600)
                                 }
                             }

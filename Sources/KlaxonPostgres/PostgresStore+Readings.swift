@@ -47,6 +47,7 @@ extension PostgresStore {
             var additions: [SeriesKey: Int64] = [:]
             var readings = batch.readings
             if batch.overallAQI { try await self.deriveOverallAQI(&readings, on: c) }
+            if NowCastSeries.applies(to: readings) { readings += try await self.deriveNowCast(readings, on: c) }
             var stats = try await self.insert(readings, on: c, known: [:], additions: &additions, source: source)
             if !batch.weather.isEmpty || !batch.weatherAlerts.isEmpty {
                 stats.forecasts += try await self.write(weather: batch.weather, alerts: batch.weatherAlerts, on: c)
@@ -87,6 +88,26 @@ extension PostgresStore {
             stored[hour, default: [:]][try row[2].decode(String.self)] = try row[3].decode(Double.self)
         }
         OverallAQI.apply(&readings, stored: stored)
+    }
+
+    /// The NowCast series of the batch's PM concentrations, from them and the stored ones around
+    /// them (`NowCastSeries`).
+    func deriveNowCast(_ readings: [Reading], on c: PostgresConnection) async throws -> [Reading] {
+        var stored: [SeriesKey: [(time: Int64, value: Double)]] = [:]
+        for w in NowCastSeries.windows(readings) {
+            var values: [(time: Int64, value: Double)] = []
+            for row in try await rows(
+                """
+                SELECT r.time, r.value FROM series s JOIN readings r ON r.series_id = s.id
+                WHERE s.station = \(w.station) AND s.metric = \(w.metric) AND r.time BETWEEN \(w.from) AND \(w.through)
+                    AND NOT r.suspect
+                """, on: c)
+            {
+                values.append((try row[0].decode(Int64.self), try row[1].decode(Double.self)))
+            }
+            stored[SeriesKey(station: w.station, metric: w.metric)] = values
+        }
+        return NowCastSeries.derive(readings, stored: stored)
     }
 
     func upsert(_ s: StationInfo, on c: PostgresConnection) async throws {

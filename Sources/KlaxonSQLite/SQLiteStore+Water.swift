@@ -18,6 +18,7 @@ extension SQLiteStore {
             var additions: [SeriesKey: Int64] = [:]
             var readings = batch.readings
             if batch.overallAQI { try Self.deriveOverallAQI(&readings, db) }
+            if NowCastSeries.applies(to: readings) { readings += try Self.deriveNowCast(readings, db) }
             var stats = try ReadingIngester.insert(readings, db, known: [:], additions: &additions, source: source)
             if !batch.weather.isEmpty || !batch.weatherAlerts.isEmpty {
                 stats.forecasts += try Self.write(weather: batch.weather, alerts: batch.weatherAlerts, db)
@@ -54,6 +55,22 @@ extension SQLiteStore {
             }
         }
         OverallAQI.apply(&readings, stored: stored)
+    }
+
+    /// The NowCast series of the batch's PM concentrations, from them and the stored ones around
+    /// them (`NowCastSeries`).
+    static func deriveNowCast(_ readings: [Reading], _ db: Database) throws -> [Reading] {
+        let select = try db.cachedStatement(
+            sql: """
+                SELECT r.time, r.value FROM series s JOIN readings r ON r.series_id = s.id
+                WHERE s.station = ? AND s.metric = ? AND r.time BETWEEN ? AND ? AND r.suspect = 0
+                """)
+        var stored: [SeriesKey: [(time: Int64, value: Double)]] = [:]
+        for w in NowCastSeries.windows(readings) {
+            let rows = try Row.fetchAll(select, arguments: [w.station, w.metric, w.from, w.through])
+            stored[SeriesKey(station: w.station, metric: w.metric)] = rows.map { (time: $0[0], value: $0[1]) }
+        }
+        return NowCastSeries.derive(readings, stored: stored)
     }
 
     /// Records a failed fetch: the cursor stays, so the next cycle asks again for the same data.

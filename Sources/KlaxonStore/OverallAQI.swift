@@ -23,7 +23,11 @@ public enum OverallAQI {
         }
     }
 
-    public static func isPollutant(_ metric: String) -> Bool { metric.hasPrefix(pollutantPrefix) }
+    /// `aqi.pm25`, not a derived `aqi.pm25.nowcast` (`NowCastSeries`), which is another series of
+    /// the same pollutant, not a pollutant of the hour.
+    public static func isPollutant(_ metric: String) -> Bool {
+        metric.hasPrefix(pollutantPrefix) && !metric.hasSuffix(NowCastSeries.suffix)
+    }
 
     /// The hours whose overall AQI the readings set: the stored pollutants of these are wanted.
     public static func hours(_ readings: [Reading]) -> Set<Hour> {
@@ -34,7 +38,7 @@ public enum OverallAQI {
     /// pollutants, and `stored` (by hour, the stored pollutants' values by metric) for the metrics
     /// the readings do not carry. An hour with no pollutant known keeps its value.
     public static func apply(_ readings: inout [Reading], stored: [Hour: [String: Double]]) {
-        var pollutants = stored
+        var pollutants = stored.mapValues { $0.filter { isPollutant($0.key) } }
         // The batch's pollutants take the place of the stored values of the same metric; of two
         // values of one metric in the batch (two sites of one area), the higher counts.
         var carried: [Hour: [String: Double]] = [:]

@@ -46,6 +46,38 @@ import Testing
         }
     }
 
+    @Test(
+        "PM concentrations derive the hourly NowCast series, recomputed when a late hour arrives (issue 42)",
+        arguments: Backend.allCases)
+    func nowCastSeriesFromHourlyConcentrations(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            let start = t("2015-08-21T00:00:00Z")
+            // The PWFSLSmoke vignette's Omak hours 0–11, oldest first; hour 11's NowCast is 54.8 µg/m³.
+            let omak: [Double] = [123.3, 80.2, 49.3, 101.8, 93.7, 143.2, 215.4, 130.6, 129.2, 59.8, 27.4, 46.3]
+            func pm(_ hour: Int, _ v: Double) -> Reading {
+                Reading(station: "omak", metric: "pm25", time: start + Int64(hour) * 3600, value: v, unit: "µg/m³")
+            }
+            // Hour 6 is late: first the other eleven.
+            let early = omak.enumerated().filter { $0.offset != 6 }.map { pm($0.offset, $0.element) }
+            _ = try await store.write(SourceBatch(readings: early), at: start)
+            let before = try await store.readings(station: "omak", metric: "pm25.nowcast")
+            #expect(before.last?.time == start + 11 * 3600)
+            #expect(before.last?.value != 54.8)
+            // The late hour comes: every NowCast after it is recomputed.
+            _ = try await store.write(SourceBatch(readings: [pm(6, omak[6])]), at: start)
+            let nowcast = try await store.readings(station: "omak", metric: "pm25.nowcast")
+            #expect(nowcast.last?.value == 54.8)
+            #expect(nowcast.count == 11)  // hour 0 alone is 1 of its 3 most recent hours: no NowCast
+            let aqi = try await store.readings(station: "omak", metric: "aqi.pm25.nowcast")
+            #expect(aqi.last?.value == 149)
+            // An index is not a concentration: nothing is derived from aqi.pm25.
+            _ = try await store.write(
+                SourceBatch(readings: [Reading(station: "x", metric: "aqi.pm25", time: start, value: 80)]), at: start)
+            #expect(try await store.readings(station: "x", metric: "pm25.nowcast").isEmpty)
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func ingestIsIdempotentAndMarksRevisions(_ backend: Backend) async throws {
         try await backend.withStore { f in

@@ -17,12 +17,35 @@ public struct QuakeRule: QuakeFamilyRule {
         public var latitude: Double
         public var longitude: Double
         public var radiusKm: Double
+        /// `min_intensity`: the place counts only when the event's felt intensity estimated there
+        /// (`FeltIntensity`, Atkinson & Wald 2007, the place's coefficient set) is at least this MMI.
+        public var minIntensity: Double?
 
-        public init(name: String, latitude: Double, longitude: Double, radiusKm: Double) {
+        public init(
+            name: String, latitude: Double, longitude: Double, radiusKm: Double, minIntensity: Double? = nil
+        ) {
             self.name = name
             self.latitude = latitude
             self.longitude = longitude
             self.radiusKm = radiusKm
+            self.minIntensity = minIntensity
+        }
+
+        /// The felt intensity estimated at the place (nil without a magnitude).
+        public func intensity(of e: QuakeEvent) -> Double? {
+            let d = FeltIntensity.hypocentralKm(epicentralKm: distanceKm(to: e), depthKm: e.depthKm)
+            return e.magnitude.flatMap {
+                FeltIntensity.aw2007(
+                    magnitude: $0, hypocentralKm: d,
+                    region: FeltIntensity.Region.forPlace(latitude: latitude, longitude: longitude))
+            }
+        }
+
+        /// Whether the event counts at this place: within the radius, and felt strongly enough there.
+        func admits(_ e: QuakeEvent, distanceKm d: Double) -> Bool {
+            guard d <= radiusKm else { return false }
+            guard let minIntensity else { return true }
+            return (intensity(of: e) ?? 0) >= minIntensity - 1e-9
         }
 
         /// Great-circle distance from the place to an event's epicenter, km.
@@ -166,16 +189,19 @@ public struct QuakeRule: QuakeFamilyRule {
         var distance: Double?
         if !near.isEmpty {
             let distances = near.map { ($0, $0.distanceKm(to: e)) }
-            if let inside = distances.filter({ $0.1 <= $0.0.radiusKm }).min(by: { $0.1 < $1.1 }) {
+            if let inside = distances.filter({ $0.0.admits(e, distanceKm: $0.1) }).min(by: { $0.1 < $1.1 }) {
                 (place, distance) = (inside.0, inside.1)
-                checks.append(
-                    Check(
-                        holds: true,
-                        text: "\(Self.km(inside.1)) from \(inside.0.name) ≤ \(Self.km(inside.0.radiusKm))"))
+                checks.append(Check(holds: true, text: Self.placeText(inside.0, inside.1, e, holds: true)))
             } else if let nearest = distances.min(by: { $0.1 < $1.1 }) {
                 (place, distance) = (nearest.0, nearest.1)
-                let text = "\(Self.km(nearest.1)) from \(nearest.0.name) > \(Self.km(nearest.0.radiusKm))"
-                checks.append(Check(holds: false, text: text + " (no watched place within its radius)"))
+                let felt = near.contains { $0.minIntensity != nil }
+                checks.append(
+                    Check(
+                        holds: false,
+                        text: Self.placeText(nearest.0, nearest.1, e, holds: false)
+                            + (felt
+                                ? " (no watched place within its radius and felt enough)"
+                                : " (no watched place within its radius)")))
             }
         }
         if reviewedOnly {
@@ -310,6 +336,28 @@ public struct QuakeRule: QuakeFamilyRule {
 
     /// `M6.3 earthquake 35 km SSW of Herat, Afghanistan — depth 14 km, 182 km from Kabul; PAGER
     /// orange; tsunami flag; 2023-10-07 11:41 local (UTC+04:00 approx.); https://…`
+    /// `132 km from Tokyo ≤ 300 km`, and with `min_intensity` the estimate against it:
+    /// `132 km from Tokyo office, estimated intensity IV (4.2) < V`.
+    static func placeText(_ p: Place, _ d: Double, _ e: QuakeEvent, holds: Bool) -> String {
+        var parts: [String] = []
+        if p.radiusKm.isFinite {
+            parts.append("\(km(d)) from \(p.name) \(d <= p.radiusKm ? "≤" : ">") \(km(p.radiusKm))")
+        } else {
+            parts.append("\(km(d)) from \(p.name)")
+        }
+        if let min = p.minIntensity {
+            if let i = p.intensity(of: e) {
+                let ok = i >= min - 1e-9
+                parts.append(
+                    "estimated intensity \(FeltIntensity.roman(i)) (\(formatValue((i * 10).rounded() / 10))) "
+                        + "\(ok ? "≥" : "<") \(FeltIntensity.roman(min))")
+            } else {
+                parts.append("no magnitude to estimate the intensity (min \(FeltIntensity.roman(min)))")
+            }
+        }
+        return parts.joined(separator: ", ")
+    }
+
     func summary(_ e: QuakeEvent, _ evaluation: Evaluation) -> String {
         var s = e.magnitude.map { Self.magnitude($0) + " " } ?? "M? "
         s += e.type
@@ -321,7 +369,14 @@ public struct QuakeRule: QuakeFamilyRule {
         var details: [String] = []
         if let d = e.depthKm { details.append("depth \(Self.km(d))") }
         if let place = evaluation.place, let distance = evaluation.distanceKm {
-            details.append("\(Self.km(distance)) from \(place.name)")
+            if place.minIntensity != nil, let i = place.intensity(of: e) {
+                // "estimated intensity V (moderate shaking) at Tokyo office, 132 km" (issue 42).
+                details.append(
+                    "estimated intensity \(FeltIntensity.roman(i)) (\(FeltIntensity.shaking(i)) shaking) at "
+                        + "\(place.name), \(Self.km(distance))")
+            } else {
+                details.append("\(Self.km(distance)) from \(place.name)")
+            }
         }
         if !details.isEmpty { s += " — " + details.joined(separator: ", ") }
         var parts = [s]

@@ -101,7 +101,7 @@ public enum Demo {
           - name: quake-near-tokyo
             kind: quake
             min_magnitude: 6
-            near: [{name: Tokyo, latitude: 35.6762, longitude: 139.6503, radius_km: 300}]
+            near: [{name: Tokyo, latitude: 35.6762, longitude: 139.6503, radius_km: 300, min_intensity: IV}]
             severity: critical
           - name: trip-packing
             kind: trip-packing
@@ -194,6 +194,12 @@ public enum Demo {
         try await store.save(trip: scenario.trip, at: scenario.start)
         await upstreams.gateQuakeRevision {
             (try? await store.recentTransitions(limit: 1_000))?.contains { $0.station == DemoScenario.quakeID } ?? false
+        }
+        await upstreams.gateAirLevels {
+            (try? await store.recentTransitions(limit: 1_000))?.first {
+                $0.rule == "delhi-air" && $0.station == "Delhi"
+            }?
+            .level
         }
 
         var logger = Logger(label: "klaxon")

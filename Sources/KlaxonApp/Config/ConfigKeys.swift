@@ -25,7 +25,7 @@ public enum ConfigKeys {
     // Rule files.
     public static let ruleFile = ["rules"]
     public static let ruleLevel = ["name", "at"]
-    public static let quakePlace = ["name", "latitude", "longitude", "radius_km"]
+    public static let quakePlace = ["name", "latitude", "longitude", "radius_km", "min_intensity"]
 
     /// Every section's allowed keys, by the name the reference uses for it: `klaxon.yaml` (the top
     /// level), `api`, `routes[]`, `receivers[] webhook`, `sources[] usgs-iv`, `rule threshold`, ….

@@ -382,8 +382,23 @@ public enum RuleLoader {
                 let lonNode = pm.required("longitude", what: "the place")
                 let lat = latNode.flatMap { file.number($0, what: "latitude") }
                 let lon = lonNode.flatMap { file.number($0, what: "longitude") }
-                let radiusNode = pm.required("radius_km", what: "the place")
-                let radius = radiusNode.flatMap { file.number($0, what: "radius_km") }
+                // `min_intensity: IV` (or 4.5): the place counts when the estimated felt intensity there
+                // (Atkinson & Wald 2007) is at least this; radius_km is then optional (no limit).
+                let intensityNode = pm.value("min_intensity")
+                var minIntensity: Double?
+                if let intensityNode {
+                    if let text = file.string(intensityNode, what: "min_intensity") {
+                        minIntensity = FeltIntensity.parse(text)
+                        if minIntensity == nil {
+                            file.error(intensityNode, "min_intensity must be I to XII or a number from 1 to 12")
+                        }
+                    }
+                }
+                let radiusNode =
+                    intensityNode == nil ? pm.required("radius_km", what: "the place") : pm.value("radius_km")
+                let radius =
+                    radiusNode.flatMap { file.number($0, what: "radius_km") }
+                    ?? (intensityNode == nil ? nil : .infinity)
                 pm.rejectUnknown(known: ConfigKeys.quakePlace, what: "a place")
                 if let lat, !(-90...90).contains(lat) { file.error(latNode, "latitude must be between -90 and 90") }
                 if let lon, !(-180...180).contains(lon) {
@@ -391,7 +406,8 @@ public enum RuleLoader {
                 }
                 if let radius, radius <= 0 { file.error(radiusNode, "radius_km must be positive") }
                 if let name, let lat, let lon, let radius {
-                    near.append(.init(name: name, latitude: lat, longitude: lon, radiusKm: radius))
+                    near.append(
+                        .init(name: name, latitude: lat, longitude: lon, radiusKm: radius, minIntensity: minIntensity))
                 }
             }
         }

@@ -9,15 +9,29 @@ public enum QuakeList {
         /// Origin time at or after this (seconds).
         public var since: Int64
         public var minMagnitude: Double?
+        /// `--at`: the place each event's felt intensity is estimated for (its distance is then the
+        /// hypocentral distance from there).
+        public var at: (latitude: Double, longitude: Double)?
 
         public init(
             near: (latitude: Double, longitude: Double, radiusKm: Double)? = nil, since: Int64,
-            minMagnitude: Double? = nil
+            minMagnitude: Double? = nil, at: (latitude: Double, longitude: Double)? = nil
         ) {
             self.near = near
             self.since = since
             self.minMagnitude = minMagnitude
+            self.at = at
         }
+    }
+
+    /// The felt intensity estimated at `Filter.at` (Atkinson & Wald 2007, `FeltIntensity`).
+    public struct Felt: Sendable {
+        /// Hypocentral distance from the place, km.
+        public var distanceKm: Double
+        /// The estimated MMI, nil for an event without a magnitude.
+        public var intensity: Double?
+        /// `aw2007-california` or `aw2007-ceus`: the model and coefficient set.
+        public var source: String
     }
 
     public struct Row: Sendable {
@@ -25,6 +39,18 @@ public enum QuakeList {
         public var event: QuakeEvent
         public var distanceKm: Double?
         public var revisions: Int
+        public var felt: Felt? = nil
+    }
+
+    /// The felt intensity of `e` at a place, by A&W 2007 with the place's coefficient set.
+    public static func felt(_ e: QuakeEvent, latitude: Double, longitude: Double) -> Felt {
+        let epicentral = Geo.distanceKm(lat1: latitude, lon1: longitude, lat2: e.latitude, lon2: e.longitude)
+        let d = FeltIntensity.hypocentralKm(epicentralKm: epicentral, depthKm: e.depthKm)
+        let region = FeltIntensity.Region.forPlace(latitude: latitude, longitude: longitude)
+        return Felt(
+            distanceKm: d,
+            intensity: e.magnitude.flatMap { FeltIntensity.aw2007(magnitude: $0, hypocentralKm: d, region: region) },
+            source: "aw2007-" + region.rawValue)
     }
 
     /// Events matching the filter, newest first.
@@ -40,7 +66,9 @@ public enum QuakeList {
                 guard d <= near.radiusKm else { continue }
                 distance = d
             }
-            out.append(Row(key: q.key, event: e, distanceKm: distance, revisions: revisions[q.key, default: 1]))
+            var row = Row(key: q.key, event: e, distanceKm: distance, revisions: revisions[q.key, default: 1])
+            if let at = filter.at { row.felt = felt(e, latitude: at.latitude, longitude: at.longitude) }
+            out.append(row)
         }
         return out
     }
@@ -52,7 +80,22 @@ public enum QuakeList {
         parts.append(mag + (e.magType.map { " \($0)" } ?? ""))
         parts.append(e.place ?? "(no place)")
         if let d = e.depthKm { parts.append("depth \(formatValue(d.rounded())) km") }
-        if let d = r.distanceKm { parts.append("\(formatValue(d.rounded())) km away") }
+        if let f = r.felt {
+            parts.append("\(formatValue(f.distanceKm.rounded())) km (hypocentral)")
+            if let i = f.intensity {
+                parts.append(
+                    "estimated intensity \(FeltIntensity.roman(i)) (\(FeltIntensity.shaking(i)) shaking; "
+                        + "\(formatValue((i * 10).rounded() / 10)), \(f.source))")
+            }
+            // The event's own intensities are its maxima, reported by people (DYFI) or instruments
+            // (ShakeMap): not at the place.
+            var measured: [String] = []
+            if let c = e.cdi { measured.append("DYFI \(formatValue((c * 10).rounded() / 10))") }
+            if let m = e.mmi { measured.append("ShakeMap \(formatValue((m * 10).rounded() / 10))") }
+            if !measured.isEmpty { parts.append("event max: " + measured.joined(separator: ", ")) }
+        } else if let d = r.distanceKm {
+            parts.append("\(formatValue(d.rounded())) km away")
+        }
         if let a = e.alert { parts.append("PAGER \(a)") }
         if e.tsunami { parts.append("tsunami flag") }
         if e.type != "earthquake" { parts.append(e.type) }
@@ -73,7 +116,13 @@ public enum QuakeList {
         o += ",\"depth_km\":\(n(e.depthKm)),\"sig\":\(i(e.sig)),\"alert\":\(s(e.alert)),\"tsunami\":\(e.tsunami)"
         o += ",\"status\":\(JSONText.string(e.status)),\"type\":\(JSONText.string(e.type)),\"url\":\(s(e.url))"
         o += ",\"felt\":\(i(e.felt)),\"cdi\":\(n(e.cdi)),\"mmi\":\(n(e.mmi))"
-        if let d = r.distanceKm { o += ",\"distance_km\":\(JSONText.number((d * 10).rounded() / 10))" }
+        if let f = r.felt {
+            o += ",\"distance_km\":\(JSONText.number((f.distanceKm * 10).rounded() / 10))"
+            o += ",\"intensity\":\(n(f.intensity.map { ($0 * 10).rounded() / 10 }))"
+            o += ",\"intensity_source\":\(f.intensity == nil ? "null" : JSONText.string(f.source))"
+        } else if let d = r.distanceKm {
+            o += ",\"distance_km\":\(JSONText.number((d * 10).rounded() / 10))"
+        }
         o += ",\"revisions\":\(r.revisions)}"
         return o
     }

@@ -23,18 +23,36 @@ struct QuakesCommand: AsyncParsableCommand {
     @Option(name: .customLong("min-magnitude"), help: "Only events of at least this magnitude.")
     var minMagnitude: Double?
 
-    @Option(help: "Output format: text or json (one object per line).")
+    @Option(
+        help: ArgumentHelp(
+            "Estimate each event's felt intensity at LAT,LON: distance_km is then hypocentral from there.",
+            valueName: "lat,lon"))
+    var at: String?
+
+    @Option(
+        name: .customLong("intensity-model"),
+        help: "The intensity model for --at: aw2007 (Atkinson & Wald 2007; the only one).")
+    var intensityModel: String = "aw2007"
+
+    @Option(
+        name: [.customShort("o"), .customLong("output"), .customLong("format")],
+        help: "Output format: text or json (one object per line).")
     var format: StdoutNotifier.Format = .text
 
     func run() async throws {
         try await guarded {
             var filter = QuakeList.Filter(since: try Self.since(since, now: nowSeconds()), minMagnitude: minMagnitude)
             if let near {
-                let parts = near.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-                guard parts.count == 2, let lat = parts[0], let lon = parts[1], (-90...90).contains(lat),
-                    (-180...180).contains(lon)
-                else { throw UserError("--near \"\(near)\" must be LAT,LON (like 35.68,139.69)") }
+                let (lat, lon) = try Self.point(near, option: "--near")
                 filter.near = (lat, lon, radius)
+            }
+            if let at {
+                guard intensityModel.lowercased() == "aw2007" else {
+                    throw ValidationError(
+                        "--intensity-model \"\(TerminalText.safe(intensityModel))\" is not known: aw2007 (Atkinson & Wald 2007)"
+                    )
+                }
+                filter.at = try Self.point(at, option: "--at")
             }
             return try await store.withStore(readOnly: true) { db in
                 let rows = try await QuakeList.find(store: db, filter: filter)
@@ -43,6 +61,15 @@ struct QuakesCommand: AsyncParsableCommand {
                 return 0
             }
         }
+    }
+
+    /// `LAT,LON` in degrees.
+    static func point(_ text: String, option: String) throws -> (Double, Double) {
+        let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.count == 2, let lat = parts[0], let lon = parts[1], (-90...90).contains(lat),
+            (-180...180).contains(lon)
+        else { throw UserError("\(option) \"\(TerminalText.safe(text))\" must be LAT,LON (like 35.68,139.69)") }
+        return (lat, lon)
     }
 
     /// `24h` (ago) or a date/time.

@@ -47,8 +47,12 @@ extension PostgresStore {
             var additions: [SeriesKey: Int64] = [:]
             var readings = batch.readings
             if batch.overallAQI { try await self.deriveOverallAQI(&readings, on: c) }
-            if NowCastSeries.applies(to: readings) { readings += try await self.deriveNowCast(readings, on: c) }
             var stats = try await self.insert(readings, on: c, known: [:], additions: &additions, source: source)
+            // PM concentrations: their NowCast series (`NowCastSeries`), not counted: not the batch's.
+            if NowCastSeries.applies(to: readings) {
+                let derived = try await self.deriveNowCast(readings, on: c)
+                _ = try await self.insert(derived, on: c, known: [:], additions: &additions, source: source)
+            }
             if !batch.weather.isEmpty || !batch.weatherAlerts.isEmpty {
                 stats.forecasts += try await self.write(weather: batch.weather, alerts: batch.weatherAlerts, on: c)
             }
@@ -520,6 +524,12 @@ final class PostgresReadingWriter: ReadingWriter {
             var additions: [SeriesKey: Int64] = [:]
             let stats = try await self.store.insert(
                 batch, on: c, known: known, additions: &additions, source: self.source)
+            // PM concentrations: their NowCast series, in the same transaction (not counted: not the batch's).
+            if NowCastSeries.applies(to: batch) {
+                let derived = try await self.store.deriveNowCast(batch, on: c)
+                _ = try await self.store.insert(
+                    derived, on: c, known: known, additions: &additions, source: self.source)
+            }
             return (stats, additions)
         }
         seriesIDs.withLock { $0.merge(additions) { a, _ in a } }

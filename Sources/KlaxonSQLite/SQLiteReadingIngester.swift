@@ -28,6 +28,11 @@ public final class ReadingIngester: ReadingWriter {
         let (stats, additions) = try await writer.write { db -> (IngestStats, [SeriesKey: Int64]) in
             var additions: [SeriesKey: Int64] = [:]
             let stats = try Self.insert(batch, db, known: known, additions: &additions, source: source)
+            // PM concentrations: their NowCast series, in the same transaction (not counted: not the batch's).
+            if NowCastSeries.applies(to: batch) {
+                let derived = try SQLiteStore.deriveNowCast(batch, db)
+                _ = try Self.insert(derived, db, known: known, additions: &additions, source: source)
+            }
             return (stats, additions)
         }
         // Series ids are cached only once their transaction committed.

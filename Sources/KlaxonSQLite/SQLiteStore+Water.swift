@@ -18,8 +18,12 @@ extension SQLiteStore {
             var additions: [SeriesKey: Int64] = [:]
             var readings = batch.readings
             if batch.overallAQI { try Self.deriveOverallAQI(&readings, db) }
-            if NowCastSeries.applies(to: readings) { readings += try Self.deriveNowCast(readings, db) }
             var stats = try ReadingIngester.insert(readings, db, known: [:], additions: &additions, source: source)
+            // PM concentrations: their NowCast series (`NowCastSeries`), not counted: not the batch's.
+            if NowCastSeries.applies(to: readings) {
+                let derived = try Self.deriveNowCast(readings, db)
+                _ = try ReadingIngester.insert(derived, db, known: [:], additions: &additions, source: source)
+            }
             if !batch.weather.isEmpty || !batch.weatherAlerts.isEmpty {
                 stats.forecasts += try Self.write(weather: batch.weather, alerts: batch.weatherAlerts, db)
             }

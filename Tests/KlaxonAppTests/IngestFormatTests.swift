@@ -514,8 +514,13 @@ struct IngestFormatTests {
         #expect(p.stderr.contains("ingest: 4 new, 0 revised, 0 unchanged, 2 rejected"), "\(p.stderr)")
         #expect(
             try await storedReadings(store) == [
+                // With each hour's NowCast (issue 42): 09:00 has 2 of its 3 most recent hours, 08:00 only one.
+                "openaq:2178|aqi.pm25.nowcast|2025-11-03T09:00:00Z|90.0|",
+                "openaq:2178|pm25.nowcast|2025-11-03T09:00:00Z|29.9|µg/m³",
                 "openaq:2178|pm25|2025-11-03T08:00:00Z|28.5|µg/m³",
                 "openaq:2178|pm25|2025-11-03T09:00:00Z|31.25|µg/m³",
+                "openaq:9000|aqi.pm25.nowcast|2025-11-03T09:00:00Z|139.0|",
+                "openaq:9000|pm25.nowcast|2025-11-03T09:00:00Z|51.0|µg/m³",
                 "openaq:9000|pm25|2025-11-03T08:00:00Z|90.5|µg/m³",
                 "openaq:9000|pm25|2025-11-03T09:00:00Z|31.25|µg/m³",
             ])

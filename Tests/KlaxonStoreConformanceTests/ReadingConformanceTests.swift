@@ -71,6 +71,16 @@ import Testing
             #expect(nowcast.count == 11)  // hour 0 alone is 1 of its 3 most recent hours: no NowCast
             let aqi = try await store.readings(station: "omak", metric: "aqi.pm25.nowcast")
             #expect(aqi.last?.value == 149)
+            // Readings files take the same path: the ingester derives them too, and counts only the file's.
+            let ingester = try store.readingWriter()
+            let stats = try await ingester.write(
+                omak.enumerated().map {
+                    Reading(
+                        station: "file", metric: "pm25", time: start + Int64($0.offset) * 3600, value: $0.element,
+                        unit: "ug/m3")
+                })
+            #expect(stats.inserted == 12)
+            #expect(try await store.readings(station: "file", metric: "pm25.nowcast").last?.value == 54.8)
             // An index is not a concentration: nothing is derived from aqi.pm25.
             _ = try await store.write(
                 SourceBatch(readings: [Reading(station: "x", metric: "aqi.pm25", time: start, value: 80)]), at: start)

@@ -48,6 +48,9 @@ public enum NowCastSeries {
         return r.metric == "pm25" ? .pm25 : .pm10
     }
 
+    /// A raw PM concentration a NowCast is derived from.
+    public static func isConcentration(_ r: Reading) -> Bool { pollutant(of: r) != nil }
+
     /// True when the batch holds a concentration a NowCast is derived from: the cheap test that keeps
     /// the rest away from every other batch.
     public static func applies(to readings: [Reading]) -> Bool {
@@ -78,6 +81,12 @@ public enum NowCastSeries {
     /// take the place of a stored value at the same time.
     public static func derive(_ readings: [Reading], stored: [SeriesKey: [(time: Int64, value: Double)]]) -> [Reading] {
         var out: [Reading] = []
+        // The batch's concentrations by series, in one pass (a replay may bring millions of readings).
+        var batch: [Key: [Reading]] = [:]
+        for r in readings {
+            guard let p = pollutant(of: r) else { continue }
+            batch[Key(station: r.station, pollutant: p), default: []].append(r)
+        }
         for w in windows(readings) {
             guard let p = NowCast.Pollutant(name: w.metric) else { continue }
             // Raw values by time: stored, then the batch's (a revision replaces the stored value).
@@ -85,7 +94,7 @@ public enum NowCastSeries {
             for (t, v) in stored[SeriesKey(station: w.station, metric: w.metric)] ?? [] { byTime[t] = v }
             var touched: [Int64] = []
             var source: String?
-            for r in readings where r.station == w.station && pollutant(of: r) == p {
+            for r in batch[Key(station: w.station, pollutant: p)] ?? [] {
                 byTime[r.time] = r.value
                 touched.append(hourOf(r.time))
                 source = source ?? r.source

@@ -78,4 +78,20 @@ import Testing
         let model = try await klaxonAsync(["quakes", "--db", db, "--at", "35.6,139.6", "--intensity-model", "x"])
         #expect(model.status == 64)
     }
+
+    @Test func dryRunDerivesTheNowCastOfAReadingsFile() async throws {
+        let scratch = try Scratch()
+        // Clean air, then smoke: the NowCast AQI passes 150 (Unhealthy) a few hours into it.
+        var csv = "station,metric,time,value,unit\n"
+        for h in 0..<12 { csv += "omak,pm25,2026-11-01T\(String(format: "%02d", h)):00:00Z,8,ug/m3\n" }
+        for h in 12..<18 { csv += "omak,pm25,2026-11-01T\(h):00:00Z,180,ug/m3\n" }
+        let readings = try scratch.write("smoke.csv", csv)
+        let rules = try scratch.write(
+            "r.yaml", "name: smoke\nkind: threshold\nmetric: aqi.pm25.nowcast\nabove: 150\nseverity: warning\n")
+        let r = try await klaxonAsync(["dry-run", "--readings", readings, "--rules", rules, "--format", "json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let firing = r.lines.filter { $0.contains("\"firing\"") }
+        #expect(firing.count == 1, "\(r.stdout)")
+        #expect(firing.first?.contains("aqi.pm25.nowcast") == true)
+    }
 }

@@ -30,7 +30,15 @@ public struct DryRun: Sendable {
         engine = RuleEngine(rules: rules, stations: stations, floods: floods)
         self.from = from
         self.to = to
+        wantsNowCast = rules.contains {
+            if case .series(let kind) = $0.kind.family { return kind.metric.hasSuffix(NowCastSeries.suffix) }
+            return false
+        }
     }
+
+    /// A rule watches a derived NowCast series: the replay derives them from the files' PM
+    /// concentrations, as the stores do (`NowCastSeries`).
+    let wantsNowCast: Bool
 
     /// Sessions by series, with a one-entry cache for files grouped by series.
     struct Sessions {
@@ -96,6 +104,7 @@ public struct DryRun: Sendable {
         var disordered: Set<SeriesKey> = []
         var maxTime = Int64.min
         var check = Plausibility.SuspectCheck()
+        var concentrations: [Reading] = []
         for path in files {
             var rejections = RejectionReport(path: path)
             defer {
@@ -117,6 +126,7 @@ public struct DryRun: Sendable {
                     guard inRange(r.time) else { return }
                     result.readings += 1
                     maxTime = max(maxTime, r.time)
+                    if wantsNowCast, NowCastSeries.isConcentration(r) { concentrations.append(r) }
                     let i = sessions.lookup(r.series, unit: r.unit, engine: engine)
                     guard i >= 0, !sessions.sessions[i].disordered else { return }
                     if check.isSuspect(r) {
@@ -157,6 +167,21 @@ public struct DryRun: Sendable {
                     engine.step(&s, time: r.time, value: r.value, into: &out)
                 }
                 sessions.sessions[sessions.index[key]!] = s
+            }
+        }
+        // The NowCast series of the files' PM concentrations, each in time order (`NowCastSeries`).
+        if !concentrations.isEmpty {
+            var derived: [SeriesKey: [Reading]] = [:]
+            for r in NowCastSeries.derive(concentrations, stored: [:]) { derived[r.series, default: []].append(r) }
+            for (key, readings) in derived {
+                guard var s = engine.session(for: key, unit: readings.first?.unit) else { continue }
+                for r in readings where inRange(r.time) { engine.step(&s, time: r.time, value: r.value, into: &out) }
+                if let i = sessions.index[key], i >= 0 {
+                    sessions.sessions[i] = s
+                } else {
+                    sessions.sessions.append(s)
+                    sessions.index[key] = sessions.sessions.count - 1
+                }
             }
         }
         finish(&sessions, end: to ?? maxTime, into: &out)

@@ -220,6 +220,8 @@ public struct DryRunJob: Sendable {
                     if case .reading(let r, _) = row, dry.inRange(r.time) { out.append(r) }
                 }
             }
+            // PM concentrations bring their NowCast series, as the stores derive them (issue 42).
+            if NowCastSeries.applies(to: out) { out += NowCastSeries.derive(out, stored: [:]) }
             return out
         }
     }

@@ -12,30 +12,32 @@ public enum JSONText {
 }
 
 extension JSONText {
-    /// Writes a JSON value built from dictionaries, arrays, strings, numbers, booleans and `NSNull`
-    /// (what the webhook payload builders produce), keys sorted. Much cheaper than `JSONSerialization`,
-    /// which bridges every value through Objective-C-style objects.
-    public static func encode(_ value: Any) -> String {
+    /// Writes a JSON value with the keys of each object sorted (by code point), numbers as `number`
+    /// writes them and strings as `string` does: the bytes of every webhook preset and stored extra.
+    /// Much cheaper than `JSONSerialization`, which bridges every value through Objective-C-style objects.
+    public static func encode(_ value: JSONValue) -> String {
         var out = ""
         write(value, into: &out)
         return out
     }
 
-    static func write(_ value: Any, into out: inout String) {
+    /// A flat object of strings (labels), keys sorted.
+    public static func encode(_ object: [String: String]) -> String {
+        var out = "{"
+        for (n, key) in object.keys.sorted().enumerated() {
+            if n > 0 { out += "," }
+            out += string(key) + ":" + string(object[key]!)
+        }
+        return out + "}"
+    }
+
+    static func write(_ value: JSONValue, into out: inout String) {
         switch value {
-        case let s as String: out += string(s)
-        case let b as Bool: out += b ? "true" : "false"
-        case let i as Int: out += String(i)
-        case let i as Int64: out += String(i)
-        case let d as Double: out += number(d)
-        case let d as [String: String]:
-            out += "{"
-            for (n, key) in d.keys.sorted().enumerated() {
-                if n > 0 { out += "," }
-                out += string(key) + ":" + string(d[key]!)
-            }
-            out += "}"
-        case let d as [String: Any]:
+        case .string(let s): out += string(s)
+        case .bool(let b): out += b ? "true" : "false"
+        case .number(let d): out += number(d)
+        case .null: out += "null"
+        case .object(let d):
             out += "{"
             for (n, key) in d.keys.sorted().enumerated() {
                 if n > 0 { out += "," }
@@ -43,15 +45,13 @@ extension JSONText {
                 write(d[key]!, into: &out)
             }
             out += "}"
-        case let a as [Any]:
+        case .array(let a):
             out += "["
             for (n, item) in a.enumerated() {
                 if n > 0 { out += "," }
                 write(item, into: &out)
             }
             out += "]"
-        default:
-            out += "null"  // NSNull and anything unexpected
         }
     }
 }

@@ -29,8 +29,8 @@ public enum SlackBlocks {
     }
 
     /// The message's blocks.
-    public static func blocks(_ n: AlertNotification) -> [[String: Any]] {
-        var out: [[String: Any]] = []
+    public static func blocks(_ n: AlertNotification) -> [[String: JSONValue]] {
+        var out: [[String: JSONValue]] = []
         if n.isDigest {
             out.append(section(id: "digest", text: "*Held during quiet hours (\(n.alerts.count)):*"))
         }
@@ -48,11 +48,11 @@ public enum SlackBlocks {
     }
 
     /// One alert's blocks (five at most). `position` makes its ids unique in the message.
-    static func alert(_ n: AlertNotification, _ a: NotifiedAlert, position i: Int) -> [[String: Any]] {
+    static func alert(_ n: AlertNotification, _ a: NotifiedAlert, position i: Int) -> [[String: JSONValue]] {
         let e = ChatEscape.slack
         let t = a.transition
         let headline = e(WebhookPayloads.title(a))
-        var blocks: [[String: Any]] = [
+        var blocks: [[String: JSONValue]] = [
             [
                 "type": "header", "block_id": "alert-\(i)",
                 "text": plain(headline.isEmpty ? "Alert" : headline, Limit.header),
@@ -65,45 +65,46 @@ public enum SlackBlocks {
         ]
         // The chart of what the alert is about (`external_url` + a checked path: no data unescaped).
         if let chart = n.publicChartLink(a), chart.utf16.count <= Limit.url {
-            var image: [String: Any] = [
-                "type": "image", "block_id": "alert-\(i)-chart", "image_url": chart,
-                "alt_text": ChatText.clip(
-                    e("Chart of \(WebhookPayloads.place(t)), \(MetricWords.name(t.metric)), the last 48 hours"),
-                    Limit.altText),
+            var image: [String: JSONValue] = [
+                "type": "image", "block_id": "alert-\(i)-chart", "image_url": .string(chart),
+                "alt_text": .string(
+                    ChatText.clip(
+                        e("Chart of \(WebhookPayloads.place(t)), \(MetricWords.name(t.metric)), the last 48 hours"),
+                        Limit.altText)),
             ]
             // Late: the chart shows newer data than the message; its title says whose time is whose.
             if let caption = WebhookPayloads.chartCaption(a) { image["title"] = plain(caption, Limit.altText) }
             blocks.append(image)
         }
-        var buttons: [[String: Any]] = []
+        var buttons: [JSONValue] = []
         if let link = n.link(a), link.utf16.count <= Limit.url {
             buttons.append([
                 "type": "button", "action_id": "\(ChatAction.open).\(i)", "text": plain("Open", Limit.buttonText),
-                "url": link,
+                "url": .string(link),
             ])
         }
         // What the alert is about (its gauge, city or station) and the rule's runbook: links too.
         for (k, link) in WebhookPayloads.links(n, a).enumerated() where link.url.utf16.count <= Limit.url {
             buttons.append([
                 "type": "button", "action_id": "\(ChatAction.open).\(i).\(k)",
-                "text": plain(link.label, Limit.buttonText), "url": link.url,
+                "text": plain(link.label, Limit.buttonText), "url": .string(link.url),
             ])
         }
         // Ack and Silence only while the alert fires, and only for a logged one (a test message has id 0).
         if WebhookPayloads.ackHint(a) != nil {
             for action in ChatAction.allCases {
-                var button: [String: Any] = [
-                    "type": "button", "action_id": action.actionID(position: i),
-                    "text": plain(action.label, Limit.buttonText), "value": String(a.id),
+                var button: [String: JSONValue] = [
+                    "type": "button", "action_id": .string(action.actionID(position: i)),
+                    "text": plain(action.label, Limit.buttonText), "value": .string(String(a.id)),
                 ]
                 if action == .ack { button["style"] = "primary" }
-                buttons.append(button)
+                buttons.append(.object(button))
             }
         }
         if !buttons.isEmpty {
             blocks.append([
                 "type": "actions", "block_id": "alert-\(i)-actions",
-                "elements": Array(buttons.prefix(Limit.actionsElements)),
+                "elements": .array(Array(buttons.prefix(Limit.actionsElements))),
             ])
         }
         return blocks
@@ -111,7 +112,7 @@ public enum SlackBlocks {
 
     /// The last block when not every alert fits: how many more, their headlines as far as the text
     /// limit allows, and a button to the site's list of alerts (with `external_url`).
-    static func more(_ n: AlertNotification, from shown: Int) -> [String: Any] {
+    static func more(_ n: AlertNotification, from shown: Int) -> [String: JSONValue] {
         let rest = n.alerts[shown...]
         let lines = rest.map { "• " + ChatEscape.slack(WebhookPayloads.title($0)) }
         var block = section(
@@ -122,7 +123,7 @@ public enum SlackBlocks {
                 block["accessory"] = [
                     "type": "button", "action_id": "\(ChatAction.open).more",
                     "text": plain("All alerts", Limit.buttonText),
-                    "url": list,
+                    "url": .string(list),
                 ]
             }
         }
@@ -130,18 +131,18 @@ public enum SlackBlocks {
     }
 
     /// A section of Slack-formatted text, cut to the limit.
-    static func section(id: String, text: String) -> [String: Any] {
-        ["type": "section", "block_id": id, "text": mrkdwn(text)]
+    static func section(id: String, text: String) -> [String: JSONValue] {
+        ["type": "section", "block_id": .string(id), "text": mrkdwn(text)]
     }
 
     /// A `mrkdwn` text object, cut to the limit and `verbatim`: Slack turns no bare URL, channel name
     /// or `@here` in it into a link or a mention.
-    static func mrkdwn(_ text: String) -> [String: Any] {
-        ["type": "mrkdwn", "text": ChatText.clip(text.isEmpty ? " " : text, Limit.text), "verbatim": true]
+    static func mrkdwn(_ text: String) -> JSONValue {
+        ["type": "mrkdwn", "text": .string(ChatText.clip(text.isEmpty ? " " : text, Limit.text)), "verbatim": true]
     }
 
     /// A `plain_text` object cut to `limit`.
-    static func plain(_ text: String, _ limit: Int) -> [String: Any] {
-        ["type": "plain_text", "text": ChatText.clip(text, limit), "emoji": true]
+    static func plain(_ text: String, _ limit: Int) -> JSONValue {
+        ["type": "plain_text", "text": .string(ChatText.clip(text, limit)), "emoji": true]
     }
 }

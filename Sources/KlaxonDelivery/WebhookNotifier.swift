@@ -67,7 +67,7 @@ public struct WebhookNotifier: Notifier {
             return try TemplateBody.check(
                 template.render(WebhookPayloads.templateContext(n)), preset: config.preset, receiver: config.name)
         }
-        let object: [String: Any]
+        let object: [String: JSONValue]
         switch config.preset {
         case .generic: return Data(WebhookPayloads.genericText(n, groupBy: groupBy).utf8)
         case .slack: object = WebhookPayloads.slack(n)

@@ -135,34 +135,10 @@ public enum WebhookPayloads {
 
     /// Alertmanager webhook payload, version 4, so any Alertmanager consumer accepts Klaxon's: the
     /// same fields and types as Alertmanager 0.25 sends. An alert's labels and `fingerprint` are
-    /// the same from its firing to its resolve; `startsAt` is when its episode began.
-    public static func generic(_ n: AlertNotification, groupBy: [String]) -> [String: Any] {
-        let alerts: [[String: Any]] = n.alerts.map { a in
-            let t = a.transition
-            let (labels, annotations) = genericParts(a)
-            let resolved = t.state == .resolved
-            return [
-                "status": resolved ? "resolved" : "firing", "labels": labels, "annotations": annotations,
-                "startsAt": Timestamp.format(a.startedAt), "endsAt": resolved ? Timestamp.format(t.at) : zeroTime,
-                "generatorURL": generatorURL(n, a), "fingerprint": AlertIdentity.fingerprint(t),
-            ]
-        }
-        let labelSets = alerts.map { $0["labels"] as! [String: String] }
-        let annotationSets = alerts.map { $0["annotations"] as! [String: String] }
-        let groupLabels = Dictionary(
-            n.groupLabels(groupBy).map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
-        return [
-            "version": "4", "groupKey": n.groupKey(groupBy), "truncatedAlerts": 0, "status": n.status,
-            "receiver": n.receiver, "groupLabels": groupLabels, "commonLabels": common(labelSets),
-            "commonAnnotations": common(annotationSets), "externalURL": AlertNotification.trimmed(n.externalURL),
-            "alerts": alerts,
-        ]
-    }
-
-    /// `encode(generic(n, groupBy:))`, byte for byte, written straight from the typed values into
-    /// bytes: no dictionaries to build, hash and sort (labels and annotations are short lists of
-    /// pairs, sorted once). Every webhook of the generic preset is one of these, so it is on the
-    /// delivery hot path.
+    /// the same from its firing to its resolve; `startsAt` is when its episode began. Written
+    /// straight from the typed values into bytes (keys sorted): no dictionaries to build, hash and
+    /// sort (labels and annotations are short lists of pairs, sorted once). Every webhook of the
+    /// generic preset is one of these, so it is on the delivery hot path.
     public static func genericText(_ n: AlertNotification, groupBy: [String]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(700 * n.alerts.count + 300)
@@ -269,12 +245,6 @@ public enum WebhookPayloads {
         return first.filter { p in others.allSatisfy { $0[p.key] == p.value } }
     }
 
-    static func common(_ sets: [[String: String]]) -> [String: String] {
-        guard var out = sets.first else { return [:] }
-        for s in sets.dropFirst() { out = out.filter { s[$0.key] == $0.value } }
-        return out
-    }
-
     /// The plain text of a notification: one line per alert with its message.
     public static func plainText(_ n: AlertNotification) -> String { plainText(n, escape: { $0 }) }
 
@@ -292,30 +262,33 @@ public enum WebhookPayloads {
     /// and then attachments, so the attachments' displayed fields (`title`, `text`, `fields`,
     /// `footer`, `ts`) are not sent to Slack: the blocks say all of it once. Values from data are
     /// escaped for Slack (`&amp;`, `&lt;`, `&gt;`): see `ChatEscape`.
-    public static func slack(_ n: AlertNotification) -> [String: Any] {
+    public static func slack(_ n: AlertNotification) -> [String: JSONValue] {
         let e = ChatEscape.slack
         return [
-            "text": plainText(n, escape: e), "blocks": SlackBlocks.blocks(n),
-            "attachments": n.alerts.map { a -> [String: Any] in
-                ["color": colour(a.transition), "fallback": "\(e(title(a))): \(e(a.message))"]
-            },
+            "text": .string(plainText(n, escape: e)), "blocks": .array(SlackBlocks.blocks(n).map(JSONValue.object)),
+            "attachments": .array(
+                n.alerts.map { a -> JSONValue in
+                    ["color": .string(colour(a.transition)), "fallback": "\(e(title(a))): \(e(a.message))"]
+                }),
         ]
     }
 
     /// Slack's attachment format, with values from data passed through `e`.
-    static func attachments(_ n: AlertNotification, escape e: (String) -> String) -> [String: Any] {
+    static func attachments(_ n: AlertNotification, escape e: (String) -> String) -> [String: JSONValue] {
         [
-            "text": plainText(n, escape: e),
-            "attachments": n.alerts.map { a -> [String: Any] in
-                var attachment: [String: Any] = [
-                    "color": colour(a.transition), "title": e(title(a)), "text": e(a.message),
-                    "fields": [["title": "Why", "value": e(a.transition.explanation), "short": false]],
-                    "footer": e(footer(a)), "ts": a.transition.at,
-                ]
-                // The title opens the alert's page (`external_url`: a checked URL and a number, not data).
-                if let link = n.link(a) { attachment["title_link"] = link }
-                return attachment
-            },
+            "text": .string(plainText(n, escape: e)),
+            "attachments": .array(
+                n.alerts.map { a -> JSONValue in
+                    var attachment: [String: JSONValue] = [
+                        "color": .string(colour(a.transition)), "title": .string(e(title(a))),
+                        "text": .string(e(a.message)),
+                        "fields": [["title": "Why", "value": .string(e(a.transition.explanation)), "short": false]],
+                        "footer": .string(e(footer(a))), "ts": JSONValue(a.transition.at),
+                    ]
+                    // The title opens the alert's page (`external_url`: a checked URL and a number, not data).
+                    if let link = n.link(a) { attachment["title_link"] = .string(link) }
+                    return .object(attachment)
+                }),
         ]
     }
 
@@ -325,36 +298,41 @@ public enum WebhookPayloads {
     /// a signer (`chat.mattermost`), a firing alert's attachment carries Ack and Silence 1h message
     /// buttons, which Mattermost posts back to `EXTERNAL_URL/chat/mattermost/actions` with their
     /// signed context.
-    public static func mattermost(_ n: AlertNotification) -> [String: Any] {
+    public static func mattermost(_ n: AlertNotification) -> [String: JSONValue] {
         var p = attachments(n, escape: ChatEscape.mattermost)
         p["username"] = "Klaxon"
-        guard var list = p["attachments"] as? [[String: Any]], list.count == n.alerts.count else { return p }
+        guard var list = p["attachments"]?.array?.compactMap(\.object), list.count == n.alerts.count else { return p }
         // What the alert is about and its runbook, as Markdown links (labels Klaxon's, URLs checked and
         // encoded: data in a runbook URL cannot close the link and open its own).
         for (i, a) in n.alerts.enumerated() {
             let links = links(n, a)
-            guard !links.isEmpty, var fields = list[i]["fields"] as? [[String: Any]] else { continue }
+            guard !links.isEmpty, var fields = list[i]["fields"]?.array else { continue }
             fields.append([
                 "title": "Links",
-                "value": links.map { ChatEscape.markdownLink($0.label, $0.url, escape: ChatEscape.mattermost) }
-                    .joined(separator: " · "),
+                "value": .string(
+                    links.map { ChatEscape.markdownLink($0.label, $0.url, escape: ChatEscape.mattermost) }
+                        .joined(separator: " · ")),
                 "short": false,
             ])
-            list[i]["fields"] = fields
+            list[i]["fields"] = .array(fields)
         }
-        p["attachments"] = list
+        p["attachments"] = .array(list.map(JSONValue.object))
         guard let signer = n.chatActions, !n.externalURL.isEmpty else { return p }
         let url = AlertNotification.trimmed(n.externalURL) + "/chat/mattermost/actions"
         for (i, a) in n.alerts.enumerated() where ackHint(a) != nil {
-            list[i]["actions"] = ChatAction.allCases.map { action -> [String: Any] in
-                [
-                    "id": "\(action == .ack ? "ack" : "silence")\(i)", "type": "button", "name": action.label,
-                    "style": action == .ack ? "primary" : "default",
-                    "integration": ["url": url, "context": signer.context(action, a.id)],
-                ]
-            }
+            list[i]["actions"] = .array(
+                ChatAction.allCases.map { action -> JSONValue in
+                    [
+                        "id": "\(action == .ack ? "ack" : "silence")\(i)", "type": "button",
+                        "name": .string(action.label), "style": action == .ack ? "primary" : "default",
+                        "integration": [
+                            "url": .string(url),
+                            "context": .object(signer.context(action, a.id).mapValues(JSONValue.string)),
+                        ],
+                    ]
+                })
         }
-        p["attachments"] = list
+        p["attachments"] = .array(list.map(JSONValue.object))
         return p
     }
 
@@ -371,7 +349,7 @@ public enum WebhookPayloads {
     /// past the tenth, which has no embed, keeps its message in `content`). The embeds share Discord's
     /// 6,000-character budget: descriptions are shortened so that the total stays within it.
     /// `allowed_mentions: {parse: []}`: nothing in a message can ping anyone.
-    public static func discord(_ n: AlertNotification) -> [String: Any] {
+    public static func discord(_ n: AlertNotification) -> [String: JSONValue] {
         let e = ChatEscape.discord
         var lines: [String] = []
         if n.isDigest { lines.append("Held during quiet hours (\(n.alerts.count)):") }
@@ -395,43 +373,47 @@ public enum WebhookPayloads {
         let fixedSize = fixed.reduce(0) { $0 + $1.title.count + $1.footer.count + ($1.links.map { $0.count + 5 } ?? 0) }
         let share = shown.isEmpty ? 0 : max(40, (discordEmbedTotal - fixedSize) / shown.count)
         return [
-            "content": truncate(lines.joined(separator: "\n"), to: discordLimit),
-            "embeds": zip(shown, fixed).map { a, f -> [String: Any] in
-                var embed: [String: Any] = [
-                    "title": f.title,
-                    "description": truncate(
-                        "\(e(a.message))\n\nWhy: \(e(a.transition.explanation))", to: min(4096, share)),
-                    "color": Int(colour(a.transition).dropFirst(), radix: 16) ?? 0,
-                    "timestamp": Timestamp.format(a.transition.at), "footer": ["text": f.footer],
-                ]
-                if let link = n.link(a) { embed["url"] = link }
-                // Markdown links in an embed field; the URLs are checked and encoded, the labels are Klaxon's.
-                if let links = f.links { embed["fields"] = [["name": "Links", "value": links, "inline": false]] }
-                return embed
-            },
+            "content": .string(truncate(lines.joined(separator: "\n"), to: discordLimit)),
+            "embeds": .array(
+                zip(shown, fixed).map { a, f -> JSONValue in
+                    var embed: [String: JSONValue] = [
+                        "title": .string(f.title),
+                        "description": .string(
+                            truncate(
+                                "\(e(a.message))\n\nWhy: \(e(a.transition.explanation))", to: min(4096, share))),
+                        "color": JSONValue(Int(colour(a.transition).dropFirst(), radix: 16) ?? 0),
+                        "timestamp": .string(Timestamp.format(a.transition.at)), "footer": ["text": .string(f.footer)],
+                    ]
+                    if let link = n.link(a) { embed["url"] = .string(link) }
+                    // Markdown links in an embed field; the URLs are checked and encoded, the labels are Klaxon's.
+                    if let links = f.links {
+                        embed["fields"] = [["name": "Links", "value": .string(links), "inline": false]]
+                    }
+                    return .object(embed)
+                }),
             "allowed_mentions": discordAllowedMentions,
         ]
     }
 
     /// `{"parse": []}`: Discord parses no mention of users, roles, `@everyone` or `@here`.
-    static var discordAllowedMentions: [String: Any] { ["parse": [Any]()] }
+    static var discordAllowedMentions: JSONValue { ["parse": []] }
 
     /// The most alerts one Teams card lists: a Teams message is at most 28 KB.
     static let teamsAlerts = 20
 
     /// Microsoft Teams (Workflows webhook): a message carrying an Adaptive Card (version 1.4, which
     /// Teams renders), at most `teamsAlerts` alerts and 5 buttons.
-    public static func msteams(_ n: AlertNotification) -> [String: Any] {
+    public static func msteams(_ n: AlertNotification) -> [String: JSONValue] {
         let e = ChatEscape.msteams
-        var body: [[String: Any]] = []
+        var body: [JSONValue] = []
         for a in n.alerts.prefix(teamsAlerts) {
             let t = a.transition
             let colour = t.state == .resolved ? "Good" : (t.severity == .critical ? "Attention" : "Warning")
             body.append([
-                "type": "TextBlock", "text": e(title(a)), "weight": "Bolder", "size": "Medium", "color": colour,
-                "wrap": true,
+                "type": "TextBlock", "text": .string(e(title(a))), "weight": "Bolder", "size": "Medium",
+                "color": .string(colour), "wrap": true,
             ])
-            body.append(["type": "TextBlock", "text": e(a.message), "wrap": true])
+            body.append(["type": "TextBlock", "text": .string(e(a.message)), "wrap": true])
             var facts: [[String: String]] = [
                 ["title": "Station", "value": e(t.station)], ["title": "Metric", "value": e(t.metric)],
             ]
@@ -443,48 +425,57 @@ public enum WebhookPayloads {
             facts.append(["title": "Why", "value": e(t.explanation)])
             facts.append(["title": "Data time", "value": Timestamp.format(t.at)])
             if let ack = ackHint(a) { facts.append(["title": "Acknowledge", "value": ack]) }
-            body.append(["type": "FactSet", "facts": facts])
+            body.append([
+                "type": "FactSet", "facts": .array(facts.map { JSONValue.object($0.mapValues(JSONValue.string)) }),
+            ])
             // The chart, for a single alert, when Teams can fetch it (see `publicChartLink`).
             if n.alerts.count == 1, let chart = n.publicChartLink(a) {
                 if let caption = chartCaption(a) {
-                    body.append(["type": "TextBlock", "text": e(caption), "wrap": true, "isSubtle": true])
+                    body.append(["type": "TextBlock", "text": .string(e(caption)), "wrap": true, "isSubtle": true])
                 }
                 body.append([
-                    "type": "Image", "url": chart, "size": "Stretch",
-                    "altText": e("Chart of \(place(t)), \(MetricWords.name(t.metric)), the last 48 hours"),
+                    "type": "Image", "url": .string(chart), "size": "Stretch",
+                    "altText": .string(e("Chart of \(place(t)), \(MetricWords.name(t.metric)), the last 48 hours")),
                 ])
             }
         }
         if n.alerts.count > teamsAlerts {
             body.append([
                 "type": "TextBlock", "wrap": true, "isSubtle": true,
-                "text": "…and \(n.alerts.count - teamsAlerts) more"
-                    + (n.externalURL.isEmpty ? "" : ": \(AlertNotification.trimmed(n.externalURL))/alerts"),
+                "text": .string(
+                    "…and \(n.alerts.count - teamsAlerts) more"
+                        + (n.externalURL.isEmpty ? "" : ": \(AlertNotification.trimmed(n.externalURL))/alerts")),
             ])
         }
-        var card: [String: Any] = [
+        var card: [String: JSONValue] = [
             "$schema": "http://adaptivecards.io/schemas/adaptive-card.json", "type": "AdaptiveCard", "version": "1.4",
-            "body": body,
+            "body": .array(body),
         ]
         // Buttons that open the alert's page (one per alert), and for a single alert what it is
         // about and its runbook: at most 5, as Teams shows them.
-        var actions: [[String: Any]] = n.alerts.compactMap { a in
-            n.link(a).map { link -> [String: Any] in
+        var actions: [JSONValue] = n.alerts.compactMap { a in
+            n.link(a).map { link -> JSONValue in
                 [
-                    "type": "Action.OpenUrl", "url": link,
-                    "title": n.alerts.count == 1
-                        ? "Open alert #\(a.id)" : "Open #\(a.id) \(e(truncate(place(a.transition), to: 40)))",
+                    "type": "Action.OpenUrl", "url": .string(link),
+                    "title": .string(
+                        n.alerts.count == 1
+                            ? "Open alert #\(a.id)" : "Open #\(a.id) \(e(truncate(place(a.transition), to: 40)))"),
                 ]
             }
         }
         if n.alerts.count == 1, let a = n.alerts.first {
-            for l in links(n, a) { actions.append(["type": "Action.OpenUrl", "url": l.url, "title": l.label]) }
+            for l in links(n, a) {
+                actions.append(["type": "Action.OpenUrl", "url": .string(l.url), "title": .string(l.label)])
+            }
         }
-        if !actions.isEmpty { card["actions"] = Array(actions.prefix(5)) }
+        if !actions.isEmpty { card["actions"] = .array(Array(actions.prefix(5))) }
         return [
             "type": "message",
             "attachments": [
-                ["contentType": "application/vnd.microsoft.card.adaptive", "contentUrl": NSNull(), "content": card]
+                [
+                    "contentType": "application/vnd.microsoft.card.adaptive", "contentUrl": .null,
+                    "content": .object(card),
+                ]
             ],
         ]
     }
@@ -493,7 +484,7 @@ public enum WebhookPayloads {
     static let googleChatLimit = 4096
 
     /// Google Chat: `text` with the explanation and data time of each alert, and its links.
-    public static func googlechat(_ n: AlertNotification) -> [String: Any] {
+    public static func googlechat(_ n: AlertNotification) -> [String: JSONValue] {
         let e = ChatEscape.googlechat
         var lines: [String] = []
         if n.isDigest { lines.append("*Held during quiet hours (\(n.alerts.count))*") }
@@ -502,7 +493,7 @@ public enum WebhookPayloads {
                 "*\(e(title(a)))*\n\(e(a.message))\n_Why: \(e(a.transition.explanation)); \(e(footer(a)))_"
                     + linkLine(n, a))
         }
-        return ["text": truncate(lines.joined(separator: "\n\n"), to: googleChatLimit)]
+        return ["text": .string(truncate(lines.joined(separator: "\n\n"), to: googleChatLimit))]
     }
 
     /// `\n<URL|Open alert #12> · <URL|River gauge> · <URL|Runbook>`: Google Chat's link syntax (the
@@ -543,7 +534,8 @@ public enum WebhookPayloads {
         ]
     }
 
-    public static func encode(_ object: [String: Any]) -> Data {
-        Data(JSONText.encode(object).utf8)
+    /// A preset's body: keys sorted, numbers and strings as `JSONText` writes them.
+    public static func encode(_ object: [String: JSONValue]) -> Data {
+        Data(JSONText.encode(.object(object)).utf8)
     }
 }

@@ -90,9 +90,9 @@ do {
     runner.cancel()
     var latencies: [Double] = []
     for r in got {
-        guard let alerts = r.json?["alerts"] as? [[String: Any]] else { continue }
+        guard let alerts = JSONValue.parse(r.body)?["alerts"]?.array else { continue }
         for a in alerts {
-            guard let st = (a["labels"] as? [String: String])?["station"], let i = Int(st.dropFirst()),
+            guard let st = a["labels"]?["station"]?.string, let i = Int(st.dropFirst()),
                 let at = committed.withLock({ $0[i] })
             else { continue }
             latencies.append(r.receivedAt.timeIntervalSince1970 * 1000 - Double(at))

@@ -74,16 +74,15 @@ public enum ChatPage {
 
     /// What a body says, once read.
     private enum Content {
-        case slack(username: String?, text: String?, attachments: [[String: Any]], blocks: [[String: Any]])
+        case slack(
+            username: String?, text: String?, attachments: [[String: JSONValue]], blocks: [[String: JSONValue]])
         case raw(String)
     }
 
     private static func parse(_ body: Data) -> Content {
-        guard let object = try? JSONSerialization.jsonObject(with: body), let payload = object as? [String: Any] else {
-            return .raw(String(decoding: body, as: UTF8.self))
-        }
-        let attachments = (payload["attachments"] as? [Any] ?? []).compactMap { $0 as? [String: Any] }
-        let blocks = (payload["blocks"] as? [Any] ?? []).compactMap { $0 as? [String: Any] }
+        guard let payload = JSONValue.parse(body)?.object else { return .raw(String(decoding: body, as: UTF8.self)) }
+        let attachments = (payload["attachments"]?.array ?? []).compactMap(\.object)
+        let blocks = (payload["blocks"]?.array ?? []).compactMap(\.object)
         let text = nonEmpty(payload["text"])
         if text == nil && attachments.isEmpty && blocks.isEmpty { return .raw(String(decoding: body, as: UTF8.self)) }
         return .slack(username: nonEmpty(payload["username"]), text: text, attachments: attachments, blocks: blocks)
@@ -118,10 +117,10 @@ public enum ChatPage {
     /// Block Kit as cards: each header begins one, coloured like the attachment of its position;
     /// sections are its text, context elements its footer, buttons links (a URL) or labels. The
     /// summing-up section (`block_id` `more`) is a card of its own.
-    private static func blockCards(_ blocks: [[String: Any]], colours: [Any?]) -> String {
+    private static func blockCards(_ blocks: [[String: JSONValue]], colours: [JSONValue?]) -> String {
         var out = ""
         var card = ""
-        var colour: Any? = nil
+        var colour: JSONValue? = nil
         func flush() {
             if !card.isEmpty {
                 out += "<div class=\"card\" style=\"border-left-color:\(Self.colour(colour))\">\n\(card)</div>\n"
@@ -130,27 +129,25 @@ public enum ChatPage {
         }
         var headers = 0
         for block in blocks {
-            let text = nonEmpty((block["text"] as? [String: Any])?["text"])
-            switch block["type"] as? String {
+            let text = nonEmpty(block["text"]?["text"])
+            switch block["type"]?.string {
             case "header":
                 flush()
                 colour = headers < colours.count ? colours[headers] : nil
                 headers += 1
                 if let text { card += "<div class=\"card-title\">\(escape(unescapeSlack(text)))</div>\n" }
             case "section":
-                if block["block_id"] as? String == "more" {
+                if block["block_id"]?.string == "more" {
                     flush()
                     colour = nil
                 }
                 if let text { card += "<div class=\"card-text\">\(richText(text))</div>\n" }
-                if let accessory = block["accessory"] as? [String: Any] { card += buttons([accessory]) }
+                if let accessory = block["accessory"]?.object { card += buttons([accessory]) }
             case "context":
-                let lines = (block["elements"] as? [Any] ?? []).compactMap {
-                    nonEmpty(($0 as? [String: Any])?["text"]).map(richText)
-                }
+                let lines = (block["elements"]?.array ?? []).compactMap { nonEmpty($0["text"]).map(richText) }
                 if !lines.isEmpty { card += "<div class=\"card-footer\">\(lines.joined(separator: " · "))</div>\n" }
             case "actions":
-                card += buttons((block["elements"] as? [Any] ?? []).compactMap { $0 as? [String: Any] })
+                card += buttons((block["elements"]?.array ?? []).compactMap(\.object))
             default: break
             }
         }
@@ -159,12 +156,12 @@ public enum ChatPage {
     }
 
     /// Buttons: a link for one with an http(s) URL, a label for the others (the page acts on nothing).
-    private static func buttons(_ elements: [[String: Any]]) -> String {
+    private static func buttons(_ elements: [[String: JSONValue]]) -> String {
         let shown = elements.compactMap { e -> String? in
-            guard e["type"] as? String == "button",
-                let label = nonEmpty((e["text"] as? [String: Any])?["text"]).map({ escape(unescapeSlack($0)) })
+            guard e["type"]?.string == "button",
+                let label = nonEmpty(e["text"]?["text"]).map({ escape(unescapeSlack($0)) })
             else { return nil }
-            if let url = e["url"] as? String, isWebURL(url) {
+            if let url = e["url"]?.string, isWebURL(url) {
                 return "<a class=\"button\" href=\"\(escape(url))\" rel=\"noopener noreferrer\">\(label)</a>"
             }
             return "<span class=\"button\">\(label)</span>"
@@ -172,7 +169,7 @@ public enum ChatPage {
         return shown.isEmpty ? "" : "<div class=\"buttons\">\(shown.joined(separator: " "))</div>\n"
     }
 
-    private static func card(_ attachment: [String: Any], timeZone: TimeZone) -> String {
+    private static func card(_ attachment: [String: JSONValue], timeZone: TimeZone) -> String {
         var out = "<div class=\"card\" style=\"border-left-color:\(colour(attachment["color"]))\">\n"
         var shown = false
         if let title = nonEmpty(attachment["title"]) {
@@ -183,7 +180,7 @@ public enum ChatPage {
             out += "<div class=\"card-text\">\(richText(text))</div>\n"
             shown = true
         }
-        let fields = (attachment["fields"] as? [Any] ?? []).compactMap { $0 as? [String: Any] }
+        let fields = (attachment["fields"]?.array ?? []).compactMap(\.object)
         var lines: [String] = []
         for field in fields {
             let title = nonEmpty(field["title"])
@@ -219,12 +216,12 @@ public enum ChatPage {
     // MARK: - Values from JSON
 
     /// A string, or a number written out; nil when missing or empty.
-    private static func nonEmpty(_ value: Any?) -> String? {
+    private static func nonEmpty(_ value: JSONValue?) -> String? {
         let string: String?
         switch value {
-        case let s as String: string = s
-        case let i as Int: string = String(i)
-        case let d as Double: string = String(d)
+        case .string(let s)?: string = s
+        case .number(let d)? where d == d.rounded() && abs(d) < 1e15: string = String(Int64(d))
+        case .number(let d)?: string = String(d)
         default: string = nil
         }
         guard let string, !string.isEmpty else { return nil }
@@ -232,12 +229,11 @@ public enum ChatPage {
     }
 
     /// Seconds since the epoch, from a number or a numeric string (Slack accepts both).
-    private static func seconds(_ value: Any?) -> Double? {
+    private static func seconds(_ value: JSONValue?) -> Double? {
         let result: Double?
         switch value {
-        case let d as Double: result = d
-        case let i as Int: result = Double(i)
-        case let s as String: result = Double(s)
+        case .number(let d)?: result = d
+        case .string(let s)?: result = Double(s)
         default: result = nil
         }
         guard let result, result.isFinite, abs(result) < 1e11 else { return nil }
@@ -249,8 +245,8 @@ public enum ChatPage {
 
     /// A CSS colour for an attachment's `color`: `#` with 3 or 6 hex digits, or Slack's named colours;
     /// anything else is the default grey.
-    private static func colour(_ value: Any?) -> String {
-        guard let raw = value as? String else { return defaultColour }
+    private static func colour(_ value: JSONValue?) -> String {
+        guard let raw = value?.string else { return defaultColour }
         if let named = namedColours[raw.lowercased()] { return named }
         let scalars = Array(raw.unicodeScalars)
         guard scalars.count == 4 || scalars.count == 7, scalars[0] == "#" else { return defaultColour }

@@ -28,9 +28,9 @@ enum MattermostActionEndpoint {
             guard settings.mattermostToken != nil else { return ChatEndpoints.reply(nil, status: .notFound) }
             guard let key else { return refuse("bad signature", status: .unauthorized) }
             let body = try await request.collectBody(upTo: maxBody)
-            guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)),
-                let p = object as? [String: Any]
-            else { return refuse("the request is not a JSON object", status: .badRequest) }
+            guard let p = JSONValue.parse(body.readableBytesView)?.object else {
+                return refuse("the request is not a JSON object", status: .badRequest)
+            }
             let at = now()
             let verified: MattermostActions.Verified
             switch MattermostActions.verify(p["context"], key: key, now: at) {
@@ -39,11 +39,11 @@ enum MattermostActionEndpoint {
                 return refuse("This button has expired; use the command `ack ID` instead.", status: .unauthorized)
             case .success(let v): verified = v
             }
-            guard let userID = p["user_id"] as? String, SlackPress.isID(userID) else {
+            guard let userID = p["user_id"]?.string, SlackPress.isID(userID) else {
                 return refuse("the request names no user_id", status: .badRequest)
             }
-            let team = (p["team_id"] as? String).flatMap { SlackPress.isID($0) ? $0 : nil }
-            let name = String(((p["user_name"] as? String) ?? userID).prefix(80))
+            let team = p["team_id"]?.string.flatMap { SlackPress.isID($0) ? $0 : nil }
+            let name = String((p["user_name"]?.string ?? userID).prefix(80))
             let user = ChatEndpoints.User(platform: "mattermost", team: team, user: userID, name: name)
             // Kept in the store for as long as the button works: a used button stays used after a
             // restart and on every daemon of the same store.
@@ -57,17 +57,36 @@ enum MattermostActionEndpoint {
             case .done(let summary):
                 let verb = verified.action == .ack ? "Acked" : "Silenced for 1h"
                 let line = "\(verb) by @\(e(name)), \(ChatText.clock(at)) UTC: \(e(summary))"
-                return KlaxonHTTP.json(["update": ["message": line], "ephemeral_text": line], status: .ok)
+                return KlaxonHTTP.json(encoded: Answer(update: .init(message: line), ephemeralText: line), status: .ok)
             case .refused(let why), .failed(let why):
                 // Nothing was done: the button may still be used (by someone who may act).
                 try await seen.releaseOnce(key: seenKey)
-                return KlaxonHTTP.json(["ephemeral_text": e(why)], status: .ok)
+                return KlaxonHTTP.json(encoded: Answer(ephemeralText: e(why)), status: .ok)
             }
         }
     }
 
     /// Mattermost's error response (shown under the message since Mattermost 10.5).
     static func refuse(_ message: String, status: HTTPResponse.Status) -> Response {
-        KlaxonHTTP.json(["error": ["message": message]], status: status)
+        KlaxonHTTP.json(encoded: Refusal(error: .init(message: message)), status: status)
+    }
+
+    /// Mattermost's integration response: `update.message` replaces the post's text (left out when
+    /// nothing changed), `ephemeral_text` is shown to the presser alone.
+    struct Answer: Encodable {
+        struct Update: Encodable { var message: String }
+        var update: Update? = nil
+        var ephemeralText: String
+
+        enum CodingKeys: String, CodingKey {
+            case update
+            case ephemeralText = "ephemeral_text"
+        }
+    }
+
+    /// `{"error": {"message": …}}`.
+    struct Refusal: Encodable {
+        struct Message: Encodable { var message: String }
+        var error: Message
     }
 }

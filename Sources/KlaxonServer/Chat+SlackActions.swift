@@ -70,8 +70,9 @@ struct SlackPress: Sendable {
     var actionID: String
     var blockID: String
     var responseURL: String
-    /// The message's blocks as JSON (to update it in place), at most `SlackBlocksLimit.blocks`.
-    var blocks: Data
+    /// The message's blocks (to update it in place), at most `maxBlocks`: Slack's own, echoed back
+    /// as they came, so free-form.
+    var blocks: [[String: JSONValue]]
     /// The message's fallback text, cut to 3,000 characters.
     var text: String
 
@@ -85,42 +86,39 @@ struct SlackPress: Sendable {
     static func parse(_ payload: String?) -> Result<SlackPress, Problem> {
         func problem(_ m: String) -> Result<SlackPress, Problem> { .failure(Problem(message: m)) }
         guard let payload, !payload.isEmpty else { return problem("the request has no payload") }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) else {
-            return problem("the payload is not JSON")
-        }
-        guard let p = object as? [String: Any] else { return problem("the payload is not a JSON object") }
-        guard p["type"] as? String == "block_actions" else {
+        guard let object = JSONValue.parse(payload.utf8) else { return problem("the payload is not JSON") }
+        guard let p = object.object else { return problem("the payload is not a JSON object") }
+        guard p["type"]?.string == "block_actions" else {
             return problem("the payload is not a block_actions interaction")
         }
-        guard let u = p["user"] as? [String: Any], let userID = u["id"] as? String, isID(userID) else {
+        guard let u = p["user"]?.object, let userID = u["id"]?.string, isID(userID) else {
             return problem("the payload names no user")
         }
-        let teamID = ((p["team"] as? [String: Any])?["id"] as? String) ?? (u["team_id"] as? String)
-        let name = (u["username"] as? String) ?? (u["name"] as? String) ?? userID
+        let teamID = p["team"]?["id"]?.string ?? u["team_id"]?.string
+        let name = u["username"]?.string ?? u["name"]?.string ?? userID
         let user = ChatEndpoints.User(
             platform: "slack", team: teamID.flatMap { isID($0) ? $0 : nil }, user: userID, name: String(name.prefix(80))
         )
-        guard let actions = p["actions"] as? [Any], let first = actions.first as? [String: Any],
-            let actionID = first["action_id"] as? String, !actionID.isEmpty, actionID.utf8.count <= 255
+        guard let actions = p["actions"]?.array, let first = actions.first?.object,
+            let actionID = first["action_id"]?.string, !actionID.isEmpty, actionID.utf8.count <= 255
         else { return problem("the payload names no action") }
-        let blockID = (first["block_id"] as? String).flatMap { $0.utf8.count <= 255 ? $0 : nil } ?? ""
+        let blockID = first["block_id"]?.string.flatMap { $0.utf8.count <= 255 ? $0 : nil } ?? ""
         let action = ChatAction.named(actionID: actionID)
         var episode: Int64? = nil
         if action != nil {
-            guard let value = first["value"] as? String, let id = ChatEndpoints.strictInteger(value, in: 1...Int64.max)
+            guard let value = first["value"]?.string, let id = ChatEndpoints.strictInteger(value, in: 1...Int64.max)
             else { return problem("the button's value is not an alert id") }
             episode = id
         }
-        let responseURL = p["response_url"] as? String ?? ""
+        let responseURL = p["response_url"]?.string ?? ""
         if action != nil, responseURL.isEmpty { return problem("the payload has no response_url") }
-        let message = p["message"] as? [String: Any]
-        let blocks = ((message?["blocks"] as? [Any]) ?? []).compactMap { $0 as? [String: Any] }.prefix(maxBlocks)
-        let data = (try? JSONSerialization.data(withJSONObject: Array(blocks))) ?? Data("[]".utf8)
-        let text = ChatText.clip((message?["text"] as? String) ?? "", 3000)
+        let message = p["message"]?.object
+        let blocks = (message?["blocks"]?.array ?? []).compactMap(\.object).prefix(maxBlocks)
+        let text = ChatText.clip(message?["text"]?.string ?? "", 3000)
         return .success(
             SlackPress(
                 user: user, action: action, episode: episode, actionID: actionID, blockID: blockID,
-                responseURL: responseURL, blocks: data, text: text))
+                responseURL: responseURL, blocks: Array(blocks), text: text))
     }
 
     /// A Slack id (`U024BE7LH`, `T0001`): letters, digits, `_`, `-` and `.`, at most 64.
@@ -143,47 +141,70 @@ struct SlackPress: Sendable {
         switch outcome {
         case .done:
             let line = Self.line(action, user: user.user, at: at)
-            let body: [String: Any] = [
-                "replace_original": true, "text": ChatText.clip(line + (text.isEmpty ? "" : "\n" + text), 3000),
-                "blocks": updatedBlocks(line: line, action: action),
-            ]
-            return (try? JSONSerialization.data(withJSONObject: body)) ?? Data("{}".utf8)
+            return Self.encode(
+                Update(
+                    replaceOriginal: true, text: ChatText.clip(line + (text.isEmpty ? "" : "\n" + text), 3000),
+                    blocks: updatedBlocks(line: line, action: action)))
         case .refused(let why), .failed(let why):
-            let body: [String: Any] = [
-                "response_type": "ephemeral", "replace_original": false, "text": ChatEscape.slack(why),
-            ]
-            return (try? JSONSerialization.data(withJSONObject: body)) ?? Data("{}".utf8)
+            return Self.encode(Ephemeral(text: ChatEscape.slack(why)))
         }
+    }
+
+    /// The message updated in place (`replace_original`).
+    struct Update: Encodable {
+        var replaceOriginal: Bool
+        var text: String
+        var blocks: [[String: JSONValue]]
+
+        enum CodingKeys: String, CodingKey {
+            case text, blocks
+            case replaceOriginal = "replace_original"
+        }
+    }
+
+    /// An answer to the presser alone; the message stays as it is.
+    struct Ephemeral: Encodable {
+        var responseType = "ephemeral"
+        var replaceOriginal = false
+        var text: String
+
+        enum CodingKeys: String, CodingKey {
+            case text
+            case responseType = "response_type"
+            case replaceOriginal = "replace_original"
+        }
+    }
+
+    /// As `JSONSerialization` wrote it: `/` escaped, keys in no particular order (Slack reads any).
+    static func encode(_ value: some Encodable) -> Data {
+        (try? JSONEncoder().encode(value)) ?? Data("{}".utf8)
     }
 
     /// The message's blocks with the pressed button gone (its actions block too, when that was its
     /// last button) and, where it was, a context line saying who did what when. Block ids stay
     /// unique; still at most 50 blocks.
-    func updatedBlocks(line: String, action: ChatAction) -> [Any] {
-        var blocks = ((try? JSONSerialization.jsonObject(with: self.blocks)) as? [Any] ?? []).compactMap {
-            $0 as? [String: Any]
-        }
+    func updatedBlocks(line: String, action: ChatAction) -> [[String: JSONValue]] {
+        var blocks = self.blocks
         let doneID = String((blockID.isEmpty ? "klaxon" : blockID).prefix(200)) + "-" + action.rawValue
-        blocks.removeAll { $0["block_id"] as? String == doneID }
+        blocks.removeAll { $0["block_id"]?.string == doneID }
         var at = blocks.count
-        if !blockID.isEmpty, let i = blocks.firstIndex(where: { $0["block_id"] as? String == blockID }) {
+        if !blockID.isEmpty, let i = blocks.firstIndex(where: { $0["block_id"]?.string == blockID }) {
             at = i + 1
-            if var elements = blocks[i]["elements"] as? [Any] {
-                elements.removeAll { ($0 as? [String: Any])?["action_id"] as? String == actionID }
+            if var elements = blocks[i]["elements"]?.array {
+                elements.removeAll { $0["action_id"]?.string == actionID }
                 if elements.isEmpty {
                     blocks.remove(at: i)
                     at = i
                 } else {
-                    blocks[i]["elements"] = elements
+                    blocks[i]["elements"] = .array(elements)
                 }
             }
         }
-        let done: [String: Any] = [
-            "type": "context", "block_id": doneID, "elements": [["type": "mrkdwn", "text": line]],
+        let done: [String: JSONValue] = [
+            "type": "context", "block_id": .string(doneID), "elements": [["type": "mrkdwn", "text": .string(line)]],
         ]
         blocks.insert(done, at: at)
-        while blocks.count > Self.maxBlocks, let last = blocks.lastIndex(where: { $0["block_id"] as? String != doneID })
-        {
+        while blocks.count > Self.maxBlocks, let last = blocks.lastIndex(where: { $0["block_id"]?.string != doneID }) {
             blocks.remove(at: last)
         }
         return blocks

@@ -114,7 +114,7 @@ public enum KlaxonHTTP {
         router.get("/healthz") { _, _ in "ok\n" }
         router.get("/readyz") { _, _ -> Response in
             let (ok, body) = await readiness(store: store, sources: settings.sourceNames, health: health)
-            return json(body, status: ok ? .ok : .serviceUnavailable)
+            return json(encoded: body, status: ok ? .ok : .serviceUnavailable)
         }
         router.get("/metrics") { _, _ -> Response in
             // A read of a few rows (the store's running totals), never of the history tables.
@@ -279,57 +279,99 @@ public enum KlaxonHTTP {
             body: .init(byteBuffer: ByteBuffer(bytes: APIJSON.encode(value) + Data("\n".utf8))))
     }
 
-    static func json(_ object: Any, status: HTTPResponse.Status) -> Response {
-        let data =
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data("{}".utf8)
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        return Response(
-            status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data + Data("\n".utf8))))
-    }
-
     /// `/readyz`: the database answers, and each source's last success and error.
     /// `database` is `ok`, `busy` (another process holds the write lock, and a service is waiting for
     /// it), `failing` (a service's store calls fail otherwise: a full disk, say), `deleted`, `truncated` or
     /// `replaced` (the database file, under the running daemon: `database_error` says what to do) or
     /// `unreachable`; only `ok` is ready.
     public static func readiness(store: any HealthReads, sources: [String], health: StoreHealth = StoreHealth()) async
-        -> (Bool, [String: Any])
+        -> (Bool, Readiness)
     {
         let reachable = await store.isReachable()
         // Is the database file still the one opened (not deleted or replaced under the daemon)? A
         // `stat`, off the pool.
         let file = (try? await offPool { store.storeFile() }) ?? .ok
         let troubles = health.troubles
-        var states: [[String: Any]] = []
         // An unreachable database is not asked again (each call would wait out the same silence).
         let stored = reachable ? ((try? await store.sourceStates()) ?? []) : []
-        for name in sources {
+        let states = sources.map { name in
             let s = stored.first { $0.source == name }
-            var o: [String: Any] = ["name": name, "failures": s?.failures ?? 0]
-            o["last_success"] = s?.lastSuccess.map(Timestamp.format) ?? NSNull()
-            o["last_error"] = s?.lastError ?? NSNull()
             // Healthy: fetched at least once, and the last fetch worked.
-            o["healthy"] = s?.lastSuccess != nil && (s?.failures ?? 0) == 0
-            states.append(o)
+            return Readiness.Source(
+                name: name, failures: s?.failures ?? 0, lastSuccess: s?.lastSuccess.map(Timestamp.format),
+                lastError: s?.lastError, healthy: s?.lastSuccess != nil && (s?.failures ?? 0) == 0)
         }
         let database = !reachable ? "unreachable" : file.state != .ok ? file.state.rawValue : health.state
-        var out: [String: Any] = [
-            "database": database, "sources": states,
+        let out = Readiness(
+            database: database, sources: states,
             // Which build answers (`BuildInfo`).
-            "version": BuildInfo.version, "revision": BuildInfo.revision,
+            version: BuildInfo.version, revision: BuildInfo.revision,
             // Which duties this instance holds, and which it waits for while another instance holds
             // them (several daemons on one PostgreSQL database). Standby is ready: it answers HTTP.
-            "duties": ["held": health.duties.held, "standby": health.duties.standby],
-        ]
-        if !troubles.isEmpty {
-            out["database_waiting"] = troubles.sorted { $0.key < $1.key }.map { service, t -> [String: Any] in
-                ["service": service, "since": Timestamp.format(t.since / 1000), "error": t.error]
-            }
-        }
-        if let message = file.message { out["database_error"] = message }
+            duties: .init(held: health.duties.held, standby: health.duties.standby),
+            databaseWaiting: troubles.isEmpty
+                ? nil
+                : troubles.sorted { $0.key < $1.key }.map { service, t in
+                    Readiness.Waiting(service: service, since: Timestamp.format(t.since / 1000), error: t.error)
+                },
+            databaseError: file.message)
         return (reachable && troubles.isEmpty && file.state == .ok, out)
+    }
+}
+
+/// The body of `/readyz` (`KlaxonHTTP.readiness`), written with its keys sorted.
+public struct Readiness: Encodable, Sendable {
+    /// A source's state: `last_success` and `last_error` are `null` when there is none.
+    public struct Source: Encodable, Sendable {
+        public var name: String
+        public var failures: Int
+        public var lastSuccess: String?
+        public var lastError: String?
+        public var healthy: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case name, failures, healthy
+            case lastSuccess = "last_success"
+            case lastError = "last_error"
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(name, forKey: .name)
+            try c.encode(failures, forKey: .failures)
+            // Written as `null`, not left out.
+            try c.encode(lastSuccess, forKey: .lastSuccess)
+            try c.encode(lastError, forKey: .lastError)
+            try c.encode(healthy, forKey: .healthy)
+        }
+    }
+
+    public struct Duties: Encodable, Sendable {
+        public var held: [String]
+        public var standby: [String]
+    }
+
+    /// A service waiting for the database (`StoreHealth.troubles`).
+    public struct Waiting: Encodable, Sendable {
+        public var service: String
+        public var since: String
+        public var error: String
+    }
+
+    public var database: String
+    public var sources: [Source]
+    public var version: String
+    public var revision: String
+    public var duties: Duties
+    /// Left out when no service waits.
+    public var databaseWaiting: [Waiting]?
+    /// Left out when the database file is fine.
+    public var databaseError: String?
+
+    enum CodingKeys: String, CodingKey {
+        case database, sources, version, revision, duties
+        case databaseWaiting = "database_waiting"
+        case databaseError = "database_error"
     }
 }
 

@@ -65,12 +65,12 @@ public enum MattermostActions {
     }
 
     /// Checks a pressed button's context: its shape, then its signature, then its age.
-    public static func verify(_ context: Any?, key: Key, now: Int64, skew: Int64 = 300) -> Result<
+    public static func verify(_ context: JSONValue?, key: Key, now: Int64, skew: Int64 = 300) -> Result<
         Verified, Refusal
     > {
-        guard let c = context as? [String: Any], let actionText = c["action"] as? String,
-            let episodeText = c["episode"] as? String, let issuedText = c["issued"] as? String,
-            let nonce = c["nonce"] as? String, let sig = c["sig"] as? String,
+        guard let c = context?.object, let actionText = c["action"]?.string,
+            let episodeText = c["episode"]?.string, let issuedText = c["issued"]?.string,
+            let nonce = c["nonce"]?.string, let sig = c["sig"]?.string,
             actionText.utf8.count <= 32, isHex(nonce, count: 32), isHex(sig, count: 64),
             let action = ChatAction(rawValue: actionText),
             let episode = ChatEndpoints.strictInteger(episodeText, in: 1...Int64.max),

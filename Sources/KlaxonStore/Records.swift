@@ -274,13 +274,13 @@ public struct TransitionExtra: Codable, Sendable, Equatable {
         guard place != nil || details != nil || annotations != nil || headline != nil || opening != nil else {
             return nil
         }
-        var o: [String: Any] = [:]
-        if let place { o["place"] = place }
-        if let details { o["details"] = details }
-        if let annotations { o["annotations"] = annotations }
-        if let headline { o["headline"] = headline }
-        if let opening { o["opening"] = opening }
-        return JSONText.encode(o)
+        var o: [String: JSONValue] = [:]
+        if let place { o["place"] = .string(place) }
+        if let details { o["details"] = .string(details) }
+        if let annotations { o["annotations"] = .object(annotations.mapValues { .string($0) }) }
+        if let headline { o["headline"] = .string(headline) }
+        if let opening { o["opening"] = .string(opening) }
+        return JSONText.encode(.object(o))
     }
 }
 

@@ -50,12 +50,15 @@ public struct SeriesSummary: Sendable, Equatable {
 extension StationRecord {
     /// The station as the core sees it (ids of other agencies come from the attributes).
     public var info: StationInfo {
+        // Written from `[String: String]` (`StationInfo.attributes`); a value of another kind (a row
+        // edited by hand) reads as its JSON text.
+        let data = Data(attributes.utf8)
         var attrs =
-            (try? JSONSerialization.jsonObject(with: Data(attributes.utf8))) as? [String: Any] ?? [:]
-        let usgs = attrs.removeValue(forKey: "usgs_id") as? String
-        let lid = attrs.removeValue(forKey: "nws_lid") as? String
-        var strings: [String: String] = [:]
-        for (k, v) in attrs { strings[k] = "\(v)" }
+            (try? JSONDecoder().decode([String: String].self, from: data))?.mapValues(JSONValue.string)
+            ?? JSONValue.parse(data)?.object ?? [:]
+        let usgs = attrs.removeValue(forKey: "usgs_id")?.string
+        let lid = attrs.removeValue(forKey: "nws_lid")?.string
+        let strings = attrs.mapValues { $0.string ?? JSONText.encode($0) }
         return StationInfo(
             id: id, source: source, name: name, latitude: latitude, longitude: longitude, timeZone: timeZone,
             usgsID: usgs, nwsLID: lid, attributes: strings)

@@ -1,5 +1,6 @@
 import Foundation
 import HummingbirdWSClient
+import KlaxonCore
 import Logging
 import NIOCore
 import Synchronization
@@ -135,16 +136,17 @@ public final class HeadlessBrowser: Sendable {
     /// viewport meta tag).
     public func newPage(width: Int = 1280, height: Int = 900, mobile: Bool = false) async throws -> BrowserPage {
         let context = try await connection.send("Target.createBrowserContext", ["disposeOnDetach": true])
-        guard let contextID = context["browserContextId"] as? String else {
+        guard let contextID = context["browserContextId"]?.string else {
             throw BrowserError("Target.createBrowserContext gave no browserContextId")
         }
         let target = try await connection.send(
-            "Target.createTarget", ["url": "about:blank", "browserContextId": contextID])
-        guard let targetID = target["targetId"] as? String else {
+            "Target.createTarget", ["url": "about:blank", "browserContextId": .string(contextID)])
+        guard let targetID = target["targetId"]?.string else {
             throw BrowserError("Target.createTarget gave no targetId")
         }
-        let attached = try await connection.send("Target.attachToTarget", ["targetId": targetID, "flatten": true])
-        guard let session = attached["sessionId"] as? String else {
+        let attached = try await connection.send(
+            "Target.attachToTarget", ["targetId": .string(targetID), "flatten": true])
+        guard let session = attached["sessionId"]?.string else {
             throw BrowserError("Target.attachToTarget gave no sessionId")
         }
         let page = BrowserPage(
@@ -209,7 +211,7 @@ public final class BrowserPage: Sendable {
 
     /// Sends a CDP command to this page and returns its result.
     @discardableResult
-    public func send(_ method: String, _ params: [String: any Sendable] = [:]) async throws -> CDPObject {
+    public func send(_ method: String, _ params: [String: JSONValue] = [:]) async throws -> CDPObject {
         try await connection.send(method, params, session: session)
     }
 
@@ -217,15 +219,15 @@ public final class BrowserPage: Sendable {
     public func resize(width: Int, height: Int, mobile: Bool = false) async throws {
         try await send(
             "Emulation.setDeviceMetricsOverride",
-            ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile])
+            ["width": JSONValue(width), "height": JSONValue(height), "deviceScaleFactor": 1, "mobile": .bool(mobile)])
     }
 
     /// Navigates to `url` and waits for the page's load event.
     @discardableResult
     public func open(_ url: String) async throws -> Loaded {
         let from = events.mark()
-        let result = try await send("Page.navigate", ["url": url])
-        if let error = result["errorText"] as? String, !error.isEmpty {
+        let result = try await send("Page.navigate", ["url": .string(url)])
+        if let error = result["errorText"]?.string, !error.isEmpty {
             throw BrowserError("cannot open \(url): \(error)")
         }
         return try await loaded(since: from, what: "opening \(url)")
@@ -270,27 +272,27 @@ public final class BrowserPage: Sendable {
     /// Evaluates a JavaScript expression in the page and returns its value (by value: JSON-able).
     /// A thrown exception is an error. DevTools evaluation is not subject to the page's CSP.
     public func evaluate(_ expression: String) async throws -> JSValue {
-        let r = try await send("Runtime.evaluate", ["expression": expression, "returnByValue": true])
-        if let details = r["exceptionDetails"] as? [String: Any] {
-            let exception = (details["exception"] as? [String: Any])?["description"] as? String
-            throw BrowserError("script failed: \(exception ?? details["text"] as? String ?? "exception")")
+        let r = try await send("Runtime.evaluate", ["expression": .string(expression), "returnByValue": true])
+        if let details = r["exceptionDetails"]?.object {
+            let exception = details["exception"]?["description"]?.string
+            throw BrowserError("script failed: \(exception ?? details["text"]?.string ?? "exception")")
         }
-        return JSValue(value: (r["result"] as? [String: Any])?["value"])
+        return JSValue(value: r["result"]?["value"])
     }
 
     /// Saves a PNG of the whole page (up to 8,000 pixels tall) at the current width.
     public func screenshot(to file: URL) async throws {
         let metrics = try await send("Page.getLayoutMetrics")
-        let size = (metrics["cssContentSize"] ?? metrics["contentSize"]) as? [String: Any]
-        let width = (size?["width"] as? Double).map { max(1, $0) } ?? 1280
-        let height = (size?["height"] as? Double).map { min(8000, max(1, $0)) } ?? 900
+        let size = (metrics["cssContentSize"] ?? metrics["contentSize"])?.object
+        let width = size?["width"]?.number.map { max(1, $0) } ?? 1280
+        let height = size?["height"]?.number.map { min(8000, max(1, $0)) } ?? 900
         let shot = try await send(
             "Page.captureScreenshot",
             [
                 "format": "png", "captureBeyondViewport": true,
-                "clip": ["x": 0, "y": 0, "width": width, "height": height, "scale": 1] as [String: any Sendable],
+                "clip": ["x": 0, "y": 0, "width": .number(width), "height": .number(height), "scale": 1],
             ])
-        guard let base64 = shot["data"] as? String, let png = Data(base64Encoded: base64) else {
+        guard let base64 = shot["data"]?.string, let png = Data(base64Encoded: base64) else {
             throw BrowserError("Page.captureScreenshot gave no image")
         }
         try FileManager.default.createDirectory(
@@ -300,8 +302,8 @@ public final class BrowserPage: Sendable {
 
     /// Closes the tab and its browser context (its cookies go with it).
     public func close() async {
-        _ = try? await connection.send("Target.closeTarget", ["targetId": target])
-        _ = try? await connection.send("Target.disposeBrowserContext", ["browserContextId": context])
+        _ = try? await connection.send("Target.closeTarget", ["targetId": .string(target)])
+        _ = try? await connection.send("Target.disposeBrowserContext", ["browserContextId": .string(context)])
         connection.forget(session: session)
     }
 
@@ -312,10 +314,10 @@ public final class BrowserPage: Sendable {
             for: "Page.loadEventFired", from: from, within: HeadlessBrowser.limit, what: what)
         var out = Loaded(status: nil, url: nil)
         for e in events.events(from..<index) where e.method == "Network.responseReceived" {
-            guard e.params["type"] as? String == "Document", let response = e.params["response"] as? [String: Any]
+            guard e.params["type"]?.string == "Document", let response = e.params["response"]?.object
             else { continue }
-            out.status = (response["status"] as? NSNumber)?.intValue
-            out.url = response["url"] as? String
+            out.status = response["status"]?.number.map { Int($0) }
+            out.url = response["url"]?.string
         }
         return out
     }
@@ -329,20 +331,32 @@ public final class BrowserPage: Sendable {
 }
 
 /// A value returned by `BrowserPage.evaluate` (a JSON value).
-public struct JSValue: @unchecked Sendable {
-    public let value: Any?
+public struct JSValue: Sendable {
+    public let value: JSONValue?
 
-    public var string: String? { value as? String }
-    public var bool: Bool? { (value as? NSNumber)?.boolValue ?? value as? Bool }
-    public var int: Int? { (value as? NSNumber)?.intValue ?? value as? Int }
-    public var strings: [String]? { value as? [String] }
+    public var string: String? { value?.string }
+    /// A boolean, or a number (non-zero is true).
+    public var bool: Bool? {
+        switch value {
+        case .bool(let b)?: return b
+        case .number(let d)?: return d != 0
+        default: return nil
+        }
+    }
+    public var int: Int? { value?.number.flatMap { $0.isFinite && abs($0) < 9e18 ? Int($0) : nil } }
+    /// An array of strings only.
+    public var strings: [String]? {
+        guard let list = value?.array else { return nil }
+        let out = list.compactMap(\.string)
+        return out.count == list.count ? out : nil
+    }
 }
 
 /// A CDP result or event's parameters (a JSON object).
-public struct CDPObject: @unchecked Sendable {
-    public let raw: [String: Any]
+public struct CDPObject: Sendable {
+    public let raw: [String: JSONValue]
 
-    public subscript(_ key: String) -> Any? { raw[key] }
+    public subscript(_ key: String) -> JSONValue? { raw[key] }
 }
 
 public struct BrowserError: Error, CustomStringConvertible, Sendable {
@@ -555,19 +569,20 @@ final class DevToolsConnection: Sendable {
     static let maxMessage = 64 << 20
 
     private func receive(_ text: String) {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return }
-        if let id = (object["id"] as? NSNumber)?.intValue {
+        guard let object = JSONValue.parse(text.utf8)?.object else { return }
+        if let number = object["id"]?.number, number.isFinite, abs(number) < 9e18 {
+            let id = Int(number)
             guard let p = state.withLock({ $0.pending.removeValue(forKey: id) }) else { return }
             p.timer?.cancel()
-            if let error = object["error"] as? [String: Any] {
+            if let error = object["error"]?.object {
                 p.continuation.resume(
-                    throwing: BrowserError("\(p.method): \(error["message"] as? String ?? "\(error)")"))
+                    throwing: BrowserError("\(p.method): \(error["message"]?.string ?? "\(error)")"))
             } else {
-                p.continuation.resume(returning: CDPObject(raw: object["result"] as? [String: Any] ?? [:]))
+                p.continuation.resume(returning: CDPObject(raw: object["result"]?.object ?? [:]))
             }
-        } else if let method = object["method"] as? String, let session = object["sessionId"] as? String {
+        } else if let method = object["method"]?.string, let session = object["sessionId"]?.string {
             let log = state.withLock { $0.logs[session] }
-            log?.append(method, CDPObject(raw: object["params"] as? [String: Any] ?? [:]))
+            log?.append(method, CDPObject(raw: object["params"]?.object ?? [:]))
         }
     }
 
@@ -606,11 +621,11 @@ final class DevToolsConnection: Sendable {
 
     /// Sends a command (to a page when `session` is given) and awaits its answer.
     func send(
-        _ method: String, _ params: [String: any Sendable] = [:], session: String? = nil,
+        _ method: String, _ params: [String: JSONValue] = [:], session: String? = nil,
         within limit: Duration = HeadlessBrowser.limit
     ) async throws -> CDPObject {
-        var message: [String: Any] = ["method": method, "params": params]
-        if let session { message["sessionId"] = session }
+        var message: [String: JSONValue] = ["method": .string(method), "params": .object(params)]
+        if let session { message["sessionId"] = .string(session) }
         return try await withCheckedThrowingContinuation { c in
             let id: Int? = state.withLock { s in
                 guard s.closed == nil else { return nil }
@@ -623,8 +638,8 @@ final class DevToolsConnection: Sendable {
                 c.resume(throwing: BrowserError("\(method): the DevTools connection is closed"))
                 return
             }
-            message["id"] = id
-            guard let data = try? JSONSerialization.data(withJSONObject: message) else {
+            message["id"] = JSONValue(id)
+            guard let data = try? JSONEncoder().encode(message) else {
                 state.withLock { _ = $0.pending.removeValue(forKey: id) }
                 c.resume(throwing: BrowserError("\(method): the parameters are not JSON"))
                 return

@@ -118,17 +118,36 @@ public final class SMTPServer: TestServer, @unchecked Sendable {
         }.sorted()
         return files.compactMap { name in
             guard let data = try? Data(contentsOf: out.appendingPathComponent(name)),
-                let o = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+                let o = try? JSONDecoder().decode(Received.self, from: data)
             else { return nil }
-            func pairs(_ key: String) -> [(String, String)] {
-                ((o[key] as? [[String]]) ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+            func pairs(_ list: [[String]]?) -> [(String, String)] {
+                (list ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
             }
             return Message(
-                mailFrom: o["mail_from"] as? String ?? "", rcptTos: o["rcpt_tos"] as? [String] ?? [],
-                headers: pairs("headers"),
-                rawHeaders: pairs("raw_headers"), contentType: o["content_type"] as? String ?? "",
-                parts: ((o["parts"] as? [[String: String]]) ?? []).map { ($0["content_type"] ?? "", $0["text"] ?? "") },
-                tls: o["tls"] as? Bool ?? false, authenticated: o["auth"] as? Bool ?? false)
+                mailFrom: o.mailFrom ?? "", rcptTos: o.rcptTos ?? [], headers: pairs(o.headers),
+                rawHeaders: pairs(o.rawHeaders), contentType: o.contentType ?? "",
+                parts: (o.parts ?? []).map { ($0["content_type"] ?? "", $0["text"] ?? "") },
+                tls: o.tls ?? false, authenticated: o.auth ?? false)
+        }
+    }
+
+    /// A message as the server's script writes it (`out/NNN.json`).
+    private struct Received: Decodable {
+        var mailFrom: String?
+        var rcptTos: [String]?
+        var headers: [[String]]?
+        var rawHeaders: [[String]]?
+        var contentType: String?
+        var parts: [[String: String]]?
+        var tls: Bool?
+        var auth: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case headers, parts, tls, auth
+            case mailFrom = "mail_from"
+            case rcptTos = "rcpt_tos"
+            case rawHeaders = "raw_headers"
+            case contentType = "content_type"
         }
     }
 

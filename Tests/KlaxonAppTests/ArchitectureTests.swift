@@ -209,6 +209,46 @@ struct ArchitectureTests {
         #expect(found.isEmpty, "\(found)")
     }
 
+    /// The files that may hold `[String: Any]`, with how many lines do, and why: only the templates'
+    /// free-form context (Mustache takes any map). Everything else is `Codable`, or `JSONValue` where
+    /// the shape is not Klaxon's (Block Kit echoed back, a payload still to be recognised).
+    static let freeFormMaps: [String: (lines: Int, why: String)] = [
+        "KlaxonDelivery/MessageRenderer.swift": (2, "a rule message's Mustache context (`context`)"),
+        "KlaxonDelivery/WebhookPayloads.swift": (2, "a receiver template's Mustache context (`templateContext`)"),
+        // Read as JSONSerialization reads it, so its errors word a broken template as before and
+        // Discord's `allowed_mentions` goes into every object it accepts.
+        "KlaxonDelivery/TemplateBody.swift": (1, "the body a receiver's template rendered"),
+        // Test support: a received body as the tests (148 uses) read it, `JSONSerialization`'s objects.
+        "KlaxonTesting/HTTPSink.swift": (1, "a test sink's received body (`json`)"),
+    ]
+
+    @Test("[String: Any] only where templates need free-form maps: every other JSON is Codable or JSONValue")
+    func freeFormMapsOnlyForTemplates() throws {
+        let modules = try FileManager.default.contentsOfDirectory(
+            atPath: Self.root.appendingPathComponent("Sources").path)
+        var counts: [String: Int] = [:]
+        for module in modules.sorted() {
+            for (path, text) in try Self.sources(module) {
+                let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+                let n = lines.filter { $0.contains("[String: Any]") }.count
+                if n > 0 { counts[path] = n }
+            }
+        }
+        #expect(modules.contains("KlaxonCore") && modules.contains("KlaxonTesting"), "\(modules)")
+        var found: [String] = []
+        for (path, n) in counts.sorted(by: { $0.key < $1.key }) {
+            guard let allowed = Self.freeFormMaps[path] else {
+                found.append("\(path): \(n) lines with [String: Any] (make it Codable, or JSONValue)")
+                continue
+            }
+            if n != allowed.lines { found.append("\(path): \(n) lines, \(allowed.lines) allowed (\(allowed.why))") }
+        }
+        for path in Self.freeFormMaps.keys.sorted() where counts[path] == nil {
+            found.append("\(path): allowed but has none: take it off the list")
+        }
+        #expect(found.isEmpty, "\(found)")
+    }
+
     @Test(
         "every path makes a new silence with Silence.make: no memberwise Silence(id:…) outside the core and the store")
     func oneSilenceConstructor() throws {

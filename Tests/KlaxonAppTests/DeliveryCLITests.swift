@@ -246,7 +246,7 @@ import Testing
         let actions = try #require((mmJSON["attachments"] as? [[String: Any]])?.first?["actions"] as? [[String: Any]])
         let context = (actions.first?["integration"] as? [String: Any])?["context"]
         let verified = MattermostActions.verify(
-            context, key: MattermostActions.key(token: "mm-token"), now: Int64(Date().timeIntervalSince1970))
+            jsonValue(context), key: MattermostActions.key(token: "mm-token"), now: Int64(Date().timeIntervalSince1970))
         #expect((try? verified.get())?.action == .ack)
         #expect(!mm.stdout.contains("mm-token") && !mm.stdout.contains("SECRET"))
     }

@@ -201,7 +201,7 @@ struct SiteBrowserTests {
                         Array.from(document.querySelectorAll('#packing tbody tr[data-item]')).map(tr =>
                           [tr.closest('tbody').dataset.category].concat(Array.from(tr.cells).map(c => c.textContent.trim())))
                         """
-                    ).value as? [[String]]
+                    ).value?.array?.map { $0.array?.compactMap(\.string) ?? [] }
                 let expected = try await server.expectedPacking(owner: "alice", name: "denver-work")
                 #expect(rows == expected)
                 #expect(expected.contains { $0[0] == "formal" && $0[1] == "business attire" })

@@ -153,9 +153,9 @@ private func utc(_ s: String) -> Int64 { Timestamp.parse(s)! }
 
 @Suite struct JSONTextTests {
     @Test func encodesWhatPayloadBuildersProduce() throws {
-        let value: [String: Any] = [
-            "b": [1, 2.5, true, NSNull()] as [Any], "a": "quote \" backslash \\ newline \n tab \t bell \u{7} é ☔",
-            "nested": [["x": "y"]] as [[String: String]], "n": Int64(-3), "whole": 12.0,
+        let value: JSONValue = [
+            "b": [1, .number(2.5), true, .null], "a": "quote \" backslash \\ newline \n tab \t bell \u{7} é ☔",
+            "nested": [["x": "y"]], "n": JSONValue(Int64(-3)), "whole": .number(12.0),
         ]
         let text = JSONText.encode(value)
         #expect(text.hasPrefix("{\"a\":"))  // keys sorted
@@ -164,7 +164,7 @@ private func utc(_ s: String) -> Int64 { Timestamp.parse(s)! }
         #expect(text.contains(#""whole":12"#))
         // A real parser reads back exactly what went in.
         let back = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
-        #expect(back["a"] as? String == value["a"] as? String)
+        #expect(back["a"] as? String == value["a"]?.string)
         #expect((back["nested"] as? [[String: String]]) == [["x": "y"]])
         #expect(back["n"] as? Int == -3)
     }

@@ -212,19 +212,20 @@ import Testing
             let integration = try #require(action["integration"] as? [String: Any])
             #expect(integration["url"] as? String == "\(Self.base)/chat/mattermost/actions")
             let context = try #require(integration["context"] as? [String: Any])
-            let verified = try MattermostActions.verify(context, key: Self.key, now: now).get()
+            let verified = try MattermostActions.verify(jsonValue(context), key: Self.key, now: now).get()
             #expect(verified.action == expected && verified.episode == 100)
             // Any change voids it: another alert, another action, a later issue time, another key.
             for (field, value) in [("episode", "101"), ("action", "ack"), ("issued", String(now + 1))]
             where context[field] as? String != value {
                 var tampered = context
                 tampered[field] = value
-                #expect(MattermostActions.verify(tampered, key: Self.key, now: now) == .failure(.forged))
+                #expect(MattermostActions.verify(jsonValue(tampered), key: Self.key, now: now) == .failure(.forged))
             }
             #expect(
-                MattermostActions.verify(context, key: MattermostActions.key(token: "other"), now: now)
+                MattermostActions.verify(jsonValue(context), key: MattermostActions.key(token: "other"), now: now)
                     == .failure(.forged))
-            #expect(MattermostActions.verify(context, key: Self.key, now: now + 86_401) == .failure(.expired))
+            #expect(
+                MattermostActions.verify(jsonValue(context), key: Self.key, now: now + 86_401) == .failure(.expired))
         }
         #expect(attachments[1]["actions"] != nil)
         // Without external_url (nowhere to post back) or a signer (no chat.mattermost): no buttons.
@@ -255,6 +256,6 @@ import Testing
                 "sig": String(repeating: "0", count: 64),
             ],
         ]
-        for j in junk { #expect(MattermostActions.verify(j, key: Self.key, now: now) == .failure(.forged)) }
+        for j in junk { #expect(MattermostActions.verify(jsonValue(j), key: Self.key, now: now) == .failure(.forged)) }
     }
 }

@@ -316,10 +316,10 @@ import Testing
                 key: "k", receiver: "r", alerts: [NotifiedAlert(transition: t, message: "m", id: 7)])
             // Mattermost and Discord: one Markdown link, whose destination runs to the end.
             let mattermost = try #require(
-                ((WebhookPayloads.mattermost(n)["attachments"] as? [[String: Any]])?.first?["fields"]
+                ((WebhookPayloads.mattermost(n).sent["attachments"] as? [[String: Any]])?.first?["fields"]
                     as? [[String: Any]])?.last?["value"] as? String)
             let discord = try #require(
-                ((WebhookPayloads.discord(n)["embeds"] as? [[String: Any]])?.first?["fields"] as? [[String: Any]])?
+                ((WebhookPayloads.discord(n).sent["embeds"] as? [[String: Any]])?.first?["fields"] as? [[String: Any]])?
                     .first?["value"] as? String)
             for links in [mattermost, discord] {
                 #expect(
@@ -334,7 +334,7 @@ import Testing
                         == url.removingPercentEncoding)
             }
             // Google Chat: one angle-bracket link, whose `|` is its own.
-            let google = try #require(WebhookPayloads.googlechat(n)["text"] as? String)
+            let google = try #require(WebhookPayloads.googlechat(n).sent["text"] as? String)
             let line = try #require(google.components(separatedBy: "\n").last)
             #expect(line.hasPrefix("<https://wiki.example.org/") && line.hasSuffix("|Runbook>"), "\(line)")
             #expect(line.filter { "<>|".contains($0) }.count == 3, "\(line)")

@@ -79,7 +79,7 @@ import Testing
 
     @Test func discordStaysWithinItsDocumentedLimits() throws {
         for n in [Self.one(Self.flood()), Self.flood60] {
-            let p = WebhookPayloads.discord(n)
+            let p = WebhookPayloads.discord(n).sent
             #expect((p["content"] as? String)?.count ?? 0 <= 2000)
             let embeds = try #require(p["embeds"] as? [[String: Any]])
             #expect(embeds.count <= 10 && !embeds.isEmpty)
@@ -101,7 +101,8 @@ import Testing
         }
         // The single alert links its page, its gauge and its runbook.
         let one = WebhookPayloads.discord(
-            Self.one(Self.flood(annotations: ["runbook_url": "https://wiki.example.org/flood"])))
+            Self.one(Self.flood(annotations: ["runbook_url": "https://wiki.example.org/flood"]))
+        ).sent
         let embed = try #require((one["embeds"] as? [[String: Any]])?.first)
         #expect(embed["url"] as? String == Self.base + "alerts/41")
         let links = try #require((embed["fields"] as? [[String: Any]])?.first?["value"] as? String)
@@ -112,7 +113,7 @@ import Testing
 
     @Test func teamsCardIsAValidAdaptiveCardWithOpenUrlButtons() throws {
         for n in [Self.one(Self.flood(annotations: ["runbook_url": "https://wiki.example.org/flood"])), Self.flood60] {
-            let p = WebhookPayloads.msteams(n)
+            let p = WebhookPayloads.msteams(n).sent
             #expect(p["type"] as? String == "message")
             let attachment = try #require((p["attachments"] as? [[String: Any]])?.first)
             #expect(attachment["contentType"] as? String == "application/vnd.microsoft.card.adaptive")
@@ -143,13 +144,14 @@ import Testing
     @Test func googleChatTextStaysWithinItsLimitAndLinksWithItsSyntax() throws {
         let one = try #require(
             WebhookPayloads.googlechat(
-                Self.one(Self.flood(annotations: ["runbook_url": "https://wiki.example.org/f"])))[
-                    "text"] as? String)
+                Self.one(Self.flood(annotations: ["runbook_url": "https://wiki.example.org/f"]))
+            ).sent[
+                "text"] as? String)
         #expect(
             one.hasSuffix(
                 "<\(Self.base)alerts/41|Open alert #41> · <\(Self.base)gauges/01646500|River gauge> · <https://wiki.example.org/f|Runbook>"
             ))
-        let many = try #require(WebhookPayloads.googlechat(Self.flood60)["text"] as? String)
+        let many = try #require(WebhookPayloads.googlechat(Self.flood60).sent["text"] as? String)
         #expect(many.count <= 4096)
     }
 
@@ -173,7 +175,8 @@ import Testing
         #expect(
             text
                 == String(
-                    decoding: WebhookPayloads.encode(WebhookPayloads.generic(n, groupBy: ["alertname"])), as: UTF8.self)
+                    decoding: WebhookPayloads.Reference.encode(
+                        WebhookPayloads.Reference.generic(n, groupBy: ["alertname"])), as: UTF8.self)
         )
     }
 

@@ -10,7 +10,7 @@ import Testing
     let resolved = transition(state: .resolved, level: nil, from: "action", value: 9.1)
 
     @Test func genericIsAlertmanagerV4() throws {
-        let p = WebhookPayloads.generic(notification([firing, resolved], receiver: "ops"), groupBy: ["rule"])
+        let p = WebhookPayloads.Reference.generic(notification([firing, resolved], receiver: "ops"), groupBy: ["rule"])
         #expect(p["version"] as? String == "4")
         #expect(p["status"] as? String == "firing")
         #expect(p["receiver"] as? String == "ops")
@@ -44,9 +44,9 @@ import Testing
         #expect(alerts[1]["endsAt"] as? String == "2026-03-01T06:15:00Z")
         #expect(alerts[1]["fingerprint"] as? String == fp)  // same alert, same fingerprint
 
-        let onlyResolved = WebhookPayloads.generic(notification([resolved]), groupBy: [])
+        let onlyResolved = WebhookPayloads.Reference.generic(notification([resolved]), groupBy: [])
         #expect(onlyResolved["status"] as? String == "resolved")
-        let withChange = WebhookPayloads.generic(notification([changed]), groupBy: [])
+        let withChange = WebhookPayloads.Reference.generic(notification([changed]), groupBy: [])
         let annotations2 = try #require(
             (withChange["alerts"] as? [[String: Any]])?.first?["annotations"] as? [String: String])
         #expect(annotations2["previous_level"] == "minor")
@@ -83,19 +83,22 @@ import Testing
         let linked = AlertNotification(key: "k", receiver: "r", alerts: [a], externalURL: "https://k.example.org/")
         let url = "https://k.example.org/alerts/41"
         // Slack: the Open button (the blocks hold what the attachment's title showed).
-        let slackButtons = (WebhookPayloads.slack(linked)["blocks"] as? [[String: Any]] ?? []).flatMap {
+        let slackButtons = (WebhookPayloads.slack(linked).sent["blocks"] as? [[String: Any]] ?? []).flatMap {
             $0["type"] as? String == "actions" ? $0["elements"] as? [[String: Any]] ?? [] : []
         }
         #expect(slackButtons.first?["url"] as? String == url)
-        let mattermost = try #require((WebhookPayloads.mattermost(linked)["attachments"] as? [[String: Any]])?.first)
+        let mattermost = try #require(
+            (WebhookPayloads.mattermost(linked).sent["attachments"] as? [[String: Any]])?.first)
         #expect(mattermost["title_link"] as? String == url)
-        let discord = try #require((WebhookPayloads.discord(linked)["embeds"] as? [[String: Any]])?.first)
+        let discord = try #require((WebhookPayloads.discord(linked).sent["embeds"] as? [[String: Any]])?.first)
         #expect(discord["url"] as? String == url)
         let teams = try #require(
-            ((WebhookPayloads.msteams(linked)["attachments"] as? [[String: Any]])?.first?["content"] as? [String: Any])?[
-                "actions"] as? [[String: Any]])
+            ((WebhookPayloads.msteams(linked).sent["attachments"] as? [[String: Any]])?.first?["content"]
+                as? [String: Any])?[
+                    "actions"] as? [[String: Any]])
         #expect(teams.first?["type"] as? String == "Action.OpenUrl" && teams.first?["url"] as? String == url)
-        #expect((WebhookPayloads.googlechat(linked)["text"] as? String)?.contains("<\(url)|Open alert #41>") == true)
+        #expect(
+            (WebhookPayloads.googlechat(linked).sent["text"] as? String)?.contains("<\(url)|Open alert #41>") == true)
         let email = try EmailNotifier(
             config: .init(name: "mail", smtpURL: "smtp://127.0.0.1:1", from: "k@example.org", to: ["o@example.org"])
         ).render(linked)
@@ -105,7 +108,8 @@ import Testing
         let plain = AlertNotification(key: "k", receiver: "r", alerts: [a])
         #expect(
             !String(decoding: WebhookPayloads.encode(WebhookPayloads.slack(plain)), as: UTF8.self).contains("https://"))
-        #expect((WebhookPayloads.mattermost(plain)["attachments"] as? [[String: Any]])?.first?["title_link"] == nil)
+        #expect(
+            (WebhookPayloads.mattermost(plain).sent["attachments"] as? [[String: Any]])?.first?["title_link"] == nil)
         #expect(
             !String(decoding: WebhookPayloads.encode(WebhookPayloads.msteams(plain)), as: UTF8.self).contains(
                 "Action.OpenUrl"))
@@ -128,7 +132,8 @@ import Testing
             ] {
                 let n = notification(alerts, receiver: "ops \"x\"")
                 let object = String(
-                    decoding: WebhookPayloads.encode(WebhookPayloads.generic(n, groupBy: groupBy)), as: UTF8.self)
+                    decoding: WebhookPayloads.Reference.encode(WebhookPayloads.Reference.generic(n, groupBy: groupBy)),
+                    as: UTF8.self)
                 #expect(WebhookPayloads.genericText(n, groupBy: groupBy) == object)
             }
         }
@@ -136,13 +141,14 @@ import Testing
         #expect(
             WebhookPayloads.genericText(empty, groupBy: ["rule"])
                 == String(
-                    decoding: WebhookPayloads.encode(WebhookPayloads.generic(empty, groupBy: ["rule"])), as: UTF8.self))
+                    decoding: WebhookPayloads.Reference.encode(
+                        WebhookPayloads.Reference.generic(empty, groupBy: ["rule"])), as: UTF8.self))
     }
 
     @Test func slackAndMattermostAreColourCoded() throws {
         for p in [
-            WebhookPayloads.slack(notification([changed, resolved])),
-            WebhookPayloads.mattermost(notification([changed, resolved])),
+            WebhookPayloads.slack(notification([changed, resolved])).sent,
+            WebhookPayloads.mattermost(notification([changed, resolved])).sent,
         ] {
             let text = try #require(p["text"] as? String)
             #expect(text.contains("CRITICAL river-levels 01646500 changed minor→moderate"))
@@ -163,14 +169,14 @@ import Testing
             #expect(footers == ["data as of 2026-03-01T06:15:00Z · ack 1", "data as of 2026-03-01T06:15:00Z"])
             #expect(why == changed.explanation)
         }
-        #expect(WebhookPayloads.mattermost(notification([firing]))["username"] as? String == "Klaxon")
+        #expect(WebhookPayloads.mattermost(notification([firing])).sent["username"] as? String == "Klaxon")
     }
 
     @Test func discordContentStaysWithin2000Characters() throws {
         let many = (0..<60).map {
             transition(station: "STATION-\($0)-WITH-A-LONG-NAME-\(String(repeating: "x", count: 20))")
         }
-        let p = WebhookPayloads.discord(notification(many))
+        let p = WebhookPayloads.discord(notification(many)).sent
         let content = try #require(p["content"] as? String)
         #expect(content.count == 2000)
         #expect(content.hasSuffix("…"))
@@ -179,7 +185,7 @@ import Testing
         #expect(embeds[0]["color"] as? Int == 0xf2a900)
         #expect((embeds[0]["description"] as? String)?.contains("Why: ") == true)
         #expect(embeds[0]["timestamp"] as? String == "2026-03-01T06:15:00Z")
-        let short = WebhookPayloads.discord(notification([firing]))["content"] as? String
+        let short = WebhookPayloads.discord(notification([firing])).sent["content"] as? String
         #expect(short?.hasSuffix("…") == false)
         // The message is in the embed, not said twice.
         #expect(short == WebhookPayloads.title(NotifiedAlert(transition: firing, message: firing.summary, id: 1)))
@@ -187,7 +193,7 @@ import Testing
     }
 
     @Test func teamsIsAnAdaptiveCardMessage() throws {
-        let p = WebhookPayloads.msteams(notification([changed]))
+        let p = WebhookPayloads.msteams(notification([changed])).sent
         #expect(p["type"] as? String == "message")
         let attachment = try #require((p["attachments"] as? [[String: Any]])?.first)
         #expect(attachment["contentType"] as? String == "application/vnd.microsoft.card.adaptive")
@@ -203,7 +209,7 @@ import Testing
     }
 
     @Test func googleChatCarriesExplanationAndDataTime() throws {
-        let text = try #require(WebhookPayloads.googlechat(notification([firing]))["text"] as? String)
+        let text = try #require(WebhookPayloads.googlechat(notification([firing])).sent["text"] as? String)
         #expect(text.contains(firing.summary))
         #expect(text.contains("Why: \(firing.explanation)"))
         #expect(text.contains("data as of 2026-03-01T06:15:00Z"))

@@ -174,12 +174,8 @@ extension Ingest {
     }
 }
 
-/// A JSON number as `JSONSerialization` gives it; nil for anything else, `true` and `false` included
-/// (which would otherwise bridge to 1 and 0).
-func jsonNumber(_ value: Any?) -> Double? {
-    guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else { return nil }
-    return number.doubleValue
-}
+/// A JSON number; nil for anything else, `true` and `false` included.
+func jsonNumber(_ value: JSONValue?) -> Double? { value?.number }
 
 /// `klaxon ingest --format …`: saved responses of the services, for back-testing rules on past
 /// events (a year of a river's data, then `dry-run --db`). Each lands as the source of its kind
@@ -253,13 +249,16 @@ public enum IngestFormat: String, CaseIterable, Sendable {
         case .openMeteoJSON:
             return try Self.openMeteo(data, now: now)
         case .owmJSON:
-            let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-            let coord = (object?["city"] as? [String: Any])?["coord"] as? [String: Any]
+            let object = JSONValue.parse(data)?.object
+            let coord = object?["city"]?["coord"]?.object
             let lat = jsonNumber(coord?["lat"] ?? object?["lat"])
             let lon = jsonNumber(coord?["lon"] ?? object?["lon"])
             var batch = SourceBatch()
             let key = PlacePoint(latitude: lat ?? 0, longitude: lon ?? 0).key
-            if object?["daily"] != nil || (object?["list"] as? [[String: Any]])?.first?["temp"] is [String: Any] {
+            let list = object?["list"]?.array
+            if object?["daily"] != nil
+                || (list?.allSatisfy { $0.object != nil } == true && list?.first?["temp"]?.object != nil)
+            {
                 let (days, alerts) = try OWMParser.daily(data, place: key, units: owmUnits, issued: now)
                 batch.weather = days
                 batch.weatherAlerts = alerts.map { PlaceAlert(place: key, alert: $0) }
@@ -310,7 +309,7 @@ public enum IngestFormat: String, CaseIterable, Sendable {
 
     /// Forecast days for the point, and the other daily variables as readings of it.
     static func openMeteo(_ data: Data, now: Int64) throws -> Parsed {
-        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        let object = JSONValue.parse(data)?.object
         guard let lat = jsonNumber(object?["latitude"]), let lon = jsonNumber(object?["longitude"]),
             abs(lat) <= 90, abs(lon) <= 180
         else {

@@ -1,4 +1,5 @@
 import Foundation
+import KlaxonCore
 
 /// What a saved file looks like, judged from its shape: which `klaxon ingest --format` reads it.
 /// Used to word messages when a file yields nothing, does not parse as the format given, or
@@ -39,7 +40,7 @@ public struct PayloadLook: Sendable, Equatable {
         }
         switch first {
         case UInt8(ascii: "{"), UInt8(ascii: "["):
-            if complete, let object = try? JSONSerialization.jsonObject(with: Data(body)) {
+            if complete, let object = JSONValue.parse(body) {
                 return json(object)
             }
             return jsonText(String(decoding: body.prefix(1 << 20), as: UTF8.self))
@@ -65,17 +66,17 @@ public struct PayloadLook: Sendable, Equatable {
 
     // MARK: - Parsed JSON
 
-    static func json(_ object: Any) -> PayloadLook {
-        guard let o = object as? [String: Any] else {
-            if let array = object as? [Any] {
+    static func json(_ object: JSONValue) -> PayloadLook {
+        guard let o = object.object else {
+            if let array = object.array {
                 return PayloadLook(format: nil, description: "a JSON array", empty: array.isEmpty)
             }
             return PayloadLook(format: nil, description: "a JSON value that is not an object")
         }
-        if o["type"] as? String == "FeatureCollection" || o["features"] is [Any] {
+        if o["type"]?.string == "FeatureCollection" || o["features"]?.array != nil {
             return featureCollection(o)
         }
-        if o["type"] as? String == "Feature", let p = o["properties"] as? [String: Any] {
+        if o["type"]?.string == "Feature", let p = o["properties"]?.object {
             if isQuake(p) { return PayloadLook(format: .usgsQuakes, description: "a USGS earthquake GeoJSON event") }
             if isOGC(p) {
                 return PayloadLook(format: .usgsOGCJSON, description: "a USGS Water Data OGC API feature")
@@ -89,15 +90,15 @@ public struct PayloadLook: Sendable, Equatable {
                     format: .nwsObservations, description: "an NWS observation station (stationIdentifier)")
             }
         }
-        if let value = o["value"] as? [String: Any], let series = value["timeSeries"] as? [Any] {
+        if let series = o["value"]?["timeSeries"]?.array {
             return PayloadLook(
                 format: .usgsIVJSON, description: "an NWIS WaterServices JSON response (value.timeSeries)",
                 empty: series.isEmpty)
         }
-        if o["name"] is String, o["values"] is [Any] || o["value-columns"] != nil {
+        if o["name"]?.string != nil, o["values"]?.array != nil || o["value-columns"] != nil {
             return PayloadLook(
                 format: .cwmsJSON, description: "a CWMS Data API time series (name, values)",
-                empty: (o["values"] as? [Any])?.isEmpty ?? true)
+                empty: o["values"]?.array?.isEmpty ?? true)
         }
         if o["lid"] != nil, o["flood"] != nil {
             return PayloadLook(format: .nwpsJSON, description: "an NWPS gauge (lid, flood)")
@@ -114,9 +115,9 @@ public struct PayloadLook: Sendable, Equatable {
         return PayloadLook(format: nil, description: "a JSON object none of the ingest formats describes")
     }
 
-    static func featureCollection(_ o: [String: Any]) -> PayloadLook {
-        let features = (o["features"] as? [Any]) ?? []
-        let properties = features.prefix(50).compactMap { ($0 as? [String: Any])?["properties"] as? [String: Any] }
+    static func featureCollection(_ o: [String: JSONValue]) -> PayloadLook {
+        let features = o["features"]?.array ?? []
+        let properties = features.prefix(50).compactMap { $0["properties"]?.object }
         if properties.contains(where: isQuake) {
             return PayloadLook(
                 format: .usgsQuakes, description: "a USGS earthquake GeoJSON feed (features with mag and ids)")
@@ -140,8 +141,8 @@ public struct PayloadLook: Sendable, Equatable {
                 description: "a GeoJSON FeatureCollection of neither earthquakes, USGS water data nor NWS observations")
         }
         // No feature to judge by: the collection's own fields tell the two services apart.
-        let metadata = o["metadata"] as? [String: Any]
-        if metadata?["api"] != nil || (metadata?["title"] as? String)?.contains("Earthquake") == true {
+        let metadata = o["metadata"]?.object
+        if metadata?["api"] != nil || metadata?["title"]?.string?.contains("Earthquake") == true {
             return PayloadLook(
                 format: .usgsQuakes, description: "a USGS earthquake GeoJSON feed with no events", empty: true)
         }
@@ -152,16 +153,16 @@ public struct PayloadLook: Sendable, Equatable {
         return PayloadLook(format: nil, description: "an empty GeoJSON FeatureCollection", empty: true)
     }
 
-    static func isQuake(_ p: [String: Any]) -> Bool {
+    static func isQuake(_ p: [String: JSONValue]) -> Bool {
         p["mag"] != nil && (p["ids"] != nil || p["magType"] != nil)
     }
 
-    static func isNWSObservation(_ p: [String: Any]) -> Bool {
+    static func isNWSObservation(_ p: [String: JSONValue]) -> Bool {
         p["timestamp"] != nil && (p["station"] != nil || p["stationId"] != nil)
             && (p["temperature"] != nil || p["windSpeed"] != nil || p["textDescription"] != nil)
     }
 
-    static func isOGC(_ p: [String: Any]) -> Bool {
+    static func isOGC(_ p: [String: JSONValue]) -> Bool {
         p["monitoring_location_id"] != nil || p["time_series_id"] != nil || p["monitoring_location_number"] != nil
     }
 
@@ -170,8 +171,7 @@ public struct PayloadLook: Sendable, Equatable {
     static func jsonText(_ head: String) -> PayloadLook {
         // JSON Lines: the first line is an object of its own.
         if let line = head.split(separator: "\n", maxSplits: 1).first,
-            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)),
-            let o = object as? [String: Any], o["station"] != nil, o["metric"] != nil
+            let o = JSONValue.parse(line.utf8)?.object, o["station"] != nil, o["metric"] != nil
         {
             return PayloadLook(format: .readings, description: "a Klaxon readings file (JSON Lines)")
         }

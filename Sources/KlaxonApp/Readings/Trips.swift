@@ -124,21 +124,29 @@ public enum Trips {
     /// `trip show --format json`: the trip, the weather per day, and the items (`item`, `quantity`,
     /// `reason`, `category`).
     public static func json(_ trip: Trip, list: PackingList, weather: [DayWeather]) throws -> String {
-        let items: [[String: Any]] = list.items.map {
-            [
-                "item": $0.item, "quantity": $0.quantity, "category": $0.category,
-                "reason": $0.reasons.joined(separator: "; "),
-            ]
-        }
-        let object: [String: Any] = [
-            "trip": try jsonObject(trip), "weather": try weather.map(jsonObject), "items": items,
-        ]
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self)
+        let shown = Shown(
+            trip: trip, weather: weather,
+            items: list.items.map {
+                Shown.Item(
+                    item: $0.item, quantity: $0.quantity, category: $0.category,
+                    reason: $0.reasons.joined(separator: "; "))
+            })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(shown), as: UTF8.self)
     }
 
-    static func jsonObject<T: Encodable>(_ value: T) throws -> Any {
-        try JSONSerialization.jsonObject(with: try JSONEncoder().encode(value))
+    /// `trip show --format json`'s document.
+    struct Shown: Encodable {
+        struct Item: Encodable {
+            var item: String
+            var quantity: Int
+            var category: String
+            var reason: String
+        }
+        var trip: Trip
+        var weather: [DayWeather]
+        var items: [Item]
     }
 
     /// `trip export`: the trip, its stored forecasts and its list, as one JSON document that

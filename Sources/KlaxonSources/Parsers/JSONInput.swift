@@ -1,4 +1,5 @@
 import Foundation
+import KlaxonCore
 
 /// Decoding a JSON body with errors a person can act on: an HTML error page is named as such, a
 /// truncated body is called truncated, and a missing field is named by its path.
@@ -136,44 +137,6 @@ enum JSONInput {
         return ParseError(
             .serverError, format: format,
             "the server sent an error, not data: \(ParseError.excerpt(parts.joined(separator: ": ")))")
-    }
-}
-
-/// Any JSON value, for the loosely typed parts of a payload (OGC feature properties, error documents).
-enum JSONValue: Decodable, Sendable, Hashable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        // Strings first: they are most of what the loosely typed parts hold.
-        if c.decodeNil() {
-            self = .null
-        } else if let s = try? c.decode(String.self) {
-            self = .string(s)
-        } else if let d = try? c.decode(Double.self) {
-            self = .number(d)
-        } else if let b = try? c.decode(Bool.self) {
-            self = .bool(b)
-        } else if let a = try? c.decode([JSONValue].self) {
-            self = .array(a)
-        } else {
-            self = .object(try c.decode([String: JSONValue].self))
-        }
-    }
-
-    var string: String? {
-        if case .string(let s) = self { return s }
-        return nil
-    }
-
-    var number: Double? {
-        if case .number(let d) = self { return d }
-        return nil
     }
 }
 

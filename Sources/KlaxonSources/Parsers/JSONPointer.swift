@@ -1,3 +1,5 @@
+import KlaxonCore
+
 /// An RFC 6901 JSON pointer: `""` (the whole document), `/data/0/temp_f`, with `~1` for `/` and
 /// `~0` for `~` inside a name.
 public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {

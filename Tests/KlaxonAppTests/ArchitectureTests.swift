@@ -238,7 +238,7 @@ struct ArchitectureTests {
     )
     func evaluationHoldsNoClosures() throws {
         /// The stored properties of the type declared by `opening` in `text`: the `let`/`var` lines
-        /// at its top level that open no body.
+        /// at its top level that open no body (a `{` after ` = ` is a default value, not a body).
         func storedProperties(_ opening: String, in text: String) -> [String]? {
             guard let start = text.range(of: opening) else { return nil }
             var out: [String] = []
@@ -246,9 +246,8 @@ struct ArchitectureTests {
             for line in text[start.lowerBound...].split(separator: "\n", omittingEmptySubsequences: false) {
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
                 let words = trimmed.split(separator: " ").prefix(3)
-                if depth == 1, !trimmed.hasPrefix("//"), words.contains("let") || words.contains("var"),
-                    !trimmed.contains("{")
-                {
+                let body = trimmed.firstIndex(of: "{").map { !trimmed[..<$0].contains(" = ") } ?? false
+                if depth == 1, !trimmed.hasPrefix("//"), words.contains("let") || words.contains("var"), !body {
                     out.append(trimmed)
                 }
                 depth += line.filter { $0 == "{" }.count - line.filter { $0 == "}" }.count

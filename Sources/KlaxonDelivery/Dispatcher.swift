@@ -20,7 +20,7 @@ public typealias DeliveryStore = OutboxStore & SilenceStore
 ///
 /// A store error (another process holding the database, say) never ends `run`: it waits, retries
 /// with backoff, and reports itself in `health`.
-public final class Dispatcher: Sendable {
+public final class Dispatcher: EvaluationObserver {
     public struct Settings: Sendable {
         public var backoff = Backoff()
         /// Seconds after which an undelivered notification is dead.
@@ -107,7 +107,7 @@ public final class Dispatcher: Sendable {
     /// When `run`'s claim loop last completed a turn (for the stall watchdog).
     let lastTurn = Mutex(ContinuousClock.now)
 
-    /// Claims an evaluation in this process made for `run` (`handoff`), until `run` takes them.
+    /// Claims an evaluation in this process made for `run` (`handoffRoom`), until `run` takes them.
     let handed = Mutex(Handed())
     struct Handed {
         /// `run`'s work in flight while it runs; nil before and after.
@@ -125,29 +125,31 @@ public final class Dispatcher: Sendable {
     /// process's rows are found by `run`'s poll.
     public func nudge() { nudges.signal() }
 
-    /// For this process's evaluations (SQLite): each slice claims for `run`, in its own
-    /// transaction, what is due, and hands it over once committed. This spares `run` a claim (a
-    /// write transaction of its own, waiting its turn behind the next slice) per slice: the first
-    /// notifications go out as soon as the first slice commits. `room` offers nothing unless `run`
-    /// is running with room to spare.
-    public var handoff: Handoff {
-        Handoff(
-            instance: instance.id, lease: settings.lease, clock: clock,
-            room: { [weak self] in self?.handoffRoom() }, take: { [weak self] in self?.take($0) ?? false })
-    }
+    /// An evaluation in this process committed transitions (`EvaluationObserver`): their
+    /// notifications are queued, so `run` stops waiting.
+    public func committed(transitions: Int) { nudge() }
 
-    func handoffRoom() -> (limit: Int, excluding: [String])? {
+    /// For this process's evaluations (SQLite): each slice claims for `run`, in its own
+    /// transaction, what is due, and hands it over once committed (`take`). This spares `run` a
+    /// claim (a write transaction of its own, waiting its turn behind the next slice) per slice: the
+    /// first notifications go out as soon as the first slice commits. Offers nothing unless `run` is
+    /// running with room to spare.
+    public func handoffRoom() -> HandoffRoom? {
         guard registered.withLock({ $0 }) else { return nil }
-        return handed.withLock { h in
+        let room = handed.withLock { h -> (limit: Int, excluding: [String])? in
             guard let flight = h.flight else { return nil }
             let waiting = h.batches.reduce(0) { $0 + $1.rows.count }
             let limit = min(settings.claimLimit - flight.rows - waiting, settings.laneLimit)
             guard limit > 0 else { return nil }
             return (limit, flight.fullLanes(limit: max(1, settings.laneLimit)))
         }
+        guard let room else { return nil }
+        return HandoffRoom(
+            instance: instance.id, lease: settings.lease, now: clock(), limit: room.limit, excluding: room.excluding)
     }
 
-    func take(_ batches: [OutboxBatch]) -> Bool {
+    /// Takes the claims a committed slice made (`handoffRoom`); false once `run` has stopped.
+    public func take(_ batches: [OutboxBatch]) -> Bool {
         let taken = handed.withLock { h in
             guard h.flight != nil else { return false }
             h.batches += batches

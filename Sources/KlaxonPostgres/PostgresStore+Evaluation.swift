@@ -9,8 +9,10 @@ extension PostgresStore: EvaluationBackend {
 
     /// Evaluates what arrived since the last evaluation: `EvaluationBackend.runEvaluation`, over this
     /// backend's transactions. Each evaluation transaction first takes its turn (`evaluationTurn`).
-    public func evaluate(_ e: Evaluation) async throws -> EvaluationResult {
-        try await runEvaluation(e)
+    public func evaluate<P: TransitionPlanner, O: EvaluationObserver>(_ e: Evaluation<P>, observer: O) async throws
+        -> EvaluationResult
+    {
+        try await runEvaluation(e, observer: observer)
     }
 
     /// The transaction-scoped advisory lock each evaluation transaction takes first. The daemon's
@@ -24,7 +26,7 @@ extension PostgresStore: EvaluationBackend {
         try await execute("SELECT pg_advisory_xact_lock(\(Self.evaluationLock))", on: c)
     }
 
-    public func resolveRemoved(rules: Set<String>, _ e: Evaluation) async throws -> [Logged] {
+    public func resolveRemoved<P: TransitionPlanner>(rules: Set<String>, _ e: Evaluation<P>) async throws -> [Logged] {
         guard !rules.isEmpty else { return [] }
         var binds = PostgresBindings(capacity: 1)
         binds.append(rules.sorted())
@@ -80,9 +82,9 @@ extension PostgresStore: EvaluationBackend {
     /// query, their new readings in another (in series order, each series' own after its last stepped
     /// reading, up to the budget), the states written back in one, and the transitions and outbox rows
     /// in two (`log`). A round trip costs about a millisecond, and a slice holds hundreds of series.
-    public func evaluateReadings(_ series: [ChangedSeries], _ e: Evaluation, cursor: Int64?, claim: QueueClaim?)
-        async throws -> ReadingsSlice
-    {
+    public func evaluateReadings<P: TransitionPlanner>(
+        _ series: [ChangedSeries], _ e: Evaluation<P>, cursor: Int64?, claim: QueueClaim?
+    ) async throws -> ReadingsSlice {
         try await transaction { c in
             try await self.evaluationTurn(on: c)
             let step = ReadingsStep(series, e)
@@ -133,7 +135,9 @@ extension PostgresStore: EvaluationBackend {
         }
     }
 
-    public func advanceQuiet(_ series: [ChangedSeries], _ e: Evaluation) async throws -> [Logged] {
+    public func advanceQuiet<P: TransitionPlanner>(_ series: [ChangedSeries], _ e: Evaluation<P>) async throws
+        -> [Logged]
+    {
         try await transaction { c in
             try await self.evaluationTurn(on: c)
             let step = QuietStep(series, e, states: try await self.loadStates(series.map(\.key), on: c))
@@ -152,66 +156,52 @@ extension PostgresStore: EvaluationBackend {
         }
     }
 
-    public func evaluateQuakes(_ e: Evaluation) async throws -> (logged: [Logged], more: Bool) {
+    public func evaluateQuakes<P: TransitionPlanner>(_ e: Evaluation<P>) async throws -> (logged: [Logged], more: Bool)
+    {
         try await transaction { c in
             try await self.evaluationTurn(on: c)
-            let limit = EventRounds.quakeSlice
             let cursor = try await self.meta(Self.quakeCursorKey, on: c)
             let rows = try await self.rows(
-                "SELECT id, event, seq FROM quake_events WHERE seq > \(cursor) ORDER BY seq LIMIT \(limit)", on: c)
-            var top = cursor
-            var versions: [(key: String, event: QuakeEvent)] = []
-            for row in rows {
-                top = max(top, try row[2].decode(Int64.self))
-                guard
-                    let event = try? JSONDecoder().decode(
-                        QuakeEvent.self, from: Data(try row[1].decode(String.self).utf8))
-                else { continue }
-                versions.append((try row[0].decode(String.self), event))
+                "SELECT id, event, seq FROM quake_events WHERE seq > \(cursor) ORDER BY seq LIMIT \(EventRounds.quakeSlice)",
+                on: c
+            ).map {
+                (
+                    key: try $0[0].decode(String.self), event: try $0[1].decode(String.self),
+                    seq: try $0[2].decode(Int64.self)
+                )
             }
-            var announced: [String: [String: String]] = [:]
-            for key in Set(versions.map(\.key)) {
-                for rule in e.quakes.ruleNames {
-                    announced[key, default: [:]][rule] = try await self.loadAnnouncement(
-                        table: EventRounds.quakeTable, key: EventRounds.quakeKey(rule: rule, event: key), on: c)
-                }
-            }
-            let round = EventRounds.quakes(versions, runner: e.quakes, announced: &announced)
-            for (key, rule) in round.changed {
-                guard let next = announced[key]?[rule] else { continue }
-                try await self.saveAnnouncement(
-                    next, table: EventRounds.quakeTable, key: EventRounds.quakeKey(rule: rule, event: key), on: c)
-            }
-            let logged = try await self.log(round.transitions, e, events: true, on: c)
-            try await self.setMeta(Self.quakeCursorKey, top, on: c)
-            return (logged, rows.count == limit)
+            let round = EventRounds.QuakeRound(rows: rows, after: cursor, runner: e.quakes)
+            let announced = try await self.loadAnnouncements(table: EventRounds.quakeTable, round.wanted, on: c)
+            let logged = try await self.executeRound(round.plan(announced: announced), e, on: c)
+            try await self.setMeta(Self.quakeCursorKey, round.cursor, on: c)
+            return (logged, round.more)
         }
     }
 
-    public func evaluateTrips(_ e: Evaluation) async throws -> [Logged] {
+    public func evaluateTrips<P: TransitionPlanner>(_ e: Evaluation<P>) async throws -> [Logged] {
         try await transaction { c in
             try await self.evaluationTurn(on: c)
-            let today = TripRunner.today(e.now)
-            var inputs: [EventRounds.TripInput] = []
-            var announced: [TripKey: [String: String]] = [:]
-            for trip in try await self.trips(owner: nil, on: c) where TripRunner.isAhead(trip, today: today) {
-                inputs.append(
-                    EventRounds.TripInput(
-                        trip: trip, weather: try await self.weather(for: trip, radiusKm: 30, on: c),
-                        alerts: try await self.alerts(for: trip, radiusKm: 30, on: c)))
-                for rule in e.trips.ruleNames {
-                    announced[TripKey(trip), default: [:]][rule] = try await self.loadAnnouncement(
-                        table: EventRounds.tripTable, key: EventRounds.tripKey(rule: rule, trip: TripKey(trip)), on: c)
-                }
+            let round = EventRounds.TripRound(
+                trips: try await self.trips(owner: nil, on: c), runner: e.trips, now: e.now)
+            var weather: [(weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)])] = []
+            for trip in round.trips {
+                weather.append(
+                    (
+                        weather: try await self.weather(for: trip, radiusKm: EventRounds.tripRadiusKm, on: c),
+                        alerts: try await self.alerts(for: trip, radiusKm: EventRounds.tripRadiusKm, on: c)
+                    ))
             }
-            let round = EventRounds.trips(inputs, runner: e.trips, now: e.now, announced: &announced)
-            for (trip, rule) in round.changed {
-                guard let next = announced[trip]?[rule] else { continue }
-                try await self.saveAnnouncement(
-                    next, table: EventRounds.tripTable, key: EventRounds.tripKey(rule: rule, trip: trip), on: c)
-            }
-            return try await self.log(round.transitions, e, on: c)
+            let announced = try await self.loadAnnouncements(table: EventRounds.tripTable, round.wanted, on: c)
+            return try await self.executeRound(round.plan(weather, announced: announced), e, on: c)
         }
+    }
+
+    /// Executes an event round's plan: saves the announcements that changed, logs the transitions.
+    func executeRound<P: TransitionPlanner>(_ plan: EventPlan, _ e: Evaluation<P>, on c: PostgresConnection)
+        async throws -> [Logged]
+    {
+        for s in plan.saves { try await saveAnnouncement(s.json, table: plan.table, key: s.key, on: c) }
+        return try await log(plan.transitions, e, events: plan.events, on: c)
     }
 
     /// The alert states of several series, in one query.
@@ -267,8 +257,8 @@ extension PostgresStore: EvaluationBackend {
     /// (`OutboxPlan`), inside the caller's transaction: the transitions in one statement (their ids
     /// taken from the sequence first, in order), their outbox rows in another. With `claim`, the
     /// rows it queues are claimed for this process's dispatcher as `claim` allows.
-    func log(
-        _ transitions: [Transition], _ e: Evaluation, claim: QueueClaim? = nil, events: Bool = false,
+    func log<P: TransitionPlanner>(
+        _ transitions: [Transition], _ e: Evaluation<P>, claim: QueueClaim? = nil, events: Bool = false,
         on c: PostgresConnection
     ) async throws -> [Logged] {
         var log = TransitionLog(transitions, e, events: events)
@@ -291,7 +281,7 @@ extension PostgresStore: EvaluationBackend {
         } else {
             for r in log.records { try await insert(r, on: c) }
         }
-        if e.route != nil {
+        if e.planner.routes {
             let alerts = Array(Set(log.transitions.map(OutboxRecord.alertKey)))
             let plan = OutboxPlan(log, queued: try await queuedRows(alerts: alerts, on: c), now: e.now)
             if let claim {
@@ -403,36 +393,27 @@ extension PostgresStore: EvaluationBackend {
         guard try await scalar("SELECT EXISTS (SELECT 1 FROM outbox WHERE state = 'held')", as: Bool.self) == true
         else { return 0 }
         return try await transaction { c in
-            var deltas = MetricDeltas()
-            var sent: [String] = []
-            var skipped: [(String, String)] = []
+            var settle = HeldSettlement()
             for row in try await self.rows(PostgresQuery(unsafeSQL: EpisodeSQL.held + " FOR UPDATE OF o"), on: c) {
-                let id = try row[0].decode(String.self)
-                let latest = try row[4].decode(Bool.self)
-                let heard = Heard.from(
-                    episode: try row[5].decode(Int64?.self), state: try row[6].decode(String?.self),
-                    level: try row[7].decode(String?.self))
-                if HeldRow.send(
-                    state: TransitionState(rawValue: try row[1].decode(String.self)) ?? .firing,
-                    level: try row[2].decode(String?.self), episode: try row[3].decode(Int64.self), latest: latest,
-                    heard: heard)
-                {
-                    sent.append(id)
-                } else {
-                    skipped.append((id, HeldRow.skipReason(latest: latest)))
-                }
+                settle.add(
+                    id: try row[0].decode(String.self), state: try row[1].decode(String.self),
+                    level: try row[2].decode(String?.self), episode: try row[3].decode(Int64.self),
+                    latest: try row[4].decode(Bool.self),
+                    heard: Heard.from(
+                        episode: try row[5].decode(Int64?.self), state: try row[6].decode(String?.self),
+                        level: try row[7].decode(String?.self)))
             }
+            let sent = settle.send
             if !sent.isEmpty {
                 try await self.execute(
                     "UPDATE outbox SET state = 'pending', due_at = greatest(due_at, \(now)) WHERE id = ANY(\(sent)::text[])",
                     on: c)
             }
-            for (id, why) in skipped {
+            for (id, why) in settle.skip {
                 try await self.execute(
                     "UPDATE outbox SET state = 'skipped', last_error = \(why) WHERE id = \(id)", on: c)
-                deltas.add("outbox", OutboxRecord.State.skipped.rawValue)
             }
-            try await deltas.write(self, on: c)
+            try await settle.deltas.write(self, on: c)
             return sent.count
         }
     }

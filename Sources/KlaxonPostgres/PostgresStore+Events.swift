@@ -312,6 +312,15 @@ extension PostgresStore {
         ).first.map { try $0[0].decode(String.self) }
     }
 
+    /// The announcements stored under each of `keys`, in order (an event round's `wanted`).
+    func loadAnnouncements(table: String, _ keys: [[(column: String, value: String)]], on c: PostgresConnection)
+        async throws -> [String?]
+    {
+        var out: [String?] = []
+        for key in keys { out.append(try await loadAnnouncement(table: table, key: key, on: c)) }
+        return out
+    }
+
     /// Stores `json` under `key`, replacing what was there.
     func saveAnnouncement(
         _ json: String, table: String, key: [(column: String, value: String)], on c: PostgresConnection

@@ -13,6 +13,11 @@ enum Announcements {
             arguments: StatementArguments(key.map(\.value)))
     }
 
+    /// The announcements stored under each of `keys`, in order (an event round's `wanted`).
+    static func load(_ db: Database, table: String, _ keys: [[(column: String, value: String)]]) throws -> [String?] {
+        try keys.map { try load(db, table: table, key: $0) }
+    }
+
     /// Stores `json` under `key`, replacing what was there.
     static func save(_ json: String, _ db: Database, table: String, key: [(column: String, value: String)]) throws {
         let columns = key.map(\.column).joined(separator: ", ")

@@ -9,12 +9,14 @@ extension SQLiteStore: EvaluationBackend {
 
     /// Evaluates what arrived since the last evaluation: `EvaluationBackend.runEvaluation`, over this
     /// backend's transactions.
-    public func evaluate(_ e: Evaluation) async throws -> EvaluationResult {
+    public func evaluate<P: TransitionPlanner, O: EvaluationObserver>(_ e: Evaluation<P>, observer: O) async throws
+        -> EvaluationResult
+    {
         _ = try requireWriter()
-        return try await runEvaluation(e)
+        return try await runEvaluation(e, observer: observer)
     }
 
-    public func resolveRemoved(rules: Set<String>, _ e: Evaluation) async throws -> [Logged] {
+    public func resolveRemoved<P: TransitionPlanner>(rules: Set<String>, _ e: Evaluation<P>) async throws -> [Logged] {
         guard !rules.isEmpty else { return [] }
         let names = "[" + rules.sorted().map(JSONText.string).joined(separator: ",") + "]"
         return try await requireWriter().write { db in
@@ -68,9 +70,9 @@ extension SQLiteStore: EvaluationBackend {
         }
     }
 
-    public func evaluateReadings(_ series: [ChangedSeries], _ e: Evaluation, cursor: Int64?, claim: QueueClaim?)
-        async throws -> ReadingsSlice
-    {
+    public func evaluateReadings<P: TransitionPlanner>(
+        _ series: [ChangedSeries], _ e: Evaluation<P>, cursor: Int64?, claim: QueueClaim?
+    ) async throws -> ReadingsSlice {
         try await requireWriter().write { db in
             let run = try ReadingsStep(series, e).run(
                 states: { i in try Self.loadStates([series[i].key], db)[series[i].key] ?? [:] },
@@ -100,7 +102,9 @@ extension SQLiteStore: EvaluationBackend {
         }
     }
 
-    public func advanceQuiet(_ series: [ChangedSeries], _ e: Evaluation) async throws -> [Logged] {
+    public func advanceQuiet<P: TransitionPlanner>(_ series: [ChangedSeries], _ e: Evaluation<P>) async throws
+        -> [Logged]
+    {
         try await requireWriter().write { db in
             let step = QuietStep(series, e, states: try Self.loadStates(series.map(\.key), db))
             var newest: [Int: (time: Int64, value: Double)] = [:]
@@ -171,74 +175,54 @@ extension SQLiteStore: EvaluationBackend {
             arguments: [key, String(value)])
     }
 
-    public func evaluateQuakes(_ e: Evaluation) async throws -> (logged: [Logged], more: Bool) {
+    public func evaluateQuakes<P: TransitionPlanner>(_ e: Evaluation<P>) async throws -> (logged: [Logged], more: Bool)
+    {
         try await requireWriter().write { db in
-            let limit = EventRounds.quakeSlice
             let cursor = try Self.meta(db, Self.quakeCursorKey)
             let rows = try Row.fetchAll(
                 db, sql: "SELECT id, event, seq FROM quake_events WHERE seq > ? ORDER BY seq LIMIT ?",
-                arguments: [cursor, limit])
-            var top = cursor
-            var versions: [(key: String, event: QuakeEvent)] = []
-            for row in rows {
-                top = max(top, row["seq"])
-                guard let event = try? JSONDecoder().decode(QuakeEvent.self, from: Data((row["event"] as String).utf8))
-                else { continue }
-                versions.append((row["id"], event))
-            }
-            var announced: [String: [String: String]] = [:]
-            for key in Set(versions.map(\.key)) {
-                for rule in e.quakes.ruleNames {
-                    announced[key, default: [:]][rule] = try Announcements.load(
-                        db, table: EventRounds.quakeTable, key: EventRounds.quakeKey(rule: rule, event: key))
-                }
-            }
-            let round = EventRounds.quakes(versions, runner: e.quakes, announced: &announced)
-            for (key, rule) in round.changed {
-                guard let next = announced[key]?[rule] else { continue }
-                try Announcements.save(
-                    next, db, table: EventRounds.quakeTable, key: EventRounds.quakeKey(rule: rule, event: key))
-            }
-            let logged = try Self.log(round.transitions, db, e, events: true)
-            try Self.setMeta(db, Self.quakeCursorKey, top)
-            return (logged, rows.count == limit)
+                arguments: [cursor, EventRounds.quakeSlice])
+            let round = EventRounds.QuakeRound(
+                rows: rows.map { (key: $0["id"], event: $0["event"], seq: $0["seq"]) }, after: cursor, runner: e.quakes)
+            let plan = round.plan(announced: try Announcements.load(db, table: EventRounds.quakeTable, round.wanted))
+            let logged = try Self.executeRound(plan, db, e)
+            try Self.setMeta(db, Self.quakeCursorKey, round.cursor)
+            return (logged, round.more)
         }
     }
 
-    public func evaluateTrips(_ e: Evaluation) async throws -> [Logged] {
+    public func evaluateTrips<P: TransitionPlanner>(_ e: Evaluation<P>) async throws -> [Logged] {
         try await requireWriter().write { db in
-            let today = TripRunner.today(e.now)
-            var inputs: [EventRounds.TripInput] = []
-            var announced: [TripKey: [String: String]] = [:]
-            for trip in try Self.trips(owner: nil, db) where TripRunner.isAhead(trip, today: today) {
-                inputs.append(
-                    EventRounds.TripInput(
-                        trip: trip, weather: try Self.weather(for: trip, radiusKm: 30, db),
-                        alerts: try Self.alerts(for: trip, radiusKm: 30, db)))
-                for rule in e.trips.ruleNames {
-                    announced[TripKey(trip), default: [:]][rule] = try Announcements.load(
-                        db, table: EventRounds.tripTable, key: EventRounds.tripKey(rule: rule, trip: TripKey(trip)))
-                }
+            let round = EventRounds.TripRound(trips: try Self.trips(owner: nil, db), runner: e.trips, now: e.now)
+            let weather = try round.trips.map { trip in
+                (
+                    weather: try Self.weather(for: trip, radiusKm: EventRounds.tripRadiusKm, db),
+                    alerts: try Self.alerts(for: trip, radiusKm: EventRounds.tripRadiusKm, db)
+                )
             }
-            let round = EventRounds.trips(inputs, runner: e.trips, now: e.now, announced: &announced)
-            for (trip, rule) in round.changed {
-                guard let next = announced[trip]?[rule] else { continue }
-                try Announcements.save(
-                    next, db, table: EventRounds.tripTable, key: EventRounds.tripKey(rule: rule, trip: trip))
-            }
-            return try Self.log(round.transitions, db, e)
+            let announced = try Announcements.load(db, table: EventRounds.tripTable, round.wanted)
+            return try Self.executeRound(round.plan(weather, announced: announced), db, e)
         }
+    }
+
+    /// Executes an event round's plan: saves the announcements that changed, logs the transitions.
+    static func executeRound<P: TransitionPlanner>(_ plan: EventPlan, _ db: Database, _ e: Evaluation<P>) throws
+        -> [Logged]
+    {
+        for s in plan.saves { try Announcements.save(s.json, db, table: plan.table, key: s.key) }
+        return try log(plan.transitions, db, e, events: plan.events)
     }
 
     /// Logs transitions (`TransitionLog`) with their episodes and queues their deliveries
     /// (`OutboxPlan`), inside the caller's transaction. With `claim`, the rows it queues are claimed
     /// for this process's dispatcher as `claim` allows.
-    static func log(
-        _ transitions: [Transition], _ db: Database, _ e: Evaluation, claim: QueueClaim? = nil, events: Bool = false
+    static func log<P: TransitionPlanner>(
+        _ transitions: [Transition], _ db: Database, _ e: Evaluation<P>, claim: QueueClaim? = nil,
+        events: Bool = false
     ) throws -> [Logged] {
         var log = TransitionLog(transitions, e, events: events)
         guard !log.isEmpty else { return [] }
-        if e.route != nil { try deferForeignKeys(db) }
+        if e.planner.routes { try deferForeignKeys(db) }
         let ids = try takeTransitionIDs(log.records.count, db)
         var open: [AlertKey: OpenEpisode] = [:]
         for key in log.episodeLookups { open[key] = try openEpisode(key, db) }
@@ -257,7 +241,7 @@ extension SQLiteStore: EvaluationBackend {
             ])
             try insert.execute()
         }
-        if e.route != nil {
+        if e.planner.routes {
             let alerts = Array(Set(log.transitions.map(OutboxRecord.alertKey)))
             let plan = OutboxPlan(log, queued: try queuedRows(alerts: alerts, db), now: e.now)
             if let claim {
@@ -371,27 +355,21 @@ extension SQLiteStore {
         }
         guard any else { return 0 }
         return try await requireWriter().write { db in
+            var settle = HeldSettlement()
+            for row in try Row.fetchAll(db, sql: EpisodeSQL.held) {
+                settle.add(
+                    id: row[0], state: row[1], level: row[2], episode: row[3], latest: row[4],
+                    heard: Heard.from(episode: row[5], state: row[6], level: row[7]))
+            }
             // Due when its group's timing said when it was queued, or now if that has passed.
             let send = try db.cachedStatement(
                 sql: "UPDATE outbox SET state = 'pending', due_at = max(due_at, ?) WHERE id = ?")
+            for id in settle.send { try send.execute(arguments: [now, id]) }
             let skip = try db.cachedStatement(
                 sql: "UPDATE outbox SET state = 'skipped', last_error = ?, sent_at = NULL WHERE id = ?")
-            var deltas = MetricDeltas()
-            var sent = 0
-            for row in try Row.fetchAll(db, sql: EpisodeSQL.held) {
-                let state = TransitionState(rawValue: row[1]) ?? .firing
-                let latest: Bool = row[4]
-                let heard = Heard.from(episode: row[5], state: row[6], level: row[7])
-                if HeldRow.send(state: state, level: row[2], episode: row[3], latest: latest, heard: heard) {
-                    try send.execute(arguments: [now, row[0] as String])
-                    sent += 1
-                } else {
-                    try skip.execute(arguments: [HeldRow.skipReason(latest: latest), row[0] as String])
-                    deltas.add("outbox", OutboxRecord.State.skipped.rawValue)
-                }
-            }
-            try deltas.write(db)
-            return sent
+            for (id, why) in settle.skip { try skip.execute(arguments: [why, id]) }
+            try settle.deltas.write(db)
+            return settle.send.count
         }
     }
 }

@@ -314,6 +314,33 @@ public enum HeldRow {
     }
 }
 
+/// Settling the held rows once the evaluation has caught up, decided once for every backend:
+///
+///     var settle = HeldSettlement()
+///     for row in <EpisodeSQL.held> { settle.add(<its columns>) }
+///     <mark settle.send pending, due now or when its group's timing said>; <mark each of settle.skip
+///     skipped, with its reason>; <write settle.deltas>
+public struct HeldSettlement {
+    /// The rows to send.
+    public private(set) var send: [String] = []
+    /// The rows skipped, each with why (`HeldRow.skipReason`).
+    public private(set) var skip: [(id: String, reason: String)] = []
+    public private(set) var deltas = MetricDeltas()
+
+    public init() {}
+
+    /// A held row as `EpisodeSQL.held` reads it (`HeldRow.send` decides).
+    public mutating func add(id: String, state: String, level: String?, episode: Int64, latest: Bool, heard: Heard?) {
+        let state = TransitionState(rawValue: state) ?? .firing
+        if HeldRow.send(state: state, level: level, episode: episode, latest: latest, heard: heard) {
+            send.append(id)
+        } else {
+            skip.append((id, HeldRow.skipReason(latest: latest)))
+            deltas.add("outbox", OutboxRecord.State.skipped.rawValue)
+        }
+    }
+}
+
 /// The migration both backends run to keep episodes: the same statements in both dialects.
 public enum EpisodeSQL {
     /// Gives every logged transition its episode (the newest firing of its alert at or before it)

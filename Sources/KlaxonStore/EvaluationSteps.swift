@@ -19,11 +19,12 @@ import KlaxonCore
 /// in a few statements, and answers the readers from what it read.
 public struct ReadingsStep {
     public let series: [ChangedSeries]
-    let e: Evaluation
+    /// What the step reads of the evaluation (not its planner: the loop is not generic over it).
+    let e: EvaluationScope
 
-    public init(_ series: [ChangedSeries], _ e: Evaluation) {
+    public init<P: TransitionPlanner>(_ series: [ChangedSeries], _ e: Evaluation<P>) {
         self.series = series
-        self.e = e
+        self.e = EvaluationScope(e)
     }
 
     /// What the loop may read, given every series' alert states: the history of series whose rules
@@ -128,13 +129,15 @@ public struct ReadingsStep {
 ///     <save run.states>; <log run.transitions>
 public struct QuietStep {
     public let series: [ChangedSeries]
-    let e: Evaluation
+    let e: EvaluationScope
     let states: [SeriesKey: [String: AlertState]]
     let timeRules: [(rule: Rule, kind: any SeriesRuleKind)]
 
-    public init(_ series: [ChangedSeries], _ e: Evaluation, states: [SeriesKey: [String: AlertState]]) {
+    public init<P: TransitionPlanner>(
+        _ series: [ChangedSeries], _ e: Evaluation<P>, states: [SeriesKey: [String: AlertState]]
+    ) {
         self.series = series
-        self.e = e
+        self.e = EvaluationScope(e)
         self.states = states
         timeRules = e.engine.timeRules
     }
@@ -174,9 +177,26 @@ public struct QuietStep {
     }
 }
 
+/// What the step loops read of an evaluation: all of it but the planner, so they stay concrete.
+struct EvaluationScope {
+    let engine: RuleEngine
+    let now: Int64
+    let present: Int64
+    let sliceReadings: Int
+    let sliceTransitions: Int
+
+    init<P: TransitionPlanner>(_ e: Evaluation<P>) {
+        engine = e.engine
+        now = e.now
+        present = e.present
+        sliceReadings = e.sliceReadings
+        sliceTransitions = e.sliceTransitions
+    }
+}
+
 extension AlertStateRecord {
     /// The rows of the sessions' alert states, as of `e.now`.
-    static func records(_ sessions: [SeriesSession], _ e: Evaluation) -> [AlertStateRecord] {
+    static func records(_ sessions: [SeriesSession], _ e: EvaluationScope) -> [AlertStateRecord] {
         var records: [AlertStateRecord] = []
         for session in sessions {
             for (rule, state) in e.engine.states(of: session) {
@@ -190,8 +210,9 @@ extension AlertStateRecord {
     }
 }
 
-/// The transitions a transaction logs, written once for every backend: in output order, each with
-/// its rendered message and its planned deliveries, and the metric changes they make.
+/// The transitions a transaction logs, written once for every backend: in output order, each
+/// planned (`TransitionPlanner`: annotated, with its rendered message and its planned deliveries),
+/// and the metric changes they make.
 ///
 ///     var log = TransitionLog(out, e)
 ///     <take ids for log.records>; <read the open episodes of log.episodeLookups>
@@ -211,18 +232,23 @@ public struct TransitionLog {
     /// route's `notify_max_age` is recorded and never sent (`OutboxPlan` queues no row for it).
     public let events: Bool
 
-    public init(_ transitions: [Transition], _ e: Evaluation, events: Bool = false) {
+    public init<P: TransitionPlanner>(_ transitions: [Transition], _ e: Evaluation<P>, events: Bool = false) {
         self.events = events
-        self.transitions = transitions.sorted(by: Transition.outputOrder).map { t in
-            var t = t
-            let annotations = e.annotate(t)
-            if !annotations.isEmpty { t.annotations = annotations }
-            return t
+        var planned = transitions.sorted(by: Transition.outputOrder)
+        var records: [TransitionRecord] = []
+        var deliveries: [[PlannedDelivery]] = []
+        records.reserveCapacity(planned.count)
+        deliveries.reserveCapacity(planned.count)
+        for i in planned.indices {
+            let plan = e.planner.plan(&planned[i])
+            records.append(TransitionRecord(planned[i], message: plan.message, recordedAt: e.now))
+            deliveries.append(plan.deliveries)
+            deltas.transition(rule: planned[i].rule, state: planned[i].state.rawValue)
         }
-        records = self.transitions.map { TransitionRecord($0, message: e.render($0), recordedAt: e.now) }
-        deliveries = self.transitions.map { e.route?($0) ?? [] }
-        routed = e.route != nil
-        for t in self.transitions { deltas.transition(rule: t.rule, state: t.state.rawValue) }
+        self.transitions = planned
+        self.records = records
+        self.deliveries = deliveries
+        routed = e.planner.routes
     }
 
     public var isEmpty: Bool { transitions.isEmpty }

@@ -3,8 +3,9 @@ import KlaxonCore
 /// What a backend does for an evaluation: reads that plan it, and transactions that each carry out
 /// one slice. Every method is one read or one transaction, and a backend writes only its SQL, binds
 /// and decoding: the order of the work, the slicing, yielding and handoff (`evaluate`), the step loop
-/// (`ReadingsStep`, `QuietStep`), the event rules' rounds (`EventRounds`) and what is logged
-/// (`TransitionLog`) are written once, here.
+/// (`ReadingsStep`, `QuietStep`), the event rules' rounds (`EventRounds.QuakeRound`, `TripRound`:
+/// what to read, then what to write) and what is logged (`TransitionLog`) are written once, here.
+/// The methods are generic over the planner: a transition is planned by a direct call.
 public protocol EvaluationBackend: Sendable {
     /// The last `ingest_log` entry evaluated, and the newest one now.
     func evaluationRange() async throws -> (cursor: Int64, top: Int64)
@@ -16,15 +17,16 @@ public protocol EvaluationBackend: Sendable {
     /// One transaction: loads what `ReadingsStep` asks for, runs it, and writes what it made (alert
     /// states, the transitions through `TransitionLog`, their outbox rows, claimed for `claim` where it
     /// takes them) and, when every series finished and `cursor` is given, the cursor.
-    func evaluateReadings(_ series: [ChangedSeries], _ e: Evaluation, cursor: Int64?, claim: QueueClaim?)
-        async throws -> ReadingsSlice
+    func evaluateReadings<P: TransitionPlanner>(
+        _ series: [ChangedSeries], _ e: Evaluation<P>, cursor: Int64?, claim: QueueClaim?
+    ) async throws -> ReadingsSlice
     /// One transaction: lets time pass to `e.now` for quiet series (`QuietStep`).
-    func advanceQuiet(_ series: [ChangedSeries], _ e: Evaluation) async throws -> [Logged]
+    func advanceQuiet<P: TransitionPlanner>(_ series: [ChangedSeries], _ e: Evaluation<P>) async throws -> [Logged]
     /// One transaction: quake rules over at most `EventRounds.quakeSlice` event versions stored since
-    /// the last evaluation (`EventRounds.quakes`); returns whether more wait.
-    func evaluateQuakes(_ e: Evaluation) async throws -> (logged: [Logged], more: Bool)
-    /// One transaction: trip-packing rules over every trip that has not ended (`EventRounds.trips`).
-    func evaluateTrips(_ e: Evaluation) async throws -> [Logged]
+    /// the last evaluation (`EventRounds.QuakeRound`); returns whether more wait.
+    func evaluateQuakes<P: TransitionPlanner>(_ e: Evaluation<P>) async throws -> (logged: [Logged], more: Bool)
+    /// One transaction: trip-packing rules over every trip that has not ended (`EventRounds.TripRound`).
+    func evaluateTrips<P: TransitionPlanner>(_ e: Evaluation<P>) async throws -> [Logged]
     /// Gives claimed rows back (the dispatcher stopped before it took them).
     func release(_ batches: [OutboxBatch]) async throws
     /// One transaction: decides every `held` row (`HeldRow.send`): due at `now` (ms), or skipped.
@@ -42,9 +44,12 @@ extension EvaluationBackend {
     /// outbox rows and — in the last slice — the cursor. A crash leaves whole slices; evaluating
     /// again steps nothing twice (an alert's state knows the last reading it saw), so no transition
     /// is logged twice. The first slice is short, so the first notifications go out while the rest is
-    /// evaluated; each slice's rows due now are handed to this process's dispatcher (`Handoff`) as it
-    /// commits; between slices the task yields, so other writers (the dispatcher, a push) get their turn.
-    public func runEvaluation(_ e: Evaluation) async throws -> EvaluationResult {
+    /// evaluated; each slice's rows due now are handed to this process's dispatcher (`observer`) as
+    /// it commits; between slices the task yields, so other writers (the dispatcher, a push) get their
+    /// turn. `observer` hears of every transaction that logged transitions as it commits.
+    public func runEvaluation<P: TransitionPlanner, O: EvaluationObserver>(_ e: Evaluation<P>, observer: O)
+        async throws -> EvaluationResult
+    {
         var result = EvaluationResult()
         let (cursor, top) = try await evaluationRange()
         var touched: Set<Int64> = []
@@ -60,13 +65,13 @@ extension EvaluationBackend {
             repeat {
                 let part = Array(queue[index..<min(queue.count, index + e.sliceSeries)])
                 let tail = index + part.count == queue.count
-                let claim = QueueClaim(e.handoff)
+                let claim = observer.handoffRoom().map { QueueClaim($0) }
                 let slice = try await evaluateReadings(part, sliced, cursor: tail ? top : nil, claim: claim)
                 sliced.sliceTransitions = e.sliceTransitions
-                try await handOff(claim?.batches ?? [], e)
+                try await handOff(claim?.batches ?? [], observer)
                 result.lateReadings += slice.late
                 if slice.done < part.count { queue[index + slice.done].stepped += slice.partial }
-                result.add(slice.logged, e)
+                result.add(slice.logged, e, observer)
                 index += slice.done
                 await Task.yield()
             } while index < queue.count
@@ -81,7 +86,7 @@ extension EvaluationBackend {
             var index = 0
             while index < quiet.count {
                 let part = Array(quiet[index..<min(quiet.count, index + e.sliceSeries)])
-                result.add(try await advanceQuiet(part, e), e)
+                result.add(try await advanceQuiet(part, e), e, observer)
                 index += part.count
                 await Task.yield()
             }
@@ -90,24 +95,24 @@ extension EvaluationBackend {
         if !e.quakes.isEmpty {
             while true {
                 let (logged, more) = try await evaluateQuakes(e)
-                result.add(logged, e)
+                result.add(logged, e, observer)
                 guard more else { break }
                 await Task.yield()
             }
         }
         if !e.trips.isEmpty {
-            result.add(try await evaluateTrips(e), e)
+            result.add(try await evaluateTrips(e), e, observer)
         }
         // Caught up: what was held as too old is sent if it is the present and news to its receiver.
-        if e.route != nil, try await settleHeld(now: e.queuedAt) > 0 { e.committed?(0) }
+        if e.planner.routes, try await settleHeld(now: e.queuedAt) > 0 { observer.committed(transitions: 0) }
         result.transitions.sort { Transition.outputOrder($0.transition, $1.transition) }
         return result
     }
 
     /// Hands a committed slice's claims to the dispatcher, or gives them back if it has stopped.
-    func handOff(_ claimed: [OutboxBatch], _ e: Evaluation) async throws {
-        guard !claimed.isEmpty, let handoff = e.handoff else { return }
-        if !handoff.take(claimed) { try await release(claimed) }
+    func handOff(_ claimed: [OutboxBatch], _ observer: some EvaluationObserver) async throws {
+        guard !claimed.isEmpty else { return }
+        if !observer.take(claimed) { try await release(claimed) }
     }
 }
 
@@ -169,13 +174,15 @@ public struct Logged: Sendable {
 }
 
 extension EvaluationResult {
-    /// Counts a committed transaction's transitions (and tells `e.committed`).
-    mutating func add(_ logged: [Logged], _ e: Evaluation) {
+    /// Counts a committed transaction's transitions (and tells `observer`).
+    mutating func add<P: TransitionPlanner>(_ logged: [Logged], _ e: Evaluation<P>, _ observer: some EvaluationObserver)
+    {
         transitionCount += logged.count
+        let routes = e.planner.routes
         for l in logged {
             if e.keepTransitions { transitions.append((l.transition, l.message)) }
-            if e.route != nil, !l.routed, l.transition.state != .resolved { unrouted.append(l.transition) }
+            if routes, !l.routed, l.transition.state != .resolved { unrouted.append(l.transition) }
         }
-        if !logged.isEmpty { e.committed?(logged.count) }
+        if !logged.isEmpty { observer.committed(transitions: logged.count) }
     }
 }

@@ -1,6 +1,6 @@
 import KlaxonCore
 
-/// Rows claimed as they are queued, for this process's dispatcher (`Evaluation.handoff`): the claim
+/// Rows claimed as they are queued, for this process's dispatcher (`EvaluationObserver`): the claim
 /// the dispatcher would make right after the commit, made by the queueing itself. A row is taken
 /// when it is due, the receiver's lane has room, and its alert has no earlier row unsent to that
 /// receiver (the claim's own order rule); it is inserted `sending`, leased and marked with the
@@ -35,12 +35,10 @@ public final class QueueClaim: @unchecked Sendable {
         self.excluding = Set(excluding)
     }
 
-    /// The claim a slice makes for `handoff`'s dispatcher now, or nil when it takes nothing.
-    public convenience init?(_ handoff: Handoff?) {
-        guard let handoff, let room = handoff.room() else { return nil }
+    /// The claim a slice makes for the room a dispatcher offers (`EvaluationObserver.handoffRoom`).
+    public convenience init(_ room: HandoffRoom) {
         self.init(
-            instance: handoff.instance, lease: handoff.lease, now: handoff.clock(), room: room.limit,
-            excluding: room.excluding)
+            instance: room.instance, lease: room.lease, now: room.now, room: room.limit, excluding: room.excluding)
     }
 
     /// A row of `alert` to `receiver` was unsent before the transaction.

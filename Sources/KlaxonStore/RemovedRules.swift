@@ -20,8 +20,8 @@ public enum RemovedRules {
     /// Resolves for each firing alert (`latest`: its newest transition; `state`: its stored state),
     /// dated `e.now`, and the states to save: inactive, keeping the last reading seen (a rule added
     /// back under the name resumes after it instead of stepping old readings again).
-    public static func resolves(
-        _ firing: [(latest: Transition, state: AlertState)], _ e: Evaluation
+    public static func resolves<P: TransitionPlanner>(
+        _ firing: [(latest: Transition, state: AlertState)], _ e: Evaluation<P>
     ) -> (states: [AlertStateRecord], transitions: [Transition]) {
         var states: [AlertStateRecord] = []
         var transitions: [Transition] = []

@@ -125,15 +125,24 @@ public protocol AlertStore: EvaluationStore, AlertReads, AckStore, ReplayGuard {
 public protocol EvaluationStore: Sendable {
     /// Records an evaluation: alert states, the transition log, outbox rows and cursors, in bounded
     /// transactions (`EvaluationBackend.runEvaluation`: every backend's evaluation is that one).
-    func evaluate(_ e: Evaluation) async throws -> EvaluationResult
+    /// `observer` hears of each transaction as it commits, and takes the rows claimed for it.
+    func evaluate<P: TransitionPlanner, O: EvaluationObserver>(_ e: Evaluation<P>, observer: O) async throws
+        -> EvaluationResult
     /// Resolves every firing alert of `rules` (rules a reload removed), in one transaction that takes
     /// the evaluation's turn: the alert states (inactive), the resolves logged with their reason
-    /// (`RemovedRules`) and their outbox rows as `e.route` plans them. An alert resolved already
+    /// (`RemovedRules`) and their outbox rows as `e.planner` plans them. An alert resolved already
     /// (by another daemon's reload) is not resolved again.
-    func resolveRemoved(rules: Set<String>, _ e: Evaluation) async throws -> [Logged]
+    func resolveRemoved<P: TransitionPlanner>(rules: Set<String>, _ e: Evaluation<P>) async throws -> [Logged]
     /// Logs transitions made outside evaluation and queues their deliveries (`now` in ms).
     func record(_ transitions: [(transition: Transition, message: String, deliveries: [PlannedDelivery])], now: Int64)
         async throws
+}
+
+extension EvaluationStore {
+    /// Evaluates with nobody to hear of it (`NoObserver`): `klaxon evaluate`, replays, tests.
+    public func evaluate<P: TransitionPlanner>(_ e: Evaluation<P>) async throws -> EvaluationResult {
+        try await evaluate(e, observer: NoObserver())
+    }
 }
 
 /// Reads of alert states, firing alerts and the transition log.
@@ -386,9 +395,11 @@ public protocol ReadingWriter: Sendable {
     func write(_ batch: [Reading]) async throws -> IngestStats
 }
 
-/// What to evaluate and how: the engine, the event runners, and the pure routing decision. The
-/// store applies it in its own transactions.
-public struct Evaluation: Sendable {
+/// What to evaluate: the engine, the event runners, the times and the slices, and the planner that
+/// decides, before the store is touched, each transition's annotations, message and deliveries
+/// (`TransitionPlanner`). The store applies it in its own transactions; who hears of them as they
+/// commit is passed beside it (`EvaluationObserver`).
+public struct Evaluation<Planner: TransitionPlanner>: Sendable {
     public var engine: RuleEngine
     public var quakes: QuakeRunner
     public var trips: TripRunner
@@ -400,12 +411,8 @@ public struct Evaluation: Sendable {
     /// The wall-clock time (ms) outbox rows are queued at: delivery timing (group waits, give-up)
     /// runs on the real clock even when `now` replays the past.
     public var queuedAt: Int64
-    /// The message of a transition.
-    public var render: @Sendable (Transition) -> String
-    /// The rule's annotations (`runbook_url` among them) rendered for a transition.
-    public var annotate: @Sendable (Transition) -> [String: String] = { _ in [:] }
-    /// Where a transition goes (nil: record transitions only, deliver nothing).
-    public var route: (@Sendable (Transition) -> [PlannedDelivery])?
+    /// Each transition's annotations, message and deliveries.
+    public var planner: Planner
     /// The most readings stepped in one transaction.
     public var sliceReadings: Int
     /// The most series (changed or quiet) handled in one transaction.
@@ -413,65 +420,23 @@ public struct Evaluation: Sendable {
     /// A transaction ends once its series have logged this many transitions, so their
     /// notifications can go out while the rest is evaluated.
     public var sliceTransitions: Int
-    /// Called after each transaction that logged transitions commits, with how many it logged (the
-    /// daemon wakes its dispatcher).
-    public var committed: (@Sendable (Int) -> Void)?
     /// Whether the result lists the transitions with their messages. The daemon, which delivers them
     /// through the outbox, only counts them: its memory does not grow with a backlog's output.
     public var keepTransitions = true
-    /// This process's running dispatcher, if any: each slice claims for it, in the slice's own
-    /// transaction, the rows that are due, so they go out without a claim of their own (SQLite).
-    public var handoff: Handoff? = nil
 
     public init(
-        engine: RuleEngine, quakes: QuakeRunner, trips: TripRunner, now: Int64, queuedAt: Int64,
-        render: @escaping @Sendable (Transition) -> String,
-        route: (@Sendable (Transition) -> [PlannedDelivery])? = nil, sliceReadings: Int = 50_000,
-        sliceSeries: Int = 2_000, sliceTransitions: Int = 1_000, committed: (@Sendable (Int) -> Void)? = nil
+        engine: RuleEngine, quakes: QuakeRunner, trips: TripRunner, now: Int64, queuedAt: Int64, planner: Planner,
+        sliceReadings: Int = 50_000, sliceSeries: Int = 2_000, sliceTransitions: Int = 1_000
     ) {
         self.sliceTransitions = max(1, sliceTransitions)
-        self.committed = committed
         self.engine = engine
         self.quakes = quakes
         self.trips = trips
         self.now = now
         self.queuedAt = queuedAt
-        self.render = render
-        self.route = route
+        self.planner = planner
         self.sliceReadings = max(1, sliceReadings)
         self.sliceSeries = max(1, sliceSeries)
-    }
-}
-
-/// How an evaluation hands the notifications it queues to this process's dispatcher: each row due
-/// now is written already claimed, in the transaction that queues it, so the rows are the
-/// dispatcher's when the slice commits. The claim follows the dispatcher's rules (the order check per
-/// alert and receiver, batches by group, its lease and instance), so a crash or a stop gives the rows
-/// back as for any claim.
-public struct Handoff: Sendable {
-    /// The claiming instance (registered before `room` offers anything).
-    public var instance: String
-    /// How long a claim lasts (ms).
-    public var lease: Int64
-    /// The claimer's clock (ms).
-    public var clock: @Sendable () -> Int64
-    /// How many rows the dispatcher takes now, and the receivers whose lanes are full; nil when it
-    /// takes none (not running, or stopping).
-    public var room: @Sendable () -> (limit: Int, excluding: [String])?
-    /// Takes committed claims; false when the dispatcher has stopped meanwhile (the caller gives
-    /// them back).
-    public var take: @Sendable ([OutboxBatch]) -> Bool
-
-    public init(
-        instance: String, lease: Int64, clock: @escaping @Sendable () -> Int64,
-        room: @escaping @Sendable () -> (limit: Int, excluding: [String])?,
-        take: @escaping @Sendable ([OutboxBatch]) -> Bool
-    ) {
-        self.instance = instance
-        self.lease = lease
-        self.clock = clock
-        self.room = room
-        self.take = take
     }
 }
 

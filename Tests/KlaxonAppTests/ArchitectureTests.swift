@@ -273,6 +273,47 @@ struct ArchitectureTests {
         #expect(found.isEmpty, "make the silence with Silence.make (or forAlert): \(found)")
     }
 
+    @Test(
+        "an evaluation holds what to evaluate: no closure in Evaluation or the planners the app evaluates with; one observer beside it"
+    )
+    func evaluationHoldsNoClosures() throws {
+        /// The stored properties of the type declared by `opening` in `text`: the `let`/`var` lines
+        /// at its top level that open no body (a `{` after ` = ` is a default value, not a body).
+        func storedProperties(_ opening: String, in text: String) -> [String]? {
+            guard let start = text.range(of: opening) else { return nil }
+            var out: [String] = []
+            var depth = 0
+            for line in text[start.lowerBound...].split(separator: "\n", omittingEmptySubsequences: false) {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                let words = trimmed.split(separator: " ").prefix(3)
+                let body = trimmed.firstIndex(of: "{").map { !trimmed[..<$0].contains(" = ") } ?? false
+                if depth == 1, !trimmed.hasPrefix("//"), words.contains("let") || words.contains("var"), !body {
+                    out.append(trimmed)
+                }
+                depth += line.filter { $0 == "{" }.count - line.filter { $0 == "}" }.count
+                if depth == 0, line.contains("}") { break }
+            }
+            return out
+        }
+        let store = Dictionary(uniqueKeysWithValues: try Self.sources("KlaxonStore"))
+        let app = Dictionary(uniqueKeysWithValues: try Self.sources("KlaxonApp"))
+        let declarations = [
+            ("public struct Evaluation<", store["KlaxonStore/Store.swift"] ?? ""),
+            ("public struct RulePlanner", app["KlaxonApp/Evaluation/Evaluate.swift"] ?? ""),
+            ("struct RemovedRulesPlanner", app["KlaxonApp/Daemon/Daemon+RemovedRules.swift"] ?? ""),
+        ]
+        for (opening, text) in declarations {
+            let stored = try #require(storedProperties(opening, in: text), "\(opening) not found")
+            #expect(stored.count >= 3, "\(opening): \(stored)")
+            for property in stored {
+                #expect(
+                    !property.contains("->") && !property.contains("@Sendable") && !property.contains("any "),
+                    "\(opening) holds a closure or an existential: \(property)")
+            }
+        }
+        #expect(!(store["KlaxonStore/Store.swift"] ?? "").contains("struct Handoff"), "the handoff is the observer's")
+    }
+
     @Test("the store's public interface is async and shows no Database")
     func storeBoundary() throws {
         var found: [String] = []

@@ -132,7 +132,7 @@ struct EvaluationSliceTests {
             let committed = Mutex(0)
             let r = try await Evaluate.run(
                 store: store, rules: rules, now: now, sliceReadings: slice, sliceTransitions: transitions,
-                committed: { n in committed.withLock { $0 += n } })
+                observer: ClosureObserver(committed: { n in committed.withLock { $0 += n } }))
             // Every logged transition was announced as its transaction committed.
             #expect(committed.withLock { $0 } == r.transitions.count)
             let states = try await store.alertStates().map { "\($0.key.rule) \($0.key.station) \($0.value.status)" }

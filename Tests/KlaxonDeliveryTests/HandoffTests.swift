@@ -6,7 +6,7 @@ import KlaxonTesting
 import Synchronization
 import Testing
 
-/// An evaluation hands the rows it queues to this process's dispatcher (`Dispatcher.handoff`),
+/// An evaluation hands the rows it queues to this process's dispatcher (`Dispatcher.handoffRoom`),
 /// claimed in the slice's own transaction: the claim the dispatcher would have made, under the
 /// claim's own rules (a resolve waits for its firing, a group goes as one batch).
 @Suite(.serialized, .timeLimit(.minutes(10))) struct HandoffTests {
@@ -27,16 +27,44 @@ import Testing
 
     let routing = Routing(routes: [Route(receivers: ["hook"], groupBy: ["station"])])
 
-    func evaluation(_ store: any Store, handoff: Handoff?, sliceTransitions: Int = 1_000, queuedAt: Int64 = nowMillis())
-        -> Evaluation
-    {
+    func evaluate(
+        _ store: any Store, handoff: some EvaluationObserver, sliceTransitions: Int = 1_000,
+        queuedAt: Int64 = nowMillis()
+    ) async throws -> EvaluationResult {
         let routing = self.routing
-        var e = Evaluation(
+        let e = Evaluation(
             engine: RuleEngine(rules: rules), quakes: QuakeRunner(rules: rules), trips: TripRunner(rules: rules),
             now: Self.start + 3_600, queuedAt: queuedAt, render: { $0.summary },
             route: { routing.plan(for: $0, notify: ["hook"]) }, sliceTransitions: sliceTransitions)
-        e.handoff = handoff
-        return e
+        return try await store.evaluate(e, observer: handoff)
+    }
+
+    /// A dispatcher's side of the handoff, by hand: `room` and `take` as given.
+    struct Handoff: EvaluationObserver {
+        let instance: String
+        let lease: Int64
+        let clock: @Sendable () -> Int64
+        let room: @Sendable () -> (limit: Int, excluding: [String])?
+        let accept: @Sendable ([OutboxBatch]) -> Bool
+
+        init(
+            instance: String, lease: Int64, clock: @escaping @Sendable () -> Int64,
+            room: @escaping @Sendable () -> (limit: Int, excluding: [String])?,
+            take: @escaping @Sendable ([OutboxBatch]) -> Bool
+        ) {
+            self.instance = instance
+            self.lease = lease
+            self.clock = clock
+            self.room = room
+            accept = take
+        }
+
+        func handoffRoom() -> HandoffRoom? {
+            room().map {
+                HandoffRoom(instance: instance, lease: lease, now: clock(), limit: $0.limit, excluding: $0.excluding)
+            }
+        }
+        func take(_ batches: [OutboxBatch]) -> Bool { accept(batches) }
     }
 
     @Test(
@@ -53,7 +81,7 @@ import Testing
                 taken.withLock { $0 += batches }
                 return true
             })
-        let result = try await fixture.store.evaluate(evaluation(fixture.store, handoff: handoff, queuedAt: clock))
+        let result = try await evaluate(fixture.store, handoff: handoff, queuedAt: clock)
         #expect(result.transitionCount == 5)
 
         let batches = taken.withLock { $0 }
@@ -96,7 +124,7 @@ import Testing
             room: { offered.add(1, ordering: .relaxed).newValue == 1 ? (1, []) : nil },
             take: { _ in true })
         // One slice per transition: the first is offered room for one row, the rest none.
-        _ = try await fixture.store.evaluate(evaluation(fixture.store, handoff: handoff, sliceTransitions: 1))
+        _ = try await evaluate(fixture.store, handoff: handoff, sliceTransitions: 1)
         let rows = try await fixture.store.outbox()
         #expect(rows.filter { $0.state == .sending }.count == 1)
         #expect(rows.filter { $0.state == .pending }.count == 3)
@@ -105,7 +133,7 @@ import Testing
         _ = try await lanes.store.readingWriter().write(readings)
         let full = Handoff(
             instance: "me", lease: 7_000, clock: { nowMillis() }, room: { (100, ["hook"]) }, take: { _ in true })
-        _ = try await lanes.store.evaluate(evaluation(lanes.store, handoff: full))
+        _ = try await evaluate(lanes.store, handoff: full)
         #expect(try await lanes.store.outbox().allSatisfy { $0.state == .pending })
     }
 
@@ -115,14 +143,14 @@ import Testing
         _ = try await fixture.store.readingWriter().write(readings)
         let handoff = Handoff(
             instance: "me", lease: 7_000, clock: { nowMillis() }, room: { (100, []) }, take: { _ in false })
-        _ = try await fixture.store.evaluate(evaluation(fixture.store, handoff: handoff))
+        _ = try await evaluate(fixture.store, handoff: handoff)
         let rows = try await fixture.store.outbox()
         #expect(rows.count == 4 && rows.allSatisfy { $0.state == .pending && $0.leaseUntil == nil })
 
         // A dispatcher that is not running offers no room and takes nothing.
         let idle = Dispatcher(store: fixture.store, notifiers: [:], routing: Routing())
-        #expect(idle.handoff.room() == nil)
-        #expect(!idle.handoff.take([]))
+        #expect(idle.handoffRoom() == nil)
+        #expect(!idle.take([]))
     }
 
     @Test(
@@ -148,16 +176,14 @@ import Testing
         let running = Task { try await dispatcher.run(poll: 50, stop: { stop.load(ordering: .relaxed) }) }
         let result = await Result {
             // The dispatcher offers room once it has registered its instance.
-            try await poll(until: "the dispatcher offers room") { dispatcher.handoff.room() != nil }
-            _ = try await fixture.store.evaluate(
-                evaluation(fixture.store, handoff: dispatcher.handoff, sliceTransitions: 1))
+            try await poll(until: "the dispatcher offers room") { dispatcher.handoffRoom() != nil }
+            _ = try await evaluate(fixture.store, handoff: dispatcher, sliceTransitions: 1)
             try await poll(until: "3 requests") { await sink.requests().count >= 3 }
             try await poll(until: "every row recorded sent") {
                 try await fixture.store.outbox().allSatisfy { $0.state == .sent }
             }
             _ = try await fixture.store.readingWriter().write(later)
-            _ = try await fixture.store.evaluate(
-                evaluation(fixture.store, handoff: dispatcher.handoff, sliceTransitions: 1))
+            _ = try await evaluate(fixture.store, handoff: dispatcher, sliceTransitions: 1)
             try await poll(until: "4 requests") { await sink.requests().count >= 4 }
             try await poll(until: "every row recorded sent") {
                 try await fixture.store.outbox().allSatisfy { $0.state == .sent }

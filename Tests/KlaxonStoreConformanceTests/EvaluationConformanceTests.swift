@@ -285,7 +285,7 @@ import Testing
                 Evaluation(
                     engine: engine, quakes: QuakeRunner(rules: []), trips: TripRunner(rules: []),
                     now: t("2026-01-01T00:20:00Z"), queuedAt: 0, render: \.summary, sliceReadings: 3,
-                    sliceSeries: 2, committed: { commits.add($0) }))
+                    sliceSeries: 2), observer: ClosureObserver(committed: { commits.add($0) }))
             #expect(r.newReadings == 14 && r.lateReadings == 0)
             #expect(r.transitions.count == 7)
             #expect(commits.value == 7)

@@ -16,7 +16,7 @@ struct RemovedRuleConformanceTests {
         [PlannedDelivery(receiver: "ops", route: nil, groupKey: "g")]
     }
 
-    func evaluation(_ now: Int64) -> Evaluation {
+    func evaluation(_ now: Int64) -> Evaluation<ClosurePlanner> {
         Evaluation(
             engine: RuleEngine(rules: []), quakes: QuakeRunner(rules: []), trips: TripRunner(rules: []), now: now,
             queuedAt: now * 1000, render: \.summary, route: Self.route)

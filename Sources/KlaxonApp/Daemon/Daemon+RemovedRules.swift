@@ -39,17 +39,10 @@ extension Daemon {
         guard !pending.isEmpty else { return [] }
         let set = running.withLock { $0 }
         let receivers = Set(set.config.receivers.map(\.name))
-        var route: (@Sendable (Transition) -> [PlannedDelivery])? = nil
-        if let routing = set.routing {
-            route = { (t: Transition) -> [PlannedDelivery] in
-                let planned: [PlannedDelivery] = routing.plan(for: t, notify: pending[t.rule] ?? [])
-                return planned.filter { receivers.contains($0.receiver) }
-            }
-        }
         let e = Evaluation(
             engine: RuleEngine(rules: []), quakes: QuakeRunner(rules: []), trips: TripRunner(rules: []),
-            now: clock.now(), queuedAt: Int64(Date().timeIntervalSince1970 * 1000), render: { $0.summary },
-            route: route)
+            now: clock.now(), queuedAt: Int64(Date().timeIntervalSince1970 * 1000),
+            planner: RemovedRulesPlanner(routing: set.routing, notify: pending, receivers: receivers))
         let logged: [Logged]
         do {
             logged = try await store.resolveRemoved(rules: Set(pending.keys), e)
@@ -78,5 +71,23 @@ extension Daemon {
                 ])
         }
         return result
+    }
+}
+
+/// The plan of a removed rule's resolves: the message is the resolve's summary, and it goes where
+/// the rule's `notify` sent the firing, to the receivers the config still has.
+struct RemovedRulesPlanner: TransitionPlanner {
+    let routing: Routing?
+    /// Each removed rule's `notify`, by rule name.
+    let notify: [String: [String]]
+    let receivers: Set<String>
+
+    var routes: Bool { routing != nil }
+
+    func plan(_ t: inout Transition) -> TransitionPlan {
+        TransitionPlan(
+            message: t.summary,
+            deliveries: routing?.plan(for: t, notify: notify[t.rule] ?? []).filter { receivers.contains($0.receiver) }
+                ?? [])
     }
 }

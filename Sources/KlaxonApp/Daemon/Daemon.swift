@@ -38,8 +38,6 @@ public final class Daemon: Sendable {
     package let wake = Wake()
     /// Wakes the dispatcher when an evaluation queued notifications (set once it exists).
     let queued = Box<(@Sendable () -> Void)?>(nil)
-    /// The dispatcher's handoff: evaluations claim for it as they commit (set once it exists).
-    let handoff = Box<Handoff?>(nil)
     /// The running daemon's dispatcher (a reload gives it the new receivers and routing).
     let dispatcher = Box<Dispatcher?>(nil)
 
@@ -85,15 +83,6 @@ public final class Daemon: Sendable {
     }
 
     private func evaluateNow(now: Int64?) async throws -> EvaluationResult {
-        // The dispatcher is woken as each slice's notifications commit, not after the whole backlog.
-        let queued = self.queued
-        var wake: (@Sendable (Int) -> Void)? = nil
-        if routing != nil {
-            wake = { _ in
-                let nudge: (@Sendable () -> Void)? = queued.value
-                nudge?()
-            }
-        }
         // Slices of 250 transitions: the dispatcher's claims share the one writer with the evaluator,
         // and a short slice lets them in between (a slice of 1,000 held a claim back 100 ms on a
         // busy machine).
@@ -102,9 +91,13 @@ public final class Daemon: Sendable {
         let set = running.withLock { $0 }
         let rules = set.rules
         let routing = set.routing
+        // The dispatcher is woken as each slice's notifications commit, not after the whole backlog,
+        // and each slice claims for it what is due (`Dispatcher.handoffRoom`).
+        var observer: any EvaluationObserver = NoObserver()
+        if routing != nil, let dispatcher = dispatcher.value { observer = dispatcher }
         let result = try await Evaluate.run(
             store: store, rules: rules, now: now ?? clock.now(), routing: routing, renderer: set.renderer,
-            sliceTransitions: 250, committed: wake, keepTransitions: routing == nil, handoff: handoff.value)
+            sliceTransitions: 250, keepTransitions: routing == nil, observer: observer)
         metrics.evaluated()
         if routing == nil {
             let out = StdoutNotifier(format: .text)
@@ -275,7 +268,6 @@ public final class Daemon: Sendable {
             observeSend: observeSend, observeFailure: observeFailure)
         metrics.receivers(dispatcher.integrations)
         queued.set({ dispatcher.nudge() })
-        handoff.set(dispatcher.handoff)
         services.append(DispatcherService(dispatcher: dispatcher))
         self.dispatcher.set(dispatcher)
         return services

@@ -11,17 +11,17 @@ public enum Evaluate {
     ///   - now: the evaluation time (seconds): stale checks run up to it.
     ///   - queuedAt: the wall-clock time (ms) outbox rows are queued at. Delivery timing (group waits,
     ///     give-up) runs on the real clock even when `now` replays the past.
-    ///   - committed: called as each transaction that logged transitions commits (with their count).
-    ///   - handoff: this process's dispatcher, which each slice claims for (`Dispatcher.handoff`).
     ///   - renderer: the rules' compiled templates (compiled here when not given; the daemon keeps
     ///     one for all its evaluations).
     ///   - engine: the rules' engine with its station metadata and flood categories (built here from
     ///     the store's when not given; a replay into a scratch store brings its own).
+    ///   - observer: who hears of each transaction as it commits (the daemon's dispatcher: woken,
+    ///     and handed what each slice claims for it).
     public static func run(
         store: any EvaluationStore & RuleContextReads, rules: [Rule], now: Int64, routing: Routing? = nil,
         queuedAt: Int64 = Int64(Date().timeIntervalSince1970 * 1000), renderer: MessageRenderer? = nil,
         engine: RuleEngine? = nil, sliceReadings: Int = 50_000, sliceTransitions: Int = 1_000,
-        committed: (@Sendable (Int) -> Void)? = nil, keepTransitions: Bool = true, handoff: Handoff? = nil
+        keepTransitions: Bool = true, observer: any EvaluationObserver = NoObserver()
     ) async throws -> EvaluationResult {
         let ruleEngine: RuleEngine
         if let engine {
@@ -29,20 +29,37 @@ public enum Evaluate {
         } else {
             ruleEngine = try await WaterContext.engine(rules: rules, store: store)
         }
-        let renderer = try renderer ?? MessageRenderer(rules: rules)
+        let planner = RulePlanner(
+            rules: rules, renderer: try renderer ?? MessageRenderer(rules: rules), routing: routing)
         var evaluation = Evaluation(
             engine: ruleEngine, quakes: QuakeRunner(rules: rules), trips: TripRunner(rules: rules), now: now,
-            queuedAt: queuedAt, render: renderer.render, route: routing.map { plan(rules: rules, routing: $0) },
-            sliceReadings: sliceReadings, sliceTransitions: sliceTransitions, committed: committed)
+            queuedAt: queuedAt, planner: planner, sliceReadings: sliceReadings, sliceTransitions: sliceTransitions)
         evaluation.keepTransitions = keepTransitions
-        evaluation.handoff = handoff
-        evaluation.annotate = renderer.annotations
-        return try await store.evaluate(evaluation)
+        return try await store.evaluate(evaluation, observer: observer)
+    }
+}
+
+/// The rules' plan for a transition, made before the store is touched: its annotations and message
+/// from the rules' templates (`MessageRenderer`), its deliveries from the routing and the rule's
+/// `notify` (none without routing: transitions are recorded only).
+public struct RulePlanner: TransitionPlanner {
+    let renderer: MessageRenderer
+    let routing: Routing?
+    /// Each rule's `notify`, by rule name.
+    let notify: [String: [String]]
+
+    public init(rules: [Rule], renderer: MessageRenderer, routing: Routing?) {
+        self.renderer = renderer
+        self.routing = routing
+        notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
     }
 
-    /// The routing decision for a rule set: pure, made before the store is touched.
-    static func plan(rules: [Rule], routing: Routing) -> @Sendable (Transition) -> [PlannedDelivery] {
-        let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
-        return { t in routing.plan(for: t, notify: notify[t.rule] ?? []) }
+    public var routes: Bool { routing != nil }
+
+    public func plan(_ t: inout Transition) -> TransitionPlan {
+        let annotations = renderer.annotations(t)
+        if !annotations.isEmpty { t.annotations = annotations }
+        return TransitionPlan(
+            message: renderer.render(t), deliveries: routing?.plan(for: t, notify: notify[t.rule] ?? []) ?? [])
     }
 }

@@ -659,7 +659,15 @@ public final class Dispatcher: EvaluationObserver {
         let all = zip(batch.rows, batch.transitions).map { row, record in
             // Late: news of a change told after `notify_max_age` (a catch-up), not a reminder of an old one.
             let late = maxAge > 0 && now / 1000 - record.at > maxAge && row.purpose == "transition"
-            return (row, NotifiedAlert(record: record, path: PathStep.decode(row.path), late: late))
+            var alert = NotifiedAlert(record: record, path: PathStep.decode(row.path), late: late)
+            if row.purpose == "repeat" {
+                // A reminder, or an escalation (queued as a repeat to the route's `escalate_to`): the
+                // notification's reason (`notification_reason`).
+                let escalated = routing.route(batch.route).escalateTo == row.receiver
+                alert.escalated = escalated
+                alert.reminder = !escalated
+            }
+            return (row, alert)
         }
 
         // Stage: present. A resolve is news only to a receiver that heard the alert firing

@@ -17,6 +17,10 @@ public struct NotifiedAlert: Sendable {
     public var path: [PathStep]
     /// The data is older than the route's `notify_max_age`: a catch-up, not news as it happens.
     public var late: Bool
+    /// A reminder (`repeat_interval`): the receiver heard this already and nothing changed since.
+    public var reminder: Bool = false
+    /// Sent to a route's `escalate_to` receiver, which hears of the alert for the first time.
+    public var escalated: Bool = false
 
     public init(
         transition: Transition, message: String, id: Int64, startedAt: Int64? = nil, path: [PathStep] = [],
@@ -127,6 +131,9 @@ public struct AlertNotification: Sendable {
         while u.hasSuffix("/") { u.removeLast() }
         return u
     }
+
+    /// Why it goes out (`notification_reason`): Alertmanager's words, from its alerts.
+    public var reason: NotificationReason { NotificationReason.of(alerts) }
 
     /// `firing` if any alert in it is firing or changed, else `resolved` (Alertmanager's rule).
     public var status: String {

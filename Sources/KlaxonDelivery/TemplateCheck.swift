@@ -22,7 +22,9 @@ public enum TemplateCheck {
         "annotations",
     ])
     /// The variables of a receiver's template outside `{{#alerts}}`.
-    public static let notification: Set<String> = ["receiver", "status", "digest", "key", "alerts"]
+    public static let notification: Set<String> = [
+        "receiver", "status", "digest", "key", "alerts", "notification_reason", "reason",
+    ]
 
     public struct Problem: Sendable, Equatable, CustomStringConvertible {
         /// 1-based, in the template's text.

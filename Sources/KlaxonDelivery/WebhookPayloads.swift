@@ -97,10 +97,13 @@ public enum WebhookPayloads {
     /// The headline of a notification: the state the receiver learns (`firing` for an episode it
     /// had not heard of, whatever came last) and the way it got there, for chat and mail:
     /// `🔴 CRITICAL river-levels 01646500 firing moderate (via action → minor)`.
+    /// A reminder (`repeat_interval`) says so: `… moderate flood stage (still firing)`.
     public static func title(_ a: NotifiedAlert) -> String {
         let (shown, via) = a.presented
+        let still = a.reminder && shown.state != .resolved
         guard var headline = shown.headline else {
-            return engineTitle(shown) + (via.isEmpty ? "" : " (via " + via.joined(separator: " → ") + ")")
+            let notes = (via.isEmpty ? [] : ["via " + via.joined(separator: " → ")]) + (still ? ["still firing"] : [])
+            return engineTitle(shown) + (notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")")
         }
         let t = a.transition
         var notes: [String] = []
@@ -114,6 +117,7 @@ public enum WebhookPayloads {
             if shown.state == .changed, let from = shown.fromLevel { notes.append("was \(from)") }
         }
         if !via.isEmpty { notes.append("via " + via.joined(separator: " → ")) }
+        if still { notes.append("still firing") }
         var s = "\(StdoutNotifier.mark(shown)) \(place(shown)): \(headline)"
         if !notes.isEmpty { s += " (" + notes.joined(separator: ", ") + ")" }
         return s
@@ -134,7 +138,8 @@ public enum WebhookPayloads {
     static func generatorURL(_ n: AlertNotification, _ a: NotifiedAlert) -> String { n.link(a) ?? "" }
 
     /// Alertmanager webhook payload, version 4, so any Alertmanager consumer accepts Klaxon's: the
-    /// same fields and types as Alertmanager 0.25 sends. An alert's labels and `fingerprint` are
+    /// same fields and types as Alertmanager 0.25 sends, and 0.32's `notification_reason`
+    /// (`NotificationReason`). An alert's labels and `fingerprint` are
     /// the same from its firing to its resolve; `startsAt` is when its episode began. Written
     /// straight from the typed values into bytes (keys sorted): no dictionaries to build, hash and
     /// sort (labels and annotations are short lists of pairs, sorted once). Every webhook of the
@@ -195,6 +200,8 @@ public enum WebhookPayloads {
         string(n.groupKey(labels: groupLabels))
         raw(",\"groupLabels\":")
         object(groupLabels)
+        raw(",\"notification_reason\":")
+        string(n.reason.rawValue)
         raw(",\"receiver\":")
         string(n.receiver)
         raw(",\"status\":")
@@ -516,6 +523,9 @@ public enum WebhookPayloads {
     public static func templateContext(_ n: AlertNotification) -> [String: Any] {
         [
             "receiver": n.receiver, "status": n.status, "digest": n.isDigest, "key": n.key,
+            // Alertmanager's `.NotificationReason`, and one boolean for it (mustache cannot compare
+            // strings): `{{#reason.repeat_interval_elapsed}}still firing{{/reason.repeat_interval_elapsed}}`.
+            "notification_reason": n.reason.rawValue, "reason": [n.reason.name: true],
             "alerts": n.alerts.map { a -> [String: Any] in
                 var c = MessageRenderer.context(a.transition)
                 c["message"] = a.message

@@ -328,6 +328,11 @@ extension PostgresStore {
             CREATE INDEX chat_seen_expires ON chat_seen(expires);
             """
         ),
+        (
+            // As `SQLiteStore`'s v20-notification-history: a receiver's notifications, newest first.
+            "v9-notification-history",
+            "CREATE INDEX outbox_by_receiver ON outbox(receiver, seq);"
+        ),
     ]
 
     /// The steps of a migration that SQL cannot take, run before its SQL in the same transaction.

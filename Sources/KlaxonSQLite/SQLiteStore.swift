@@ -572,6 +572,10 @@ public final class SQLiteStore: Store {
                     CREATE INDEX chat_seen_expires ON chat_seen(expires);
                     """)
         }
+        m.registerMigration("v20-notification-history") { db in
+            // A receiver's notifications, newest first (`notifications(_:limit:after:)`): one index range.
+            try db.execute(sql: "CREATE INDEX outbox_by_receiver ON outbox(receiver, seq)")
+        }
         return m
     }()
 }

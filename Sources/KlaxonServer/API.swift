@@ -5,7 +5,7 @@ import KlaxonCore
 import KlaxonStore
 import NIOCore
 
-/// `/api/v1/silences` (the team token) and `/api/v1/trips` (owner tokens: each owner sees only
+/// `/api/v1/silences` and `/api/v1/notifications` (the team token) and `/api/v1/trips` (owner tokens: each owner sees only
 /// their own trips; another owner's trip is 404).
 enum APIRoutes {
     static func add(to router: Router<BasicRequestContext>, store: any APIStore, settings: KlaxonHTTP.Settings) {
@@ -18,6 +18,10 @@ enum APIRoutes {
         team.get("/api/v1/silences") { request, _ -> Response in
             // One page (`limit`, `after`), with `total` and `next`.
             try await APIPaging.silences(request, store: store, now: now())
+        }
+        team.get("/api/v1/notifications") { request, _ -> Response in
+            // The notification history: one page (`limit`, `after`), with `total` and `next`.
+            try await APIPaging.notifications(request, store: store)
         }
         team.post("/api/v1/silences") { request, _ -> Response in
             let body = try await request.collectBody(upTo: 1 << 20)

@@ -5,7 +5,7 @@ import KlaxonCore
 import KlaxonStore
 import NIOCore
 
-/// Paging for the API's lists (`/api/v1/alerts`, `/api/v1/silences`): `limit` (default 1,000,
+/// Paging for the API's lists (`/api/v1/alerts`, `/api/v1/silences`, `/api/v1/notifications`): `limit` (default 1,000,
 /// clamped to 10,000) and `after` (the `next` of the previous answer). Each answer keeps its list
 /// field and adds `total` and `next` (null on the last page).
 enum APIPaging {
@@ -74,6 +74,41 @@ enum APIPaging {
                 + Data("\n".utf8)
         }
         return respond(data, large: page.silences.count > 1_000)
+    }
+
+    /// `GET /api/v1/notifications`: one page of the notification history, newest first; `alert`
+    /// (an alert's id: its episode's, or any of its transitions') and `receiver` narrow it.
+    static func notifications(_ request: Request, store: any NotificationHistory) async throws -> Response {
+        let query = request.uri.queryParameters
+        var filter = NotificationFilter()
+        if let text = query.get("alert") {
+            guard (1...19).contains(text.utf8.count), text.utf8.allSatisfy({ (48...57).contains($0) }),
+                let id = Int64(text), id > 0
+            else {
+                return Refusal(message: "alert: an alert's id (a positive whole number)").response
+            }
+            filter.episode = id
+        }
+        if let receiver = query.get("receiver") {
+            guard !receiver.isEmpty, receiver.utf8.count <= NotificationFilter.maxReceiver else {
+                return Refusal(message: "receiver: a receiver's name (1 to \(NotificationFilter.maxReceiver) bytes)")
+                    .response
+            }
+            filter.receiver = receiver
+        }
+        let page: NotificationPage
+        switch read(request, as: NotificationCursor.self) {
+        case .failure(let refusal): return refusal.response
+        case .success(let p): page = try await store.notifications(filter, limit: p.limit, after: p.after)
+        }
+        let data = try await offPool { () -> Data in
+            APIJSON.encode(
+                APINotificationPage(
+                    notifications: page.entries.map(APINotification.init), next: page.next?.description,
+                    total: page.total))
+                + Data("\n".utf8)
+        }
+        return respond(data, large: page.entries.count > 1_000)
     }
 
     static func respond(_ data: Data, large: Bool) -> Response {

@@ -232,3 +232,85 @@ extension APIPage where Item == APIAlert {
         self.init(name: "alerts", items: alerts, next: next, total: total)
     }
 }
+
+/// A notification as `/api/v1/notifications` shows it: one alert to one receiver (the rows sent
+/// together as one message share `key`), what became of it (`state`: `delivered`, `failed`,
+/// `pending`, `dropped`, `folded`: an open set; `outbox_state` is the outbox's own word) and why
+/// (`reason`), when it was queued and sent, and the alert it carried.
+struct APINotification: Encodable {
+    var alert: Alert?
+    var attempts: Int
+    var dueAt: String?
+    var id: String
+    var key: String
+    var outboxState: String
+    var purpose: String
+    var queuedAt: String
+    var reason: String?
+    var receiver: String
+    var sentAt: String?
+    var state: String
+
+    /// The alert, as its transition was logged: its id for the episode (what `ack` takes).
+    struct Alert: Encodable {
+        var at: String
+        var fromLevel: String?
+        var id: Int64
+        var level: String?
+        var message: String
+        var metric: String
+        var rule: String
+        var severity: String
+        var state: String
+        var station: String
+        var transitionID: Int64
+
+        enum CodingKeys: String, CodingKey {
+            case at
+            case fromLevel = "from_level"
+            case id, level, message, metric, rule, severity, state, station
+            case transitionID = "transition_id"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case alert, attempts
+        case dueAt = "due_at"
+        case id, key
+        case outboxState = "outbox_state"
+        case purpose
+        case queuedAt = "queued_at"
+        case reason, receiver
+        case sentAt = "sent_at"
+        case state
+    }
+
+    init(_ e: NotificationEntry) {
+        let row = e.row
+        alert = e.transition.map { t in
+            Alert(
+                at: Timestamp.format(t.at), fromLevel: t.fromLevel, id: t.episodeID, level: t.level, message: t.message,
+                metric: t.metric, rule: t.rule, severity: t.severity, state: t.state, station: t.station,
+                transitionID: t.id ?? row.transitionID)
+        }
+        attempts = row.attempts
+        dueAt = e.state == "pending" ? Timestamp.format(row.dueAt / 1000) : nil
+        id = row.id
+        key = e.key
+        outboxState = row.state.rawValue
+        purpose = row.purpose
+        queuedAt = Timestamp.format(row.createdAt / 1000)
+        reason = e.reason
+        receiver = row.receiver
+        sentAt = row.sentAt.map { Timestamp.format($0 / 1000) }
+        state = e.state
+    }
+}
+
+typealias APINotificationPage = APIPage<APINotification>
+
+extension APIPage where Item == APINotification {
+    init(notifications: [APINotification], next: String?, total: Int) {
+        self.init(name: "notifications", items: notifications, next: next, total: total)
+    }
+}

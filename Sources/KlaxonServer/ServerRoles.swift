@@ -7,16 +7,17 @@ import KlaxonStore
 // composition root (`Daemon`, the commands) passes the whole store (`Store`) to each.
 
 /// What the status site's pages (and its chart images) query: series, stations and gauges, the
-/// sources' states, alerts and episodes, quakes, trips and their weather. Reads, though a role is
-/// taken whole (`TripStore` also saves and removes trips).
+/// sources' states, alerts and episodes, the notification history, quakes, trips and their weather.
+/// Reads, though a role is taken whole (`TripStore` also saves and removes trips).
 public typealias SiteReads =
     SeriesReads & StationReads & SourceStates & AlertReads & QuakeStore & TripStore & WeatherStore
+    & NotificationHistory
 
 /// The status site: its pages' reads and what its forms do (ack, silence: `AlertActions`).
 public typealias SiteStore = SiteReads & AlertActions
 
-/// The API (`/api/v1`): alerts and silences, acks, trips and their weather.
-public typealias APIStore = AlertReads & AlertActions & TripStore & WeatherStore
+/// The API (`/api/v1`): alerts and silences, acks, the notification history, trips and their weather.
+public typealias APIStore = AlertReads & AlertActions & TripStore & WeatherStore & NotificationHistory
 
 /// The Alertmanager v2 API: firing alerts, and silences made, replaced and expired.
 public typealias AlertmanagerStore = AlertReads & AlertActions

@@ -30,6 +30,7 @@ struct APIEdgeTests {
     /// Every route behind the team token.
     static let teamRoutes: [(HTTPRequest.Method, String)] = [
         (.get, "/api/v1/silences"), (.post, "/api/v1/silences"), (.post, "/api/v1/alerts/1/ack"),
+        (.get, "/api/v1/notifications"),
         (.delete, "/api/v1/silences/abc"), (.get, "/api/v2/status"), (.get, "/api/v2/receivers"),
         (.get, "/api/v2/alerts"), (.get, "/api/v2/alerts/groups"), (.get, "/api/v2/silences"),
         (.get, "/api/v2/silence/abc"), (.delete, "/api/v2/silence/abc"), (.post, "/api/v2/silences"),

@@ -52,6 +52,25 @@ import Testing
         await #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 99_000_000) == 0)
     }
 
+    /// A reminder's webhook says why it came (Alertmanager's `notification_reason`): the first message
+    /// was the `first notification`, the reminder `repeat interval elapsed`.
+    @Test func aReminderSaysRepeatIntervalElapsed() async throws {
+        try await HTTPSink.with { sink in try await aReminderSaysRepeatIntervalElapsed(sink: sink) }
+    }
+
+    func aReminderSaysRepeatIntervalElapsed(sink: HTTPSink) async throws {
+        let (store, _) = try await firingAndSent(to: sink)
+        await #expect(try Repeats.enqueue(store: store, rules: rules, routing: routing, now: t0 + 3_600_000) == 1)
+        let later = t0 + 3_600_000
+        let dispatcher = Dispatcher(
+            store: store,
+            notifiers: ["hook": try WebhookNotifier(config: .init(name: "hook", url: Secret(sink.url + "/h")))],
+            routing: routing, clock: { later })
+        #expect(try await dispatcher.dispatchOnce().sent == 1)
+        let reasons = await sink.requests().map { $0.json?["notification_reason"] as? String }
+        #expect(reasons == ["first notification", "repeat interval elapsed"])
+    }
+
     @Test func anAckedAlertIsNotRemindedUntilItChanges() async throws {
         try await HTTPSink.with { sink in try await anAckedAlertIsNotRemindedUntilItChanges(sink: sink) }
     }
@@ -112,5 +131,10 @@ import Testing
         _ = try await dispatcher.runUntilEmpty(deadline: t0 + 1_900_000)
         let paths = await sink.requests().map(\.path).sorted()
         #expect(paths == ["/boss", "/hook", "/hook"])
+        // The escalation is news to its receiver: a first notification, not a reminder.
+        let told = await sink.requests().filter { $0.path == "/boss" }.map {
+            $0.json?["notification_reason"] as? String
+        }
+        #expect(told == ["first notification"])
     }
 }

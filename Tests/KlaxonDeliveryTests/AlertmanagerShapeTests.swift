@@ -62,14 +62,56 @@ import Testing
         return (n(changed), n(resolved))
     }
 
+    /// The captures are Alertmanager 0.25's: the body is theirs plus `notification_reason`, a string
+    /// since 0.32 (`webhook_v4_fields.go.txt`).
     @Test func firingAndResolvedHaveAlertmanagersShape() throws {
         let (firing, resolved) = episode()
         for (ours, theirs) in [(firing, "webhook_v4_firing.json"), (resolved, "webhook_v4_resolved.json")] {
-            let mine = try JSONSerialization.jsonObject(
-                with: Data(WebhookPayloads.genericText(ours, groupBy: []).utf8))
+            var mine = try #require(
+                try JSONSerialization.jsonObject(with: Data(WebhookPayloads.genericText(ours, groupBy: []).utf8))
+                    as? [String: Any])
+            #expect(mine.removeValue(forKey: "notification_reason") is String)
             let captured = try Self.capture(theirs)
             #expect(Self.shape(Self.openMaps(mine)) == Self.shape(Self.openMaps(captured)))
         }
+    }
+
+    /// The `json:` tags of Alertmanager's webhook body (`Data`, embedded in `Message`) as its source
+    /// declares them (`webhook_v4_fields.go.txt`).
+    static func sourceKeys() throws -> Set<String> {
+        let text = try String(
+            contentsOf: captures.appendingPathComponent("webhook_v4_fields.go.txt"), encoding: .utf8)
+        var keys: Set<String> = []
+        for line in text.split(separator: "\n") {
+            guard let open = line.range(of: "`json:\""), let close = line[open.upperBound...].firstIndex(of: "\"")
+            else { continue }
+            keys.insert(String(line[open.upperBound..<close]))
+        }
+        return keys
+    }
+
+    /// Every key of the body Alertmanager's source declares, `notification_reason` among them; only
+    /// `routeLabels` (0.34's labels of a route, which Klaxon's routes do not have) is left out.
+    @Test func theBodysKeysAreAlertmanagersOwn() throws {
+        let declared = try Self.sourceKeys()
+        #expect(declared.contains("notification_reason") && declared.contains("truncatedAlerts"))
+        let (firing, resolved) = episode()
+        for n in [firing, resolved] {
+            let body = try #require(
+                try JSONSerialization.jsonObject(with: Data(WebhookPayloads.genericText(n, groupBy: []).utf8))
+                    as? [String: Any])
+            #expect(Set(body.keys) == declared.subtracting(["routeLabels"]))
+        }
+        #expect(
+            try Self.parse(WebhookPayloads.genericText(firing, groupBy: []))["notification_reason"] as? String
+                == "alerts changed")
+        #expect(
+            try Self.parse(WebhookPayloads.genericText(resolved, groupBy: []))["notification_reason"] as? String
+                == "all alerts resolved")
+    }
+
+    static func parse(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
 
     @Test func anEpisodeKeepsItsIdentityFromFiringToResolve() throws {

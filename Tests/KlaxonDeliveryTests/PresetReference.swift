@@ -73,7 +73,7 @@ extension WebhookPayloads {
                 "version": "4", "groupKey": n.groupKey(groupBy), "truncatedAlerts": 0, "status": n.status,
                 "receiver": n.receiver, "groupLabels": groupLabels, "commonLabels": common(labelSets),
                 "commonAnnotations": common(annotationSets), "externalURL": AlertNotification.trimmed(n.externalURL),
-                "alerts": alerts,
+                "alerts": alerts, "notification_reason": n.reason.rawValue,
             ]
         }
 

@@ -1,7 +1,8 @@
 import Hummingbird
 
 extension StatusSite {
-    /// `/`, `/gauges`, `/gauges/ID`, `/air`, `/air/CITY`, `/quakes`, `/stations/ID`, `/alerts/ID`, and
+    /// `/`, `/gauges`, `/gauges/ID`, `/air`, `/air/CITY`, `/quakes`, `/stations/ID`, `/alerts/ID`,
+    /// `/notifications`, and
     /// the charts as PNG: `/gauges/ID/chart.png`, `/air/CITY/chart.png`, `/stations/ID/chart.png`.
     static func addReadPages(to router: RouterGroup<BasicRequestContext>, site: Context) {
         router.get("/") { request, _ in
@@ -28,6 +29,9 @@ extension StatusSite {
             try await site.respond(request) {
                 try await EpisodePage.page(request: request, context: context, site: site)
             }
+        }
+        router.get("/notifications") { request, _ in
+            try await site.respond(request) { try await NotificationsPage.page(request: request, site: site) }
         }
         router.get("/stations/:id") { request, context in
             try await site.respond(request) {

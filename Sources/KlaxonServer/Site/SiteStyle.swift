@@ -4,7 +4,7 @@
 enum SiteStyle {
     static let sections: [(path: String, label: String)] = [
         ("/", "Overview"), ("/gauges", "Gauges"), ("/air", "Air"), ("/quakes", "Quakes"), ("/alerts", "Alerts"),
-        ("/silences", "Silences"), ("/trips", "Trips"), ("/signin", "Sign in"),
+        ("/silences", "Silences"), ("/notifications", "Notifications"), ("/trips", "Trips"), ("/signin", "Sign in"),
     ]
 
     static let css = """

@@ -46,6 +46,8 @@ enum EpisodePage {
         }
         let subject = SubjectPage.path(station: first.station, metric: first.metric)
         let chart = try await chart(history, info: info, name: name, zone: zone, now: now, site: site)
+        let sent = try await site.store.notifications(
+            NotificationFilter(episode: history.id), limit: NotificationsPage.alertSection, after: nil)
 
         return SitePage(title: "#\(history.id) \(place) — alert") {
             Node<HTML.BodyContext>.h1(SiteHTML.text(heading))
@@ -122,6 +124,19 @@ enum EpisodePage {
             if history.transitions.count >= EpisodeHistory.limit {
                 Node<HTML.BodyContext>.p(
                     .class("muted"), SiteHTML.text("The first \(EpisodeHistory.limit) transitions are shown."))
+            }
+            // Its notifications, newest first, with what became of each and why.
+            Node<HTML.BodyContext>.h2(.id("notifications-of-alert"), .text("Notifications"))
+            if sent.entries.isEmpty {
+                Node<HTML.BodyContext>.p(.class("muted"), .text("No notifications."))
+            } else {
+                NotificationsPage.table(sent.entries, site: site, showAlert: false)
+            }
+            if sent.total > sent.entries.count {
+                Node<HTML.BodyContext>.p(
+                    .a(
+                        .safeHref("/notifications?alert=\(history.id)"),
+                        SiteHTML.text("All \(sent.total) notifications of this alert")))
             }
         }
     }

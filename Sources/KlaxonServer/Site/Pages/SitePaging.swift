@@ -51,7 +51,7 @@ enum SitePaging {
                     SafeHTML.text("first page")))
         }
         if let next {
-            let href = "\(path)?after=\(SafeHTML.segment(next))&start=\(start + shown)"
+            let href = "\(path)\(path.contains("?") ? "&" : "?")after=\(SafeHTML.segment(next))&start=\(start + shown)"
             nodes.append(SafeHTML.text(" · "))
             nodes.append(
                 .a(

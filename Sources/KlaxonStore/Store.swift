@@ -19,7 +19,7 @@ import KlaxonCore
 /// (`SiteReads` in `KlaxonServer`): they are made of these roles only, so a backend never imports a
 /// consumer and nothing here imports upward.
 public protocol Store: ReadingStore, EventStore, AlertStore, SilenceStore, OutboxStore, RetentionStore, DutyStore,
-    StoreProbe
+    StoreProbe, CatchUpQueue
 {}
 
 /// Readings, their series and stations, and the sources that fetched them.
@@ -227,6 +227,15 @@ public protocol RepeatQueue: Sendable {
     ) async throws
 }
 
+/// What the catch-up scheduler asks of the outbox (`CatchUps`): the news silences and quiet hours
+/// kept from receivers.
+public protocol CatchUpQueue: Sendable {
+    /// Of the alerts `alerts` (`OutboxRecord.alertKey`), each alert and receiver whose newest row was
+    /// `muted` or `dropped`, with what that row said and what the receiver last heard
+    /// (`EpisodeSQL.missed`).
+    func missed(alerts: [String]) async throws -> [MissedNews]
+}
+
 /// The outbox as an operator sees it (`klaxon outbox`, metrics).
 public protocol OutboxAdmin: Sendable {
     func outbox(state: OutboxRecord.State?, limit: Int) async throws -> [OutboxRecord]
@@ -406,6 +415,10 @@ public struct Evaluation: Sendable {
     public var annotate: @Sendable (Transition) -> [String: String] = { _ in [:] }
     /// Where a transition goes (nil: record transitions only, deliver nothing).
     public var route: (@Sendable (Transition) -> [PlannedDelivery])?
+    /// Where a resolve goes beyond `route`: the receivers that heard its alert firing (given) and
+    /// that `route` no longer sends it to (a reload changed or removed their route), each owed the
+    /// resolve (`Routing.resolvePlan`). Nil: none beyond `route`.
+    public var routeResolve: (@Sendable (Transition, _ heardBy: [String]) -> [PlannedDelivery])? = nil
     /// The most readings stepped in one transaction.
     public var sliceReadings: Int
     /// The most series (changed or quiet) handled in one transaction.

@@ -46,10 +46,17 @@ extension Daemon {
                 return planned.filter { receivers.contains($0.receiver) }
             }
         }
-        let e = Evaluation(
+        var e = Evaluation(
             engine: RuleEngine(rules: []), quakes: QuakeRunner(rules: []), trips: TripRunner(rules: []),
             now: clock.now(), queuedAt: Int64(Date().timeIntervalSince1970 * 1000), render: { $0.summary },
             route: route)
+        // The resolve also goes to each receiver that heard the firing and that the routing leaves out
+        // (one a reload removed is recorded as such by the dispatcher).
+        if let routing = set.routing {
+            e.routeResolve = { t, heardBy in
+                routing.resolvePlan(for: t, notify: pending[t.rule] ?? [], heardBy: heardBy)
+            }
+        }
         let logged: [Logged]
         do {
             logged = try await store.resolveRemoved(rules: Set(pending.keys), e)

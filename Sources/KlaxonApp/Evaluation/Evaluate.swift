@@ -35,6 +35,7 @@ public enum Evaluate {
             queuedAt: queuedAt, render: renderer.render, route: routing.map { plan(rules: rules, routing: $0) },
             sliceReadings: sliceReadings, sliceTransitions: sliceTransitions, committed: committed)
         evaluation.keepTransitions = keepTransitions
+        evaluation.routeResolve = routing.map { resolvePlan(rules: rules, routing: $0) }
         evaluation.handoff = handoff
         evaluation.annotate = renderer.annotations
         return try await store.evaluate(evaluation)
@@ -44,5 +45,12 @@ public enum Evaluate {
     static func plan(rules: [Rule], routing: Routing) -> @Sendable (Transition) -> [PlannedDelivery] {
         let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
         return { t in routing.plan(for: t, notify: notify[t.rule] ?? []) }
+    }
+
+    /// Where a resolve goes beyond `plan`: to the receivers that heard it firing and that the
+    /// routing no longer sends it to (the resolve contract, `Routing.resolvePlan`).
+    static func resolvePlan(rules: [Rule], routing: Routing) -> @Sendable (Transition, [String]) -> [PlannedDelivery] {
+        let notify = Dictionary(rules.map { ($0.name, $0.notify) }, uniquingKeysWith: { a, _ in a })
+        return { t, heardBy in routing.resolvePlan(for: t, notify: notify[t.rule] ?? [], heardBy: heardBy) }
     }
 }

@@ -264,6 +264,7 @@ struct ResolveContractTests {
             #expect(try await story.dispatch().dropped == 1)
             story.at(50 * 60)
             try await story.reading(5)
+            #expect(try await story.dispatch().deferred == 1, "held to the end, not dropped")
             story.at(90 * 60)
             try await story.dispatch()
             #expect(story.told("chat") == ["firing minor", "resolved"])

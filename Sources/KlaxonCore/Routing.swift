@@ -156,3 +156,24 @@ extension Routing {
         }
     }
 }
+
+extension Routing {
+    /// The deliveries a resolve owes beyond `plan(for:notify:)`: one to each receiver of `heardBy`
+    /// (those that heard the alert firing) to which the routing no longer sends the alert at all
+    /// (a reload changed or removed its route, or the rule's `notify`; a route that matched the
+    /// firing's level and not the resolve's). Each goes with the defaults' group and timing. A
+    /// receiver the alert is still routed to gets none here: its route's `send_resolved` decides.
+    public func resolvePlan(for t: Transition, notify: [String], heardBy receivers: [String]) -> [PlannedDelivery] {
+        guard t.state == .resolved, !receivers.isEmpty else { return [] }
+        // Routed as a firing with the resolve's labels: `deliveries` leaves out a resolve's receivers
+        // on routes without `send_resolved`, which are routed the alert all the same.
+        var firing = t
+        firing.state = .firing
+        let routed = Set(deliveries(for: firing, notify: notify).map(\.receiver))
+        return Set(receivers).subtracting(routed).sorted().map { receiver in
+            PlannedDelivery(
+                receiver: receiver, route: nil, groupKey: defaults.groupKey(t), groupWait: defaults.groupWait,
+                groupInterval: defaults.groupInterval, maxAge: defaults.notifyMaxAge)
+        }
+    }
+}

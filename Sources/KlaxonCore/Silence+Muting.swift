@@ -22,6 +22,14 @@ extension Silence {
         return (out, decided)
     }
 
+    /// Whether any of `silences` mutes `labels` at `t`, within one batch's `MatchBudget`; a silence
+    /// the budget leaves undecided counts as muting (the caller holds back, and looks again later).
+    public static func anyMutes(_ silences: [Silence], _ labels: [String: String], at t: Int64) -> Bool {
+        var budget = MatchBudget(steps: MatchBudget.batchSteps)
+        let (found, decided) = muting(silences, labels, at: t, budget: &budget, first: true)
+        return !found.isEmpty || !decided
+    }
+
     /// How many of these alerts (`Transition.matchLabels`) the silence mutes at `t`, within `budget`;
     /// `complete` is false when the budget ran out (the count is then a lower bound).
     public func muteCount(

@@ -67,6 +67,10 @@ public final class Dispatcher: EvaluationObserver {
         /// (`Notifier.integration`) and the failure's reason (`DeliveryError.reason`):
         /// `klaxon_notifications_failed_total{receiver,integration,reason}`.
         public var observeFailure: (@Sendable (_ receiver: String, _ integration: String, _ reason: String) -> Void)?
+        /// Told of each resolve owed to a receiver that heard its alert firing and that cannot be
+        /// sent (`reason`: `receiver_removed`, the receiver is no longer configured):
+        /// `klaxon_resolves_unsent_total{receiver,reason}`.
+        public var observeUnsentResolve: (@Sendable (_ receiver: String, _ reason: String) -> Void)?
 
         public init() {}
     }
@@ -682,12 +686,34 @@ public final class Dispatcher: EvaluationObserver {
                     error: "not sent: the receiver never heard this alert firing"))
             pass.skipped += 1
         }
-        let alerts = unheard.isEmpty ? all : all.filter { row, _ in !unheard.contains { $0.0.id == row.id } }
+        var alerts = unheard.isEmpty ? all : all.filter { row, _ in !unheard.contains { $0.0.id == row.id } }
+        // A resolve owed to a receiver that heard the firing and that a reload removed since: none can
+        // send it. Recorded with the reason and counted (not a failed send: no retry can help).
+        if notifiers[batch.receiver] == nil, batch.rows.first?.purpose != "system" {
+            let owed = alerts.filter { $0.1.transition.state == .resolved }
+            if !owed.isEmpty {
+                outcomes.add(
+                    .finish(
+                        subBatch(batch, owed.map(\.0)), state: .skipped, now: now, retryAt: nil,
+                        error: Self.receiverRemoved(batch.receiver)))
+                pass.skipped += 1
+                for _ in owed { settings.observeUnsentResolve?(batch.receiver, "receiver_removed") }
+                logger.warning(
+                    "resolve not sent: the receiver that heard the alert firing is no longer configured",
+                    metadata: ["receiver": "\(batch.receiver)", "alerts": .stringConvertible(owed.count)])
+                alerts = alerts.filter { $0.1.transition.state != .resolved }
+            }
+        }
         guard !alerts.isEmpty else { return pass }
-        let batch = unheard.isEmpty ? batch : subBatch(batch, alerts.map(\.0))
+        let batch = alerts.count == all.count ? batch : subBatch(batch, alerts.map(\.0))
 
-        // Stage: mute. Silenced alerts keep their state; they are just not sent.
-        let muted = silences.isEmpty ? [] : try await mutedAlerts(alerts, silences: silences, at: now / 1000, batch)
+        // Stage: mute. Silenced alerts keep their state; they are just not sent. A resolve is never
+        // muted: it reaches this stage only for a receiver that heard the alert firing, and a
+        // receiver told of a firing is told that it ended (the resolve contract, docs/receivers.md).
+        let mutable = alerts.filter { $0.1.transition.state != .resolved }
+        let muted =
+            silences.isEmpty || mutable.isEmpty
+            ? [] : try await mutedAlerts(mutable, silences: silences, at: now / 1000, batch)
         if !muted.isEmpty {
             outcomes.add(.finish(subBatch(batch, muted.map(\.0)), state: .muted, now: now, retryAt: nil, error: nil))
             pass.muted += 1
@@ -700,17 +726,24 @@ public final class Dispatcher: EvaluationObserver {
         if let quiet = routing.route(batch.route).quietHours, batch.rows.first?.purpose != "system" {
             let held = live.filter { quiet.mutes($0.1.transition.severity, at: now / 1000) }
             if held.count == live.count, let end = quiet.end(of: now / 1000) {
-                switch quiet.policy {
-                case .drop:
+                // `drop` drops what fires or changes; a resolve is held to the end, never dropped (the
+                // resolve contract: its receiver heard the alert firing).
+                let drop = quiet.policy == .drop
+                let resolves = drop ? live.filter { $0.1.transition.state == .resolved } : live
+                let dropped = drop ? live.filter { $0.1.transition.state != .resolved } : []
+                if !dropped.isEmpty {
                     outcomes.add(
-                        .finish(liveBatch, state: .dropped, now: now, retryAt: nil, error: "dropped during quiet hours")
-                    )
+                        .finish(
+                            resolves.isEmpty ? liveBatch : subBatch(liveBatch, dropped.map(\.0)), state: .dropped,
+                            now: now, retryAt: nil, error: "dropped during quiet hours"))
                     pass.dropped += 1
-                case .defer:
+                }
+                if !resolves.isEmpty {
                     // One digest per receiver when the period ends: a shared, stable batch key.
                     outcomes.add(
                         .reschedule(
-                            liveBatch, batchKey: OutboxRecord.quietDigest(receiver: batch.receiver, until: end),
+                            dropped.isEmpty ? liveBatch : subBatch(liveBatch, resolves.map(\.0)),
+                            batchKey: OutboxRecord.quietDigest(receiver: batch.receiver, until: end),
                             dueAt: end * 1000))
                     pass.deferred += 1
                 }
@@ -809,6 +842,11 @@ public final class Dispatcher: EvaluationObserver {
                 "notifications to \(batch.receiver) are failing; \(batch.rows.count) given up (see `klaxon outbox list --state dead`)",
             explanation: why)
         outcomes.add(.system(t, message: t.summary + ": " + why, receiver: fallback, now: now))
+    }
+
+    /// Why a resolve owed to `receiver` was not sent: a reload removed the receiver (`last_error`).
+    static func receiverRemoved(_ receiver: String) -> String {
+        "not sent: receiver \(receiver) heard this alert firing but is no longer configured"
     }
 
     /// A route's key as Alertmanager prints it: `{}` for the root (Klaxon's defaults), and the

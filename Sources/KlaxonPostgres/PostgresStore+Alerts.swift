@@ -101,6 +101,26 @@ extension PostgresStore {
         return (try row[0].decode(Int64?.self), try row[1].decode(Bool.self))
     }
 
+    public func missed(alerts: [String]) async throws -> [MissedNews] {
+        guard !alerts.isEmpty else { return [] }
+        var binds = PostgresBindings(capacity: 1)
+        binds.append(alerts)
+        return try await rows(PostgresQuery(unsafeSQL: EpisodeSQL.missed(list: "= ANY($1::text[])"), binds: binds))
+            .compactMap { row in
+                guard
+                    let missed = Heard.from(
+                        episode: try row[3].decode(Int64?.self), state: try row[4].decode(String?.self),
+                        level: try row[5].decode(String?.self))
+                else { return nil }
+                return MissedNews(
+                    alert: try row[0].decode(String.self), receiver: try row[1].decode(String.self),
+                    route: try row[2].decode(Int64?.self).map { Int($0) }, missed: missed,
+                    heard: Heard.from(
+                        episode: try row[6].decode(Int64?.self), state: try row[7].decode(String?.self),
+                        level: try row[8].decode(String?.self)), lastSentAt: try row[9].decode(Int64?.self))
+            }
+    }
+
     public func firstQueued(alert: String, transitionID: Int64) async throws -> Int64? {
         try await scalar(
             "SELECT min(created_at) FROM outbox WHERE alert = \(alert) AND transition_id = \(transitionID)",

@@ -283,10 +283,14 @@ extension PostgresStore: EvaluationBackend {
         }
         if e.planner.routes {
             let alerts = Array(Set(log.transitions.map(OutboxRecord.alertKey)))
-            let plan = OutboxPlan(log, queued: try await queuedRows(alerts: alerts, on: c), now: e.now)
+            let queued = try await queuedRows(alerts: alerts, on: c)
+            let heard = try await heard(
+                alerts: claim != nil ? alerts : OutboxPlan.heardNeeded(log, queued: queued), on: c)
+            log.routeResolves(heard: heard, e)
+            let plan = OutboxPlan(log, queued: queued, now: e.now, heard: heard)
             if let claim {
                 for q in plan.ahead { claim.noteOpen(alert: q.alert, receiver: q.receiver) }
-                claim.heard = try await heard(alerts: alerts, on: c)
+                claim.heard = heard
             }
             if !plan.folded.isEmpty {
                 try await execute(

@@ -243,10 +243,13 @@ extension SQLiteStore: EvaluationBackend {
         }
         if e.planner.routes {
             let alerts = Array(Set(log.transitions.map(OutboxRecord.alertKey)))
-            let plan = OutboxPlan(log, queued: try queuedRows(alerts: alerts, db), now: e.now)
+            let queued = try queuedRows(alerts: alerts, db)
+            let heard = try heard(alerts: claim != nil ? alerts : OutboxPlan.heardNeeded(log, queued: queued), db)
+            log.routeResolves(heard: heard, e)
+            let plan = OutboxPlan(log, queued: queued, now: e.now, heard: heard)
             if let claim {
                 for q in plan.ahead { claim.noteOpen(alert: q.alert, receiver: q.receiver) }
-                claim.heard = try heard(alerts: alerts, db)
+                claim.heard = heard
             }
             try supersede(plan.folded, db)
             log.deltas.add("outbox", OutboxRecord.State.superseded.rawValue, n: plan.folded.count)

@@ -355,6 +355,24 @@ extension SQLiteStore {
     }
 }
 
+extension SQLiteStore {
+    public func missed(alerts: [String]) async throws -> [MissedNews] {
+        guard !alerts.isEmpty else { return [] }
+        let keys = "[" + alerts.map(JSONText.string).joined(separator: ",") + "]"
+        return try await reader.read { db in
+            try Row.fetchAll(
+                db.cachedStatement(sql: EpisodeSQL.missed(list: "IN (SELECT value FROM json_each(?))")),
+                arguments: [keys]
+            ).compactMap { row in
+                guard let missed = Heard.from(episode: row[3], state: row[4], level: row[5]) else { return nil }
+                return MissedNews(
+                    alert: row[0], receiver: row[1], route: row[2], missed: missed,
+                    heard: Heard.from(episode: row[6], state: row[7], level: row[8]), lastSentAt: row[9])
+            }
+        }
+    }
+}
+
 /// What the dispatcher decided for a batch; applied together, one transaction per dispatch pass.
 extension SQLiteStore {
     /// Gives claimed rows back (pending, no lease) that are still `sending`: used when a dispatcher

@@ -96,6 +96,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
         static let queue = "klaxon_notification_queue_seconds"
         static let sendLatency = "klaxon_notification_latency_seconds"
         static let failed = "klaxon_notifications_failed_total"
+        static let resolvesUnsent = "klaxon_resolves_unsent_total"
         static let duties = "klaxon_duty_held"
         static let buildInfo = "klaxon_build_info"
         static let alerts = "klaxon_alerts"
@@ -152,6 +153,15 @@ public final class KlaxonMetrics: @unchecked Sendable {
         registry.counter(
             name: Names.failed, labels: [("receiver", receiver), ("integration", integration), ("reason", reason)],
             help: "Failed sends since the daemon started, by receiver, integration and reason.")
+    }
+
+    /// A resolve owed to `receiver` (it heard the alert firing) that could not be sent, for `reason`
+    /// (`receiver_removed`): the resolve contract's exceptions, counted (docs/receivers.md).
+    public func resolveUnsent(receiver: String, reason: String) {
+        registry.counter(
+            name: Names.resolvesUnsent, labels: [("receiver", receiver), ("reason", reason)],
+            help: "Resolves owed to a receiver that heard the alert firing and not sent, by receiver and reason."
+        ).increment()
     }
 
     /// The rules loaded (start, reload): their alerts report their severity.

@@ -244,11 +244,28 @@ public struct OutboxPlan: Sendable {
         alert + "\u{1F}" + receiver + "\u{1F}" + (route.map(String.init) ?? "-")
     }
 
-    /// `now`: the evaluation time (seconds), against which data age is measured.
-    public init(_ log: TransitionLog, queued: [QueuedRow], now: Int64) {
+    /// The alerts whose `heard` the plan needs (`init`'s): those with a resolve in the log, and
+    /// those with a resolve queued.
+    public static func heardNeeded(_ log: TransitionLog, queued: [QueuedRow]) -> [String] {
+        Array(
+            Set(
+                log.transitions.filter { $0.state == .resolved }.map(OutboxRecord.alertKey)
+                    + queued.filter { $0.step.state == .resolved }.map(\.alert)))
+    }
+
+    /// `now`: the evaluation time (seconds), against which data age is measured. `heard`: what each
+    /// receiver last heard of the alerts of `heardNeeded` (`QueueClaim.heardKey`). A resolve is news
+    /// of its own to a receiver that heard the alert firing (the resolve contract): a later episode's
+    /// row does not take its place, queued or in this log (unless its data is older than
+    /// `notify_max_age`: a held row tells the present only).
+    public init(_ log: TransitionLog, queued: [QueuedRow], now: Int64, heard: [String: Heard] = [:]) {
+        func awaited(_ alert: String, _ receiver: String) -> Bool {
+            heard[QueueClaim.heardKey(alert: alert, receiver: receiver)]?.isFiring ?? false
+        }
         var foldable: [String: QueuedRow] = [:]
         for q in queued {
-            if q.foldable && foldable[q.foldKey] == nil {
+            let owed = q.state == .pending && q.step.state == .resolved && awaited(q.alert, q.receiver)
+            if q.foldable && foldable[q.foldKey] == nil && !owed {
                 foldable[q.foldKey] = q
             } else {
                 ahead.append(q)
@@ -280,7 +297,22 @@ public struct OutboxPlan: Sendable {
                 folded.append(q.id)
                 if q.state == .pending { dueBy = q.dueAt }
             }
-            for link in chain.dropLast() { steps.append(PathStep(log.records[link.index])) }
+            var owed =
+                !log.events && awaited(OutboxRecord.alertKey(log.transitions[last.index]), last.delivery.receiver)
+            for link in chain.dropLast() {
+                let t = log.transitions[link.index]
+                // The resolve its receiver waits for goes as a row of its own, ahead of what follows.
+                if owed && t.state == .resolved && !link.delivery.isStale(t, now: now) {
+                    made.append(
+                        Row(
+                            index: link.index, delivery: link.delivery, path: PathStep.encode(steps), held: false,
+                            dueBy: dueBy))
+                    steps = []
+                    owed = false
+                    continue
+                }
+                steps.append(PathStep(log.records[link.index]))
+            }
             made.append(
                 Row(
                     index: last.index, delivery: last.delivery, path: PathStep.encode(steps),
@@ -380,6 +412,22 @@ public enum EpisodeSQL {
     /// The heard episode, state and level (`Heard.from`), after `heardJoin`.
     public static let heardColumns = "coalesce(ht.episode, ht.id), ht.state, ht.level"
 
+    /// The news silences and quiet hours kept from receivers (`CatchUpQueue.missed`): of the alerts
+    /// in `$1` (a list, rendered by `list` as in `heard(list:)`), each alert and receiver whose newest
+    /// row is `muted` or `dropped`: alert, receiver, route, that row's transition (episode, state,
+    /// level), then `heardColumns`, then when the receiver was last sent anything of the alert (ms).
+    public static func missed(list: String) -> String {
+        """
+        SELECT o.alert, o.receiver, o.route, coalesce(mt.episode, mt.id), mt.state, mt.level, \(heardColumns),
+          (SELECT max(s.sent_at) FROM outbox s WHERE s.alert = o.alert AND s.receiver = o.receiver AND s.state = 'sent')
+        FROM outbox o JOIN transitions mt ON mt.id = o.transition_id
+        \(heardJoin)
+        WHERE o.alert \(list) AND o.state IN ('muted', 'dropped')
+          AND NOT EXISTS (SELECT 1 FROM outbox n WHERE n.alert = o.alert AND n.receiver = o.receiver AND n.seq > o.seq)
+        ORDER BY o.seq
+        """
+    }
+
     /// The held rows with what `HeldRow.send` needs: the row, its transition's state, level and
     /// episode, whether it is its alert's newest transition, and what the receiver heard.
     public static let held = """
@@ -403,6 +451,37 @@ public enum EpisodeSQL {
         \(heardJoin)
         WHERE ht.id IS NOT NULL
         """
+    }
+}
+
+/// News a silence or quiet hours kept from a receiver: the newest notification of an alert to it
+/// was muted or dropped (`CatchUpQueue.missed`).
+public struct MissedNews: Sendable, Equatable {
+    public var alert: String
+    public var receiver: String
+    /// The route of the row not sent.
+    public var route: Int?
+    /// What the row not sent said.
+    public var missed: Heard
+    /// What the receiver last heard of the alert (nil: nothing).
+    public var heard: Heard?
+    /// When the receiver was last sent anything of the alert (ms; nil: never).
+    public var lastSentAt: Int64?
+
+    public init(alert: String, receiver: String, route: Int?, missed: Heard, heard: Heard?, lastSentAt: Int64?) {
+        self.alert = alert
+        self.receiver = receiver
+        self.route = route
+        self.missed = missed
+        self.heard = heard
+        self.lastSentAt = lastSentAt
+    }
+
+    /// Whether the receiver believes something other than what it missed: another episode, level, or
+    /// firing or not (a reminder muted while the receiver knew the state is no news).
+    public var isNews: Bool {
+        guard let heard else { return true }
+        return heard.episode != missed.episode || heard.level != missed.level || heard.isFiring != missed.isFiring
     }
 }
 

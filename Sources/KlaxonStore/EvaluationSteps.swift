@@ -224,7 +224,7 @@ public struct TransitionLog {
     public internal(set) var transitions: [Transition]
     public var records: [TransitionRecord]
     /// Each transition's planned deliveries (empty without routing).
-    public let deliveries: [[PlannedDelivery]]
+    public private(set) var deliveries: [[PlannedDelivery]]
     public var deltas = MetricDeltas()
     let routed: Bool
     /// The transitions are events' (quakes): an event is news only while it is fresh. Unlike an
@@ -252,6 +252,26 @@ public struct TransitionLog {
     }
 
     public var isEmpty: Bool { transitions.isEmpty }
+
+    /// The resolve contract: each resolve also goes to the receivers that heard its alert firing
+    /// (`heard`, by `QueueClaim.heardKey`) and that the routing no longer sends it to
+    /// (`TransitionPlanner.resolvePlan`). Before `OutboxPlan`; `heard` covers `OutboxPlan.heardNeeded`.
+    public mutating func routeResolves<P: TransitionPlanner>(heard: [String: Heard], _ e: Evaluation<P>) {
+        guard !heard.isEmpty else { return }
+        // The receivers that believe each alert is firing.
+        var firing: [Substring: [String]] = [:]
+        for (key, h) in heard where h.isFiring {
+            guard let cut = key.firstIndex(of: "\u{1F}") else { continue }
+            firing[key[..<cut], default: []].append(String(key[key.index(after: cut)...]))
+        }
+        for i in transitions.indices where transitions[i].state == .resolved {
+            guard let receivers = firing[Substring(OutboxRecord.alertKey(transitions[i]))] else { continue }
+            let planned = Set(deliveries[i].map(\.receiver))
+            let heardBy = receivers.filter { !planned.contains($0) }.sorted()
+            guard !heardBy.isEmpty else { continue }
+            deliveries[i] += e.planner.resolvePlan(transitions[i], heardBy: heardBy)
+        }
+    }
 
     /// The transitions as logged under `ids` (in `records`' order).
     public func logged(ids: [Int64]) -> [Logged] {

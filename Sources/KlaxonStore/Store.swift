@@ -19,7 +19,7 @@ import KlaxonCore
 /// (`SiteReads` in `KlaxonServer`): they are made of these roles only, so a backend never imports a
 /// consumer and nothing here imports upward.
 public protocol Store: ReadingStore, EventStore, AlertStore, SilenceStore, OutboxStore, RetentionStore, DutyStore,
-    StoreProbe, NotificationHistory
+    StoreProbe, NotificationHistory, CatchUpQueue
 {}
 
 /// Readings, their series and stations, and the sources that fetched them.
@@ -234,6 +234,15 @@ public protocol RepeatQueue: Sendable {
     func enqueueRepeat(
         transitionID: Int64, transition: Transition, receiver: String, route: Int?, groupKey: String, now: Int64
     ) async throws
+}
+
+/// What the catch-up scheduler asks of the outbox (`CatchUps`): the news silences and quiet hours
+/// kept from receivers.
+public protocol CatchUpQueue: Sendable {
+    /// Of the alerts `alerts` (`OutboxRecord.alertKey`), each alert and receiver whose newest row was
+    /// `muted` or `dropped`, with what that row said and what the receiver last heard
+    /// (`EpisodeSQL.missed`).
+    func missed(alerts: [String]) async throws -> [MissedNews]
 }
 
 /// The outbox as an operator sees it (`klaxon outbox`, metrics).

@@ -15,6 +15,14 @@ public protocol TransitionPlanner: Sendable {
     /// transition's own are kept when the rule renders none), then gives its message and its
     /// deliveries (none when `routes` is false).
     func plan(_ t: inout Transition) -> TransitionPlan
+    /// The resolve contract (`TransitionLog.routeResolves`): where resolve `t` goes beyond its
+    /// `plan`, given the receivers that heard its alert firing and that the plan leaves out (a reload
+    /// changed or removed their route). None by default.
+    func resolvePlan(_ t: Transition, heardBy: [String]) -> [PlannedDelivery]
+}
+
+extension TransitionPlanner {
+    public func resolvePlan(_ t: Transition, heardBy: [String]) -> [PlannedDelivery] { [] }
 }
 
 /// A transition's message and planned deliveries.
@@ -35,15 +43,23 @@ public struct ClosurePlanner: TransitionPlanner {
     public var render: @Sendable (Transition) -> String
     public var annotate: (@Sendable (Transition) -> [String: String])?
     public var route: (@Sendable (Transition) -> [PlannedDelivery])?
+    /// `resolvePlan`: where a resolve goes beyond `route` (nil: nowhere).
+    public var routeResolve: (@Sendable (Transition, _ heardBy: [String]) -> [PlannedDelivery])?
 
     public init(
         render: @escaping @Sendable (Transition) -> String,
         annotate: (@Sendable (Transition) -> [String: String])? = nil,
-        route: (@Sendable (Transition) -> [PlannedDelivery])? = nil
+        route: (@Sendable (Transition) -> [PlannedDelivery])? = nil,
+        routeResolve: (@Sendable (Transition, _ heardBy: [String]) -> [PlannedDelivery])? = nil
     ) {
         self.render = render
         self.annotate = annotate
         self.route = route
+        self.routeResolve = routeResolve
+    }
+
+    public func resolvePlan(_ t: Transition, heardBy: [String]) -> [PlannedDelivery] {
+        routeResolve?(t, heardBy) ?? []
     }
 
     public var routes: Bool { route != nil }

@@ -180,3 +180,46 @@ private func utc(_ s: String) -> Int64 { Timestamp.parse(s)! }
         #expect(routing.route(-1).groupWait == 5)
     }
 }
+
+@Suite struct ResolvePlanTests {
+    func resolve(level: String? = nil) -> Transition {
+        Transition(
+            rule: "flood", kind: "levels", station: "G1", metric: "gage_height", state: .resolved, level: level,
+            fromLevel: "major", at: 0, value: 3, unit: "ft", severity: .critical, labels: [:], summary: "",
+            explanation: "")
+    }
+
+    @Test("a resolve owed to a receiver the routing no longer sends the alert to goes with the defaults' timing")
+    func receiverNoLongerRouted() throws {
+        let routing = Routing(
+            routes: [Route(matchers: [try Matcher.parse("rule=flood")], receivers: ["pager"], groupInterval: 600)],
+            defaults: Route(groupBy: ["rule"], groupWait: 5, groupInterval: 60))
+        let plan = routing.resolvePlan(for: resolve(), notify: [], heardBy: ["chat", "mail"])
+        #expect(plan.map(\.receiver) == ["chat", "mail"])
+        #expect(plan.allSatisfy { $0.route == nil && $0.groupKey == "rule=flood" && $0.groupInterval == 60 })
+        #expect(
+            routing.resolvePlan(for: resolve(), notify: [], heardBy: ["pager"]).isEmpty, "routed: its route decides")
+        #expect(routing.resolvePlan(for: resolve(), notify: ["chat"], heardBy: ["chat"]).isEmpty, "the rule's notify")
+    }
+
+    @Test("a receiver still routed the alert on a route without send_resolved is owed no resolve")
+    func sendResolvedFalseHolds() throws {
+        let routing = Routing(routes: [Route(receivers: ["chat"], sendResolved: false)])
+        #expect(routing.deliveries(for: resolve(), notify: []).isEmpty)
+        #expect(routing.resolvePlan(for: resolve(), notify: [], heardBy: ["chat"]).isEmpty)
+    }
+
+    @Test("a route that matched the firing's level and not the resolve's: its receiver is owed the resolve")
+    func levelRoute() throws {
+        let routing = Routing(routes: [Route(matchers: [try Matcher.parse("level=major")], receivers: ["pager"])])
+        #expect(routing.deliveries(for: resolve(), notify: []).isEmpty)
+        #expect(routing.resolvePlan(for: resolve(), notify: [], heardBy: ["pager"]).map(\.receiver) == ["pager"])
+    }
+
+    @Test("only a resolve is owed anything")
+    func onlyResolves() {
+        var t = resolve(level: "major")
+        t.state = .firing
+        #expect(Routing().resolvePlan(for: t, notify: [], heardBy: ["chat"]).isEmpty)
+    }
+}

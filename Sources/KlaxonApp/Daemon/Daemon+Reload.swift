@@ -77,7 +77,8 @@ extension Daemon {
                 (
                     notifiers: try DeliveryWiring.notifiers(next, charts: emailCharts(next)),
                     settings: DeliveryWiring.settings(
-                        next, observeSend: observeSend, observeFailure: observeFailure)
+                        next, observeSend: observeSend, observeFailure: observeFailure,
+                        observeUnsentResolve: observeUnsentResolve)
                 )
             }
             // Receivers that are gone (removed, or renamed: a name is all the outbox knows): their

@@ -90,4 +90,10 @@ struct RemovedRulesPlanner: TransitionPlanner {
             deliveries: routing?.plan(for: t, notify: notify[t.rule] ?? []).filter { receivers.contains($0.receiver) }
                 ?? [])
     }
+
+    /// The resolve also goes to each receiver that heard the firing and that the routing leaves out
+    /// (one a reload removed is recorded as such by the dispatcher).
+    func resolvePlan(_ t: Transition, heardBy: [String]) -> [PlannedDelivery] {
+        routing?.resolvePlan(for: t, notify: notify[t.rule] ?? [], heardBy: heardBy) ?? []
+    }
 }

@@ -51,6 +51,8 @@ public final class Daemon: Sendable {
     let removedRules = RemovedRulesQueue()
     /// This daemon's evaluations, one at a time, and the resolves of removed rules between them.
     let evaluations = ReloadQueue()
+    /// The silences and quiet hours in force at the last catch-up look (`CatchUps`).
+    let catchUps = Box(CatchUps.Watch())
 
     public init(
         config: Config, store: any Store, rules: [Rule], logger: Logger, clock: DaemonClock = .wall,
@@ -107,6 +109,17 @@ public final class Daemon: Sendable {
             _ = try await Repeats.enqueue(store: store, rules: rules, routing: routing, now: wall)
             let escalated = try await Escalations.enqueue(store: store, rules: rules, routing: routing, now: wall)
             if escalated > 0 { logger.info("escalated", metadata: ["alerts": .stringConvertible(escalated)]) }
+            // What a receiver last heard converges to the truth once a silence or quiet hours end.
+            var watch = catchUps.value
+            let caughtUp = try await CatchUps.afterEvaluation(
+                store: store, rules: rules, routing: routing, watch: &watch, now: wall)
+            catchUps.set(watch)
+            if caughtUp > 0 {
+                logger.info(
+                    "queued the present state for receivers a silence or quiet hours kept it from",
+                    metadata: ["notifications": .stringConvertible(caughtUp)])
+                queued.value?()
+            }
         }
         for t in result.unrouted {
             logger.warning(
@@ -265,7 +278,7 @@ public final class Daemon: Sendable {
         // Always, even without receivers (then it finds nothing to send): a reload may add them.
         let dispatcher = try DeliveryWiring.dispatcher(
             store: store, config: config, logger: logger, health: health, charts: emailCharts(),
-            observeSend: observeSend, observeFailure: observeFailure)
+            observeSend: observeSend, observeFailure: observeFailure, observeUnsentResolve: observeUnsentResolve)
         metrics.receivers(dispatcher.integrations)
         queued.set({ dispatcher.nudge() })
         services.append(DispatcherService(dispatcher: dispatcher))
@@ -294,6 +307,11 @@ public final class Daemon: Sendable {
         { [metrics] receiver, integration, reason in
             metrics.notificationFailed(receiver: receiver, integration: integration, reason: reason)
         }
+    }
+
+    /// Counts resolves owed and not sent for `klaxon_resolves_unsent_total{receiver,reason}`.
+    var observeUnsentResolve: @Sendable (String, String) -> Void {
+        { [metrics] receiver, reason in metrics.resolveUnsent(receiver: receiver, reason: reason) }
     }
 
     /// What the Alertmanager API shows of the routing (`/api/v2/*`).

@@ -24,22 +24,27 @@ public enum DeliveryWiring {
         store: any DeliveryStore, config: Config, logger: Logger, lease: Int64? = nil,
         health: StoreHealth = StoreHealth(),
         charts: ChartSource? = nil, observeSend: (@Sendable (String, Double, Bool) -> Void)? = nil,
-        observeFailure: (@Sendable (String, String, String) -> Void)? = nil
+        observeFailure: (@Sendable (String, String, String) -> Void)? = nil,
+        observeUnsentResolve: (@Sendable (String, String) -> Void)? = nil
     ) throws -> Dispatcher {
         Dispatcher(
             store: store, notifiers: try notifiers(config, charts: charts), routing: config.routing,
-            settings: settings(config, lease: lease, observeSend: observeSend, observeFailure: observeFailure),
+            settings: settings(
+                config, lease: lease, observeSend: observeSend, observeFailure: observeFailure,
+                observeUnsentResolve: observeUnsentResolve),
             logger: logger, health: health)
     }
 
     /// The dispatcher's settings from a config.
     public static func settings(
         _ config: Config, lease: Int64? = nil, observeSend: (@Sendable (String, Double, Bool) -> Void)? = nil,
-        observeFailure: (@Sendable (String, String, String) -> Void)? = nil
+        observeFailure: (@Sendable (String, String, String) -> Void)? = nil,
+        observeUnsentResolve: (@Sendable (String, String) -> Void)? = nil
     ) -> Dispatcher.Settings {
         var settings = Dispatcher.Settings()
         settings.observeSend = observeSend
         settings.observeFailure = observeFailure
+        settings.observeUnsentResolve = observeUnsentResolve
         settings.lease = lease ?? config.deliveryLease * 1000
         settings.giveUpAfter = config.giveUpAfter
         settings.fallbackReceiver = config.fallbackReceiver

@@ -62,4 +62,11 @@ public struct RulePlanner: TransitionPlanner {
         return TransitionPlan(
             message: renderer.render(t), deliveries: routing?.plan(for: t, notify: notify[t.rule] ?? []) ?? [])
     }
+
+    /// The resolve contract: a resolve also goes to the receivers that heard its alert firing and
+    /// that the routing no longer sends it to (`Routing.resolvePlan`).
+    public func resolvePlan(_ t: Transition, heardBy: [String]) -> [PlannedDelivery] {
+        routing?.resolvePlan(for: t, notify: notify[t.rule] ?? [], heardBy: heardBy) ?? []
+    }
+
 }

@@ -328,6 +328,24 @@ extension PostgresStore {
             CREATE INDEX chat_seen_expires ON chat_seen(expires);
             """
         ),
+        (
+            // As `SQLiteStore`'s v19-living-messages: each editing receiver's message per episode or
+            // group (`LivingMessage`), shared by every daemon on the database.
+            "v8-living-messages",
+            """
+            CREATE TABLE living_messages (
+                receiver text NOT NULL,
+                thread text NOT NULL,
+                message_id text NOT NULL,
+                timeline text NOT NULL,
+                batch text NOT NULL,
+                closed boolean NOT NULL DEFAULT false,
+                created_at bigint NOT NULL,
+                updated_at bigint NOT NULL,
+                PRIMARY KEY (receiver, thread)
+            );
+            """
+        ),
     ]
 
     /// The steps of a migration that SQL cannot take, run before its SQL in the same transaction.

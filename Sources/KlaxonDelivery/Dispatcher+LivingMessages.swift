@@ -76,7 +76,7 @@ extension Dispatcher {
         let now = clock()
         let saved = LivingMessage(
             receiver: receiver, thread: thread, messageID: messageID, timeline: timeline, batch: n.key,
-            closed: n.status == "resolved",
+            closed: TimelineEntry.ended(timeline),
             createdAt: current.flatMap { $0.messageID == messageID ? $0.createdAt : nil } ?? now, updatedAt: now)
         do {
             try await livingStoreCall("recording a living message") { try await store.saveLivingMessage(saved) }
@@ -122,11 +122,18 @@ extension Dispatcher {
     static func timeline(of a: NotifiedAlert, grouped: Bool) -> [TimelineEntry] {
         let t = a.transition
         let prefix = grouped ? place(a) + ": " : ""
+        let alert = OutboxRecord.alertKey(t)
         var out: [TimelineEntry] = []
         for step in a.path where step.episode == nil || step.episode == a.id {
-            out.append(TimelineEntry(at: step.at, text: prefix + words(step.state, level: step.level, headline: nil)))
+            out.append(
+                TimelineEntry(
+                    at: step.at, text: prefix + words(step.state, level: step.level, headline: nil), alert: alert,
+                    state: step.state))
         }
-        out.append(TimelineEntry(at: t.at, text: prefix + words(t.state, level: t.level, headline: t.headline)))
+        out.append(
+            TimelineEntry(
+                at: t.at, text: prefix + words(t.state, level: t.level, headline: t.headline), alert: alert,
+                state: t.state))
         return out
     }
 

@@ -48,9 +48,14 @@ public struct LivingMessage: Sendable, Equatable {
     /// The thread of a group (its `groupKey`).
     public static func thread(group: String) -> String { "group:\(group)" }
 
-    /// The column's text: a JSON array of `{"at": seconds, "t": text}`.
+    /// The column's text: a JSON array of `{"at": seconds, "t": text, "a": alert, "s": state}`.
     public static func encode(_ timeline: [TimelineEntry]) -> String {
-        "[" + timeline.map { "{\"at\":\($0.at),\"t\":\(JSONText.string($0.text))}" }.joined(separator: ",") + "]"
+        "["
+            + timeline.map { e in
+                "{\"at\":\(e.at),\"t\":\(JSONText.string(e.text))"
+                    + (e.alert.map { ",\"a\":" + JSONText.string($0) } ?? "")
+                    + (e.state.map { ",\"s\":" + JSONText.string($0.rawValue) } ?? "") + "}"
+            }.joined(separator: ",") + "]"
     }
 
     /// The entries of a column's text (none if it does not decode: a damaged row shows no past).
@@ -62,19 +67,34 @@ public struct LivingMessage: Sendable, Equatable {
 }
 
 /// One line of a living message's timeline: what happened (`rose to moderate`, `acked by ana`,
-/// `resolved`) and when (UTC seconds).
+/// `resolved`) and when (UTC seconds); for an alert's change, which alert (`OutboxRecord.alertKey`)
+/// and its state, so a group's message knows when everything in it has resolved.
 public struct TimelineEntry: Codable, Sendable, Equatable, Hashable {
     public var at: Int64
     public var text: String
+    public var alert: String?
+    public var state: TransitionState?
 
-    public init(at: Int64, text: String) {
+    public init(at: Int64, text: String, alert: String? = nil, state: TransitionState? = nil) {
         self.at = at
         self.text = text
+        self.alert = alert
+        self.state = state
     }
 
     enum CodingKeys: String, CodingKey {
         case at
         case text = "t"
+        case alert = "a"
+        case state = "s"
+    }
+
+    /// Whether every alert the timeline tells of has resolved (its last change is a resolve): the
+    /// thread has ended.
+    public static func ended(_ timeline: [TimelineEntry]) -> Bool {
+        var last: [String: TransitionState] = [:]
+        for e in timeline { if let a = e.alert, let s = e.state { last[a] = s } }
+        return !last.isEmpty && last.values.allSatisfy { $0 == .resolved }
     }
 
     /// `earlier` with `new` added: in time order (stable), each entry once, at most `limit` (the

@@ -148,6 +148,40 @@ import Testing
         }
     }
 
+    @Test("a route that groups alerts keeps one message per group until everything in it has resolved")
+    func oneMessagePerGroup() async throws {
+        try await DiscordStandIn.with { standIn in
+            let store = InMemoryDeliveryStore()
+            let dispatcher = Dispatcher(
+                store: store, notifiers: ["discord": try Self.discord(standIn)],
+                routing: Routing(defaults: Route(groupBy: ["rule"])), settings: fastSettings())
+            func at(_ station: String, _ state: TransitionState, _ clock: String) -> Transition {
+                var t = Self.flood(state, state == .resolved ? nil : "action", at: clock)
+                t.station = station
+                t.place = "Gauge \(station)"
+                return t
+            }
+            for t in [at("A", .firing, "14:00"), at("B", .firing, "14:10"), at("A", .resolved, "15:00")] {
+                try await Self.deliver(t, store, dispatcher)
+            }
+            #expect(store.livingMessages().first?.closed == false)
+            try await Self.deliver(at("B", .resolved, "15:30"), store, dispatcher)
+            #expect(store.livingMessages().first?.closed == true)
+            // The group fires again: a new message.
+            try await Self.deliver(at("A", .firing, "18:00"), store, dispatcher)
+            #expect(standIn.problems == [])
+            #expect(standIn.requests.map(\.method) == ["POST", "PATCH", "PATCH", "PATCH", "POST"])
+            let messages = standIn.messages
+            #expect(messages.count == 2 && messages.first?.edits == 3)
+            #expect(
+                messages.first?.content.contains(
+                    "Gauge A: firing at action 14:00 · Gauge B: firing at action 14:10 · Gauge A: resolved 15:00 · Gauge B: resolved 15:30"
+                ) == true, "\(messages.first?.content ?? "")")
+            #expect(messages.last?.content.contains("Gauge A: firing at action 18:00 (UTC)") == true)
+            #expect(store.livingMessages().count == 1 && store.livingMessages().first?.messageID == messages.last?.id)
+        }
+    }
+
     @Test("edit: false sends a new message every time, as before")
     func editOff() async throws {
         try await DiscordStandIn.with { standIn in
@@ -188,6 +222,14 @@ import Testing
         let b = TimelineEntry(at: 20, text: "rose to minor")
         let ack = TimelineEntry(at: 15, text: "acked by ana")
         #expect(TimelineEntry.merge([a, b], [b, ack]) == [a, ack, b])
+        // Ended once every alert it tells of has resolved (acks and notes aside).
+        let fa = TimelineEntry(at: 1, text: "A: firing", alert: "r|A|m", state: .firing)
+        let fb = TimelineEntry(at: 2, text: "B: firing", alert: "r|B|m", state: .firing)
+        let ra = TimelineEntry(at: 3, text: "A: resolved", alert: "r|A|m", state: .resolved)
+        let rb = TimelineEntry(at: 4, text: "B: resolved", alert: "r|B|m", state: .resolved)
+        #expect(!TimelineEntry.ended([ack]) && !TimelineEntry.ended([fa, fb, ra]))
+        #expect(TimelineEntry.ended([fa, fb, ra, ack, rb]))
+        #expect(LivingMessage.decode(LivingMessage.encode([fa, ack, rb])) == [fa, ack, rb])
         let many = (0..<100).map { TimelineEntry(at: Int64($0), text: "e\($0)") }
         let kept = TimelineEntry.merge([], many)
         #expect(kept.count == LivingMessage.timelineLimit && kept.first == many[0] && kept.last == many[99])

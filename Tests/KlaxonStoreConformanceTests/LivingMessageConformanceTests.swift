@@ -20,7 +20,7 @@ import Testing
             let timeline = [
                 TimelineEntry(at: 100, text: "firing at action"),
                 TimelineEntry(at: 160, text: "acked by \"ana\" \\ o'neil\n水位 🌊 {\"t\":1}"),
-                TimelineEntry(at: 200, text: "rose to minor"),
+                TimelineEntry(at: 200, text: "rose to minor", alert: "high|A|gage_height", state: .changed),
             ]
             let first = LivingMessage(
                 receiver: "discord", thread: "episode:1", messageID: "1182045590871465985", timeline: timeline,

@@ -5,9 +5,10 @@ import KlaxonStore
 import Logging
 import Synchronization
 
-/// What the dispatcher needs of the store: the outbox (with the instances that claim from it) and
-/// the silences that mute it. Tests hand it any backend, or a fake of these two roles.
-public typealias DeliveryStore = OutboxStore & SilenceStore
+/// What the dispatcher needs of the store: the outbox (with the instances that claim from it), the
+/// silences that mute it and the receivers' living messages. Tests hand it any backend, or a fake of
+/// these roles.
+public typealias DeliveryStore = OutboxStore & SilenceStore & LivingMessageStore
 
 /// Delivers the outbox. A chain of small stages per claimed batch, as in Alertmanager:
 /// claim → mute (silences) → quiet hours (defer or drop) → render and send → record
@@ -774,7 +775,12 @@ public final class Dispatcher: EvaluationObserver {
             observe(batch.receiver, Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18, ok)
         }
         do {
-            try await notifier.send(notification)
+            // A reminder (`repeat_interval`) is posted anew, to be seen again; the rest edit the living message.
+            if notifier.editsMessages && liveBatch.rows.contains(where: { $0.purpose != "repeat" }) {
+                try await sendLiving(notification, through: notifier)
+            } else {
+                try await notifier.send(notification)
+            }
             observed(true)
             let recovered = streaks.withLock {
                 $0[batch.receiver]?.succeeded(receiver: batch.receiver, integration: notifier.integration)

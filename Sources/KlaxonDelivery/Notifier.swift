@@ -102,12 +102,16 @@ public struct AlertNotification: Sendable {
     /// Signs the context of Mattermost's Ack and Silence buttons (with `chat.mattermost` and
     /// `external_url`); nil: Mattermost messages carry no buttons.
     public var chatActions: ChatActionSigner?
+    /// For a receiver that edits (`Notifier.editsMessages`): the timeline its one message shows, and
+    /// the message it replaces; nil otherwise.
+    public var living: LivingView?
 
     public init(
         key: String, receiver: String, alerts: [NotifiedAlert], attempt: Int = 1, isDigest: Bool = false,
         externalURL: String = "", groupBy: [String]? = nil, routeKey: String = "{}",
-        chatActions: ChatActionSigner? = nil
+        chatActions: ChatActionSigner? = nil, living: LivingView? = nil
     ) {
+        self.living = living
         self.key = key
         self.receiver = receiver
         self.alerts = alerts
@@ -186,6 +190,10 @@ public struct DeliveryError: Error, CustomStringConvertible, Sendable {
 
     public var description: String { message }
 
+    /// An edit failed because the platform no longer has the message (HTTP 404 or 410: Discord's
+    /// "Unknown Message", code 10008): a new message takes its place.
+    public var isMessageGone: Bool { kind == .httpStatus(404) || kind == .httpStatus(410) }
+
     /// Why it failed, as `klaxon_notifications_failed_total`'s `reason` label (see `DeliveryFailureReason`).
     public var reason: String { failureReason.rawValue }
 
@@ -210,6 +218,33 @@ public struct DeliveryError: Error, CustomStringConvertible, Sendable {
     }
 }
 
+/// What a living message shows beyond the notification (`AlertNotification.living`).
+public struct LivingView: Sendable, Equatable {
+    /// The episode's (or group's) story so far, oldest first.
+    public var timeline: [TimelineEntry]
+
+    public init(timeline: [TimelineEntry]) {
+        self.timeline = timeline
+    }
+
+    /// `rose to action 14:00 · rose to minor 14:05 · acked by ana 14:09 · resolved 16:40` (UTC):
+    /// the first entry and as many of the newest as fit in `limit` characters.
+    public func text(limit: Int = 1000) -> String {
+        let parts = timeline.map { "\($0.text) \(Timestamp.format($0.at).dropFirst(11).prefix(5))" }
+        var text = parts.joined(separator: " · ")
+        guard text.count > limit, parts.count > 1 else { return text }
+        var kept: [String] = []
+        var size = parts[0].count + 5
+        for p in parts.dropFirst().reversed() {
+            guard size + p.count + 3 <= limit else { break }
+            kept.insert(p, at: 0)
+            size += p.count + 3
+        }
+        text = ([parts[0], "…"] + kept).joined(separator: " · ")
+        return text
+    }
+}
+
 /// A delivery adapter (webhook preset, email, stdout). One file per adapter, behind this protocol.
 public protocol Notifier: Sendable {
     /// The exact payload the receiver would get: the JSON body, or the full email source.
@@ -223,12 +258,28 @@ public protocol Notifier: Sendable {
     /// What kind of integration it is (the `integration` label of the delivery metrics, as
     /// Alertmanager's): `webhook`, `slack`, `msteams`, `email`, `stdout`, ….
     var integration: String { get }
+    /// Whether it keeps one living message per episode (or group) and edits it: the dispatcher then
+    /// sends with `post` and `edit` instead of `send`.
+    var editsMessages: Bool { get }
+    /// Posts a new message and returns the platform's id of it.
+    func post(_ notification: AlertNotification) async throws -> String
+    /// Edits the message `messageID` to show `notification`. A message the platform no longer has
+    /// throws a `DeliveryError` whose `isMessageGone` is true.
+    func edit(_ notification: AlertNotification, messageID: String) async throws
 }
 
 extension Notifier {
     public var rateLimit: Double? { nil }
     public var connections: Int { 1 }
     public var integration: String { "webhook" }
+    public var editsMessages: Bool { false }
+    public func post(_ notification: AlertNotification) async throws -> String {
+        try await send(notification)
+        return ""
+    }
+    public func edit(_ notification: AlertNotification, messageID: String) async throws {
+        try await send(notification)
+    }
 }
 
 extension AlertNotification {

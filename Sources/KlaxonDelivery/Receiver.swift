@@ -42,6 +42,9 @@ public enum Receiver: Sendable, Hashable {
         public var rateLimit: Double?
         /// Requests in flight at once, at most.
         public var connections: Int
+        /// Living messages (`edit:`): where the platform can edit a message (Discord), one message per
+        /// episode or group, edited in place; false sends a new message every time, as before.
+        public var edit: Bool
 
         /// Requests in flight to one webhook unless its `connections:` says otherwise: enough to keep
         /// a fast receiver busy from one process, few enough not to flood a slow one.
@@ -51,8 +54,9 @@ public enum Receiver: Sendable, Hashable {
             name: String, url: Secret, preset: Preset = .generic, template: String? = nil,
             headers: [String: String] = [:],
             hmacSecret: Secret? = nil, timeout: Double = 10, rateLimit: Double? = nil,
-            connections: Int = defaultConnections
+            connections: Int = defaultConnections, edit: Bool = true
         ) {
+            self.edit = edit
             self.connections = connections
             self.name = name
             self.url = url

@@ -42,15 +42,23 @@ final class WebhookConnections: Sendable {
 
     /// Sends one request and returns the response head. `deadline` covers connecting too.
     func exchange(_ head: HTTPRequestHead, body: ByteBuffer, deadline: NIODeadline) async throws -> HTTPResponseHead {
+        try await exchange(head, body: body, deadline: deadline, keep: 0).head
+    }
+
+    /// Sends one request and returns the response head and the first `keep` bytes of its body (a
+    /// living message's id; the rest is read and dropped).
+    func exchange(_ head: HTTPRequestHead, body: ByteBuffer, deadline: NIODeadline, keep: Int) async throws
+        -> WebhookResponse
+    {
         if let channel = takeIdle() {
             do {
-                return try await exchange(on: channel, head, body, deadline: deadline)
+                return try await exchange(on: channel, head, body, deadline: deadline, keep: keep)
             } catch Failure.closedBeforeResponse {
                 // The server closed it while it sat idle: once more, on a new connection.
             }
         }
         let channel = try await connect(deadline: deadline)
-        return try await exchange(on: channel, head, body, deadline: deadline)
+        return try await exchange(on: channel, head, body, deadline: deadline, keep: keep)
     }
 
     private func takeIdle() -> (any Channel)? {
@@ -101,16 +109,16 @@ final class WebhookConnections: Sendable {
     }
 
     private func exchange(
-        on channel: any Channel, _ head: HTTPRequestHead, _ body: ByteBuffer, deadline: NIODeadline
-    ) async throws -> HTTPResponseHead {
-        let promise = channel.eventLoop.makePromise(of: HTTPResponseHead.self)
+        on channel: any Channel, _ head: HTTPRequestHead, _ body: ByteBuffer, deadline: NIODeadline, keep: Int
+    ) async throws -> WebhookResponse {
+        let promise = channel.eventLoop.makePromise(of: WebhookResponse.self)
         let timedOut = Mutex(false)
         // At the deadline the connection is closed; the handler then fails the exchange.
         let timer = channel.eventLoop.scheduleTask(deadline: deadline) {
             timedOut.withLock { $0 = true }
             channel.close(promise: nil)
         }
-        channel.writeAndFlush(WebhookExchange(head: head, body: body, response: promise), promise: nil)
+        channel.writeAndFlush(WebhookExchange(head: head, body: body, keep: keep, response: promise), promise: nil)
         do {
             // Cancelled (the dispatcher stopping): the connection is closed, which ends the exchange
             // at once, as AsyncHTTPClient does; nothing is left open behind a stopped daemon.
@@ -120,7 +128,7 @@ final class WebhookConnections: Sendable {
                 channel.close(promise: nil)
             }
             timer.cancel()
-            release(channel, keepAlive: response.isKeepAlive)
+            release(channel, keepAlive: response.head.isKeepAlive)
             return response
         } catch {
             timer.cancel()
@@ -131,11 +139,19 @@ final class WebhookConnections: Sendable {
     }
 }
 
-/// One request and where its response head goes.
+/// One request and where its response goes.
 struct WebhookExchange {
     var head: HTTPRequestHead
     var body: ByteBuffer
-    var response: EventLoopPromise<HTTPResponseHead>
+    /// How many bytes of the response body to keep (0: none).
+    var keep: Int = 0
+    var response: EventLoopPromise<WebhookResponse>
+}
+
+/// A response's head, and as much of its body as the exchange kept.
+struct WebhookResponse {
+    var head: HTTPResponseHead
+    var body: [UInt8] = []
 }
 
 /// Writes an exchange's request (head, body and end in one flush) and completes its promise with
@@ -148,9 +164,11 @@ final class WebhookExchangeHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// The most response body read and dropped before the connection is given up.
     static let bodyLimit = 1 << 20
 
-    private var pending: EventLoopPromise<HTTPResponseHead>?
+    private var pending: EventLoopPromise<WebhookResponse>?
     private var head: HTTPResponseHead?
     private var bodyBytes = 0
+    private var keep = 0
+    private var kept: [UInt8] = []
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let exchange = unwrapOutboundIn(data)
@@ -162,6 +180,8 @@ final class WebhookExchangeHandler: ChannelDuplexHandler, RemovableChannelHandle
         pending = exchange.response
         head = nil
         bodyBytes = 0
+        keep = exchange.keep
+        kept = []
         context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(exchange.body))), promise: nil)
         context.write(wrapOutboundOut(.end(nil)), promise: promise)
@@ -172,13 +192,18 @@ final class WebhookExchangeHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .head(let h):
             head = h
         case .body(let part):
+            if kept.count < keep,
+                let bytes = part.getBytes(at: part.readerIndex, length: min(part.readableBytes, keep - kept.count))
+            {
+                kept += bytes
+            }
             bodyBytes += part.readableBytes
             guard bodyBytes > Self.bodyLimit, let promise = pending else { return }
             // The status is in: it stands. The rest of the body is not read; the connection goes.
             pending = nil
             if var head {
                 head.headers.replaceOrAdd(name: "connection", value: "close")
-                promise.succeed(head)
+                promise.succeed(WebhookResponse(head: head, body: kept))
             } else {
                 promise.fail(WebhookConnections.Failure.bodyTooLarge)
             }
@@ -187,7 +212,7 @@ final class WebhookExchangeHandler: ChannelDuplexHandler, RemovableChannelHandle
             guard let promise = pending else { return }
             pending = nil
             if let head {
-                promise.succeed(head)
+                promise.succeed(WebhookResponse(head: head, body: kept))
             } else {
                 promise.fail(WebhookConnections.Failure.closedBeforeResponse)
             }

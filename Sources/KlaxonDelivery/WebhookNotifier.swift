@@ -102,42 +102,63 @@ public struct WebhookNotifier: Notifier {
     }
 
     public func send(_ n: AlertNotification) async throws {
-        let payload = try body(n)
+        _ = try await request(n, payload: try body(n))
+    }
+
+    /// Sends one request of `n` (`POST` to the URL unless `method` and `url` say otherwise) and
+    /// returns the first `keep` bytes of the response's body; a status other than 2xx throws.
+    func request(
+        _ n: AlertNotification, payload: Data, method: HTTPMethod = .POST, url other: URL? = nil, keep: Int = 0
+    ) async throws -> [UInt8] {
         var headers = HTTPHeaders()
         for (k, v) in self.headers(for: n, body: payload) { headers.add(name: k, value: v) }
-        let head: HTTPResponseHead
+        let response: WebhookResponse
         let deadline = NIODeadline.now() + .milliseconds(Int64(config.timeout * 1000))
         do {
             if let plain {
                 headers.replaceOrAdd(name: "Host", value: plain.hostHeader)
                 headers.replaceOrAdd(name: "Content-Length", value: String(payload.count))
-                head = try await plain.connections.exchange(
-                    HTTPRequestHead(version: .http1_1, method: .POST, uri: plain.target, headers: headers),
-                    body: ByteBuffer(bytes: payload), deadline: deadline)
+                let target = other.map { Self.target(of: $0) } ?? plain.target
+                response = try await plain.connections.exchange(
+                    HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: headers),
+                    body: ByteBuffer(bytes: payload), deadline: deadline, keep: keep)
             } else {
-                head = try await sendThroughClient(headers: headers, payload: payload, deadline: deadline)
+                response = try await sendThroughClient(
+                    headers: headers, payload: payload, deadline: deadline, method: method, url: other ?? url,
+                    keep: keep)
             }
         } catch {
             throw classify(error)
         }
-        let status = Int(head.status.code)
+        let status = Int(response.head.status.code)
         guard (200...299).contains(status) else {
-            let retryAfter = head.headers.first(name: "retry-after").flatMap {
+            let retryAfter = response.head.headers.first(name: "retry-after").flatMap {
                 Backoff().retryAfter($0, now: Int64(Date().timeIntervalSince1970))
             }
             throw DeliveryError.http(status, retryAfter: retryAfter, receiver: config.name)
         }
+        return response.body
+    }
+
+    /// A URL's request target: its path (`/` when empty) and query as written.
+    static func target(of url: URL) -> String {
+        guard let c = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "/" }
+        var target = c.percentEncodedPath.isEmpty ? "/" : c.percentEncodedPath
+        if let q = c.percentEncodedQuery { target += "?" + q }
+        return target
     }
 
     /// `https://` goes through AsyncHTTPClient: the event-loop API, with a delegate that keeps the
-    /// response head and drops the body as it comes (no body is buffered, however large).
-    func sendThroughClient(headers: HTTPHeaders, payload: Data, deadline: NIODeadline) async throws
-        -> HTTPResponseHead
-    {
+    /// response head and drops the body as it comes (no body is buffered, however large, beyond the
+    /// first `keep` bytes).
+    func sendThroughClient(
+        headers: HTTPHeaders, payload: Data, deadline: NIODeadline, method: HTTPMethod = .POST, url: URL?,
+        keep: Int = 0
+    ) async throws -> WebhookResponse {
         guard let url else { throw HTTPClientError.invalidURL }
         let request = try HTTPClient.Request(
-            url: url, method: .POST, headers: headers, body: .byteBuffer(ByteBuffer(bytes: payload)))
-        let task = client.execute(request: request, delegate: ResponseHead(), deadline: deadline)
+            url: url, method: method, headers: headers, body: .byteBuffer(ByteBuffer(bytes: payload)))
+        let task = client.execute(request: request, delegate: ResponseHead(keep: keep), deadline: deadline)
         // Cancelled (the dispatcher stopping): the request is cancelled and its connection closed.
         return try await withTaskCancellationHandler {
             try await task.futureResult.get()
@@ -198,20 +219,30 @@ public struct WebhookNotifier: Notifier {
 /// Keeps a response's head; its body is read and dropped as it arrives (only the status matters,
 /// and a receiver's body is not buffered, whatever its size). Used on one event loop at a time.
 final class ResponseHead: HTTPClientResponseDelegate, @unchecked Sendable {
-    typealias Response = HTTPResponseHead
+    typealias Response = WebhookResponse
     private var head: HTTPResponseHead?
+    /// How many bytes of the body to keep (a living message's id), and those kept.
+    private let keep: Int
+    private var kept: [UInt8] = []
 
-    func didReceiveHead(task: HTTPClient.Task<HTTPResponseHead>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+    init(keep: Int = 0) { self.keep = keep }
+
+    func didReceiveHead(task: HTTPClient.Task<WebhookResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         self.head = head
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
-    func didReceiveBodyPart(task: HTTPClient.Task<HTTPResponseHead>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        task.eventLoop.makeSucceededVoidFuture()
+    func didReceiveBodyPart(task: HTTPClient.Task<WebhookResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        if kept.count < keep,
+            let bytes = buffer.getBytes(at: buffer.readerIndex, length: min(buffer.readableBytes, keep - kept.count))
+        {
+            kept += bytes
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
     }
 
-    func didFinishRequest(task: HTTPClient.Task<HTTPResponseHead>) throws -> HTTPResponseHead {
+    func didFinishRequest(task: HTTPClient.Task<WebhookResponse>) throws -> WebhookResponse {
         guard let head else { throw HTTPClientError.remoteConnectionClosed }
-        return head
+        return WebhookResponse(head: head, body: kept)
     }
 }

@@ -363,6 +363,7 @@ public enum WebhookPayloads {
         for (i, a) in n.alerts.enumerated() {
             lines.append(i < discordEmbeds ? e(title(a)) : "\(e(title(a))): \(e(a.message))")
         }
+        if let living = n.living, !living.timeline.isEmpty { lines.append(e(living.text()) + " (UTC)") }
         let shown = Array(n.alerts.prefix(discordEmbeds))
         // What each embed must carry (title, footer, links), then the rest of the budget shared out
         // among the descriptions.

@@ -329,6 +329,24 @@ extension PostgresStore {
             """
         ),
         (
+            // As `SQLiteStore`'s v19-living-messages: each editing receiver's message per episode or
+            // group (`LivingMessage`), shared by every daemon on the database.
+            "v8-living-messages",
+            """
+            CREATE TABLE living_messages (
+                receiver text NOT NULL,
+                thread text NOT NULL,
+                message_id text NOT NULL,
+                timeline text NOT NULL,
+                batch text NOT NULL,
+                closed boolean NOT NULL DEFAULT false,
+                created_at bigint NOT NULL,
+                updated_at bigint NOT NULL,
+                PRIMARY KEY (receiver, thread)
+            );
+            """
+        ),
+        (
             // As `SQLiteStore`'s v20-notification-history: a receiver's notifications, newest first.
             "v9-notification-history",
             "CREATE INDEX outbox_by_receiver ON outbox(receiver, seq);"

@@ -572,6 +572,24 @@ public final class SQLiteStore: Store {
                     CREATE INDEX chat_seen_expires ON chat_seen(expires);
                     """)
         }
+        m.registerMigration("v19-living-messages") { db in
+            // Each editing receiver's message per episode or group (`LivingMessage`): the platform's id
+            // of it and the timeline it shows, so an edit after a restart edits the same message.
+            try db.execute(
+                sql: """
+                    CREATE TABLE living_messages (
+                        receiver TEXT NOT NULL,
+                        thread TEXT NOT NULL,
+                        message_id TEXT NOT NULL,
+                        timeline TEXT NOT NULL,
+                        batch TEXT NOT NULL,
+                        closed INTEGER NOT NULL DEFAULT 0 CHECK (closed IN (0, 1)),
+                        created_at INTEGER NOT NULL,
+                        updated_at INTEGER NOT NULL,
+                        PRIMARY KEY (receiver, thread)
+                    );
+                    """)
+        }
         m.registerMigration("v20-notification-history") { db in
             // A receiver's notifications, newest first (`notifications(_:limit:after:)`): one index range.
             try db.execute(sql: "CREATE INDEX outbox_by_receiver ON outbox(receiver, seq)")

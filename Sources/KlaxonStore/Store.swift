@@ -1,7 +1,7 @@
 import KlaxonCore
 
 /// Klaxon's persistence, shaped by the transactions the product needs, in roles: each consumer takes
-/// the roles it uses (the dispatcher `OutboxStore & SilenceStore`, the status site `SiteReads &
+/// the roles it uses (the dispatcher `DeliveryStore`, the status site `SiteReads &
 /// AlertActions`), and only the composition root (where the daemon and the commands open the store and
 /// wire their services) holds all of them (`Store`). Every method may suspend and none blocks its
 /// caller's thread: async code (the daemon, the dispatcher, the HTTP server) awaits the store and the
@@ -19,7 +19,7 @@ import KlaxonCore
 /// (`SiteReads` in `KlaxonServer`): they are made of these roles only, so a backend never imports a
 /// consumer and nothing here imports upward.
 public protocol Store: ReadingStore, EventStore, AlertStore, SilenceStore, OutboxStore, RetentionStore, DutyStore,
-    StoreProbe, NotificationHistory, CatchUpQueue
+    StoreProbe, NotificationHistory, CatchUpQueue, LivingMessageStore
 {}
 
 /// Readings, their series and stations, and the sources that fetched them.

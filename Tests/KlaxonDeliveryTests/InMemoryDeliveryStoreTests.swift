@@ -18,6 +18,10 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
         var silences: [Silence] = []
         var instances: [String: InstanceRecord] = [:]
         var claimedBy: [String: String] = [:]
+        var living: [String: LivingMessage] = [:]
+        var acks: [AlertKey: Ack] = [:]
+        /// Each alert's open episode (as the stores' `Episodes` keep them).
+        var episodes = Episodes()
     }
     private let state = Mutex(State())
     /// Claims whose answer is lost: the claim is made (the rows are `sending`, leased, claimed by the
@@ -46,12 +50,16 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
     /// The heartbeat the instance's last lease renewal recorded.
     func heartbeat(_ instance: String) -> Int64? { state.withLock { $0.instances[instance]?.heartbeatAt } }
 
-    /// Queues a transition for the receivers, due at `dueAt` (ms).
-    func queue(_ t: Transition, receivers: [String], dueAt: Int64) {
+    /// Queues a transition for the receivers, due at `dueAt` (ms); returns its episode.
+    @discardableResult
+    func queue(_ t: Transition, receivers: [String], dueAt: Int64) -> Int64 {
         state.withLock { s in
             let id = Int64(s.transitions.count + 1)
             var record = TransitionRecord(t, message: t.summary, recordedAt: dueAt / 1000)
             record.id = id
+            let episode = s.episodes.next(t, id: id)
+            record.episode = episode.id
+            record.startedAt = episode.startedAt
             s.transitions[id] = record
             for r in receivers {
                 s.rows.append(
@@ -61,7 +69,18 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
                         purpose: "transition", state: .pending, batch: nil, attempts: 0, dueAt: dueAt, leaseUntil: nil,
                         createdAt: dueAt, sentAt: nil, lastError: nil))
             }
+            return episode.id
         }
+    }
+
+    /// What `receiver` last heard of `alert`: the transition of the newest row sent to it.
+    private static func heard(_ s: State, alert: String, receiver: String) -> Heard? {
+        guard
+            let row = s.rows.filter({ $0.alert == alert && $0.receiver == receiver && $0.state == .sent })
+                .max(by: { $0.seq < $1.seq }), let t = s.transitions[row.transitionID],
+            let state = TransitionState(rawValue: t.state)
+        else { return nil }
+        return Heard(episode: t.episodeID, state: state, level: t.level)
     }
 
     func rows() -> [OutboxRecord] { state.withLock { $0.rows } }
@@ -79,6 +98,8 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
                 defer { open.insert(key) }
                 let due = row.state == .pending ? row.dueAt <= now : (row.leaseUntil ?? 0) <= now
                 guard taken.count < limit, due, !open.contains(key), !excluding.contains(row.receiver) else { continue }
+                var row = row
+                row.heard = Self.heard(s, alert: row.alert, receiver: row.receiver)
                 taken.append((row, s.transitions[row.transitionID]))
             }
             let batches = OutboxBatch.group(taken, now: now, lease: lease)
@@ -229,6 +250,23 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
     }
     func expireSilence(id: String, now: Int64) async throws -> ExpireOutcome { .notFound }
     func replaceSilence(id: String, with new: Silence, now: Int64) async throws -> ReplaceOutcome { .notFound }
+
+    // MARK: LivingMessageStore
+
+    func livingMessage(receiver: String, thread: String) async throws -> LivingMessage? {
+        state.withLock { $0.living[receiver + "\u{1F}" + thread] }
+    }
+    func saveLivingMessage(_ m: LivingMessage) async throws {
+        state.withLock { $0.living[m.receiver + "\u{1F}" + m.thread] = m }
+    }
+    func episodeAck(alert: AlertKey, episode: Int64) async throws -> Ack? {
+        state.withLock { s in s.acks[alert].flatMap { $0.transitionID == episode ? $0 : nil } }
+    }
+    /// Acks the episode `episode` of `alert` (as the store's `ack` records it).
+    func ack(_ alert: AlertKey, episode: Int64, by: String, at: Int64) {
+        state.withLock { $0.acks[alert] = Ack(transitionID: episode, by: by, at: at) }
+    }
+    func livingMessages() -> [LivingMessage] { state.withLock { Array($0.living.values) } }
 }
 
 /// A notifier that keeps what it was asked to send.

@@ -333,6 +333,8 @@ struct ConfigReader {
         let what = name.map { "receiver \"\($0)\"" } ?? "the receiver"
         let typeNode = m.required("type", what: what)
         let type = typeNode.flatMap { file.string($0, what: "type") }
+        // `edit:` on every receiver: false turns living messages off, whatever the platform.
+        let edit = m.value("edit").flatMap { file.bool($0, what: "edit") } ?? true
         var result: Receiver? = nil
         if let type, let keys = Self.receiverKeys[type] {
             switch type {
@@ -363,7 +365,7 @@ struct ConfigReader {
                             .init(
                                 name: name, url: url, preset: preset, template: template, headers: headers,
                                 hmacSecret: hmac,
-                                timeout: timeout, rateLimit: rateLimit, connections: connections))
+                                timeout: timeout, rateLimit: rateLimit, connections: connections, edit: edit))
                     } else {
                         file.error(
                             m.value("url") ?? m.value("url_file") ?? node,

@@ -68,11 +68,11 @@ let riverCSV = """
         #expect(r.stderr.contains("4 new, 0 revised, 0 unchanged, 5 rejected"))
 
         // Again: idempotent, nothing new.
-        let again = try await klaxonAsync(["ingest", "--db", db, csv])
+        let again = await InProcess.ingest(db: db, csv)
         #expect(again.stderr.contains("0 new, 0 revised, 2 unchanged, 3 rejected"))
 
         // A file that does not exist is reported, not a crash.
-        let missing = try await klaxonAsync(["ingest", "--db", db, s.path("nope.csv")])
+        let missing = await InProcess.ingest(db: db, s.path("nope.csv"))
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("nope.csv: cannot read"))
     }
@@ -112,7 +112,7 @@ let riverCSV = """
         ]
         for line in expected { #expect(r.errorLines.contains(line), "missing: \(line)\n\(r.stderr)") }
 
-        let ok = try await klaxonAsync(["check", "--rules", s.path("rules/good.yaml")])
+        let ok = await InProcess.check(rules: [s.path("rules/good.yaml")])
         #expect(ok.status == 0)
         #expect(ok.stdout.contains("ok: 1 rules in 1 files"))
 
@@ -155,15 +155,12 @@ let riverCSV = """
         #expect(r.stderr.contains("dry-run: 8 readings replayed, 6 transitions"))
 
         // --from/--to bound the replay.
-        let bounded = try await klaxonAsync([
-            "dry-run", "--rules", rules, "--readings", csv, "--format", "json", "--from", "2026-01-01T00:30:00Z",
-            "--to",
-            "2026-01-01T01:00:00Z",
-        ])
+        let bounded = await InProcess.dryRun(
+            rules: [rules], readings: [csv], from: "2026-01-01T00:30:00Z", to: "2026-01-01T01:00:00Z", format: .json)
         #expect(try jsonObjects(bounded.lines).map { $0["state"] as! String } == ["firing", "firing"])
 
         // Text with --explain says why.
-        let text = try await klaxonAsync(["dry-run", "--rules", rules, "--readings", csv, "--explain"])
+        let text = await InProcess.dryRun(rules: [rules], readings: [csv], explain: true)
         #expect(text.lines.first?.hasPrefix("AT") == true)
         #expect(text.stdout.contains("why: 12.1 ft is at or above 12 ft for 30m"), "\(text.stdout)")
         #expect(
@@ -182,8 +179,8 @@ let riverCSV = """
         let shuffled = try s.write(
             "shuffled.csv",
             ([header, "G1,gage_height,2026-01-01T00:30:00Z,99,ft"] + lines.reversed()).joined(separator: "\n") + "\n")
-        let a = try await klaxonAsync(["dry-run", "--rules", rules, "--readings", sorted, "--format", "json"])
-        let b = try await klaxonAsync(["dry-run", "--rules", rules, "--readings", shuffled, "--format", "json"])
+        let a = await InProcess.dryRun(rules: [rules], readings: [sorted], format: .json)
+        let b = await InProcess.dryRun(rules: [rules], readings: [shuffled], format: .json)
         #expect(a.status == 0 && b.status == 0)
         #expect(a.lines.count == 4)
         #expect(a.stdout == b.stdout)
@@ -194,16 +191,14 @@ let riverCSV = """
         let rules = try s.write("r.yaml", levelsRule)
         let csv = try s.write("r.csv", riverCSV)
         let db = s.path("k.sqlite")
-        #expect(try await klaxonAsync(["ingest", "--db", db, csv]).status == 0)
+        #expect(await InProcess.ingest(db: db, csv).status == 0)
         let attributes = { try FileManager.default.attributesOfItem(atPath: db)[.modificationDate] as? Date }
         let before = try attributes()
-        let dry = try await klaxonAsync(["dry-run", "--rules", rules, "--db", db, "--format", "json"])
+        let dry = await InProcess.dryRun(rules: [rules], db: db, format: .json)
         #expect(dry.status == 0, "\(dry.stderr)")
         #expect(try attributes() == before)
 
-        let eval = try await klaxonAsync([
-            "evaluate", "--db", db, "--rules", rules, "--format", "json", "--now", "2026-01-01T02:00:00Z",
-        ])
+        let eval = await InProcess.evaluate(db: db, rules: [rules], now: "2026-01-01T02:00:00Z", format: .json)
         #expect(eval.status == 0, "\(eval.stderr)")
         let fromDry = try jsonObjects(dry.lines).map {
             "\($0["at"]!) \($0["state"]!) \($0["level"]!) \($0["message"]!)"
@@ -215,12 +210,12 @@ let riverCSV = """
         #expect(fromDry == fromEval)
 
         // Restart-safe: evaluating again creates no new transitions.
-        let again = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--now", "2026-01-01T02:00:00Z"])
+        let again = await InProcess.evaluate(db: db, rules: [rules], now: "2026-01-01T02:00:00Z")
         #expect(again.stdout.isEmpty)
         #expect(again.stderr.contains("0 new readings, 0 transitions"))
 
         // dry-run on a missing database says so.
-        let missing = try await klaxonAsync(["dry-run", "--rules", rules, "--db", s.path("nope.sqlite")])
+        let missing = await InProcess.dryRun(rules: [rules], db: s.path("nope.sqlite"))
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("cannot open database"))
     }
@@ -237,13 +232,13 @@ let riverCSV = """
         let config = try s.write("klaxon.yaml", "database: data/k.sqlite\nrules: rules\n")
         try FileManager.default.createDirectory(atPath: s.path("data"), withIntermediateDirectories: true)
         try s.write("rules/r.yaml", levelsRule)
-        #expect(try await klaxonAsync(["ingest", "--config", config, csv]).status == 0)
+        #expect(await InProcess.ingest(config: config, csv).status == 0)
         #expect(FileManager.default.fileExists(atPath: s.path("data/k.sqlite")))
-        let eval = try await klaxonAsync(["evaluate", "--config", config, "--now", "2026-01-01T02:00:00Z"])
+        let eval = await InProcess.evaluate(config: config, now: "2026-01-01T02:00:00Z")
         #expect(eval.lines.count == 4, "\(eval.stderr)")
 
         let bad = try s.write("bad.yaml", "database: x.sqlite\ndatabse: y\n")
-        let r = try await klaxonAsync(["check", "--config", bad, "--rules", s.path("rules")])
+        let r = await InProcess.check(config: bad, rules: [s.path("rules")])
         #expect(r.status == 1)
         #expect(
             r.errorLines.contains(

@@ -303,7 +303,7 @@ struct EscalationConfigTests {
               - {receivers: [ops], escalate_after: 30m, escalate_to: boss}
               - {receivers: [ops], escalate_after: 30m, escalate_to: ops}
             """)
-        let run = try await klaxonAsync(["check", "--config", config, "--rules", "Rules/water.yaml"])
+        let run = await InProcess.check(config: config, rules: [repoPath("Rules/water.yaml")])
         #expect(run.status == 1)
         #expect(run.stderr.contains("klaxon.yaml:3:40: error: give escalate_after and escalate_to together"))
         #expect(run.stderr.contains("a route's escalate_to names undefined receiver \"boss\""))

@@ -82,7 +82,7 @@ struct DatabaseFileTests {
         let db = s.path("k.sqlite")
         if change == .replace {
             try s.write("r.csv", "station,metric,time,value\nOTHER,gage_height,2026-01-01T00:00:00Z,1\n")
-            let made = try await klaxonAsync(["ingest", "--db", s.path("other.sqlite"), s.path("r.csv")])
+            let made = await InProcess.ingest(db: s.path("other.sqlite"), s.path("r.csv"))
             #expect(made.status == 0, "\(made.stderr)")
         }
         try await DaemonProcess.with(config: cfg, in: s.dir) { daemon in
@@ -162,7 +162,7 @@ struct DatabaseFileTests {
         let cfg = try daemonConfig(s)
         let db = s.path("k.sqlite")
         try s.write("r.csv", readingsCSV(2_000))
-        let made = try await klaxonAsync(["ingest", "--db", db, s.path("r.csv")], in: s.dir)
+        let made = await InProcess.ingest(db: db, s.path("r.csv"))
         #expect(made.status == 0, "\(made.stderr)")
         let words: String
         switch damage {
@@ -198,9 +198,9 @@ struct DatabaseFileTests {
         try s.write("r.csv", readingsCSV(10))
         let empty = try s.write("empty.sqlite", "")
         for path in [s.path("new.sqlite"), empty] {
-            let r = try await klaxonAsync(["ingest", "--db", path, s.path("r.csv")], in: s.dir)
+            let r = await InProcess.ingest(db: path, s.path("r.csv"))
             #expect(r.status == 0, "\(path): \(r.stderr)")
-            let again = try await klaxonAsync(["ingest", "--db", path, s.path("r.csv")], in: s.dir)
+            let again = await InProcess.ingest(db: path, s.path("r.csv"))
             #expect(again.status == 0, "\(path): \(again.stderr)")
         }
     }

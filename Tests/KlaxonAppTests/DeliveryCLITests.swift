@@ -28,8 +28,8 @@ import Testing
                 url: \(hookURL)
             \(extraConfig)
             """)
-        #expect(try await klaxonAsync(["ingest", "--config", config, s.path("r.csv")]).status == 0)
-        let eval = try await klaxonAsync(["evaluate", "--config", config, "--now", "2026-01-01T00:05:00Z"])
+        #expect(await InProcess.ingest(config: config, s.path("r.csv")).status == 0)
+        let eval = await InProcess.evaluate(config: config, now: "2026-01-01T00:05:00Z")
         #expect(eval.status == 0, "\(eval.stderr)")
         #expect(eval.stderr.contains("200 transitions queued in the outbox"))
         return (config, s.path("k.sqlite"), stations)
@@ -105,8 +105,8 @@ import Testing
               - {name: console, type: stdout}
             default_receiver: console
             """)
-        #expect(try await klaxonAsync(["ingest", "--config", config, s.path("r.csv")]).status == 0)
-        #expect(try await klaxonAsync(["evaluate", "--config", config, "--now", "2026-01-01T00:05:00Z"]).status == 0)
+        #expect(await InProcess.ingest(config: config, s.path("r.csv")).status == 0)
+        #expect(await InProcess.evaluate(config: config, now: "2026-01-01T00:05:00Z").status == 0)
         let p = Process()
         p.executableURL = klaxonBinary
         p.arguments = ["dispatch", "--config", config, "--until-empty"]
@@ -125,7 +125,7 @@ import Testing
         }
         #expect(p.terminationReason == .exit, "killed by a signal")
         #expect(p.terminationStatus == 0)
-        let dead = try await klaxonAsync(["outbox", "list", "--config", config, "--state", "dead"])
+        let dead = await InProcess.outboxList(config: config, state: "dead")
         #expect(dead.lines.count == 1, "\(dead.stdout)")
         #expect(dead.stdout.contains("error=receiver console: stdout: Broken pipe"), "\(dead.stdout)")
     }
@@ -141,29 +141,25 @@ import Testing
         let run = try await klaxonAsync(["dispatch", "--config", config, "--until-empty"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("0 sent, 0 retried, 200 dead"))
-        let dead = try await klaxonAsync(["outbox", "list", "--config", config, "--state", "dead"])
+        let dead = await InProcess.outboxList(config: config, state: "dead")
         #expect(dead.lines.count == 200)
         #expect(dead.stdout.contains("HTTP 410"))
         let id = try #require(dead.lines.first?.split(separator: " ").first.map(String.init))
-        #expect(try await klaxonAsync(["outbox", "retry", "--config", config, id]).status == 0)
+        #expect(await InProcess.outboxRetry(config: config, id).status == 0)
         let again = try await klaxonAsync(["dispatch", "--config", config, "--until-empty"])
         #expect(again.stderr.contains("1 sent"), "\(again.stderr)")
-        #expect(try await klaxonAsync(["outbox", "retry", "--config", config, "nope"]).status == 1)
+        #expect(await InProcess.outboxRetry(config: config, "nope").status == 1)
 
         // Silences: add, list, and a silenced alert is muted, not sent.
-        let add = try await klaxonAsync([
-            "silence", "add", "--config", config, "--match", "rule=high", "station=~ST00.", "--for", "2h", "--comment",
-            "maintenance",
-        ])
+        let add = await InProcess.silenceAdd(
+            config: config, match: ["rule=high", "station=~ST00."], for: "2h", comment: "maintenance")
         #expect(add.status == 0, "\(add.stderr)")
-        let list = try await klaxonAsync(["silence", "list", "--config", config])
+        let list = await InProcess.silenceList(config: config)
         #expect(list.stdout.contains("rule=high station=~ST00.") && list.stdout.contains("maintenance"))
         let silenceID = try #require(add.lines.first?.split(separator: " ").first.map(String.init))
-        #expect(try await klaxonAsync(["silence", "expire", "--config", config, silenceID]).status == 0)
-        #expect(try await klaxonAsync(["silence", "list", "--config", config]).stdout.contains("(no silences)"))
-        let bad = try await klaxonAsync([
-            "silence", "add", "--config", config, "--match", "nonsense", "--for", "2h", "--comment", "x",
-        ])
+        #expect(await InProcess.silenceExpire(config: config, silenceID).status == 0)
+        #expect(await InProcess.silenceList(config: config).stdout.contains("(no silences)"))
+        let bad = await InProcess.silenceAdd(config: config, match: ["nonsense"], for: "2h", comment: "x")
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("must look like NAME=VALUE"))
     }
@@ -181,24 +177,18 @@ import Testing
               - {name: chat, type: webhook, preset: discord, url: "https://discord.example/api/webhooks/SECRET"}
               - {name: mail, type: email, smtp_url: "smtp://127.0.0.1:2525", from: a@example.org, to: [b@example.org]}
             """)
-        let chat = try await klaxonAsync([
-            "dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "chat",
-        ])
+        let chat = await InProcess.dryRun(readings: [s.path("r.csv")], render: "chat", config: config)
         #expect(chat.status == 0, "\(chat.stderr)")
         #expect(chat.lines.first == "--- 1: high G1 firing at 2026-01-01T00:00:00Z → chat")
         let body = try #require(chat.lines.dropFirst().first)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
         #expect((json["content"] as? String)?.contains("G1: gage height 12, at or above 10") == true, "\(json)")
-        let mail = try await klaxonAsync([
-            "dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "mail",
-        ])
+        let mail = await InProcess.dryRun(readings: [s.path("r.csv")], render: "mail", config: config)
         #expect(mail.stdout.contains("Message-ID: <alert-1.mail@example.org>"), "\(mail.stdout)")
         #expect(mail.stdout.contains("X-Klaxon-Key: "))
         #expect(mail.stdout.contains("Subject: G1: gage height 12, at or above 10"))
         #expect(mail.stdout.contains("Content-Type: multipart/alternative"))
-        let unknown = try await klaxonAsync([
-            "dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "pager",
-        ])
+        let unknown = await InProcess.dryRun(readings: [s.path("r.csv")], render: "pager", config: config)
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("no receiver \"pager\" (receivers are chat, mail)"))
     }
@@ -220,9 +210,7 @@ import Testing
               - {name: slack, type: webhook, preset: slack, url: "https://hooks.slack.com/services/T/B/SECRET"}
               - {name: mm, type: webhook, preset: mattermost, url: "https://mm.example.org/hooks/SECRET"}
             """)
-        let slack = try await klaxonAsync([
-            "dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "slack",
-        ])
+        let slack = await InProcess.dryRun(readings: [s.path("r.csv")], render: "slack", config: config)
         #expect(slack.status == 0, "\(slack.stderr)")
         let body = try #require(slack.lines.dropFirst().first)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
@@ -236,9 +224,7 @@ import Testing
         #expect(buttons == ["Open", "River gauge", "Ack", "Silence 1h"])
         #expect(!slack.stdout.contains("SECRET"))
 
-        let mm = try await klaxonAsync([
-            "dry-run", "--config", config, "--readings", s.path("r.csv"), "--render", "mm",
-        ])
+        let mm = await InProcess.dryRun(readings: [s.path("r.csv")], render: "mm", config: config)
         #expect(mm.status == 0, "\(mm.stderr)")
         let mmBody = try #require(mm.lines.dropFirst().first)
         let mmJSON = try #require(try JSONSerialization.jsonObject(with: Data(mmBody.utf8)) as? [String: Any])

@@ -51,9 +51,9 @@ import Testing
             let line = "G1,gage_height,\(Timestamp.format(r.time)),\(r.value)\n"
             all += line
             try s.write("r\(i).csv", "station,metric,time,value\n" + line)
-            let ingest = try await klaxonAsync(["ingest", "--config", config, s.path("r\(i).csv")])
+            let ingest = await InProcess.ingest(config: config, s.path("r\(i).csv"))
             #expect(ingest.status == 0, "\(ingest.stderr)")
-            let eval = try await klaxonAsync(["evaluate", "--config", config, "--now", Timestamp.format(r.time)])
+            let eval = await InProcess.evaluate(config: config, now: Timestamp.format(r.time))
             #expect(eval.status == 0, "\(eval.stderr)")
             let dispatch = try await klaxonAsync(["dispatch", "--config", config, "--until-empty"])
             #expect(dispatch.status == 0, "\(dispatch.stderr)")
@@ -64,9 +64,7 @@ import Testing
         try #require(hooks.count == 3 && mails.count == 3, "\(hooks.count) webhooks, \(mails.count) emails")
 
         // dry-run --render, for each receiver.
-        let hookRun = try await klaxonAsync([
-            "dry-run", "--config", config, "--readings", s.path("all.csv"), "--render", "hook",
-        ])
+        let hookRun = await InProcess.dryRun(readings: [s.path("all.csv")], render: "hook", config: config)
         #expect(hookRun.status == 0, "\(hookRun.stderr)")
         let rendered = Self.payloads(hookRun.stdout).compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.joined(separator: "\n").utf8)) as? [String: Any]
@@ -80,9 +78,7 @@ import Testing
         #expect(
             Set(rendered.map { Self.fields($0)["startsAt"] ?? "" }) == [Timestamp.format(readings[0].time)])
 
-        let mailRun = try await klaxonAsync([
-            "dry-run", "--config", config, "--readings", s.path("all.csv"), "--render", "mail",
-        ])
+        let mailRun = await InProcess.dryRun(readings: [s.path("all.csv")], render: "mail", config: config)
         #expect(mailRun.status == 0, "\(mailRun.stderr)")
         let shownMails = Self.payloads(mailRun.stdout).map(Self.headers)
         #expect(shownMails.count == mails.count, "\(mailRun.stdout)")

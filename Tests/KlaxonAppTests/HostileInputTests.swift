@@ -59,7 +59,7 @@ import Testing
             r.errorLines.contains("\(deep):2:72: error: YAML nested more than 64 levels deep"), "\(r.stderr)")
 
         let empty = try s.write("empty.yaml", "")
-        let e = try await klaxonAsync(["check", "--rules", empty])
+        let e = await InProcess.check(rules: [empty])
         #expect(e.errorLines.contains("\(empty):1:1: error: the file holds no rule"), "\(e.stderr)")
 
         let big = try s.write("big.yaml", "name: x\nmessage: \"" + String(repeating: "y", count: 5 << 20) + "\"\n")
@@ -93,7 +93,7 @@ import Testing
                 """)
         }
         let huge = try config(Self.hugeDuration)
-        let check = try await klaxonAsync(["check", "--config", huge])
+        let check = await InProcess.check(config: huge)
         #expect(check.status == 1)
         let shown = "\"\(Self.hugeDuration.prefix(60))…\""
         for (line, column, key) in [
@@ -108,8 +108,8 @@ import Testing
         #expect(refused.status == 1, "\(refused.stderr)")  // refused at load, not a trap (132)
 
         let longest = try config("3650d")
-        #expect(try await klaxonAsync(["check", "--config", longest]).status == 0)
-        #expect(try await klaxonAsync(["ingest", "--config", longest, s.path("r.csv")]).status == 0)
+        #expect(await InProcess.check(config: longest).status == 0)
+        #expect(await InProcess.ingest(config: longest, s.path("r.csv")).status == 0)
         let eval = try await klaxonAsync(["evaluate", "--config", longest, "--now", "2026-01-01T00:05:00Z"])
         #expect(eval.status == 0, "\(eval.stderr)")
         let again = try await klaxonAsync(["evaluate", "--config", longest, "--now", "9999-12-31T23:59:59Z"])
@@ -127,7 +127,7 @@ import Testing
                 "name: fast\nkind: rate\nmetric: stage\nrising: 1\nwindow: \(window)\nper: \(per)\nfor: \(window)\n")
         }
         let huge = try rule(Self.hugeDuration)
-        let check = try await klaxonAsync(["check", "--rules", huge])
+        let check = await InProcess.check(rules: [huge])
         #expect(check.status == 1)
         #expect(
             check.errorLines.contains {
@@ -152,7 +152,7 @@ import Testing
         text += "S2,stage,0001-01-01T00:00:00Z,4\n"
         text += "S3,stage,\(t),5\n"
         let csv = try s.write("r.csv", text)
-        let r = try await klaxonAsync(["ingest", "--db", s.path("k.sqlite"), csv])
+        let r = await InProcess.ingest(db: s.path("k.sqlite"), csv)
         #expect(r.status == 1)
         #expect(
             Array(r.errorLines.prefix(4)) == [
@@ -163,7 +163,7 @@ import Testing
             ], "\(r.stderr)")
         // Only the good row was stored.
         let rule = try s.write("any.yaml", "name: any\nkind: threshold\nmetric: stage\nabove: 0\n")
-        let dry = try await klaxonAsync(["dry-run", "--rules", rule, "--db", s.path("k.sqlite"), "--format", "json"])
+        let dry = await InProcess.dryRun(rules: [rule], db: s.path("k.sqlite"), format: .json)
         #expect(dry.status == 0, "\(dry.stderr)")
         #expect(dry.stdout.contains("\"S3\""))
         #expect(!dry.stdout.contains("S1"))

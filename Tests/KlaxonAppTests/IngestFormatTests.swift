@@ -49,10 +49,10 @@ struct IngestFormatTests {
             "in.json", cwmsPage(Self.inflow, start: "2024-05-01T00:00:00Z", values: inflowValues))
         let outflow = try s.write(
             "out.json", cwmsPage(Self.outflow, start: "2024-05-01T00:00:00Z", values: outflowValues))
-        let first = try await klaxonAsync(["ingest", "--db", db, "--format", "cwms-json", inflow])
+        let first = await InProcess.ingest(db: db, format: .cwmsJSON, inflow)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.contains("ingest: 24 new, 0 revised, 0 unchanged, 0 rejected"))
-        let second = try await klaxonAsync(["ingest", "--db", db, "--format", "cwms-json", outflow])
+        let second = await InProcess.ingest(db: db, format: .cwmsJSON, outflow)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(second.stderr.contains("ingest: 24 new, 0 revised, 0 unchanged, 0 rejected"))
 
@@ -83,7 +83,7 @@ struct IngestFormatTests {
             cwmsPage(
                 "KEYS.Elev-Tailwater.Inst.1Hour.0.Ccp-Rev", units: "ft", start: "2024-05-01T00:00:00Z",
                 values: [612.25, nil]))
-        let r = try await klaxonAsync(["ingest", "--db", db, "--format", "cwms-json", pool, tail])
+        let r = await InProcess.ingest(db: db, format: .cwmsJSON, pool, tail)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("ingest: 3 new, 0 revised, 0 unchanged, 0 rejected, 1 missing values skipped"))
         let store = try SQLiteStore.open(path: db)
@@ -96,7 +96,7 @@ struct IngestFormatTests {
             "hourly.json", cwmsPage("ARBU.Flow.Inst.1Hour.0.Ccp-Rev", start: "2024-05-01T00:00:00Z", values: [10, 11]))
         let daily = try s.write(
             "daily.json", cwmsPage("ARBU.Flow.Ave.1Day.1Day.Ccp-Rev", start: "2024-05-01T00:00:00Z", values: [12]))
-        let both = try await klaxonAsync(["ingest", "--db", db, "--format", "cwms-json", hourly, daily])
+        let both = await InProcess.ingest(db: db, format: .cwmsJSON, hourly, daily)
         #expect(both.stderr.contains("ingest: 3 new, 0 revised"), "\(both.stderr)")
         #expect(
             try await store.series(station: "ARBU").map(\.metric) == [
@@ -132,7 +132,7 @@ struct IngestFormatTests {
         // Not in the config: its plain name is the configured series', so it steps aside.
         let daily = try s.write(
             "daily.json", cwmsPage("KEYS.Flow.Ave.1Day.1Day.Ccp-Rev", start: "2024-05-01T00:00:00Z", values: [880]))
-        let r = try await klaxonAsync(["ingest", "--config", config, "--format", "cwms-json", out, flow, daily])
+        let r = await InProcess.ingest(config: config, format: .cwmsJSON, out, flow, daily)
         #expect(r.status == 0, "\(r.stderr)")
         let store = try SQLiteStore.open(path: s.path("k.sqlite"))
         #expect(
@@ -170,7 +170,7 @@ struct IngestFormatTests {
                   - {name: "\(Self.inflow)", metric: flow}
                   - {name: "\(Self.outflow)", metric: flow}
             """)
-        let check = try await klaxonAsync(["check", "--config", clash, "--rules", "Rules/water.yaml"])
+        let check = await InProcess.check(config: clash, rules: [repoPath("Rules/water.yaml")])
         #expect(check.status == 1)
         #expect(
             check.stderr.contains(
@@ -220,7 +220,7 @@ struct IngestFormatTests {
              "daily_units":{"time":"iso8601","river_discharge":"m³/s"},
              "daily":{"time":["\(day(0))","\(day(7))","\(day(90))"],"river_discharge":[412.5,398.06,120.0]}}
             """)
-        let r = try await klaxonAsync(["ingest", "--db", db, "--format", "open-meteo-json", flood])
+        let r = await InProcess.ingest(db: db, format: .openMeteoJSON, flood)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("ingest: 3 new, 0 revised, 0 unchanged, 0 rejected"), "\(r.stderr)")
     }
@@ -239,7 +239,7 @@ struct IngestFormatTests {
              "daily":{"time":["2025-05-01","2025-05-02"],"river_discharge":[412.5,398.06],
                       "river_discharge_mean":[405.1,null],"river_discharge_p75":[430.0,421.9]}}
             """)
-        let r = try await klaxonAsync(["ingest", "--db", db, "--format", "open-meteo-json", flood])
+        let r = await InProcess.ingest(db: db, format: .openMeteoJSON, flood)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(
             r.stderr.contains(
@@ -258,7 +258,7 @@ struct IngestFormatTests {
         #expect(try await store.forecasts(place: "59.90,10.75").isEmpty)
         let station = try #require(try await store.stationInfos()["59.90,10.75"])
         #expect(station.latitude == 59.9 && station.longitude == 10.75 && station.timeZone == "GMT")
-        let again = try await klaxonAsync(["ingest", "--db", db, "--format", "open-meteo-json", flood])
+        let again = await InProcess.ingest(db: db, format: .openMeteoJSON, flood)
         #expect(again.stderr.contains("ingest: 0 new, 0 revised, 5 unchanged"))
     }
 
@@ -272,7 +272,7 @@ struct IngestFormatTests {
             {"latitude":39.74,"longitude":-104.99,"timezone":"GMT","daily_units":{"time":"iso8601","sunset":"iso8601"},
              "daily":{"time":["2026-03-14","2026-03-15"],"sunset":["2026-03-14T19:10","2026-03-15T19:11"]}}
             """)
-        let bad = try await klaxonAsync(["ingest", "--db", db, "--format", "open-meteo-json", useless])
+        let bad = await InProcess.ingest(db: db, format: .openMeteoJSON, useless)
         #expect(bad.status == 1)
         #expect(
             bad.stderr.contains(
@@ -288,7 +288,7 @@ struct IngestFormatTests {
              "daily":{"time":["2026-03-14","2026-03-15"],"temperature_2m_max":[50.0,33.8],
                       "temperature_2m_min":[28.4,21.2],"uv_index_max":[5.35,2.1]}}
             """)
-        let ok = try await klaxonAsync(["ingest", "--db", db, "--format", "open-meteo-json", forecast])
+        let ok = await InProcess.ingest(db: db, format: .openMeteoJSON, forecast)
         #expect(ok.status == 0, "\(ok.stderr)")
         #expect(ok.stderr.contains("stored as readings of station 39.74,-104.99: uv_index_max"), "\(ok.stderr)")
         #expect(ok.stderr.contains("ingest: 4 new, 0 revised"))
@@ -382,14 +382,14 @@ struct IngestFormatTests {
         let latest = try s.write("latest.json", Self.openAQLatest)
         let location = try s.write("location.json", Self.openAQLocation)
 
-        let a = try await klaxonAsync(["ingest", "--db", db, "--format", "airnow-json", airnow])
+        let a = await InProcess.ingest(db: db, format: .airnowJSON, airnow)
         #expect(a.status == 0, "\(a.stderr)")
         #expect(a.stderr.contains("ingest: 6 new, 0 revised, 0 unchanged, 0 rejected, 1 missing values skipped"))
-        let w = try await klaxonAsync(["ingest", "--db", db, "--format", "waqi-json", waqi])
+        let w = await InProcess.ingest(db: db, format: .waqiJSON, waqi)
         #expect(w.status == 0, "\(w.stderr)")
         #expect(w.stderr.contains("ingest: 3 new, 0 revised, 0 unchanged, 0 rejected, 1 missing values skipped"))
         // The readings before the location that names their sensors: order does not matter.
-        let o = try await klaxonAsync(["ingest", "--db", db, "--format", "openaq-json", latest, location])
+        let o = await InProcess.ingest(db: db, format: .openaqJSON, latest, location)
         #expect(o.status == 0, "\(o.stderr)")
         #expect(o.stderr.contains("ingest: 3 new, 0 revised, 0 unchanged, 0 rejected, 1 missing values skipped"))
 
@@ -443,11 +443,11 @@ struct IngestFormatTests {
         // were asked for, and the location that lists it takes them. A location's sensors list says
         // nothing of whose sensors they are.
         let hours = try s.write("sensors_3920_hours.json", Self.openAQHours)
-        let h = try await klaxonAsync(["ingest", "--db", db, "--format", "openaq-json", location, hours])
+        let h = await InProcess.ingest(db: db, format: .openaqJSON, location, hours)
         #expect(h.stderr.contains("ingest: 2 new, 0 revised, 0 unchanged, 0 rejected"), "\(h.stderr)")
         #expect(
             try await ingested.readings(station: "openaq:2178", metric: "pm25").map(\.value) == [28.5, 31.25, 35.2])
-        let alone = try await klaxonAsync(["ingest", "--db", db, "--format", "openaq-json", hours])
+        let alone = await InProcess.ingest(db: db, format: .openaqJSON, hours)
         #expect(alone.status == 1)
         #expect(
             alone.stderr.contains(
@@ -458,7 +458,7 @@ struct IngestFormatTests {
             #"{"meta":{},"results":[{"id":3920,"name":"pm25 µg/m³","#
                 + #""parameter":{"id":2,"name":"pm25","units":"µg/m³"}}]}"#
         )
-        let list = try await klaxonAsync(["ingest", "--db", db, "--format", "openaq-json", sensorList])
+        let list = await InProcess.ingest(db: db, format: .openaqJSON, sensorList)
         #expect(list.status == 1)
         #expect(list.stderr.contains("give the /v3/locations/{id} body instead"), "\(list.stderr)")
     }
@@ -474,7 +474,7 @@ struct IngestFormatTests {
             Self.openAQHours.replacingOccurrences(of: "28.5", with: "90.5"))
         let unnamed = try s.write(
             "hours.json", Self.openAQHours.replacingOccurrences(of: "28.5", with: "80.5"))
-        let o = try await klaxonAsync(["ingest", "--db", db, "--format", "openaq-json", location, foreign, unnamed])
+        let o = await InProcess.ingest(db: db, format: .openaqJSON, location, foreign, unnamed)
         #expect(o.status == 1)
         #expect(
             o.stderr.contains(
@@ -502,9 +502,7 @@ struct IngestFormatTests {
         let owned = try s.write("v3_sensors_3920_hours.json", Self.openAQHours)
         let mislabelled = try s.write(
             "sensors_3917_measurements.json", Self.openAQHours.replacingOccurrences(of: "28.5", with: "70.5"))
-        let p = try await klaxonAsync([
-            "ingest", "--db", db, "--format", "openaq-json", location, other, foreign, owned, mislabelled,
-        ])
+        let p = await InProcess.ingest(db: db, format: .openaqJSON, location, other, foreign, owned, mislabelled)
         #expect(p.status == 1)
         #expect(
             p.stderr.contains(
@@ -533,13 +531,13 @@ struct IngestFormatTests {
         let rules = try s.write(
             "la.yaml", "name: la-air\nkind: levels\nmetric: aqi\nstations: [Central LA CO]\nscale: us-epa\n")
         let airnow = try s.write("airnow.json", Self.airnowBody)
-        #expect(try await klaxonAsync(["ingest", "--db", db, "--format", "airnow-json", airnow]).status == 0)
-        let dry = try await klaxonAsync(["dry-run", "--db", db, "--rules", rules, "--format", "json"])
+        #expect(await InProcess.ingest(db: db, format: .airnowJSON, airnow).status == 0)
+        let dry = await InProcess.dryRun(rules: [rules], db: db, format: .json)
         #expect(dry.status == 0, "\(dry.stderr)")
         let replayed = try jsonObjects(dry.lines)
         #expect(replayed.map { $0["state"] as? String } == ["firing"], "\(dry.stdout)")
         #expect(replayed.first?["station"] as? String == "Central LA CO")
-        let eval = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+        let eval = await InProcess.evaluate(db: db, rules: [rules], format: .json)
         #expect(eval.status == 0, "\(eval.stderr)")
         let firing = try jsonObjects(eval.lines)
         #expect(firing.map { $0["state"] as? String } == ["firing"], "\(eval.stdout)")
@@ -567,7 +565,7 @@ struct IngestFormatTests {
         let db = s.path("k.sqlite")
         let (text, t0) = Self.recording()
         let file = try s.write("frames.jsonl", text)
-        let r = try await klaxonAsync(["ingest", "--db", db, "--format", "aqi-frames", file])
+        let r = await InProcess.ingest(db: db, format: .aqiFrames, file)
         #expect(r.status == 0, "\(r.stderr)")
         // Per city: the first two samples, then one per 30 s (every other frame, 40 s apart).
         let kept = [0, 1] + Array(stride(from: 3, through: 45, by: 2))
@@ -585,7 +583,7 @@ struct IngestFormatTests {
 
         let rules = try s.write(
             "india.yaml", "name: india-air\nkind: levels\nmetric: aqi\nstations: [Delhi]\nscale: india-naqi\n")
-        let eval = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+        let eval = await InProcess.evaluate(db: db, rules: [rules], format: .json)
         #expect(eval.status == 0, "\(eval.stderr)")
         let firing = try jsonObjects(eval.lines)
         #expect(firing.map { $0["state"] as? String } == ["firing"], "\(eval.stdout)")
@@ -606,7 +604,7 @@ struct IngestFormatTests {
         let (text, t0) = Self.recording()
         let bad = text + "not a frame\n" + #"{"received": "2025-11-03T10:20:00Z", "frame": {"city": "Delhi"}}"# + "\n"
         let file = try s.write("frames.jsonl", bad)
-        let r = try await klaxonAsync(["ingest", "--config", config, "--format", "aqi-frames", file])
+        let r = await InProcess.ingest(config: config, format: .aqiFrames, file)
         #expect(r.status == 1)
         #expect(r.stderr.contains("\(file):47: not a recorded frame: truncated or malformed JSON"), "\(r.stderr)")
         #expect(r.stderr.contains("\(file):48: aqi-websocket: the frame is not a JSON array of objects"), "\(r.stderr)")

@@ -42,14 +42,14 @@ struct IngestPayloadTests {
         let day = try s.write("day.geojson", quakeFeed([Self.puertoRico]))
         let week = try s.write("week.geojson", quakeFeed([Self.dominicanRepublic, Self.puertoRico]))
 
-        let first = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", day])
+        let first = await InProcess.ingest(db: db, format: .usgsQuakes, day)
         #expect(first.status == 0, "\(first.stderr)")
-        let e1 = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+        let e1 = await InProcess.evaluate(db: db, rules: [rules], format: .json)
         let fired = try jsonObjects(e1.lines)
         #expect(fired.map { $0["state"] as? String } == ["firing"])
         #expect(fired.first?["station"] as? String == "pr2024123001")
 
-        let second = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", week])
+        let second = await InProcess.ingest(db: db, format: .usgsQuakes, week)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(second.stderr.contains("ingest: 1 new, 0 revised, 1 unchanged"), "\(second.stderr)")
         #expect(second.stderr.contains("1 quake id conflicts (kept as separate events)"))
@@ -57,7 +57,7 @@ struct IngestPayloadTests {
         #expect(warning.hasPrefix(week + ": warning: quake us7000nxyz and stored event pr2024123001"))
         #expect(warning.contains("'us7000nabc'") && warning.contains("kept as two events"))
 
-        let e2 = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+        let e2 = await InProcess.evaluate(db: db, rules: [rules], format: .json)
         #expect(e2.status == 0, "\(e2.stderr)")
         #expect(e2.lines.isEmpty, "no update, no resolve: \(e2.stdout)")
 
@@ -69,14 +69,12 @@ struct IngestPayloadTests {
         #expect(try await store.quakeRevisionCounts() == ["pr2024123001": 1, "us7000nxyz": 1])
 
         // Polling the week again changes nothing and says nothing more.
-        let again = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", week])
+        let again = await InProcess.ingest(db: db, format: .usgsQuakes, week)
         #expect(again.stderr.contains("ingest: 0 new, 0 revised, 2 unchanged"), "\(again.stderr)")
         #expect(!again.stderr.contains("warning"))
 
         // dry-run over the files keeps them apart too: one firing, no update.
-        let replay = try await klaxonAsync([
-            "dry-run", "--events", day, week, "--rules", rules, "--format", "json",
-        ])
+        let replay = await InProcess.dryRun(rules: [rules], events: [day, week], format: .json)
         #expect(replay.status == 0, "\(replay.stderr)")
         #expect(try jsonObjects(replay.lines).map { $0["state"] as? String } == ["firing"])
     }
@@ -101,14 +99,14 @@ struct IngestPayloadTests {
                     time: 1_735_560_000_000, updated: 1_735_563_000_000, status: "reviewed", lon: -67.25, lat: 18.05,
                     place: "9 km SW of Boquerón, Puerto Rico")
             ]))
-        #expect(try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", v1]).status == 0)
-        let e1 = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+        #expect(await InProcess.ingest(db: db, format: .usgsQuakes, v1).status == 0)
+        let e1 = await InProcess.evaluate(db: db, rules: [rules], format: .json)
         #expect(try jsonObjects(e1.lines).map { $0["state"] as? String } == ["firing"])
-        let r = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", v2])
+        let r = await InProcess.ingest(db: db, format: .usgsQuakes, v2)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("ingest: 0 new, 1 revised, 0 unchanged"), "\(r.stderr)")
         #expect(!r.stderr.contains("warning"))
-        let e2 = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+        let e2 = await InProcess.evaluate(db: db, rules: [rules], format: .json)
         let update = try jsonObjects(e2.lines)
         #expect(update.map { $0["state"] as? String } == ["changed"])
         #expect(update.first?["station"] as? String == "us7000nabc")
@@ -192,19 +190,19 @@ struct IngestPayloadTests {
             (quakes, "usgs-rdb", "usgs-quakes"),
         ]
         for (file, given, looksLike) in pairs {
-            let r = try await klaxonAsync(["ingest", "--db", db, "--format", given, file])
+            let r = await InProcess.ingest(db: db, format: try #require(IngestFormat(rawValue: given)), file)
             #expect(r.status == 1, "\(given) \(file): \(r.stderr)")
             #expect(r.stderr.contains("try --format \(looksLike)"), "\(given) \(file): \(r.stderr)")
             #expect(r.stderr.contains("0 new, 0 revised, 0 unchanged, 1 rejected"), "\(r.stderr)")
         }
         // The case that used to pass in silence: the quake feed read as OGC parses, but yields nothing.
-        let r = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-ogc-json", quakes])
+        let r = await InProcess.ingest(db: db, format: .usgsOGCJSON, quakes)
         #expect(
             r.errorLines.first
                 == quakes + ": nothing to store: read as usgs-ogc-json it yields no readings, stations or events; "
                 + "it looks like a USGS earthquake GeoJSON feed (features with mag and ids): try --format usgs-quakes")
         // Without --format the feed is not a readings file either: one rejected line, and a hint.
-        let plain = try await klaxonAsync(["ingest", "--db", db, quakes])
+        let plain = await InProcess.ingest(db: db, quakes)
         #expect(plain.status == 1)
         #expect(plain.stderr.contains("try --format usgs-quakes"), "\(plain.stderr)")
         let store = try SQLiteStore.open(path: db)
@@ -217,22 +215,22 @@ struct IngestPayloadTests {
         let s = try Scratch()
         let db = s.path("e.sqlite")
         let feed = try s.write("none.geojson", quakeFeed([]))
-        let r = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", feed])
+        let r = await InProcess.ingest(db: db, format: .usgsQuakes, feed)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("an empty answer, nothing to store (a USGS earthquake GeoJSON feed with no events)"))
         #expect(r.stderr.contains("ingest: 0 new, 0 revised, 0 unchanged, 0 rejected"))
         // The same empty feed is not an empty OGC page.
-        let wrong = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-ogc-json", feed])
+        let wrong = await InProcess.ingest(db: db, format: .usgsOGCJSON, feed)
         #expect(wrong.status == 1)
         #expect(wrong.stderr.contains("try --format usgs-quakes"))
         let page = try s.write(
             "empty-page.json",
             #"{"type": "FeatureCollection", "features": [], "numberReturned": 0, "links": []}"#)
-        let ogc = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-ogc-json", page])
+        let ogc = await InProcess.ingest(db: db, format: .usgsOGCJSON, page)
         #expect(ogc.status == 0, "\(ogc.stderr)")
         let iv = try s.write(
             "iv-empty.json", #"{"name": "ns1:timeSeriesResponseType", "value": {"timeSeries": []}}"#)
-        #expect(try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-iv-json", iv]).status == 0)
+        #expect(await InProcess.ingest(db: db, format: .usgsIVJSON, iv).status == 0)
     }
 
     // MARK: RDB, pre-2005 layout
@@ -276,7 +274,7 @@ struct IngestPayloadTests {
         let s = try Scratch()
         let db = s.path("r.sqlite")
         let file = try s.write("14211720_dv.rdb", Self.legacyRDB(days: 400))
-        let r = try await klaxonAsync(["ingest", "--db", db, file])
+        let r = await InProcess.ingest(db: db, file)
         #expect(r.status == 1)
         let lines = r.errorLines
         #expect(lines.count == 13, "\(r.stderr)")
@@ -292,14 +290,14 @@ struct IngestPayloadTests {
 
         // dry-run reports the same way.
         let rules = try s.write("q.yaml", "name: high\nkind: threshold\nmetric: discharge\nabove: 1\n")
-        let dry = try await klaxonAsync(["dry-run", "--readings", file, "--rules", rules])
+        let dry = await InProcess.dryRun(rules: [rules], readings: [file])
         #expect(dry.status == 1)
         #expect(dry.errorLines.count == 13, "\(dry.stderr)")
         #expect(dry.stderr.contains("411 more rejected lines not listed (421 in all)"))
         #expect(dry.stderr.contains("klaxon ingest --format usgs-rdb"))
 
         // Read as what it is, every day is stored.
-        let ok = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-rdb", file])
+        let ok = await InProcess.ingest(db: db, format: .usgsRDB, file)
         #expect(ok.status == 0, "\(ok.stderr)")
         #expect(ok.stderr.contains("ingest: 400 new, 0 revised, 0 unchanged, 0 rejected"), "\(ok.stderr)")
         let store = try SQLiteStore.open(path: db)
@@ -319,7 +317,7 @@ struct IngestPayloadTests {
         let s = try Scratch()
         let db = s.path("c.sqlite")
         let first = try s.write("keys-1.json", Self.cwmsPage(next: "MTUxNTEyODQwMDAwMHx8NzQ1fHwz", total: 745))
-        let r = try await klaxonAsync(["ingest", "--db", db, "--format", "cwms-json", first])
+        let r = await InProcess.ingest(db: db, format: .cwmsJSON, first)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("ingest: 2 new"), "\(r.stderr)")
         #expect(
@@ -327,7 +325,7 @@ struct IngestPayloadTests {
                 == first + ": warning: one page of several: 3 values on this page of 745 in all; the rest are on "
                 + "the pages after it (ask again with page=<next-page>), not in this file")
         let last = try s.write("keys-last.json", Self.cwmsPage(next: nil, total: 745))
-        let l = try await klaxonAsync(["ingest", "--db", db, "--format", "cwms-json", last])
+        let l = await InProcess.ingest(db: db, format: .cwmsJSON, last)
         #expect(l.status == 0)
         #expect(!l.stderr.contains("warning"), "\(l.stderr)")
     }
@@ -337,7 +335,7 @@ struct IngestPayloadTests {
         let s = try Scratch()
         let db = s.path("o.sqlite")
         let page = try s.write("continuous.json", Self.ogcPage)
-        let r = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-ogc-json", page])
+        let r = await InProcess.ingest(db: db, format: .usgsOGCJSON, page)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("ingest: 1 new, 0 revised, 0 unchanged, 0 rejected, 1 station records"))
         let station = try #require(try await SQLiteStore.open(path: db).stationInfos()["06904500"])

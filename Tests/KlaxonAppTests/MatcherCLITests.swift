@@ -24,9 +24,9 @@ import Testing
               - {name: console, type: stdout}
             default_receiver: console
             """)
-        let ingest = try await klaxonAsync(["ingest", "--config", config, s.path("r.csv")])
+        let ingest = await InProcess.ingest(config: config, s.path("r.csv"))
         #expect(ingest.status == 0, "\(ingest.stderr)")
-        let eval = try await klaxonAsync(["evaluate", "--config", config, "--now", "2026-01-01T00:05:00Z"])
+        let eval = await InProcess.evaluate(config: config, now: "2026-01-01T00:05:00Z")
         #expect(eval.status == 0, "\(eval.stderr)")
         return config
     }
@@ -39,23 +39,21 @@ import Testing
     func catastrophicPatternMutesInLinearTime() async throws {
         let s = try Scratch()
         let config = try await prepare(s)
-        let add = try await klaxonAsync([
-            "silence", "add", "--config", config, "--match", "station=~(a+)+", "--for", "2h", "--comment", "works",
-        ])
+        let add = await InProcess.silenceAdd(config: config, match: ["station=~(a+)+"], for: "2h", comment: "works")
         #expect(add.status == 0, "\(add.stderr)")
         #expect(add.stdout.contains("station=~(a+)+"))
-        let list = try await klaxonAsync(["silence", "list", "--config", config])
+        let list = await InProcess.silenceList(config: config)
         #expect(list.stdout.contains("station=~(a+)+"))
 
         let dispatch = try await klaxonAsync(["dispatch", "--config", config, "--until-empty"])
         #expect(dispatch.status == 0, "\(dispatch.stderr)")
         #expect(!dispatch.killed)
-        let muted = try await klaxonAsync(["outbox", "list", "--config", config, "--state", "muted"])
+        let muted = await InProcess.outboxList(config: config, state: "muted")
         let mutedStations = muted.lines.map(tokens).reduce(into: Set<String>()) { $0.formUnion($1) }
         #expect(mutedStations.contains(Self.all), "\(muted.stdout)")
         #expect(!mutedStations.contains(Self.near), "\(muted.stdout)")
         #expect(!mutedStations.contains("G1"), "\(muted.stdout)")
-        let sent = try await klaxonAsync(["outbox", "list", "--config", config, "--state", "sent"])
+        let sent = await InProcess.outboxList(config: config, state: "sent")
         let sentStations = sent.lines.map(tokens).reduce(into: Set<String>()) { $0.formUnion($1) }
         #expect(sentStations.isSuperset(of: [Self.near, "G1"]), "\(sent.stdout)")
     }
@@ -67,9 +65,8 @@ import Testing
         let s = try Scratch()
         let config = try await prepare(s)
         func add(_ matchers: [String], db: Bool = false) async throws -> Run {
-            let store = db ? ["--db", s.path("k.sqlite")] : ["--config", config]
-            let run = try await klaxonAsync(
-                ["silence", "add"] + store + ["--match"] + matchers + ["--for", "2h", "--comment", "x"])
+            let run = await InProcess.silenceAdd(
+                db: db ? s.path("k.sqlite") : nil, config: db ? nil : config, match: matchers, for: "2h", comment: "x")
             #expect(run.status == 0, "\(matchers): \(run.stderr)")
             // The id still comes first: scripts take it from there.
             #expect(run.lines.first?.split(separator: " ").first?.count == 36, "\(run.stdout)")
@@ -101,7 +98,7 @@ import Testing
         let hostile = try await add(["rule=\u{1B}[2Jx"])
         #expect(!hostile.stderr.contains("\u{1B}"), "\(hostile.stderr)")
         #expect(hostile.stderr.hasPrefix("warning: no rule named"), "\(hostile.stderr)")
-        let list = try await klaxonAsync(["silence", "list", "--config", config])
+        let list = await InProcess.silenceList(config: config)
         #expect(list.lines.count == 7, "\(list.stdout)")
     }
 
@@ -123,14 +120,13 @@ import Testing
             ("station=~" + (0..<12_000).map { "S\($0)" }.joined(separator: "|"), "at most 4096 are allowed"),
         ]
         for (matcher, says) in cases {
-            let add = try await klaxonAsync([
-                "silence", "add", "--config", config, "--match", "rule=high", matcher, "--for", "2h", "--comment", "x",
-            ])
+            let add = await InProcess.silenceAdd(
+                config: config, match: ["rule=high", matcher], for: "2h", comment: "x")
             #expect(add.status == 1, "\(matcher.prefix(40)): \(add.stderr)")
             #expect(add.stderr.contains(says), "\(matcher.prefix(40)): \(add.stderr)")
             #expect(add.stderr.utf8.count < 1000, "the refusal does not echo a huge pattern")
         }
-        let list = try await klaxonAsync(["silence", "list", "--config", config])
+        let list = await InProcess.silenceList(config: config)
         #expect(list.stdout.contains("(no silences)"), "\(list.stdout)")
     }
 
@@ -146,7 +142,7 @@ import Testing
               - {receivers: [ops], match: {station: "~a(?=b)"}}
               - {receivers: [ops], match: {rule: "~x{1001}"}}
             """)
-        let run = try await klaxonAsync(["check", "--config", config, "--rules", "Rules/water.yaml"])
+        let run = await InProcess.check(config: config, rules: [repoPath("Rules/water.yaml")])
         #expect(run.status == 1)
         #expect(run.stderr.contains("klaxon.yaml:4:"), "\(run.stderr)")
         #expect(run.stderr.contains("lookahead `(?=` at character 2 is not supported"), "\(run.stderr)")
@@ -159,19 +155,15 @@ import Testing
     func quotedValueStaysEquality() async throws {
         let s = try Scratch()
         let config = try await prepare(s)
-        let add = try await klaxonAsync([
-            "silence", "add", "--config", config, "--match", "rule=high", "station=\"~.*\"", "--for", "2h",
-            "--comment", "literal",
-        ])
+        let add = await InProcess.silenceAdd(
+            config: config, match: ["rule=high", "station=\"~.*\""], for: "2h", comment: "literal")
         #expect(add.status == 0, "\(add.stderr)")
         #expect(add.stdout.contains("mutes no firing alert now"), "\(add.stdout)")
         let dispatch = try await klaxonAsync(["dispatch", "--config", config, "--until-empty"])
         #expect(dispatch.status == 0, "\(dispatch.stderr)")
-        let muted = try await klaxonAsync(["outbox", "list", "--config", config, "--state", "muted"])
+        let muted = await InProcess.outboxList(config: config, state: "muted")
         #expect(muted.lines.filter { $0.contains("high") }.isEmpty, "\(muted.stdout)")
-        let far = try await klaxonAsync([
-            "silence", "add", "--config", config, "--match", "rule=high", "--for", "3651d", "--comment", "x",
-        ])
+        let far = await InProcess.silenceAdd(config: config, match: ["rule=high"], for: "3651d", comment: "x")
         #expect(far.status != 0, "longer than 3650d: \(far.stdout)")
     }
 

@@ -127,7 +127,7 @@ struct NotifyReplayTests {
             routes:
               - {receivers: [ops], group_interval: 1h}
             """)
-        let text = try await klaxonAsync(["dry-run", "--config", config, "--readings", s.path("r.csv")])
+        let text = await InProcess.dryRun(readings: [s.path("r.csv")], config: config)
         #expect(text.status == 0, "\(text.stderr)")
         // Three transitions recorded; two messages: the firing at once, then (after group_interval)
         // the resolve, which took the place of the change to minor.
@@ -144,9 +144,7 @@ struct NotifyReplayTests {
                 "dry-run: 3 transitions recorded; 2 notifications would be sent (1 folded, 0 not sent)"),
             "\(text.stderr)")
 
-        let json = try await klaxonAsync([
-            "dry-run", "--config", config, "--readings", s.path("r.csv"), "--format", "json",
-        ])
+        let json = await InProcess.dryRun(readings: [s.path("r.csv")], format: .json, config: config)
         let objects = try jsonObjects(json.lines)
         #expect(objects.filter { $0["type"] == nil }.count == 3, "the transition lines are unchanged")
         let notes = objects.filter { $0["type"] as? String == "notification" }
@@ -155,7 +153,7 @@ struct NotifyReplayTests {
         #expect(notes.map { $0["at"] as? String } == ["2026-01-01T00:15:00Z", "2026-01-01T01:15:00Z"])
 
         // Without --config nothing changes.
-        let plain = try await klaxonAsync(["dry-run", "--rules", s.path("rules"), "--readings", s.path("r.csv")])
+        let plain = await InProcess.dryRun(rules: [s.path("rules")], readings: [s.path("r.csv")])
         #expect(plain.status == 0)
         #expect(!plain.stdout.contains("what would be sent"))
         #expect(!plain.stderr.contains("would be sent"))

@@ -119,7 +119,7 @@ import Testing
         let s = try Scratch()
         let csv = try s.write("r.csv", Self.risingCSV)
         let db = s.path("k.sqlite")
-        #expect(try await klaxonAsync(["ingest", "--db", db, csv]).status == 0)
+        #expect(await InProcess.ingest(db: db, csv).status == 0)
         let before = try Self.contents(s.dir)
         for command in [["silence", "list"], ["outbox", "list"], ["alerts"], ["quakes"]] {
             let r = try await klaxonAsync(command + ["--db", db], in: s.dir, environment: Self.noConfig)
@@ -134,8 +134,8 @@ import Testing
         let rules = try s.write("r.yaml", levelsRule)
         let csv = try s.write("r.csv", Self.risingCSV)
         let db = s.path("k.sqlite")
-        #expect(try await klaxonAsync(["ingest", "--db", db, csv]).status == 0)
-        let eval = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--now", "2026-01-01T01:00:00Z"])
+        #expect(await InProcess.ingest(db: db, csv).status == 0)
+        let eval = await InProcess.evaluate(db: db, rules: [rules], now: "2026-01-01T01:00:00Z")
         #expect(eval.status == 0, "\(eval.stderr)")
         return (db, rules)
     }
@@ -208,7 +208,7 @@ import Testing
             ["silence", "add", "--db", db, "--match", "station=G2", "--for", "1h", "--comment", "works"],
             environment: ["USER": ""])
         #expect(add.status == 0, "\(add.stderr)")
-        let query = try await klaxonAsync(["silence", "list", "--db", db])
+        let query = await InProcess.silenceList(db: db)
         #expect(query.stdout.contains("by \(NSUserName()):"), "\(query.stdout)")
         let silenced = try await klaxonAsync(["alerts", "--db", db, "-o", "json", "station=G2"])
         let g2 = try #require(
@@ -284,9 +284,7 @@ import Testing
 
         // With a database, an active silence that matches is named.
         let (db, _) = try await firing(s)
-        let add = try await klaxonAsync([
-            "silence", "add", "--db", db, "--match", "rule=~river-.*", "--for", "1h", "--comment", "works",
-        ])
+        let add = await InProcess.silenceAdd(db: db, match: ["rule=~river-.*"], for: "1h", comment: "works")
         let silenceID = try #require(add.stdout.split(separator: " ").first.map(String.init))
         let muted = try await klaxonAsync([
             "routes", "test", "--config", cfg, "--db", db, "rule=river-x", "--format", "json",
@@ -399,9 +397,7 @@ import Testing
 
         // silence list and outbox list.
         let (db, _) = try await firing(s)
-        let add = try await klaxonAsync([
-            "silence", "add", "--db", db, "--match", "rule=stages", "--for", "1h", "--comment", "c", "--author", "bob",
-        ])
+        let add = await InProcess.silenceAdd(db: db, match: ["rule=stages"], for: "1h", comment: "c", author: "bob")
         #expect(add.status == 0, "\(add.stderr)")
         let silences = try await klaxonAsync(["silence", "list", "--db", db, "--format", "json"])
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(silences.stdout.utf8)) as? [[String: Any]])

@@ -65,10 +65,10 @@ struct QuakeAirCLITests {
                 quakeFeature(id: "us1", ids: ["at9", "us1"], mag: 5.0, updated: 1_700_002_000_000, status: "deleted")
             ]))
 
-        let first = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", v1])
+        let first = await InProcess.ingest(db: db, format: .usgsQuakes, v1)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.contains("ingest: 3 new, 0 revised, 0 unchanged"))
-        let e1 = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+        let e1 = await InProcess.evaluate(db: db, rules: [rules], format: .json)
         #expect(e1.status == 0, "\(e1.stderr)")
         let o1 = try jsonObjects(e1.lines)
         #expect(o1.count == 1)
@@ -76,30 +76,28 @@ struct QuakeAirCLITests {
         #expect(o1.first?["station"] as? String == "us1")
         #expect((o1.first?["message"] as? String)?.contains("Tokyo") == true)
 
-        let again = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", v1])
+        let again = await InProcess.ingest(db: db, format: .usgsQuakes, v1)
         #expect(again.stderr.contains("ingest: 0 new, 0 revised, 3 unchanged"))
-        let e2 = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+        let e2 = await InProcess.evaluate(db: db, rules: [rules], format: .json)
         #expect(e2.lines.isEmpty, "\(e2.stdout)")
 
         var states: [String] = []
         for v in [v2, v3, v4] {
-            let r = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", v])
+            let r = await InProcess.ingest(db: db, format: .usgsQuakes, v)
             #expect(r.stderr.contains("ingest: 0 new, 1 revised, 0 unchanged"), "\(r.stderr)")
-            let e = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+            let e = await InProcess.evaluate(db: db, rules: [rules], format: .json)
             states += try jsonObjects(e.lines).map { "\($0["station"] ?? "")=\($0["state"] ?? "")" }
         }
         // All under the key the event was first stored as.
         #expect(states == ["us1=changed", "us1=changed", "us1=resolved"])
 
         // dry-run replays the stored revisions, and the same from the files.
-        let fromStore = try await klaxonAsync(["dry-run", "--db", db, "--rules", rules, "--format", "json"])
+        let fromStore = await InProcess.dryRun(rules: [rules], db: db, format: .json)
         #expect(
             try jsonObjects(fromStore.lines).map { $0["state"] as? String } == [
                 "firing", "changed", "changed", "resolved",
             ])
-        let fromFiles = try await klaxonAsync([
-            "dry-run", "--events", v3, v1, v2, v4, "--rules", rules, "--format", "json",
-        ])
+        let fromFiles = await InProcess.dryRun(rules: [rules], events: [v3, v1, v2, v4], format: .json)
         #expect(fromFiles.status == 0, "\(fromFiles.stderr)")
         let replayed = try jsonObjects(fromFiles.lines)
         #expect(replayed.map { $0["state"] as? String } == ["firing", "changed", "changed", "resolved"])
@@ -128,17 +126,17 @@ struct QuakeAirCLITests {
         let s = try Scratch()
         let db = s.path("q.sqlite")
         let file = real.appendingPathComponent("summary_significant_month_2023-10.geojson").path
-        let r = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", file])
+        let r = await InProcess.ingest(db: db, format: .usgsQuakes, file)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("ingest: 18 new, 0 revised, 0 unchanged"))
-        let again = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-quakes", file])
+        let again = await InProcess.ingest(db: db, format: .usgsQuakes, file)
         #expect(again.stderr.contains("ingest: 0 new, 0 revised, 18 unchanged"))
         let rules = try s.write("any.yaml", "name: any-6\nkind: quake\nmin_magnitude: 6\n")
-        let e1 = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+        let e1 = await InProcess.evaluate(db: db, rules: [rules], format: .json)
         let firing = try jsonObjects(e1.lines)
         #expect(!firing.isEmpty)
         #expect(firing.allSatisfy { $0["state"] as? String == "firing" })
-        let e2 = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--format", "json"])
+        let e2 = await InProcess.evaluate(db: db, rules: [rules], format: .json)
         #expect(e2.lines.isEmpty)
     }
 
@@ -149,7 +147,7 @@ struct QuakeAirCLITests {
         var csv = "station,metric,time,value\n"
         for i in 0..<30 { csv += "Delhi,aqi,2026-11-01T00:\(String(format: "%02d", i)):00Z,\(150 + i * 5)\n" }
         let file = try s.write("aqi.csv", csv)
-        #expect(try await klaxonAsync(["ingest", "--db", db, file]).status == 0)
+        #expect(await InProcess.ingest(db: db, file).status == 0)
         let text = try await klaxonAsync(["aqi", "delhi", "--db", db, "--scale", "india-naqi"])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.lines.first == "Delhi: AQI 295 at 2026-11-01T00:29:00Z")

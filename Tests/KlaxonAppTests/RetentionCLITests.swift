@@ -55,7 +55,7 @@ import Testing
               forecasts: [1d]
 
             """)
-        let r = try await klaxonAsync(["check", "--config", bad, "--rules", s.path("r.yaml")])
+        let r = await InProcess.check(config: bad, rules: [s.path("r.yaml")])
         #expect(r.status == 1)
         #expect(
             r.stderr.contains("\(bad):2:13: error: retention.readings must be at least 1d, or forever, not \"1h\""),
@@ -85,8 +85,8 @@ import Testing
 
             """)
         let db = s.path("k.sqlite")
-        #expect(try await klaxonAsync(["ingest", "--db", db, csv]).status == 0)
-        let eval = try await klaxonAsync(["evaluate", "--config", config, "--now", "2026-01-01T02:00:00Z"])
+        #expect(await InProcess.ingest(db: db, csv).status == 0)
+        let eval = await InProcess.evaluate(config: config, now: "2026-01-01T02:00:00Z")
         #expect(eval.status == 0, "\(eval.stderr)")
         let readings = { try await SQLiteStore.openReadOnly(path: db).readingCount() }
         let transitions = { try await SQLiteStore.openReadOnly(path: db).transitions().count }

@@ -460,7 +460,7 @@ struct SilenceTerminalTests {
                     starts: now, ends: now + 3600, comment: comment, createdBy: author),
                 now: now)
         }
-        let list = try await klaxonAsync(["silence", "list", "--db", db], in: s.dir)
+        let list = await InProcess.silenceList(db: db)
         #expect(list.status == 0, "\(list.stderr)")
         #expect(list.lines.count == hostile.count, "\(list.stdout)")
         for scalar in list.stdout.unicodeScalars where scalar != "\n" {
@@ -471,23 +471,25 @@ struct SilenceTerminalTests {
         #expect(list.stdout.contains("ok\\rFORGED"))
         #expect(list.stdout.contains("two\\nlines"))
 
-        let base = ["silence", "add", "--db", db, "--match", "rule=high", "--for", "1h"]
-        for (extra, message) in [
-            (["--comment", "x\u{1B}[2J"], "--comment: the comment contains a control character"),
-            (["--comment", "a\nb"], "--comment: the comment contains a control character"),
-            (["--comment", "\u{202E}x"], "--comment: the comment contains a control character"),
-            (["--comment", "x", "--author", "slack:alice"], "--author: the author prefix \"slack:\" is reserved"),
-            (["--comment", "x", "--author", "web:bob"], "--author: the author prefix \"web:\" is reserved"),
-            (["--comment", "x", "--author", "Mattermost:carol"], "is reserved"),
-            (["--comment", "x", "--author", "eve\u{7}"], "--author: the author contains a control character"),
-        ] {
-            let r = try await klaxonAsync(base + extra, in: s.dir)
-            #expect(r.status == 1, "\(extra): \(r.stderr)")
-            #expect(r.stderr.contains(message), "\(extra): \(r.stderr)")
+        let refused: [(comment: String, author: String?, message: String)] = [
+            ("x\u{1B}[2J", nil, "--comment: the comment contains a control character"),
+            ("a\nb", nil, "--comment: the comment contains a control character"),
+            ("\u{202E}x", nil, "--comment: the comment contains a control character"),
+            ("x", "slack:alice", "--author: the author prefix \"slack:\" is reserved"),
+            ("x", "web:bob", "--author: the author prefix \"web:\" is reserved"),
+            ("x", "Mattermost:carol", "is reserved"),
+            ("x", "eve\u{7}", "--author: the author contains a control character"),
+        ]
+        for (comment, author, message) in refused {
+            let r = await InProcess.silenceAdd(
+                db: db, match: ["rule=high"], for: "1h", comment: comment, author: author)
+            #expect(r.status == 1, "\(comment) \(author ?? ""): \(r.stderr)")
+            #expect(r.stderr.contains(message), "\(comment) \(author ?? ""): \(r.stderr)")
         }
-        let ok = try await klaxonAsync(base + ["--comment", "river work", "--author", "alice"], in: s.dir)
+        let ok = await InProcess.silenceAdd(
+            db: db, match: ["rule=high"], for: "1h", comment: "river work", author: "alice")
         #expect(ok.status == 0, "\(ok.stderr)")
-        let after = try await klaxonAsync(["silence", "list", "--db", db], in: s.dir)
+        let after = await InProcess.silenceList(db: db)
         #expect(after.lines.count == hostile.count + 1)
         #expect(after.stdout.contains("by alice: river work"))
     }
@@ -514,12 +516,12 @@ struct OutboxTerminalTests {
                     url: \(sink.url)/hook
                 default_receiver: "hook\\e]0;pwned\\a\\e[2J\\u202E"
                 """)
-            #expect(try await klaxonAsync(["ingest", "--config", config, s.path("r.csv")]).status == 0)
-            let eval = try await klaxonAsync(["evaluate", "--config", config, "--now", "2026-01-01T00:05:00Z"])
+            #expect(await InProcess.ingest(config: config, s.path("r.csv")).status == 0)
+            let eval = await InProcess.evaluate(config: config, now: "2026-01-01T00:05:00Z")
             #expect(eval.status == 0, "\(eval.stderr)")
             let run = try await klaxonAsync(["dispatch", "--config", config, "--until-empty"])
             #expect(run.status == 0, "\(run.stderr)")
-            let list = try await klaxonAsync(["outbox", "list", "--config", config])
+            let list = await InProcess.outboxList(config: config)
             #expect(list.status == 0, "\(list.stderr)")
             #expect(list.lines.count == 1, "\(list.stdout)")
             for scalar in list.stdout.unicodeScalars where scalar != "\n" {

@@ -86,7 +86,8 @@ struct SiteReadBrowserTests {
             ("waqi-json", "waqi/feed_city_utrecht_ok.json"),
             ("airnow-json", "airnow/observation_latLong_current_legacy_HA.json"),
         ] {
-            let run = try await klaxonAsync(["ingest", "--db", db, "--format", format, "\(r)/\(file)"])
+            let run = await InProcess.ingest(
+                db: db, format: try #require(IngestFormat(rawValue: format)), "\(r)/\(file)")
             #expect(run.status == 0, "\(file): \(run.stderr)")
         }
         let store = try SQLiteStore.open(path: db)

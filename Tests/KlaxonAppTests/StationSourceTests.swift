@@ -394,9 +394,8 @@ struct StationCLITests {
         let observations = packageRoot.appendingPathComponent(
             "Tests/KlaxonSourcesTests/Fixtures/wx_nws_observations_kmwn.json")
         let station = packageRoot.appendingPathComponent("Tests/KlaxonSourcesTests/Fixtures/wx_nws_station_kmwn.json")
-        let ingest = try await klaxonAsync([
-            "ingest", "--db", db, "--format", "nws-observations", "--units", "us", station.path, observations.path,
-        ])
+        let ingest = await InProcess.ingest(
+            db: db, format: .nwsObservations, units: .us, station.path, observations.path)
         #expect(ingest.status == 0, "\(ingest.stderr)")
         #expect(
             ingest.stderr.contains(
@@ -431,9 +430,7 @@ struct StationCLITests {
                 severity: info
 
             """)
-        let run = try await klaxonAsync([
-            "dry-run", "--db", db, "--rules", rules, "--format", "json",
-        ])
+        let run = await InProcess.dryRun(rules: [rules], db: db, format: .json)
         #expect(run.status == 0, "\(run.stderr)")
         let out = try jsonObjects(run.lines)
         func first(_ rule: String) -> [String: Any]? { out.first { $0["rule"] as? String == rule } }
@@ -456,9 +453,7 @@ struct StationCLITests {
         #expect(fog["station"] as? String == "KMWN")
 
         // A station that stops reporting: evaluated an hour after its last observation (12:00).
-        let eval = try await klaxonAsync([
-            "evaluate", "--db", db, "--rules", rules, "--now", "2024-01-15T13:00:00Z", "--format", "json",
-        ])
+        let eval = await InProcess.evaluate(db: db, rules: [rules], now: "2024-01-15T13:00:00Z", format: .json)
         #expect(eval.status == 0, "\(eval.stderr)")
         let evaluated = try jsonObjects(eval.lines)
         let silent = try #require(evaluated.first { $0["rule"] as? String == "summit-silent" }, "\(eval.stdout)")
@@ -472,9 +467,7 @@ struct StationCLITests {
         let s = try Scratch()
         let observations = packageRoot.appendingPathComponent(
             "Tests/KlaxonSourcesTests/Fixtures/wx_nws_observations_kmwn.json")
-        let run = try await klaxonAsync([
-            "ingest", "--db", s.path("x.sqlite"), "--format", "usgs-ogc-json", observations.path,
-        ])
+        let run = await InProcess.ingest(db: s.path("x.sqlite"), format: .usgsOGCJSON, observations.path)
         #expect(run.status == 1)
         #expect(run.stderr.contains("try --format nws-observations"), "\(run.stderr)")
     }

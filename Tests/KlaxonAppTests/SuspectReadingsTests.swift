@@ -32,7 +32,7 @@ struct SuspectReadingsTests {
         let s = try Scratch()
         let db = s.path("k.sqlite")
         let file = try s.write("keys.json", keysFlow)
-        let ingest = try await klaxonAsync(["ingest", "--db", db, "--format", "cwms-json", file])
+        let ingest = await InProcess.ingest(db: db, format: .cwmsJSON, file)
         #expect(ingest.status == 0, "\(ingest.stderr)")
         #expect(ingest.stderr.contains("ingest: 11 new, 0 revised, 0 unchanged, 0 rejected, 2 marked suspect"))
 
@@ -44,11 +44,11 @@ struct SuspectReadingsTests {
         #expect(stored.filter(\.suspect).count == 2)
 
         // Ingesting the same file again changes nothing and marks nothing anew.
-        let again = try await klaxonAsync(["ingest", "--db", db, "--format", "cwms-json", file])
+        let again = await InProcess.ingest(db: db, format: .cwmsJSON, file)
         #expect(again.stderr.contains("ingest: 0 new, 0 revised, 11 unchanged, 0 rejected"))
         #expect(!again.stderr.contains("suspect"))
 
-        let text = try await klaxonAsync(["gauge", "KEYS", "--db", db, "--since", "2024-01-01T00:00:00Z"])
+        let text = await InProcess.gauge("KEYS", db: db, since: "2024-01-01T00:00:00Z")
         #expect(text.status == 0, "\(text.stderr)")
         // The latest value is the newest one not suspect; the mean is of the nine others (not −844,132.5).
         #expect(text.stdout.contains("discharge      1660 ft³/s at 2024-01-10T00:00:00Z (3)"))
@@ -58,9 +58,7 @@ struct SuspectReadingsTests {
                 "suspect, left out: 1700 ft³/s at 2024-01-11T00:00:00Z (17) · -8455545 ft³/s at 2024-01-04T00:00:00Z (0)"
             ))
 
-        let json = try await klaxonAsync([
-            "gauge", "KEYS", "--db", db, "--since", "2024-01-01T00:00:00Z", "--format", "json",
-        ])
+        let json = await InProcess.gauge("KEYS", db: db, since: "2024-01-01T00:00:00Z", json: true)
         let o = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let discharge = try #require(o["discharge"] as? [String: Any])
         let range = try #require((discharge["ranges"] as? [[String: Any]])?.first)
@@ -78,14 +76,14 @@ struct SuspectReadingsTests {
         let s = try Scratch()
         let db = s.path("k.sqlite")
         let file = try s.write("keys.json", keysFlow)
-        #expect(try await klaxonAsync(["ingest", "--db", db, "--format", "cwms-json", file]).status == 0)
+        #expect(await InProcess.ingest(db: db, format: .cwmsJSON, file).status == 0)
         let rules = try s.write("r.yaml", "name: reversed\nkind: threshold\nmetric: discharge\nbelow: 0\n")
 
-        let dry = try await klaxonAsync(["dry-run", "--rules", rules, "--db", db, "--format", "json"])
+        let dry = await InProcess.dryRun(rules: [rules], db: db, format: .json)
         #expect(dry.status == 0, "\(dry.stderr)")
         #expect(dry.stdout.isEmpty)
 
-        let eval = try await klaxonAsync(["evaluate", "--db", db, "--rules", rules, "--now", "2024-01-12T00:00:00Z"])
+        let eval = await InProcess.evaluate(db: db, rules: [rules], now: "2024-01-12T00:00:00Z")
         #expect(eval.status == 0, "\(eval.stderr)")
         #expect(eval.stdout.isEmpty)
         #expect(eval.stderr.contains("evaluate: 9 new readings, 0 transitions, 2 suspect readings skipped"))
@@ -97,7 +95,7 @@ struct SuspectReadingsTests {
         // Hudson-like tide: a real reversal, within the range, fires.
         csv += "TIDE,discharge,2024-01-04T00:00:00Z,-45000,cfs,usgs-iv,P\n"
         let readings = try s.write("r.csv", csv)
-        let replay = try await klaxonAsync(["dry-run", "--rules", rules, "--readings", readings, "--format", "json"])
+        let replay = await InProcess.dryRun(rules: [rules], readings: [readings], format: .json)
         #expect(replay.status == 0, "\(replay.stderr)")
         let out = try jsonObjects(replay.lines)
         #expect(out.map { "\($0["station"]!) \($0["state"]!)" } == ["TIDE firing"])
@@ -116,7 +114,7 @@ struct SuspectReadingsTests {
                 ("2024-03-10T03:15:00.000-04:00", "-999999", ["P", "Ice"]),
                 ("2024-03-10T03:30:00.000-04:00", "4.30", ["P", "e"]),
             ]))
-        let ingest = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-iv-json", file])
+        let ingest = await InProcess.ingest(db: db, format: .usgsIVJSON, file)
         #expect(ingest.status == 0, "\(ingest.stderr)")
         #expect(ingest.stderr.contains("ingest: 3 new, 0 revised, 0 unchanged, 0 rejected, 1 missing values skipped"))
         #expect(!ingest.stderr.contains("suspect"))

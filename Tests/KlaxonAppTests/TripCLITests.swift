@@ -56,18 +56,15 @@ struct TripCLITests {
 
         func step(_ forecast: String, now: String? = nil) async throws -> [[String: Any]] {
             let file = try s.write("f-\(UUID().uuidString).json", forecast)
-            let ingest = try await klaxonAsync(["ingest", "--db", db, "--format", "open-meteo-json", file])
+            let ingest = await InProcess.ingest(db: db, format: .openMeteoJSON, file)
             #expect(ingest.status == 0, "\(ingest.stderr)")
-            let eval = try await klaxonAsync([
-                "evaluate", "--db", db, "--rules", "Rules/trips.yaml", "--now", now ?? self.now, "--format", "json",
-            ])
+            let eval = await InProcess.evaluate(
+                db: db, rules: [repoPath("Rules/trips.yaml")], now: now ?? self.now, format: .json)
             #expect(eval.status == 0, "\(eval.stderr)")
             return try jsonObjects(eval.lines)
         }
         // Before any forecast: nothing yet (a list of essentials alone is not announced).
-        let early = try await klaxonAsync([
-            "evaluate", "--db", db, "--rules", "Rules/trips.yaml", "--now", now, "--format", "json",
-        ])
+        let early = await InProcess.evaluate(db: db, rules: [repoPath("Rules/trips.yaml")], now: now, format: .json)
         #expect(early.status == 0, "\(early.stderr)")
         #expect(early.lines.isEmpty, "\(early.stdout)")
 
@@ -94,9 +91,7 @@ struct TripCLITests {
         #expect(try await step(wet(), now: "2026-12-10T00:00:00Z").isEmpty)
 
         // dry-run over the stored trips and forecasts: the list as it would be announced from scratch.
-        let dry = try await klaxonAsync([
-            "dry-run", "--db", db, "--rules", "Rules/trips.yaml", "--to", now, "--format", "json",
-        ])
+        let dry = await InProcess.dryRun(rules: [repoPath("Rules/trips.yaml")], db: db, to: now, format: .json)
         #expect(dry.status == 0, "\(dry.stderr)")
         let replayed = try jsonObjects(dry.lines)
         #expect(replayed.map { $0["state"] as? String } == ["firing"])
@@ -110,7 +105,7 @@ struct TripCLITests {
         let trip = try s.write("denver.yaml", denverTrip)
         #expect(try await klaxonAsync(["trip", "add", trip, "--db", db, "--owner", "alice"]).status == 0)
         let forecast = try s.write("f.json", wet())
-        #expect(try await klaxonAsync(["ingest", "--db", db, "--format", "open-meteo-json", forecast]).status == 0)
+        #expect(await InProcess.ingest(db: db, format: .openMeteoJSON, forecast).status == 0)
 
         let show = try await klaxonAsync(["trip", "show", "denver", "--db", db, "--owner", "alice", "--format", "json"])
         #expect(show.status == 0, "\(show.stderr)")

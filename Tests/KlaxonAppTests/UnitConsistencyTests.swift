@@ -27,15 +27,13 @@ struct UnitConsistencyTests {
         let s = try Scratch()
         let db = s.path("k.sqlite")
         let file = fixturePath("wx_nws_observations_2019_unit_codes.json")
-        let metric = try await klaxonAsync([
-            "ingest", "--db", db, "--format", "nws-observations", "--units", "metric", file,
-        ])
+        let metric = await InProcess.ingest(db: db, format: .nwsObservations, units: .metric, file)
         #expect(metric.status == 0, "\(metric.stderr)")
         #expect(metric.stderr.contains("ingest: 16 new"), "\(metric.stderr)")
         let store = try SQLiteStore.open(path: db)
         let before = try await storedReadings(store)
         #expect(before.contains("KBOS|temperature|2019-01-21T12:54:00Z|-35.0|°C"), "\(before)")
-        let us = try await klaxonAsync(["ingest", "--db", db, "--format", "nws-observations", "--units", "us", file])
+        let us = await InProcess.ingest(db: db, format: .nwsObservations, units: .us, file)
         #expect(us.status == 0, "\(us.stderr)")
         // The °F, mph, inHg, mi and in values went back to the series' units: no new series, no
         // number under another label. (The US values were rounded to 4 decimals, so some come back a
@@ -64,7 +62,7 @@ struct UnitConsistencyTests {
             "a.csv",
             "station,metric,time,value,unit\nG1,gage_height,2024-01-01T00:00:00Z,10,ft\n"
                 + "G1,discharge,2024-01-01T00:00:00Z,100,ft3/s\n")
-        #expect(try await klaxonAsync(["ingest", "--db", db, first]).status == 0)
+        #expect(await InProcess.ingest(db: db, first).status == 0)
         let hostile = [
             ("°C", "8"), ("furlongs", "3"), ("ft<script>", "4"), ("", "5"), ("m3/s", "6"), ("\u{202E}tf", "7"),
         ]
@@ -75,7 +73,7 @@ struct UnitConsistencyTests {
         rows += "G1,gage_height,2024-01-01T09:00:00Z,3,m\n"  // converts: 9.84251969 ft
         rows += "G1,discharge,2024-01-01T09:00:00Z,1,m³/s\n"  // converts: 35.3146667 ft³/s
         let second = try s.write("b.csv", rows)
-        let r = try await klaxonAsync(["ingest", "--db", db, second])
+        let r = await InProcess.ingest(db: db, second)
         #expect(r.status == 1, "\(r.stderr)")
         #expect(
             r.stderr.contains("G1/gage_height: 1 reading in °C not stored: the series is stored in ft"), "\(r.stderr)")
@@ -98,7 +96,7 @@ struct UnitConsistencyTests {
         let s = try Scratch()
         let db = s.path("k.sqlite")
         let bad = fixturePath("wx_nws_observations_unknown_unit_codes.json")
-        let r = try await klaxonAsync(["ingest", "--db", db, "--format", "nws-observations", bad])
+        let r = await InProcess.ingest(db: db, format: .nwsObservations, bad)
         #expect(r.status == 1, "\(r.stderr)")
         #expect(
             r.stderr.contains("no observation had a value in a known unit: saw unitCode 'unit:xyz' 32 times"),
@@ -111,7 +109,7 @@ struct UnitConsistencyTests {
             {"type":"FeatureCollection","features":[{"properties":{"stationId":"K1","timestamp":"2019-01-21T12:54:00Z",
              "temperature":{"unitCode":"unit:degC","value":3},"dewpoint":{"unitCode":"unit:furlong","value":1}}}]}
             """)
-        let m = try await klaxonAsync(["ingest", "--db", db, "--format", "nws-observations", mixed])
+        let m = await InProcess.ingest(db: db, format: .nwsObservations, mixed)
         #expect(m.status == 1, "\(m.stderr)")
         #expect(m.stderr.contains("1 values not stored, their unit unknown: saw unitCode 'unit:furlong' 1 time"))
         #expect(m.stderr.contains("ingest: 1 new"), "\(m.stderr)")
@@ -140,7 +138,7 @@ struct UnitConsistencyTests {
             F1,gage_height,9999-12-31T23:59:59Z,97
 
             """)
-        let r = try await klaxonAsync(["ingest", "--db", db, csv])
+        let r = await InProcess.ingest(db: db, csv)
         #expect(r.status == 1, "\(r.stderr)")
         #expect(r.stderr.contains("\(csv):3: time 2199-12-31T00:00:00Z is more than 1d after now"), "\(r.stderr)")
         #expect(r.stderr.contains("\(csv):5: time \(late1) is more than 1d after now"), "\(r.stderr)")
@@ -149,7 +147,7 @@ struct UnitConsistencyTests {
             "f.jsonl",
             #"{"station":"F2","metric":"gage_height","time":"\#(ok1)","value":1}"# + "\n"
                 + #"{"station":"F2","metric":"gage_height","time":"2150-06-01T00:00:00Z","value":2}"# + "\n")
-        let j = try await klaxonAsync(["ingest", "--db", db, jsonl])
+        let j = await InProcess.ingest(db: db, jsonl)
         #expect(j.status == 1)
         #expect(j.stderr.contains("\(jsonl):2: time 2150-06-01T00:00:00Z is more than 1d after now"), "\(j.stderr)")
         // A saved service response dated in the future.
@@ -157,7 +155,7 @@ struct UnitConsistencyTests {
             "future.json",
             try stationFixture("wx_nws_observations_2019_unit_codes.json")
                 .replacingOccurrences(of: "2019-01-21T12:54:00+00:00", with: "2199-01-21T12:54:00+00:00"))
-        let n = try await klaxonAsync(["ingest", "--db", db, "--format", "nws-observations", nws])
+        let n = await InProcess.ingest(db: db, format: .nwsObservations, nws)
         #expect(n.status == 1, "\(n.stderr)")
         #expect(
             n.stderr.contains("KBOS temperature: time 2199-01-21T12:54:00Z is more than 1d after now"), "\(n.stderr)")
@@ -170,7 +168,7 @@ struct UnitConsistencyTests {
         // readings.max_future in the config sets the margin.
         let config = try s.write("klaxon.yaml", "database: \(db)\nreadings: {max_future: 30d}\n")
         let wide = try s.write("w.csv", "station,metric,time,value\nF3,gage_height,\(late1),1\n")
-        let w = try await klaxonAsync(["ingest", "--config", config, wide])
+        let w = await InProcess.ingest(config: config, wide)
         #expect(w.status == 0, "\(w.stderr)")
     }
 
@@ -187,7 +185,7 @@ struct UnitConsistencyTests {
             "h.csv",
             "station,metric,time,value\nG1,gage_height,2150-01-01T00:00:00Z,13\nG1,gage_height,2150-01-01T01:00:00Z,13\n"
         )
-        let r = try await klaxonAsync(["dry-run", "--rules", rules, "--readings", csv, "--format", "json"])
+        let r = await InProcess.dryRun(rules: [rules], readings: [csv], format: .json)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("2 readings replayed"), "\(r.stderr)")
         #expect(!r.stderr.contains("after now"), "\(r.stderr)")

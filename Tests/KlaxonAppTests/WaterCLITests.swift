@@ -33,10 +33,10 @@ struct WaterCLITests {
 
     func backTestDB(_ s: Scratch) async throws -> String {
         let db = s.path("back.sqlite")
-        let gauge = try await klaxonAsync(["ingest", "--db", db, "--format", "nwps-json", stlGauge.path])
+        let gauge = await InProcess.ingest(db: db, format: .nwpsJSON, stlGauge.path)
         #expect(gauge.status == 0, "\(gauge.stderr)")
         let rdb = try s.write("07010000.rdb", stlRDB(flood))
-        let river = try await klaxonAsync(["ingest", "--db", db, "--format", "usgs-rdb", rdb])
+        let river = await InProcess.ingest(db: db, format: .usgsRDB, rdb)
         #expect(river.status == 0, "\(river.stderr)")
         #expect(river.stderr.contains("ingest: 15 new, 0 revised, 0 unchanged, 0 rejected, 1 missing values skipped"))
         return db
@@ -46,9 +46,7 @@ struct WaterCLITests {
     func backTestFlood() async throws {
         let s = try Scratch()
         let db = try await backTestDB(s)
-        let run = try await klaxonAsync([
-            "dry-run", "--db", db, "--rules", "Rules/flood-stage.yaml", "--format", "json",
-        ])
+        let run = await InProcess.dryRun(rules: [repoPath("Rules/flood-stage.yaml")], db: db, format: .json)
         #expect(run.status == 0, "\(run.stderr)")
         let out = try jsonObjects(run.lines)
         // Hourly readings and min_dwell 15m: a series sampled less often than its dwell meets it with one
@@ -128,17 +126,17 @@ struct WaterCLITests {
         let s = try Scratch()
         let db = try await backTestDB(s)
         let csv = try s.write("other.csv", "station,metric,time,value\n02336910,gage_height,2025-11-01T00:00:00Z,5\n")
-        #expect(try await klaxonAsync(["ingest", "--db", db, csv]).status == 0)
+        #expect(await InProcess.ingest(db: db, csv).status == 0)
         let config = try s.write(
             "klaxon.yaml",
             "database: back.sqlite\nrules: [\(packageRoot.path)/Rules/flood-stage.yaml]\nreceivers:\n  - {name: ops, type: stdout}\n"
         )
-        let check = try await klaxonAsync(["check", "--config", config])
+        let check = await InProcess.check(config: config)
         #expect(check.status == 0, "\(check.stderr)")
         let warnings = check.errorLines.filter { $0.hasPrefix("warning:") }
         #expect(warnings.count == 1)
         #expect(warnings.first?.contains("station 02336910 has no NWS flood categories stored") == true)
-        let eval = try await klaxonAsync(["evaluate", "--config", config, "--now", "2025-11-02T00:00:00Z"])
+        let eval = await InProcess.evaluate(config: config, now: "2025-11-02T00:00:00Z")
         #expect(eval.status == 0, "\(eval.stderr)")
         #expect(eval.errorLines.filter { $0.contains("02336910 has no NWS flood categories") }.count == 1)
     }
@@ -204,7 +202,7 @@ struct WaterCLITests {
             receivers:
               - {name: ops, type: stdout}
             """)
-        let run = try await klaxonAsync(["check", "--config", config, "--rules", "Rules/water.yaml"])
+        let run = await InProcess.check(config: config, rules: [repoPath("Rules/water.yaml")])
         #expect(run.status == 0, "\(run.stderr)")
         let warnings = run.stderr.split(separator: "\n").filter { $0.contains("decommissions") }
         #expect(warnings.count == 1, "\(run.stderr)")
@@ -225,7 +223,7 @@ struct WaterCLITests {
               - {name: c, kind: usgs-ivv, sites: ["01646500"]}
               - {name: d, kind: cwms, office: SWT, timeseries: [ARBU.Elev], unit: US}
             """)
-        let run = try await klaxonAsync(["check", "--config", config, "--rules", "Rules/water.yaml"])
+        let run = await InProcess.check(config: config, rules: [repoPath("Rules/water.yaml")])
         #expect(run.status == 1)
         let errors = run.errorLines.joined(separator: "\n")
         #expect(errors.contains(":2:"))

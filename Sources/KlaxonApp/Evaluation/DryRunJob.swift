@@ -21,10 +21,12 @@ public struct DryRunJob: Sendable {
     public var explain: Bool
     public var render: String?
     public var config: String?
+    /// Where the lines go: nil for standard output (through a buffer) and standard error.
+    public var console: CommandOutput?
 
     public init(
         rules: [String], readings: [String], events: [String], db: String?, from: Int64?, to: Int64?,
-        format: StdoutNotifier.Format, explain: Bool, render: String?, config: String?
+        format: StdoutNotifier.Format, explain: Bool, render: String?, config: String?, console: CommandOutput? = nil
     ) {
         self.rules = rules
         self.readings = readings
@@ -36,6 +38,26 @@ public struct DryRunJob: Sendable {
         self.explain = explain
         self.render = render
         self.config = config
+        self.console = console
+    }
+
+    /// A line of standard error.
+    func warn(_ line: String) { (console ?? .standard).error(line) }
+
+    /// A line of standard output.
+    func say(_ line: String) {
+        if let console { console.line(line) } else { print(line) }
+    }
+
+    /// Lines of standard output: the console's, or through one buffer.
+    func write(_ lines: [String]) {
+        if let console {
+            lines.forEach(console.line)
+            return
+        }
+        let out = BufferedStandardOutput()
+        for line in lines { out.line(line) }
+        out.flush()
     }
 
     /// Runs the replay; returns the exit code (1 when rows were rejected).
@@ -67,7 +89,7 @@ public struct DryRunJob: Sendable {
                 stations = try await context.stationInfos()
                 floods = try await context.floodCategories()
                 for line in try await WaterContext.missingCategories(rules: ruleList, store: context) {
-                    printError("warning: \(line)")
+                    warn("warning: \(line)")
                 }
             }
             let dry = DryRun(
@@ -82,18 +104,21 @@ public struct DryRunJob: Sendable {
             } else if previewer == nil {
                 // Files of any size are read and replayed on a thread of their own, not on the pool.
                 let files = readings
+                let warn = (console ?? .standard).error
                 // The output renders and spills on a third thread meanwhile (parse, evaluate, render).
                 result = try await offPool {
                     output.beginBackground()
                     let replay = Swift.Result {
-                        try dry.run(files: files, emit: { try output.add($0) }, discard: { output.discard($0) })
+                        try dry.run(
+                            files: files, report: warn, emit: { try output.add($0) }, discard: { output.discard($0) })
                     }
                     try output.endBackground()
                     return try replay.get()
                 }
             } else {
                 let files = readings
-                result = try await offPool { try dry.run(files: files) }
+                let warn = (console ?? .standard).error
+                result = try await offPool { try dry.run(files: files, report: warn) }
             }
             // Trip-packing rules: the stored trips and forecasts, as of --to (default now).
             if let source, !TripRunner(rules: ruleList).isEmpty {
@@ -124,12 +149,13 @@ public struct DryRunJob: Sendable {
                 let printed = try await renderAsSent(
                     cfg, receiver: render, previewer: previewer, rules: ruleList, renderer: renderer,
                     transitions: result.transitions, dry: dry, source: source, stations: stations, floods: floods)
-                printError(
-                    "dry-run: \(result.readings) readings replayed, \(printed) payloads rendered for \(render)")
+                warn("dry-run: \(result.readings) readings replayed, \(printed) payloads rendered for \(render)")
                 return result.rejected > 0 ? 1 : 0
             }
             for t in result.transitions { try output.add(t) }
+            let console = console
             let printed = try await offPool {
+                if let console { return try output.finish(console.line) }
                 let out = BufferedStandardOutput()
                 let n = try output.finish(out.line)
                 out.flush()
@@ -141,7 +167,7 @@ public struct DryRunJob: Sendable {
                 "dry-run: \(result.readings) readings replayed, \(printed) transitions, \(String(format: "%.2f", seconds)) s"
             if result.rejected > 0 { summary += ", \(result.rejected) rows rejected" }
             if result.suspect > 0 { summary += ", \(result.suspect) suspect readings skipped" }
-            printError(summary)
+            warn(summary)
             if let cfg {
                 try await whatWouldBeSent(
                     cfg, rules: ruleList, dry: dry, source: source, stations: stations, floods: floods,
@@ -173,11 +199,11 @@ public struct DryRunJob: Sendable {
             printed += 1
             guard let first = n.alerts.first?.transition else { return }
             let more = n.alerts.count > 1 ? " (+\(n.alerts.count - 1) more)" : ""
-            print(
+            say(
                 TerminalText.safe(
                     "--- \(printed): \(first.rule) \(first.station) \(first.state.rawValue) at \(Timestamp.format(first.at))\(more) → \(receiver)"
                 ))
-            print(try previewer.render(n))
+            say(try previewer.render(n))
         }
         for s in sent where s.notification.receiver == receiver { try show(s.notification) }
         // Quake and trip news: each its own episode (the replay has no event rounds), numbered
@@ -193,7 +219,7 @@ public struct DryRunJob: Sendable {
                     externalURL: cfg.externalURL ?? "", chatActions: ChatWiring.signer(cfg)))
         }
         if printed == 0 {
-            printError(
+            warn(
                 "dry-run: receiver \(TerminalText.safe(receiver)) would get nothing from these readings (routes and rules' notify)"
             )
         }
@@ -250,18 +276,14 @@ public struct DryRunJob: Sendable {
             (try await replay.replay(readings, end: to), try await replay.outboxCounts())
         }
         let lines = format == .json ? DryRunPrinter.sentJSON(sent) : [""] + DryRunPrinter.sentText(sent)
-        try await offPool {
-            let out = BufferedStandardOutput()
-            for line in lines { out.line(line) }
-            out.flush()
-        }
+        try await offPool { write(lines) }
         let folded = counts[.superseded, default: 0]
         let unsent = [OutboxRecord.State.skipped, .dead, .muted, .dropped].reduce(0) { $0 + counts[$1, default: 0] }
-        printError(
+        warn(
             "dry-run: \(recorded) transitions recorded; \(sent.count) notifications would be sent (\(folded) folded, \(unsent) not sent)"
         )
         if !QuakeRunner(rules: rules).isEmpty || !TripRunner(rules: rules).isEmpty {
-            printError("dry-run: quake and trip rules are not replayed into what would be sent")
+            warn("dry-run: quake and trip rules are not replayed into what would be sent")
         }
     }
 }

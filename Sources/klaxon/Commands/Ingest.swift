@@ -58,16 +58,8 @@ struct IngestCommand: AsyncParsableCommand {
                 let seconds =
                     Double(clock.duration(to: .now).components.attoseconds) / 1e18
                     + Double(clock.duration(to: .now).components.seconds)
-                var line =
-                    "ingest: \(s.stats.newTotal) new, \(s.stats.revisedTotal) revised, \(s.stats.unchangedTotal) unchanged, \(s.rejected) rejected"
-                if s.gaps > 0 { line += ", \(s.gaps) missing values skipped" }
-                if s.stats.suspect > 0 { line += ", \(s.stats.suspect) marked suspect" }
-                if s.stations > 0 { line += ", \(s.stations) station records" }
-                if !s.stats.quakeConflicts.isEmpty {
-                    line += ", \(s.stats.quakeConflicts.count) quake id conflicts (kept as separate events)"
-                }
-                printError(line + " in \(String(format: "%.2f", seconds)) s")
-                return s.rejected > 0 ? 1 : 0
+                printError(s.line + " in \(String(format: "%.2f", seconds)) s")
+                return s.status
             }
         }
     }

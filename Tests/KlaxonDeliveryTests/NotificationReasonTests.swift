@@ -68,7 +68,8 @@ import Testing
             let n = AlertNotification(key: "k", receiver: "r", alerts: alerts)
             #expect(n.reason == reason, "\(alerts.map { ($0.id, $0.transition.state, $0.reminder) })")
             // The generic body carries it, in both of its writers.
-            #expect(WebhookPayloads.Reference.generic(n, groupBy: [])["notification_reason"] as? String == reason.rawValue)
+            #expect(
+                WebhookPayloads.Reference.generic(n, groupBy: [])["notification_reason"] as? String == reason.rawValue)
             #expect(WebhookPayloads.genericText(n, groupBy: []).contains(#""notification_reason":"\#(reason)""#))
         }
     }
@@ -99,8 +100,8 @@ import Testing
             WebhookPayloads.title(alert(headed, reminder: true))
                 == "🔴 01646500: moderate flood stage, up from minor (still firing)")
         let slack = WebhookPayloads.slack(AlertNotification(key: "k", receiver: "r", alerts: [reminder]))
-        #expect((slack["text"] as? String)?.contains("(still firing)") == true)
+        #expect(slack["text"]?.string?.contains("(still firing)") == true)
         let discord = WebhookPayloads.discord(AlertNotification(key: "k", receiver: "r", alerts: [reminder]))
-        #expect((discord["content"] as? String)?.contains("(still firing)") == true)
+        #expect(discord["content"]?.string?.contains("(still firing)") == true)
     }
 }

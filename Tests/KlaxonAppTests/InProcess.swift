@@ -64,7 +64,7 @@ enum InProcess {
     /// `Ingest.run` into the store they name. Standard error holds the reports, then the closing line
     /// (`ingest: N new, …`, without the time taken).
     static func ingest(
-        db: String? = nil, config: String? = nil, format: IngestFormat = .readings, owmUnits: String = "standard",
+        db: String? = nil, config: String? = nil, format: IngestFormat? = nil, owmUnits: String = "standard",
         units: StationUnits? = nil, _ files: String...
     ) async -> Run {
         await inProcess { output in
@@ -79,7 +79,7 @@ enum InProcess {
 
     /// `Ingest.run` into an open store, as `klaxon ingest` runs it; the exit status.
     static func ingest(
-        into store: any Store, config: Config? = nil, format: IngestFormat = .readings, owmUnits: String = "standard",
+        into store: any Store, config: Config? = nil, format: IngestFormat? = nil, owmUnits: String = "standard",
         units: StationUnits? = nil, _ files: [String], output: CommandOutput
     ) async throws -> Int32 {
         let summary = try await Ingest.run(

@@ -524,6 +524,32 @@ struct IngestFormatTests {
             ])
     }
 
+    @Test(
+        "without --format each file is read as what it looks like: readings, AirNow, WAQI and OpenAQ together (issue 42)"
+    )
+    func formatsByContent() async throws {
+        let s = try Scratch()
+        let db = s.path("k.sqlite")
+        let csv = try s.write("r.csv", "station,metric,time,value\nx,gage_height,2025-11-03T08:00:00Z,1.5\n")
+        let airnow = try s.write("airnow.json", Self.airnowBody)
+        let waqi = try s.write("waqi.json", Self.waqiBody)
+        let location = try s.write("location.json", Self.openAQLocation)
+        let hours = try s.write("v3_sensors_3920_hours.json", Self.openAQHours)
+        let r = await InProcess.ingest(db: db, csv, airnow, waqi, location, hours)
+        #expect(r.status == 0, "\(r.stderr)")
+        let store = try SQLiteStore.open(path: db)
+        let series = Set(
+            try await storedReadings(store).map { $0.split(separator: "|").prefix(2).joined(separator: "|") })
+        #expect(series.contains("x|gage_height"))
+        #expect(series.contains { $0.hasPrefix("Central LA CO|aqi") }, "\(series)")
+        #expect(series.contains("openaq:2178|pm25"), "\(series)")
+        #expect(series.contains { $0.hasSuffix("|aqi") && !$0.hasPrefix("Central LA CO") }, "WAQI: \(series)")
+        // --format still decides when given: the AirNow body read as readings is refused, not guessed.
+        let forced = await InProcess.ingest(db: db, format: .readings, airnow)
+        #expect(forced.status == 1)
+        #expect(forced.stderr.contains("try --format airnow-json"), "\(forced.stderr)")
+    }
+
     @Test("airnow-json then an AQI rule: evaluate and dry-run fire on the ingested readings")
     func airNowRuleFires() async throws {
         let s = try Scratch()

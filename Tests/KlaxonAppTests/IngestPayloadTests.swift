@@ -201,13 +201,18 @@ struct IngestPayloadTests {
             r.errorLines.first
                 == quakes + ": nothing to store: read as usgs-ogc-json it yields no readings, stations or events; "
                 + "it looks like a USGS earthquake GeoJSON feed (features with mag and ids): try --format usgs-quakes")
-        // Without --format the feed is not a readings file either: one rejected line, and a hint.
-        let plain = await InProcess.ingest(db: db, quakes)
-        #expect(plain.status == 1)
-        #expect(plain.stderr.contains("try --format usgs-quakes"), "\(plain.stderr)")
+        // Nothing was stored by the wrong formats.
         let store = try SQLiteStore.open(path: db)
         #expect(try await store.readingCount() == 0)
         #expect(try await store.quakes().isEmpty)
+        // Given as readings, the feed is not a readings file: one rejected line, and a hint.
+        let asReadings = await InProcess.ingest(db: db, format: .readings, quakes)
+        #expect(asReadings.status == 1)
+        #expect(asReadings.stderr.contains("try --format usgs-quakes"), "\(asReadings.stderr)")
+        // Without --format it is read as what it looks like (issue 42): its quakes are stored.
+        let plain = await InProcess.ingest(db: db, quakes)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(try await store.quakes().isEmpty == false)
     }
 
     @Test("an empty answer of the format given is fine: 0 new, exit 0")
@@ -274,7 +279,7 @@ struct IngestPayloadTests {
         let s = try Scratch()
         let db = s.path("r.sqlite")
         let file = try s.write("14211720_dv.rdb", Self.legacyRDB(days: 400))
-        let r = await InProcess.ingest(db: db, file)
+        let r = await InProcess.ingest(db: db, format: .readings, file)
         #expect(r.status == 1)
         let lines = r.errorLines
         #expect(lines.count == 13, "\(r.stderr)")

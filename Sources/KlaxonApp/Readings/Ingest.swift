@@ -482,6 +482,43 @@ extension Ingest {
     /// reported as warnings. Recorded frames are read line by line: a bad line is reported (`FILE:LINE: reason`) and the others are stored. `config`, when
     /// given, supplies what its sources would use: the `metric:` of CWMS time series, the name and
     /// `sample_every` of its `aqi-websocket` source.
+    /// Without a format (`klaxon ingest FILE` without `--format`): each file read as the format it looks
+    /// like (`PayloadLook`: a saved USGS, NWPS, CWMS, Open-Meteo, OpenWeatherMap, NWS, AirNow, OpenAQ or
+    /// WAQI response), the readings parser for the rest; the files of one format are read together, in
+    /// the order given, readings files first. The summaries add up.
+    public static func run(
+        store: any ReadingIngest, files: [String], format: IngestFormat?, now: Int64, owmUnits: String = "standard",
+        config: Config? = nil, stationUnits: StationUnits? = nil, report: (String) -> Void = printError
+    ) async throws -> Summary {
+        if let format {
+            return try await run(
+                store: store, files: files, format: format, now: now, owmUnits: owmUnits, config: config,
+                stationUnits: stationUnits, report: report)
+        }
+        var groups: [(format: IngestFormat, files: [String])] = []
+        for path in files {
+            let look = PayloadLook.of(path: path)?.format ?? .readings
+            if let i = groups.firstIndex(where: { $0.format == look }) {
+                groups[i].files.append(path)
+            } else {
+                groups.append((look, [path]))
+            }
+        }
+        groups.sort { ($0.format == .readings ? 0 : 1) < ($1.format == .readings ? 0 : 1) }
+        var total = Summary()
+        for group in groups {
+            let s = try await run(
+                store: store, files: group.files, format: group.format, now: now, owmUnits: owmUnits, config: config,
+                stationUnits: stationUnits, report: report)
+            total.files += s.files
+            total.stats += s.stats
+            total.rejected += s.rejected
+            total.gaps += s.gaps
+            total.stations += s.stations
+        }
+        return total
+    }
+
     public static func run(
         store: any ReadingIngest, files: [String], format: IngestFormat, now: Int64, owmUnits: String = "standard",
         config: Config? = nil, stationUnits: StationUnits? = nil, report: (String) -> Void = printError

@@ -2,9 +2,10 @@ import Foundation
 import KlaxonCore
 
 /// What a saved file looks like, judged from its shape: which `klaxon ingest --format` reads it.
-/// Used to word messages when a file yields nothing, does not parse as the format given, or
-/// floods the readings parser with rejected lines. A guess for people, never a reason to parse
-/// something as another format than the one asked for.
+/// `klaxon ingest FILE` without `--format` reads each file as the format it looks like (readings when
+/// it looks like none); it also words messages when a file yields nothing, does not parse as the
+/// format given, or floods the readings parser with rejected lines. Never a reason to parse
+/// something as another format than the one `--format` asks for.
 public struct PayloadLook: Sendable, Equatable {
     /// The format the file looks like; nil when it looks like none that `ingest` reads.
     public var format: IngestFormat?
@@ -69,6 +70,14 @@ public struct PayloadLook: Sendable, Equatable {
     static func json(_ object: JSONValue) -> PayloadLook {
         guard let o = object.object else {
             if let array = object.array {
+                // AirNow answers with an array of observations, in its legacy or its 2026 field set.
+                if let first = array.first?.object,
+                    first["ReportingArea"] != nil || first["reportingAreaName"] != nil,
+                    first["DateObserved"] != nil || first["dateObserved"] != nil
+                {
+                    return PayloadLook(
+                        format: .airnowJSON, description: "AirNow observations (ReportingArea, DateObserved)")
+                }
                 return PayloadLook(format: nil, description: "a JSON array", empty: array.isEmpty)
             }
             return PayloadLook(format: nil, description: "a JSON value that is not an object")
@@ -111,6 +120,13 @@ public struct PayloadLook: Sendable, Equatable {
         }
         if o["station"] != nil, o["metric"] != nil {
             return PayloadLook(format: .readings, description: "a Klaxon readings file (JSON Lines)")
+        }
+        if let results = o["results"]?.array, o["meta"]?.object != nil {
+            return PayloadLook(
+                format: .openaqJSON, description: "an OpenAQ API response (meta, results)", empty: results.isEmpty)
+        }
+        if o["status"]?.string != nil, let data = o["data"]?.object, data["aqi"] != nil {
+            return PayloadLook(format: .waqiJSON, description: "a WAQI feed (status, data.aqi)")
         }
         return PayloadLook(format: nil, description: "a JSON object none of the ingest formats describes")
     }

@@ -307,7 +307,7 @@ public final class PostgresServer: TestServer, @unchecked Sendable {
         p.standardError = handle
         p.standardInput = FileHandle.nullDevice
         let exit = ProcessExit(p)
-        try p.run()
+        try launchProcess(p)
         try? handle.close()
         return (p, exit)
     }

@@ -12,7 +12,7 @@ public func python(_ script: String, input: Data) async throws -> Data {
         let stdout = Pipe()
         p.standardInput = stdin
         p.standardOutput = stdout
-        try p.run()
+        try launchProcess(p)
         stdin.fileHandleForWriting.write(input)
         try stdin.fileHandleForWriting.close()
         let data = stdout.fileHandleForReading.readDataToEndOfFile()

@@ -65,7 +65,7 @@ public final class SMTPServer: TestServer, @unchecked Sendable {
         check.executableURL = URL(fileURLWithPath: Self.python)
         check.arguments = ["-c", "import aiosmtpd"]
         check.standardError = FileHandle.nullDevice
-        try? check.run()
+        try? launchProcess(check)
         check.waitUntilExit()
         guard check.terminationStatus == 0 else {
             throw SinkError(message: "python3-aiosmtpd is not installed for \(Self.python): run Deploy/setup.sh")
@@ -89,7 +89,7 @@ public final class SMTPServer: TestServer, @unchecked Sendable {
         let log = dir.appendingPathComponent("server.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
+        try launchProcess(process)
         let deadline = Date().addingTimeInterval(15)
         var found = 0
         while Date() < deadline {
@@ -181,7 +181,7 @@ public final class SMTPServer: TestServer, @unchecked Sendable {
         ]
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
-        try p.run()
+        try launchProcess(p)
         p.waitUntilExit()
         guard p.terminationStatus == 0 else { throw SinkError(message: "openssl could not make a test certificate") }
         return (cert, key)

@@ -58,7 +58,7 @@ public final class WriteLock: @unchecked Sendable {
         p.standardInput = input
         p.standardOutput = output
         p.standardError = FileHandle.nullDevice
-        try p.run()
+        try launchProcess(p)
         // Blocking reads, on the Dispatch thread `hold` runs this on.
         let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
         guard line.hasPrefix("locked") else {

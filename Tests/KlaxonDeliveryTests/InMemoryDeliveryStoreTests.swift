@@ -306,6 +306,10 @@ final class RecordingNotifier: Notifier, Sendable {
 
     @Test("a claim whose answer was lost is not renewed: its lease runs out and it is delivered")
     func lostClaimRunsOut() async throws {
+        // The first turns of `run` come at the start of the suite, when every suite starts at once on two
+        // cooperative threads: a soak saw 60 s pass there before A went out. The bound for "broken" is five
+        // minutes, and no store call of these runs counts as timed out (a claim abandoned as late would stay
+        // leased and A never be sent): the in-memory store always answers.
         let store = InMemoryDeliveryStore()
         let clock = TestClock("2026-03-01T12:00:00Z")
         store.queue(transition(station: "A"), receivers: ["r"], dueAt: clock.now - 1)
@@ -313,13 +317,14 @@ final class RecordingNotifier: Notifier, Sendable {
         let notifier = RecordingNotifier()
         var settings = fastSettings()
         settings.lease = 3_000
+        settings.storeDeadline = .seconds(600)
         let dispatcher = Dispatcher(
             store: store, notifiers: ["r": notifier], routing: Routing(), settings: settings, clock: { clock.now })
         let stop = Atomic(false)
         let run = Task { try await dispatcher.run(poll: 20, stop: { stop.load(ordering: .relaxed) }) }
         var failure: (any Error)?
         do {
-            try await poll(until: "A is claimed, and the claim's answer lost") {
+            try await poll(until: "A is claimed, and the claim's answer lost", within: .seconds(300)) {
                 store.rows().first?.state == .sending && store.loseClaimAnswers.withLock { $0 } == 0
             }
             // The dispatcher's clock moves on a third of a lease at a time, each time waiting for the
@@ -330,15 +335,18 @@ final class RecordingNotifier: Notifier, Sendable {
                     store.heartbeat(dispatcher.instance.id) == clock.now || !notifier.notifications.isEmpty
                 }
             }
-            try await poll(until: "A is delivered once its lost claim ran out") {
+            try await poll(until: "A is delivered once its lost claim ran out", within: .seconds(300)) {
                 !notifier.notifications.isEmpty && !store.rows().contains { $0.state == .sending }
             }
         } catch {
             failure = error
         }
         stop.store(true, ordering: .relaxed)
+        if let failure {
+            _ = try? await run.value
+            throw failure
+        }
         try await run.value
-        if let failure { throw failure }
         #expect(notifier.notifications.flatMap(\.alerts).map(\.transition.station) == ["A"])
         #expect(store.rows().first?.state == .sent)
     }
@@ -360,13 +368,14 @@ final class RecordingNotifier: Notifier, Sendable {
         // Renewals stop while outcomes cannot be recorded: B, claimed and waiting, must not be claimed again
         // by a lease run out on a loaded machine; this test is about the gate (see `longLease`).
         settings.lease = longLease
+        settings.storeDeadline = .seconds(600)
         let dispatcher = Dispatcher(store: store, notifiers: ["r": notifier], routing: Routing(), settings: settings)
         let stop = Atomic(false)
         let run = Task { try await dispatcher.run(poll: 20, stop: { stop.load(ordering: .relaxed) }) }
         var failure: (any Error)?
         do {
             // On a loaded machine the 200 ms watchdog may speak before A is even sent: wait for both.
-            try await poll(until: "A is sent and the watchdog says delivery stalled") {
+            try await poll(until: "A is sent and the watchdog says delivery stalled", within: .seconds(300)) {
                 !notifier.notifications.isEmpty && dispatcher.health.troubles["dispatcher watchdog"] != nil
             }
             // A went out; its outcome could not be recorded, so B was not sent.
@@ -384,8 +393,11 @@ final class RecordingNotifier: Notifier, Sendable {
             store.applyFails.withLock { $0 = false }
         }
         stop.store(true, ordering: .relaxed)
+        if let failure {
+            _ = try? await run.value
+            throw failure
+        }
         try await run.value
-        if let failure { throw failure }
         #expect(notifier.notifications.flatMap(\.alerts).map(\.transition.station) == ["A", "B"])
     }
 
@@ -400,6 +412,7 @@ final class RecordingNotifier: Notifier, Sendable {
         var settings = fastSettings()
         settings.unrecordedLimit = 1
         settings.lease = longLease
+        settings.storeDeadline = .seconds(600)
         let dispatcher = Dispatcher(store: store, notifiers: ["r": notifier], routing: Routing(), settings: settings)
         let stop = Atomic(false)
         let returned = Atomic(false)
@@ -408,7 +421,7 @@ final class RecordingNotifier: Notifier, Sendable {
             try await dispatcher.run(poll: 20, stop: { stop.load(ordering: .relaxed) })
         }
         // A went out and its outcome cannot be recorded; B waits at the gate.
-        try await poll(until: "A is sent and B is claimed") {
+        try await poll(until: "A is sent and B is claimed", within: .seconds(300)) {
             !notifier.notifications.isEmpty && store.rows().allSatisfy { $0.state != .pending }
         }
         stop.store(true, ordering: .relaxed)

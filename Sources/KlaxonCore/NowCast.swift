@@ -71,7 +71,8 @@ public enum NowCast {
         public var description: String {
             switch self {
             case .tooFewRecentHours(let n):
-                return "needs at least 2 of the 3 most recent hours; \(n) of them have data"
+                return
+                    "needs at least 2 of the 3 most recent hours; \(n == 0 ? "none has" : n == 1 ? "only 1 has" : "\(n) have") data"
             case .tooManyHours(let n):
                 return "takes at most 12 hourly values (newest first); \(n) given"
             case .implausible(let hour, let value, let range):

@@ -369,8 +369,13 @@ extension PostgresStore {
 
     /// Applies the migrations not yet applied. Safe to run from several processes at once: a
     /// transaction-scoped advisory lock lets one migrate while the others wait, then find nothing to do.
+    /// The migration's transaction has no statement deadline: a store that waits for another's
+    /// migration waits as long as that takes (a soak's loaded machine took over a minute to migrate a
+    /// new database, and the waiting daemons failed with "statement timeout"), and a migration that
+    /// rewrites a large table may itself take longer than the deadline meant for day-to-day work.
     public func migrate() async throws {
         try await transaction { c in
+            try await self.execute("SET LOCAL statement_timeout = 0", on: c)
             try await self.execute("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", on: c)
             try await self.execute(
                 """

@@ -37,6 +37,9 @@ public final class PostgresStore: Store {
         public var tls: PostgresClient.Configuration.TLS
         /// The most connections the pool opens.
         public var maximumConnections: Int
+        /// The longest one statement may run on the server (`statement_timeout`), migrations aside:
+        /// retention and copies work in batches far shorter than this.
+        public var statementTimeout: Duration = PostgresStore.statementTimeout
 
         public init(
             host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
@@ -69,7 +72,9 @@ public final class PostgresStore: Store {
         var parameters = [
             ("tcp_keepalives_idle", "10"), ("tcp_keepalives_interval", "5"), ("tcp_keepalives_count", "3"),
         ]
-        parameters.append(("statement_timeout", "\(Self.statementTimeout.components.seconds * 1000)"))
+        let timeout = configuration.statementTimeout.components
+        let milliseconds = max(1, timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000)
+        parameters.append(("statement_timeout", "\(milliseconds)"))
         c.options.additionalStartupParameters = parameters
         self.client = PostgresClient(configuration: c, backgroundLogger: logger)
         self.configuration = configuration

@@ -69,10 +69,40 @@ public struct FoldedAlert: Codable, Sendable, Equatable {
     }
 }
 
-/// A receiver's budget as the store keeps it (one row per receiver, read and written in one
-/// transaction so two daemons never both spend the last message): the messages sent in the window,
-/// the alerts folded in the current storm, and its summary message. Pure: the dispatcher's budget
-/// stage (`Dispatcher+Budget.swift`) decides with it; the store only keeps it.
+/// What a decision changes in the receiver's folded alerts (the store's `budget_folds` rows, one per
+/// alert and episode folded in the current storm), applied by the store in the same transaction as
+/// the window. Kept apart from the window's own row so that a fold writes one small row, whatever
+/// the storm's size.
+public struct FoldChanges: Sendable, Equatable {
+    /// Forget every folded alert of the receiver (its storm ended).
+    public var clear = false
+    /// Alerts folded now (an alert and episode already folded is left as it is).
+    public var add: [FoldedAlert] = []
+    /// Alerts the receiver was sent (any episode): no longer folded.
+    public var heard: [String] = []
+    /// Folded alerts whose episode resolved: kept, marked resolved (the summary's count goes down).
+    public var resolved: [ResolvedFold] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { !clear && add.isEmpty && heard.isEmpty && resolved.isEmpty }
+}
+
+/// A folded alert's episode that resolved.
+public struct ResolvedFold: Sendable, Equatable {
+    public var alert: String
+    public var episode: Int64
+    public init(alert: String, episode: Int64) {
+        self.alert = alert
+        self.episode = episode
+    }
+}
+
+/// A receiver's budget as the store keeps it (one small row per receiver, read locked and written
+/// in one transaction so two daemons never both spend the last message): the messages sent in the
+/// window, the current storm, and its summary message. The alerts folded in the storm are rows of
+/// their own (`changes` says what a decision does to them; `FoldTally` is what the summary reads).
+/// Pure: the dispatcher's budget stage (`Dispatcher+Budget.swift`) decides with it; the store keeps it.
 public struct BudgetWindow: Codable, Sendable, Equatable {
     /// A message counted in the window: when (ms) and its batch (a retry of it is not counted again).
     public struct Send: Codable, Sendable, Equatable {
@@ -86,12 +116,6 @@ public struct BudgetWindow: Codable, Sendable, Equatable {
 
     /// Messages sent in the window, oldest first.
     public var sends: [Send] = []
-    /// Alerts folded in the current storm and not resolved since, oldest first (at most `foldedLimit`).
-    public var folded: [FoldedAlert] = []
-    /// Alerts folded beyond `foldedLimit` (counted, not kept).
-    public var overflow = 0
-    /// Alerts folded in the current storm in all, resolved or not.
-    public var total = 0
     /// When the current storm's first and last folds were (ms; nil: no storm).
     public var stormStart: Int64?
     public var lastFold: Int64?
@@ -101,15 +125,19 @@ public struct BudgetWindow: Codable, Sendable, Equatable {
     public var summaryPostedAt: Int64?
     /// Set while one sender posts the summary (ms, until when): another (the other daemon) leaves it.
     public var posting: Int64?
-    /// Grows with every change of what the summary shows; `shown` is the one it last showed.
+    /// Grows with every change that may change what the summary shows; `shown` is the one it last
+    /// showed, and `shownText` its words (a change that leaves them as they were edits nothing).
     public var version = 0
     public var shown = 0
+    public var shownText: String?
+    /// What the last decision does to the folded alerts (not stored: the store applies it).
+    public var changes = FoldChanges()
+
+    enum CodingKeys: String, CodingKey {
+        case sends, stormStart, lastFold, summaryID, summaryPostedAt, posting, version, shown, shownText
+    }
 
     public init() {}
-
-    /// The most folded alerts kept by name (the rest are counted): bounds the row and the work per
-    /// fold in a storm of 100,000 transitions.
-    public static let foldedLimit = 500
 
     /// What the budget stage does with a notification.
     public enum Decision: Sendable, Equatable {
@@ -128,14 +156,16 @@ public struct BudgetWindow: Codable, Sendable, Equatable {
         }
         if let last = lastFold, last <= start, posting.map({ $0 <= now }) ?? true {
             // The storm is over: its summary stays as it last was.
-            folded = []
-            overflow = 0
-            total = 0
+            changes.clear = true
+            changes.add = []
+            changes.heard = []
+            changes.resolved = []
             stormStart = nil
             lastFold = nil
             summaryID = nil
             posting = nil
             shown = version
+            shownText = nil
         }
     }
 
@@ -153,40 +183,25 @@ public struct BudgetWindow: Codable, Sendable, Equatable {
             // Bounded even when owed resolves go past the budget.
             let cap = budget.messages * 2 + 64
             if sends.count > cap { sends.removeFirst(sends.count - cap) }
-            remove(alerts.map { (alert: $0.alert, episode: $0.episode) }, allEpisodes: true)
+            if stormStart != nil, !alerts.isEmpty {
+                changes.heard += alerts.map(\.alert)
+                version += 1
+            }
             return .send
         }
-        for a in alerts {
-            if let i = folded.firstIndex(where: { $0.alert == a.alert && $0.episode == a.episode }) {
-                folded[i].place = a.place
-            } else if folded.count < Self.foldedLimit {
-                folded.append(a)
-                total += 1
-            } else {
-                overflow += 1
-                total += 1
-            }
-        }
+        changes.add += alerts
         stormStart = stormStart ?? now
         lastFold = now
         version += 1
         return .fold
     }
 
-    /// Alerts that resolved: they leave the summary (its count goes down). True when one was in it.
+    /// Alerts that resolved, not sent (the receiver never heard them firing): those folded in this
+    /// storm leave the summary's count. True when there is a storm (its summary may change).
     @discardableResult
-    public mutating func resolved(_ alerts: [(alert: String, episode: Int64)]) -> Bool {
-        remove(alerts, allEpisodes: false)
-    }
-
-    @discardableResult
-    mutating func remove(_ alerts: [(alert: String, episode: Int64)], allEpisodes: Bool) -> Bool {
-        guard !folded.isEmpty, !alerts.isEmpty else { return false }
-        let before = folded.count
-        folded.removeAll { f in
-            alerts.contains { $0.alert == f.alert && (allEpisodes || $0.episode == f.episode) }
-        }
-        guard folded.count != before else { return false }
+    public mutating func resolved(_ alerts: [ResolvedFold]) -> Bool {
+        guard stormStart != nil, !alerts.isEmpty else { return false }
+        changes.resolved += alerts
         version += 1
         return true
     }
@@ -219,10 +234,13 @@ public struct BudgetWindow: Codable, Sendable, Equatable {
         return .post
     }
 
-    /// The summary now shows `version`; `posted`: a new message (`id`, "" when the platform gave
-    /// none) went out at `now`.
-    public mutating func summaryShown(version shownVersion: Int, posted id: String?, now: Int64) {
-        shown = max(shown, shownVersion)
+    /// The summary now shows `version` in words `text`; `posted`: a new message (`id`, "" when the
+    /// platform gave none) went out at `now`.
+    public mutating func summaryShown(version shownVersion: Int, text: String?, posted id: String?, now: Int64) {
+        if shownVersion > shown {
+            shown = shownVersion
+            shownText = text
+        }
         if let id {
             posting = nil
             summaryPostedAt = now
@@ -244,5 +262,65 @@ public struct BudgetWindow: Codable, Sendable, Equatable {
             return BudgetWindow()
         }
         return w
+    }
+}
+
+/// The alerts folded in a receiver's current storm, by subject, as the store counts its rows: what
+/// the summary says.
+public struct FoldTally: Sendable, Equatable {
+    public struct Subject: Sendable, Equatable {
+        /// `SubjectPage`'s raw value.
+        public var subject: String
+        /// Folded and still firing.
+        public var firing: Int
+        /// Folded in all (resolved or not).
+        public var total: Int
+        /// Distinct stations of those still firing.
+        public var stations: Int
+        public init(subject: String, firing: Int, total: Int, stations: Int) {
+            self.subject = subject
+            self.firing = firing
+            self.total = total
+            self.stations = stations
+        }
+    }
+
+    public var subjects: [Subject]
+    /// Places of alerts still firing, in fold order (`subject`, `station`, `place`), at most
+    /// `placeRows`: the summary names the first few of each subject.
+    public var places: [(subject: String, station: String, place: String)]
+
+    public init(subjects: [Subject] = [], places: [(subject: String, station: String, place: String)] = []) {
+        self.subjects = subjects
+        self.places = places
+    }
+
+    /// The most place rows a tally reads.
+    public static let placeRows = 200
+
+    public static func == (a: FoldTally, b: FoldTally) -> Bool {
+        a.subjects == b.subjects && a.places.elementsEqual(b.places) { $0 == $1 }
+    }
+
+    /// The tally of folded alerts held in memory (the in-memory store, tests): `rows` in fold order,
+    /// each with whether it resolved.
+    public static func of(_ rows: [(fold: FoldedAlert, resolved: Bool)]) -> FoldTally {
+        var subjects: [String: Subject] = [:]
+        var order: [String] = []
+        var stations: [String: Set<String>] = [:]
+        for (f, resolved) in rows {
+            if subjects[f.subject] == nil {
+                subjects[f.subject] = Subject(subject: f.subject, firing: 0, total: 0, stations: 0)
+                order.append(f.subject)
+            }
+            subjects[f.subject]!.total += 1
+            guard !resolved else { continue }
+            subjects[f.subject]!.firing += 1
+            if stations[f.subject, default: []].insert(f.station).inserted { subjects[f.subject]!.stations += 1 }
+        }
+        let places = rows.filter { !$0.resolved }.prefix(placeRows).map {
+            (subject: $0.fold.subject, station: $0.fold.station, place: $0.fold.place)
+        }
+        return FoldTally(subjects: order.compactMap { subjects[$0] }, places: places)
     }
 }

@@ -15,7 +15,7 @@ public struct FoldSummary: Sendable, Equatable {
 
     /// Folded alerts still firing, by subject, largest first.
     public var groups: [Group]
-    /// Folded alerts still firing (the groups' and those counted only).
+    /// Folded alerts still firing.
     public var firing: Int
     /// Alerts folded in the storm in all.
     public var total: Int
@@ -27,26 +27,23 @@ public struct FoldSummary: Sendable, Equatable {
     /// The most places named per group.
     public static let placesShown = 3
 
-    public init(_ window: BudgetWindow, receiver: String, budget: Budget, externalURL: String) {
-        var groups: [SubjectPage: Group] = [:]
-        var stations: [SubjectPage: Set<String>] = [:]
-        var order: [SubjectPage] = []
-        for f in window.folded {
-            let subject = SubjectPage(rawValue: f.subject) ?? .station
-            if groups[subject] == nil {
-                groups[subject] = Group(subject: subject, alerts: 0, stations: 0, places: [])
-                order.append(subject)
-            }
-            groups[subject]!.alerts += 1
-            if stations[subject, default: []].insert(f.station).inserted {
-                groups[subject]!.stations += 1
-                if groups[subject]!.places.count < Self.placesShown { groups[subject]!.places.append(f.place) }
+    public init(_ tally: FoldTally, receiver: String, budget: Budget, externalURL: String) {
+        var places: [String: [String]] = [:]
+        var seen: [String: Set<String>] = [:]
+        for p in tally.places where places[p.subject, default: []].count < Self.placesShown {
+            if seen[p.subject, default: []].insert(p.station).inserted {
+                places[p.subject, default: []].append(p.place)
             }
         }
-        self.groups = order.compactMap { groups[$0] }.enumerated()
-            .sorted { ($1.element.alerts, $0.offset) < ($0.element.alerts, $1.offset) }.map(\.element)
-        self.firing = window.folded.count + window.overflow
-        self.total = max(window.total, firing)
+        self.groups = tally.subjects.filter { $0.firing > 0 }.enumerated()
+            .sorted { ($1.element.firing, $0.offset) < ($0.element.firing, $1.offset) }
+            .map { _, s in
+                Group(
+                    subject: SubjectPage(rawValue: s.subject) ?? .station, alerts: s.firing, stations: s.stations,
+                    places: places[s.subject] ?? [])
+            }
+        self.firing = tally.subjects.reduce(0) { $0 + $1.firing }
+        self.total = tally.subjects.reduce(0) { $0 + $1.total }
         self.receiver = receiver
         self.budget = budget
         var base = externalURL
@@ -68,10 +65,7 @@ public struct FoldSummary: Sendable, Equatable {
             out = "All \(total) \(total == 1 ? "alert" : "alerts") folded in this storm have resolved"
         } else {
             out = "\(firing) more \(firing == 1 ? "alert" : "alerts")"
-            var parts = groups.map(Self.words)
-            let counted = firing - groups.reduce(0) { $0 + $1.alerts }
-            if counted > 0 { parts.append("\(counted) more not itemised") }
-            out += ": " + parts.joined(separator: ", ")
+            out += ": " + groups.map(Self.words).joined(separator: ", ")
             if total > firing { out += " (\(total - firing) resolved since)" }
         }
         if let link { out += " — open the list: \(link)" }

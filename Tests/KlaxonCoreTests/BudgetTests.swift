@@ -27,10 +27,14 @@ struct BudgetTests {
         #expect(w.admit(batch: "a", alerts: [Self.flood(1)], owed: false, now: 0, budget: b) == .send)
         #expect(w.admit(batch: "b", alerts: [Self.flood(2)], owed: false, now: 2 * Self.minute, budget: b) == .send)
         #expect(w.admit(batch: "c", alerts: [Self.flood(3)], owed: false, now: 4 * Self.minute, budget: b) == .send)
+        #expect(w.changes.isEmpty)
         #expect(w.admit(batch: "d", alerts: [Self.flood(4)], owed: false, now: 5 * Self.minute, budget: b) == .fold)
-        #expect(w.folded.map(\.episode) == [4] && w.stormStart == 5 * Self.minute)
+        #expect(w.changes.add == [Self.flood(4)] && w.stormStart == 5 * Self.minute)
+        w.changes = FoldChanges()
         // At 10:00 the first send (0:00) has left the window (it holds (0:00, 10:00]): room for one.
         #expect(w.admit(batch: "e", alerts: [Self.flood(5)], owed: false, now: 10 * Self.minute, budget: b) == .send)
+        // A send during a storm takes its alerts out of the summary.
+        #expect(w.changes.heard == ["river|S5|gage_height"])
         #expect(
             w.admit(batch: "f", alerts: [Self.flood(6)], owed: false, now: 10 * Self.minute + 1, budget: b) == .fold)
         #expect(w.sends.map(\.batch) == ["b", "c", "e"])
@@ -40,7 +44,7 @@ struct BudgetTests {
         #expect(w.admit(batch: "h", alerts: [Self.flood(8)], owed: false, now: 12 * Self.minute, budget: b) == .send)
     }
 
-    @Test("a retry of a batch sent is sent again without counting twice; a folded batch folds its alert once")
+    @Test("a retry of a batch sent is sent again without counting twice")
     func retriesCountOnce() {
         var w = BudgetWindow()
         let b = Budget(messages: 1, per: 600)
@@ -48,8 +52,6 @@ struct BudgetTests {
         #expect(w.admit(batch: "a", alerts: [Self.flood(1)], owed: false, now: 1, budget: b) == .send)
         #expect(w.sends.count == 1)
         #expect(w.admit(batch: "b", alerts: [Self.flood(2)], owed: false, now: 2, budget: b) == .fold)
-        #expect(w.admit(batch: "b", alerts: [Self.flood(2)], owed: false, now: 3, budget: b) == .fold)
-        #expect(w.folded.count == 1 && w.total == 1)
     }
 
     @Test("a resolve the receiver is owed is sent past the budget, and counts")
@@ -62,23 +64,20 @@ struct BudgetTests {
         #expect(w.admit(batch: "c", alerts: [Self.flood(3)], owed: false, now: 2, budget: b) == .fold)
     }
 
-    @Test("a folded alert that resolves leaves the summary; one sent later leaves it too")
-    func resolvesLowerTheCount() {
+    @Test("resolves of folded alerts change the summary only during a storm")
+    func resolvesDuringAStorm() {
         var w = BudgetWindow()
         let b = Budget(messages: 1, per: 600)
+        let r = [ResolvedFold(alert: "river|S2|gage_height", episode: 2)]
+        var none = w
+        let outside = none.resolved(r)
+        #expect(!outside && none.changes.isEmpty)
         _ = w.admit(batch: "a", alerts: [Self.flood(1)], owed: false, now: 0, budget: b)
-        for i in 2...5 { _ = w.admit(batch: "f\(i)", alerts: [Self.flood(i)], owed: false, now: Int64(i), budget: b) }
-        #expect(w.folded.count == 4 && w.version == 4)
-        let resolved = w.resolved([("river|S2|gage_height", 2)])
-        #expect(resolved)
-        #expect(w.folded.count == 3 && w.total == 4 && w.version == 5)
-        // Another episode of the alert is not this one.
-        let other = w.resolved([("river|S3|gage_height", 99)])
-        #expect(!other)
-        #expect(w.version == 5)
-        // A window later the alert's change is sent: the receiver hears of it, it leaves the summary.
-        #expect(w.admit(batch: "x", alerts: [Self.flood(3)], owed: false, now: 600_001, budget: b) == .send)
-        #expect(w.folded.map(\.episode) == [4, 5])
+        _ = w.admit(batch: "b", alerts: [Self.flood(2)], owed: false, now: 1, budget: b)
+        let version = w.version
+        let during = w.resolved(r)
+        #expect(during)
+        #expect(w.changes.resolved == r && w.version == version + 1)
     }
 
     @Test("a storm ends after a whole window without a fold; the next fold starts a new one")
@@ -87,13 +86,15 @@ struct BudgetTests {
         let b = Budget(messages: 1, per: 600)
         _ = w.admit(batch: "a", alerts: [Self.flood(1)], owed: false, now: 0, budget: b)
         _ = w.admit(batch: "b", alerts: [Self.flood(2)], owed: false, now: 1_000, budget: b)
-        w.summaryShown(version: w.version, posted: "m1", now: 1_000)
+        w.summaryShown(version: w.version, text: "1 more alert", posted: "m1", now: 1_000)
+        w.changes = FoldChanges()
         #expect(w.summaryID == "m1" && w.stormStart == 1_000)
         w.prune(now: 601_000, budget: b)
-        #expect(w.stormStart == nil && w.folded.isEmpty && w.summaryID == nil && w.total == 0)
+        #expect(w.stormStart == nil && w.summaryID == nil && w.shownText == nil && w.changes.clear)
+        w.changes = FoldChanges()
         _ = w.admit(batch: "c", alerts: [Self.flood(3)], owed: false, now: 601_001, budget: b)
         #expect(w.admit(batch: "d", alerts: [Self.flood(4)], owed: false, now: 601_002, budget: b) == .fold)
-        #expect(w.stormStart == 601_002 && w.folded.map(\.episode) == [4])
+        #expect(w.stormStart == 601_002 && w.changes.add == [Self.flood(4)])
     }
 
     @Test("the summary: posted once, then edited where the receiver edits; one per window where it cannot")
@@ -107,7 +108,7 @@ struct BudgetTests {
         #expect(w.summaryStep(canEdit: true, now: 1, lease: 30_000, budget: b) == .post)
         // While one sender posts, another (the other daemon) leaves it.
         #expect(w.summaryStep(canEdit: true, now: 2, lease: 30_000, budget: b) == .none)
-        w.summaryShown(version: w.version, posted: "m1", now: 3)
+        w.summaryShown(version: w.version, text: "x", posted: "m1", now: 3)
         #expect(w.summaryStep(canEdit: true, now: 4, lease: 30_000, budget: b) == .none)  // up to date
         _ = w.admit(batch: "c", alerts: [Self.flood(3)], owed: false, now: 5, budget: b)
         #expect(w.summaryStep(canEdit: true, now: 5, lease: 30_000, budget: b) == .edit("m1"))
@@ -121,7 +122,7 @@ struct BudgetTests {
         _ = plain.admit(batch: "a", alerts: [Self.flood(1)], owed: false, now: 0, budget: b)
         _ = plain.admit(batch: "b", alerts: [Self.flood(2)], owed: false, now: 1, budget: b)
         #expect(plain.summaryStep(canEdit: false, now: 1, lease: 30_000, budget: b) == .post)
-        plain.summaryShown(version: plain.version, posted: "", now: 2)
+        plain.summaryShown(version: plain.version, text: "x", posted: "", now: 2)
         _ = plain.admit(batch: "c", alerts: [Self.flood(3)], owed: false, now: 3, budget: b)
         #expect(plain.summaryStep(canEdit: false, now: 3, lease: 30_000, budget: b) == .none)
         #expect(plain.summaryStep(canEdit: false, now: 599_999, lease: 30_000, budget: b) == .none)
@@ -131,55 +132,55 @@ struct BudgetTests {
         _ = noID.admit(batch: "a", alerts: [Self.flood(1)], owed: false, now: 0, budget: b)
         _ = noID.admit(batch: "b", alerts: [Self.flood(2)], owed: false, now: 1, budget: b)
         #expect(noID.summaryStep(canEdit: true, now: 1, lease: 30_000, budget: b) == .post)
-        noID.summaryShown(version: noID.version, posted: "", now: 2)
+        noID.summaryShown(version: noID.version, text: "x", posted: "", now: 2)
         _ = noID.admit(batch: "c", alerts: [Self.flood(3)], owed: false, now: 3, budget: b)
         #expect(noID.summaryStep(canEdit: true, now: 3, lease: 30_000, budget: b) == .none)
     }
 
-    @Test("the folded alerts kept by name are bounded; the rest are counted")
-    func bounded() {
+    @Test("the stored window is small and round-trips; what a decision changes is not stored")
+    func stored() {
         var w = BudgetWindow()
         let b = Budget(messages: 1, per: 600)
         _ = w.admit(batch: "a", alerts: [Self.flood(0)], owed: false, now: 0, budget: b)
-        for i in 1...(BudgetWindow.foldedLimit + 50) {
+        for i in 1...1_000 {
             _ = w.admit(batch: "f\(i)", alerts: [Self.flood(i)], owed: false, now: 1, budget: b)
         }
-        #expect(w.folded.count == BudgetWindow.foldedLimit && w.overflow == 50)
-        #expect(FoldSummary(w, receiver: "r", budget: b, externalURL: "").firing == BudgetWindow.foldedLimit + 50)
-        // The stored form stays small: about a hundred bytes an alert.
-        #expect(w.encoded().utf8.count < BudgetWindow.foldedLimit * 120)
-        #expect(BudgetWindow.decode(w.encoded()) == w)
+        #expect(w.changes.add.count == 1_000)
+        #expect(w.encoded().utf8.count < 400)
+        var read = BudgetWindow.decode(w.encoded())
+        #expect(read.changes.isEmpty)
+        read.changes = w.changes
+        #expect(read == w)
         #expect(BudgetWindow.decode("not json") == BudgetWindow())
         #expect(BudgetWindow.decode(nil) == BudgetWindow())
     }
 
+    static func tally(_ rows: [(FoldedAlert, Bool)]) -> FoldTally {
+        FoldTally.of(rows.map { (fold: $0.0, resolved: $0.1) })
+    }
+
     @Test("the summary's words: by what the alerts are about, places counted, a few named, the list linked")
     func summaryText() {
-        var w = BudgetWindow()
         let b = Budget(messages: 20, per: 600)
-        w.folded =
-            (1...30).map { Self.flood($0, station: "G\($0 % 12)", place: "River \($0 % 12)") }
-            + (1...7).map { Self.air($0, station: "City\($0 % 3)") }
-        w.total = 37
-        let s = FoldSummary(w, receiver: "pager", budget: b, externalURL: "https://klaxon.example/")
+        let folds =
+            (1...30).map { (Self.flood($0, station: "G\($0 % 12)", place: "River \($0 % 12)"), false) }
+            + (1...7).map { (Self.air($0, station: "City\($0 % 3)"), false) }
+        let s = FoldSummary(Self.tally(folds), receiver: "pager", budget: b, externalURL: "https://klaxon.example/")
         #expect(s.headline == "37 more alerts")
         #expect(
             s.text
                 == "37 more alerts: 30 floods on 12 gauges (River 1, River 2, River 3, …), 7 air alerts at 3 places (City1, City2, City0) — open the list: https://klaxon.example/alerts. Folded into this one message: pager is over its budget of 20 per 10m."
         )
-        // Without `external_url`: no link. Some resolved since; one counted only.
-        w.folded = [Self.flood(1)]
-        w.overflow = 1
-        w.total = 5
-        let t = FoldSummary(w, receiver: "pager", budget: b, externalURL: "")
+        // Without `external_url`: no link. Some resolved since.
+        let some = [(Self.flood(1), false), (Self.flood(2), true), (Self.flood(3), true), (Self.flood(4), false)]
         #expect(
-            t.text
-                == "2 more alerts: 1 flood on 1 gauge (Gauge 1), 1 more not itemised (3 resolved since). Folded into this one message: pager is over its budget of 20 per 10m."
+            FoldSummary(Self.tally(some), receiver: "pager", budget: b, externalURL: "").text
+                == "2 more alerts: 2 floods on 2 gauges (Gauge 1, Gauge 4) (2 resolved since). Folded into this one message: pager is over its budget of 20 per 10m."
         )
-        w.folded = []
-        w.overflow = 0
-        #expect(
-            FoldSummary(w, receiver: "pager", budget: b, externalURL: "").headline == "all 5 folded alerts resolved")
+        let all = [(Self.flood(1), true), (Self.air(1, station: "X"), true)]
+        let done = FoldSummary(Self.tally(all), receiver: "pager", budget: b, externalURL: "")
+        #expect(done.headline == "all 2 folded alerts resolved")
+        #expect(done.text.hasPrefix("All 2 alerts folded in this storm have resolved."))
     }
 
     @Test("a hostile place is kept as text (each destination escapes it) and bounded")
@@ -187,9 +188,10 @@ struct BudgetTests {
         let long = String(repeating: "x", count: 500)
         #expect(
             FoldedAlert(alert: "a", episode: 1, subject: "gauge", station: "s", place: long, at: 0).place.count == 80)
-        var w = BudgetWindow()
-        w.folded = [Self.flood(1, place: "<!channel> @everyone [x](http://evil) *b*")]
-        let text = FoldSummary(w, receiver: "r", budget: Self.budget, externalURL: "").text
+        let text = FoldSummary(
+            Self.tally([(Self.flood(1, place: "<!channel> @everyone [x](http://evil) *b*"), false)]), receiver: "r",
+            budget: Self.budget, externalURL: ""
+        ).text
         #expect(text.contains("<!channel> @everyone [x](http://evil) *b*"))
         #expect(Escape.slack(text).contains("&lt;!channel&gt;"))
         #expect(!Escape.discord(text).contains("](http"))

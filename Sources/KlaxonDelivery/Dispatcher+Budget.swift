@@ -80,76 +80,85 @@ extension Dispatcher {
     /// Brings the storm's summary message up to date: one at a time per receiver in this process
     /// (a caller that finds it already showing the latest does nothing, so a burst of folds makes a
     /// few edits, not one each; nor is it edited when its words would not change), and a post marked
-    /// in the store so the other daemon does not post one too. A summary that cannot be sent is
-    /// logged; the next fold or resolve tries again.
+    /// in the store so the other daemon does not post one too. After a post or an edit it looks
+    /// again: folds the other daemon made while this one posted (it left the summary to this one)
+    /// are shown too. A summary that cannot be sent is logged; the next fold or resolve tries again.
     func refreshSummary(receiver: String, budget: Budget, notifier: any Notifier) async {
         await budgetSummaries.serially(receiver) {
-            let store = self.store
-            let now = self.clock()
-            let lease = self.settings.lease
-            let canEdit = notifier.editsMessages
-            var step = BudgetWindow.SummaryAction.none
-            do {
-                let (next, window) = try await self.livingStoreCall("reading the budget") {
-                    try await store.updateBudget(receiver: receiver, now: now) {
-                        (w: inout BudgetWindow) -> (BudgetWindow.SummaryAction, BudgetWindow) in
-                        w.prune(now: now, budget: budget)
-                        return (w.summaryStep(canEdit: canEdit, now: now, lease: lease, budget: budget), w)
-                    }
+            for _ in 0..<3 {
+                guard await self.refreshSummaryOnce(receiver: receiver, budget: budget, notifier: notifier) else {
+                    break
                 }
-                step = next
-                guard step != .none else { return }
-                let tally = try await self.livingStoreCall("counting the folded alerts") {
-                    try await store.foldTally(receiver: receiver)
-                }
-                let (n, text) = self.summaryNotification(
-                    tally, receiver: receiver, budget: budget, stormStart: window.stormStart ?? now, now: now)
-                let version = window.version
-                func shown(posted id: String?) async throws {
-                    try await self.livingStoreCall("recording the summary") {
-                        try await store.updateBudget(receiver: receiver, now: self.clock()) {
-                            $0.summaryShown(version: version, text: text, posted: id, now: now)
-                        }
-                    }
-                }
-                switch step {
-                case .none:
-                    return
-                case .edit where text == window.shownText:
-                    try await shown(posted: nil)
-                case .post:
-                    if let rate = notifier.rateLimit {
-                        try await self.pacer.wait(receiver: receiver, rate: rate, clock: self.clock)
-                    }
-                    let id = try await notifier.post(n)
-                    step = .none
-                    try await shown(posted: id)
-                case .edit(let id):
-                    if let rate = notifier.rateLimit {
-                        try await self.pacer.wait(receiver: receiver, rate: rate, clock: self.clock)
-                    }
-                    do {
-                        try await notifier.edit(n, messageID: id)
-                    } catch let error as DeliveryError where error.isMessageGone {
-                        // Deleted in the channel: the next refresh posts a new one.
-                        try await self.livingStoreCall("recording the summary") {
-                            try await store.updateBudget(receiver: receiver, now: now) { (w: inout BudgetWindow) in
-                                if w.summaryID == id { (w.summaryID, w.summaryPostedAt) = (nil, nil) }
-                            }
-                        }
-                        throw error
-                    }
-                    try await shown(posted: nil)
-                }
-            } catch {
-                if step == .post {
-                    // Not posted (or not recorded): another sender may post it.
-                    _ = try? await store.updateBudget(receiver: receiver, now: now) { $0.postFailed() }
-                }
-                self.logger.warning(
-                    "storm summary not sent; the next fold or resolve tries again",
-                    metadata: ["receiver": "\(receiver)", "error": "\(ErrorWords.describe(error))"])
             }
+        }
+    }
+
+    /// One step of `refreshSummary`: true when the summary was posted or edited.
+    func refreshSummaryOnce(receiver: String, budget: Budget, notifier: any Notifier) async -> Bool {
+        let store = self.store
+        let now = clock()
+        let lease = settings.lease
+        let canEdit = notifier.editsMessages
+        var step = BudgetWindow.SummaryAction.none
+        do {
+            let (next, window) = try await livingStoreCall("reading the budget") {
+                try await store.updateBudget(receiver: receiver, now: now) {
+                    (w: inout BudgetWindow) -> (BudgetWindow.SummaryAction, BudgetWindow) in
+                    w.prune(now: now, budget: budget)
+                    return (w.summaryStep(canEdit: canEdit, now: now, lease: lease, budget: budget), w)
+                }
+            }
+            step = next
+            guard step != .none else { return false }
+            let tally = try await livingStoreCall("counting the folded alerts") {
+                try await store.foldTally(receiver: receiver)
+            }
+            let (n, text) = summaryNotification(
+                tally, receiver: receiver, budget: budget, stormStart: window.stormStart ?? now, now: now)
+            let version = window.version
+            func shown(posted id: String?) async throws {
+                try await livingStoreCall("recording the summary") {
+                    try await store.updateBudget(receiver: receiver, now: self.clock()) {
+                        $0.summaryShown(version: version, text: text, posted: id, now: now)
+                    }
+                }
+            }
+            switch step {
+            case .none:
+                return false
+            case .edit where text == window.shownText:
+                try await shown(posted: nil)
+                return false
+            case .post:
+                if let rate = notifier.rateLimit { try await pacer.wait(receiver: receiver, rate: rate, clock: clock) }
+                let id = try await notifier.post(n)
+                step = .none
+                try await shown(posted: id)
+            case .edit(let id):
+                if let rate = notifier.rateLimit { try await pacer.wait(receiver: receiver, rate: rate, clock: clock) }
+                do {
+                    try await notifier.edit(n, messageID: id)
+                } catch let error as DeliveryError where error.isMessageGone {
+                    // Deleted in the channel: the next refresh posts a new one.
+                    try await livingStoreCall("recording the summary") {
+                        try await store.updateBudget(receiver: receiver, now: now) { (w: inout BudgetWindow) in
+                            if w.summaryID == id { (w.summaryID, w.summaryPostedAt) = (nil, nil) }
+                        }
+                    }
+                    throw error
+                }
+                try await shown(posted: nil)
+            }
+            return true
+        } catch {
+            if step == .post {
+                // Not posted (or not recorded): another sender may post it.
+                _ = try? await store.updateBudget(receiver: receiver, now: now) { $0.postFailed() }
+            }
+            logger.warning(
+                "storm summary not sent; the next fold or resolve tries again",
+                metadata: ["receiver": "\(receiver)", "error": "\(ErrorWords.describe(error))"])
+            return false
         }
     }
 

@@ -11,7 +11,7 @@ import Synchronization
 public typealias DeliveryStore = OutboxStore & SilenceStore & LivingMessageStore & BudgetStore
 
 /// Delivers the outbox. A chain of small stages per claimed batch, as in Alertmanager:
-/// claim → mute (silences) → quiet hours (defer or drop) → render and send → record
+/// claim → mute (silences) → quiet hours (defer or drop) → budget (fold past it) → render and send → record
 /// (sent, retry with backoff, or dead with a `delivery-failing` alert to the fallback receiver).
 ///
 /// At-least-once: a batch is leased while it is sent, and the lease is renewed while the send is in

@@ -6,12 +6,12 @@ import Logging
 import Synchronization
 
 /// What the dispatcher needs of the store: the outbox (with the instances that claim from it), the
-/// silences that mute it and the receivers' living messages. Tests hand it any backend, or a fake of
-/// these roles.
-public typealias DeliveryStore = OutboxStore & SilenceStore & LivingMessageStore
+/// silences that mute it, the receivers' living messages and their budgets. Tests hand it any
+/// backend, or a fake of these roles.
+public typealias DeliveryStore = OutboxStore & SilenceStore & LivingMessageStore & BudgetStore
 
 /// Delivers the outbox. A chain of small stages per claimed batch, as in Alertmanager:
-/// claim → mute (silences) → quiet hours (defer or drop) → render and send → record
+/// claim → mute (silences) → quiet hours (defer or drop) → budget (fold past it) → render and send → record
 /// (sent, retry with backoff, or dead with a `delivery-failing` alert to the fallback receiver).
 ///
 /// At-least-once: a batch is leased while it is sent, and the lease is renewed while the send is in
@@ -72,6 +72,11 @@ public final class Dispatcher: EvaluationObserver {
         /// sent (`reason`: `receiver_removed`, the receiver is no longer configured):
         /// `klaxon_resolves_unsent_total{receiver,reason}`.
         public var observeUnsentResolve: (@Sendable (_ receiver: String, _ reason: String) -> Void)?
+        /// Each receiver's `budget:` (none: no budget), see `Dispatcher+Budget.swift`.
+        public var budgets: [String: Budget] = [:]
+        /// Told of each notification folded past its receiver's budget, with its alerts:
+        /// `klaxon_notifications_folded_total{receiver}`.
+        public var observeFold: (@Sendable (_ receiver: String, _ alerts: Int) -> Void)?
 
         public init() {}
     }
@@ -95,6 +100,8 @@ public final class Dispatcher: EvaluationObserver {
     /// Each receiver's run of failed sends: a warning when one starts failing, changes reason or
     /// recovers, not one per retry.
     let streaks = Mutex<[String: ReceiverStreak]>([:])
+    /// One storm-summary update at a time per receiver (`Dispatcher+Budget.swift`).
+    let budgetSummaries = BudgetSummaries()
     /// This process as a claimant; recorded in the store before its first claim.
     public let instance: InstanceRecord
     let registered = Mutex(false)
@@ -207,7 +214,9 @@ public final class Dispatcher: EvaluationObserver {
         public var deferred = 0
         /// Resolves of alerts their receiver never heard firing: not sent.
         public var skipped = 0
-        public var batches: Int { sent + retried + dead + muted + dropped + deferred + skipped }
+        /// Folded into the receiver's storm summary: past its budget.
+        public var folded = 0
+        public var batches: Int { sent + retried + dead + muted + dropped + deferred + skipped + folded }
     }
 
     /// Claims what is due now and handles it. Returns what happened. An idle outbox costs one read:
@@ -686,6 +695,9 @@ public final class Dispatcher: EvaluationObserver {
                     subBatch(batch, unheard.map(\.0)), state: .skipped, now: now, retryAt: nil,
                     error: "not sent: the receiver never heard this alert firing"))
             pass.skipped += 1
+            if let budget = settings.budgets[batch.receiver] {
+                await budgetResolved(unheard.map(\.1), receiver: batch.receiver, budget: budget)
+            }
         }
         var alerts = unheard.isEmpty ? all : all.filter { row, _ in !unheard.contains { $0.0.id == row.id } }
         // A resolve owed to a receiver that heard the firing and that a reload removed since: none can
@@ -759,6 +771,13 @@ public final class Dispatcher: EvaluationObserver {
                 error: DeliveryError(
                     kind: .configuration, retryable: false, message: "receiver \(batch.receiver) is not configured"),
                 now: now, pass: &pass, into: outcomes)
+            return pass
+        }
+        // Stage: budget (no storms).
+        if let budget = settings.budgets[batch.receiver], batch.rows.first?.purpose != "system",
+            try await foldedPastBudget(
+                liveBatch, live: live, budget: budget, notifier: notifier, now: now, pass: &pass, into: outcomes)
+        {
             return pass
         }
         let notification = AlertNotification(
@@ -883,6 +902,7 @@ extension Dispatcher.Pass {
         dropped += p.dropped
         deferred += p.deferred
         skipped += p.skipped
+        folded += p.folded
     }
 }
 

@@ -351,6 +351,29 @@ extension PostgresStore {
             "v9-notification-history",
             "CREATE INDEX outbox_by_receiver ON outbox(receiver, seq);"
         ),
+        (
+            // As `SQLiteStore`'s v25-receiver-budgets: each receiver's budget window, one row locked
+            // while it is changed, shared by every daemon on the database.
+            "v14-receiver-budgets",
+            """
+            CREATE TABLE receiver_budgets (
+                receiver text PRIMARY KEY,
+                state text NOT NULL,
+                updated_at bigint NOT NULL
+            );
+            CREATE TABLE budget_folds (
+                receiver text NOT NULL,
+                alert text NOT NULL,
+                episode bigint NOT NULL,
+                subject text NOT NULL,
+                station text NOT NULL,
+                place text NOT NULL,
+                folded_at bigint NOT NULL,
+                resolved boolean NOT NULL DEFAULT false,
+                PRIMARY KEY (receiver, alert, episode)
+            );
+            """
+        ),
     ]
 
     /// The steps of a migration that SQL cannot take, run before its SQL in the same transaction.

@@ -594,6 +594,30 @@ public final class SQLiteStore: Store {
             // A receiver's notifications, newest first (`notifications(_:limit:after:)`): one index range.
             try db.execute(sql: "CREATE INDEX outbox_by_receiver ON outbox(receiver, seq)")
         }
+        m.registerMigration("v25-receiver-budgets") { db in
+            // Each receiver's budget window (`BudgetWindow` as JSON): its sends in the window, its
+            // storm and that storm's summary message; and the alerts folded in the storm, a row per
+            // alert and episode (issue 41, "no storms").
+            try db.execute(
+                sql: """
+                    CREATE TABLE receiver_budgets (
+                        receiver TEXT PRIMARY KEY,
+                        state TEXT NOT NULL,
+                        updated_at INTEGER NOT NULL
+                    );
+                    CREATE TABLE budget_folds (
+                        receiver TEXT NOT NULL,
+                        alert TEXT NOT NULL,
+                        episode INTEGER NOT NULL,
+                        subject TEXT NOT NULL,
+                        station TEXT NOT NULL,
+                        place TEXT NOT NULL,
+                        folded_at INTEGER NOT NULL,
+                        resolved INTEGER NOT NULL DEFAULT 0 CHECK (resolved IN (0, 1)),
+                        PRIMARY KEY (receiver, alert, episode)
+                    );
+                    """)
+        }
         return m
     }()
 }

@@ -97,6 +97,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
         static let sendLatency = "klaxon_notification_latency_seconds"
         static let failed = "klaxon_notifications_failed_total"
         static let resolvesUnsent = "klaxon_resolves_unsent_total"
+        static let folded = "klaxon_notifications_folded_total"
         static let duties = "klaxon_duty_held"
         static let buildInfo = "klaxon_build_info"
         static let alerts = "klaxon_alerts"
@@ -162,6 +163,15 @@ public final class KlaxonMetrics: @unchecked Sendable {
             name: Names.resolvesUnsent, labels: [("receiver", receiver), ("reason", reason)],
             help: "Resolves owed to a receiver that heard the alert firing and not sent, by receiver and reason."
         ).increment()
+    }
+
+    /// `alerts` alerts for `receiver` folded into its storm summary: it was over its `budget`.
+    public func folded(receiver: String, alerts: Int) {
+        guard alerts > 0 else { return }
+        registry.counter(
+            name: Names.folded, labels: [("receiver", receiver)],
+            help: "Alerts folded into a receiver's storm summary (past its budget) since the daemon started, by receiver."
+        ).increment(by: Int64(alerts))
     }
 
     /// The rules loaded (start, reload): their alerts report their severity.

@@ -60,13 +60,15 @@ public struct NotificationEntry: Sendable {
 
     /// What became of it, in the history's words: `delivered`, `failed` (given up), `pending` (queued,
     /// being sent, retrying, held), `dropped` (muted by a silence, dropped in quiet hours, not sent by
-    /// rule), `folded` (a later message of the alert carried it). An open set: readers should show a
+    /// rule), `folded` (a later message of the alert carried it, or the receiver's storm summary did:
+    /// it was over its `budget`). An open set: readers should show a
     /// word they do not know as it is.
     public var state: String {
         switch row.state {
         case .sent: "delivered"
         case .dead: "failed"
         case .pending, .sending, .held: "pending"
+        case .skipped where row.lastError?.hasPrefix(Budget.foldedPrefix) == true: "folded"
         case .muted, .dropped, .skipped: "dropped"
         case .superseded: "folded"
         }

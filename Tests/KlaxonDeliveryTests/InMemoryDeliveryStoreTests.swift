@@ -20,6 +20,9 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
         var claimedBy: [String: String] = [:]
         var living: [String: LivingMessage] = [:]
         var acks: [AlertKey: Ack] = [:]
+        var budgets: [String: BudgetWindow] = [:]
+        /// Each receiver's folded alerts, in fold order, and whether each resolved.
+        var folds: [String: [(fold: FoldedAlert, resolved: Bool)]] = [:]
         /// Each alert's open episode (as the stores' `Episodes` keep them).
         var episodes = Episodes()
     }
@@ -250,6 +253,36 @@ final class InMemoryDeliveryStore: DeliveryStore, Sendable {
     }
     func expireSilence(id: String, now: Int64) async throws -> ExpireOutcome { .notFound }
     func replaceSilence(id: String, with new: Silence, now: Int64) async throws -> ReplaceOutcome { .notFound }
+
+    // MARK: BudgetStore
+
+    func updateBudget<T: Sendable>(
+        receiver: String, now: Int64, _ change: @escaping @Sendable (inout BudgetWindow) -> T
+    ) async throws -> T {
+        state.withLock { s in
+            var window = s.budgets[receiver] ?? BudgetWindow()
+            let result = change(&window)
+            let changes = window.changes
+            window.changes = FoldChanges()
+            s.budgets[receiver] = window
+            var folds = changes.clear ? [] : s.folds[receiver, default: []]
+            folds.removeAll { changes.heard.contains($0.fold.alert) }
+            for f in changes.add where !folds.contains(where: { $0.fold.alert == f.alert && $0.fold.episode == f.episode }) {
+                folds.append((f, false))
+            }
+            for r in changes.resolved {
+                for i in folds.indices where folds[i].fold.alert == r.alert && folds[i].fold.episode == r.episode {
+                    folds[i].resolved = true
+                }
+            }
+            s.folds[receiver] = folds
+            return result
+        }
+    }
+
+    func foldTally(receiver: String) async throws -> FoldTally {
+        state.withLock { FoldTally.of($0.folds[receiver] ?? []) }
+    }
 
     // MARK: LivingMessageStore
 

@@ -34,6 +34,7 @@ extension Config {
                 file.error(item, "receiver name \"\(r.name)\" is used twice")
             } else {
                 receivers.append(r)
+                if let b = reader.budget(item) { budgets[r.name] = b }
             }
         }
     }
@@ -123,5 +124,25 @@ extension Config {
             return "must not contain spaces, quotes or angle brackets"
         }
         return nil
+    }
+}
+
+extension ConfigReader {
+    /// A receiver's `budget: {messages: N, per: DURATION}` (nil: none, or an error reported).
+    func budget(_ receiver: Node) -> Budget? {
+        guard let n = receiver.mapping?["budget"], var m = file.map(n, what: "budget") else { return nil }
+        let messages = m.required("messages", what: "budget").flatMap { file.integer($0, what: "budget.messages") }
+        let per = m.required("per", what: "budget").flatMap { file.duration($0, what: "budget.per") }
+        m.rejectUnknown(known: ConfigKeys.receiverBudget, what: "budget")
+        guard let messages, let per else { return nil }
+        guard Budget.messageRange.contains(messages) else {
+            file.error(m.value("messages") ?? n, "budget.messages must be from 1 to 10000, not \(messages)")
+            return nil
+        }
+        guard Budget.perRange.contains(per) else {
+            file.error(m.value("per") ?? n, "budget.per must be from 1s to 7d, not \(DurationText.format(per))")
+            return nil
+        }
+        return Budget(messages: messages, per: per)
     }
 }

@@ -21,6 +21,8 @@ public struct Config: Sendable {
     /// Rule files or folders.
     public var rules: [String]?
     public var receivers: [Receiver] = []
+    /// Each receiver's `budget:` (issue 41, no storms); a receiver without one has no budget.
+    public var budgets: [String: Budget] = [:]
     public var routing = Routing()
     /// Where a `delivery-failing` alert goes when a notification is given up on.
     public var fallbackReceiver: String?
@@ -335,6 +337,8 @@ struct ConfigReader {
         let type = typeNode.flatMap { file.string($0, what: "type") }
         // `edit:` on every receiver: false turns living messages off, whatever the platform.
         let edit = m.value("edit").flatMap { file.bool($0, what: "edit") } ?? true
+        // `budget:` on every receiver: read by `budget(_:)`.
+        _ = m.value("budget")
         var result: Receiver? = nil
         if let type, let keys = Self.receiverKeys[type] {
             switch type {

@@ -12,7 +12,8 @@ public enum ConfigKeys {
     public static let chatMattermost = ["token", "token_file"]
     public static let site = ["enabled", "refresh", "time_zone", "secret", "secret_file", "hosts"]
     public static let readings = ["max_future"]
-    public static let receiver = ["name", "type", "edit"]
+    public static let receiver = ["name", "type", "edit", "budget"]
+    public static let receiverBudget = ["messages", "per"]
     public static let route = [
         "match", "receivers", "group_by", "group_wait", "group_interval", "repeat_interval", "send_resolved",
         "continue", "quiet_hours", "escalate_after", "escalate_to", "notify_max_age",
@@ -44,6 +45,7 @@ public enum ConfigKeys {
             "readings": readings,
             "retention": Retention.kinds.map(\.key),
             "receivers[]": receiver,
+            "receivers[].budget": receiverBudget,
             "routes[]": route,
             "routes[].match": routeMatch,
             "routes[].quiet_hours": quietHours,

@@ -78,7 +78,7 @@ extension Daemon {
                     notifiers: try DeliveryWiring.notifiers(next, charts: emailCharts(next)),
                     settings: DeliveryWiring.settings(
                         next, observeSend: observeSend, observeFailure: observeFailure,
-                        observeUnsentResolve: observeUnsentResolve)
+                        observeUnsentResolve: observeUnsentResolve, observeFold: observeFold)
                 )
             }
             // Receivers that are gone (removed, or renamed: a name is all the outbox knows): their

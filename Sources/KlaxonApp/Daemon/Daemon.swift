@@ -278,7 +278,8 @@ public final class Daemon: Sendable {
         // Always, even without receivers (then it finds nothing to send): a reload may add them.
         let dispatcher = try DeliveryWiring.dispatcher(
             store: store, config: config, logger: logger, health: health, charts: emailCharts(),
-            observeSend: observeSend, observeFailure: observeFailure, observeUnsentResolve: observeUnsentResolve)
+            observeSend: observeSend, observeFailure: observeFailure, observeUnsentResolve: observeUnsentResolve,
+            observeFold: observeFold)
         metrics.receivers(dispatcher.integrations)
         queued.set({ dispatcher.nudge() })
         services.append(DispatcherService(dispatcher: dispatcher))
@@ -312,6 +313,11 @@ public final class Daemon: Sendable {
     /// Counts resolves owed and not sent for `klaxon_resolves_unsent_total{receiver,reason}`.
     var observeUnsentResolve: @Sendable (String, String) -> Void {
         { [metrics] receiver, reason in metrics.resolveUnsent(receiver: receiver, reason: reason) }
+    }
+
+    /// Counts alerts folded past a receiver's budget for `klaxon_notifications_folded_total{receiver}`.
+    var observeFold: @Sendable (String, Int) -> Void {
+        { [metrics] receiver, alerts in metrics.folded(receiver: receiver, alerts: alerts) }
     }
 
     /// What the Alertmanager API shows of the routing (`/api/v2/*`).

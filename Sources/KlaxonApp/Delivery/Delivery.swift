@@ -25,13 +25,14 @@ public enum DeliveryWiring {
         health: StoreHealth = StoreHealth(),
         charts: ChartSource? = nil, observeSend: (@Sendable (String, Double, Bool) -> Void)? = nil,
         observeFailure: (@Sendable (String, String, String) -> Void)? = nil,
-        observeUnsentResolve: (@Sendable (String, String) -> Void)? = nil
+        observeUnsentResolve: (@Sendable (String, String) -> Void)? = nil,
+        observeFold: (@Sendable (String, Int) -> Void)? = nil
     ) throws -> Dispatcher {
         Dispatcher(
             store: store, notifiers: try notifiers(config, charts: charts), routing: config.routing,
             settings: settings(
                 config, lease: lease, observeSend: observeSend, observeFailure: observeFailure,
-                observeUnsentResolve: observeUnsentResolve),
+                observeUnsentResolve: observeUnsentResolve, observeFold: observeFold),
             logger: logger, health: health)
     }
 
@@ -39,9 +40,12 @@ public enum DeliveryWiring {
     public static func settings(
         _ config: Config, lease: Int64? = nil, observeSend: (@Sendable (String, Double, Bool) -> Void)? = nil,
         observeFailure: (@Sendable (String, String, String) -> Void)? = nil,
-        observeUnsentResolve: (@Sendable (String, String) -> Void)? = nil
+        observeUnsentResolve: (@Sendable (String, String) -> Void)? = nil,
+        observeFold: (@Sendable (String, Int) -> Void)? = nil
     ) -> Dispatcher.Settings {
         var settings = Dispatcher.Settings()
+        settings.budgets = config.budgets
+        settings.observeFold = observeFold
         settings.observeSend = observeSend
         settings.observeFailure = observeFailure
         settings.observeUnsentResolve = observeUnsentResolve

@@ -56,7 +56,7 @@ struct DispatchCommand: AsyncParsableCommand {
                     let p = try await dispatcher.runUntilEmpty(deadline: nowMillis() + d * 1000)
                     let counts = try await db.outboxCounts()
                     printError(
-                        "dispatch: \(p.sent) sent, \(p.retried) retried, \(p.dead) dead, \(p.muted) muted, \(p.dropped) dropped, \(p.deferred) deferred; \(counts[.pending, default: 0] + counts[.sending, default: 0]) still queued"
+                        "dispatch: \(p.sent) sent, \(p.retried) retried, \(p.dead) dead, \(p.muted) muted, \(p.dropped) dropped, \(p.deferred) deferred\(p.folded > 0 ? ", \(p.folded) folded" : ""); \(counts[.pending, default: 0] + counts[.sending, default: 0]) still queued"
                     )
                     return 0
                 } else {

@@ -351,6 +351,21 @@ extension PostgresStore {
             "v9-notification-history",
             "CREATE INDEX outbox_by_receiver ON outbox(receiver, seq);"
         ),
+        (
+            // As `SQLiteStore`'s v23-watches: people's watches (issue 43), shared by every daemon.
+            "v12-watches",
+            """
+            CREATE TABLE watches (
+                id bigserial PRIMARY KEY,
+                owner text NOT NULL,
+                number integer NOT NULL CHECK (number > 0),
+                kind text NOT NULL,
+                body text NOT NULL,
+                created_at bigint NOT NULL,
+                UNIQUE (owner, number)
+            );
+            """
+        ),
     ]
 
     /// The steps of a migration that SQL cannot take, run before its SQL in the same transaction.

@@ -48,7 +48,8 @@ public enum WatchCommand: Sendable, Hashable {
     public static func parse(_ text: String, catalog: WatchCatalog) -> Result<WatchCommand, WatchProblem>? {
         // Bytes first: a huge text is refused before it is normalised or split.
         guard text.utf8.count <= maxText * 8 else {
-            return firstWordIsVerb(text) ? .failure(.init("That command is too long (at most \(maxText) characters).")) : nil
+            return firstWordIsVerb(text)
+                ? .failure(.init("That command is too long (at most \(maxText) characters).")) : nil
         }
         let clean = WatchText.clean(text)
         let words = WatchText.words(clean)
@@ -129,7 +130,8 @@ public enum WatchCommand: Sendable, Hashable {
     }
 
     static func gauge(_ args: [String], catalog: WatchCatalog) -> Result<WatchCommand, WatchProblem> {
-        let usage = WatchProblem("usage: `watch gauge ID minor` (action, minor, moderate, major, or a stage like 12.5ft)")
+        let usage = WatchProblem(
+            "usage: `watch gauge ID minor` (action, minor, moderate, major, or a stage like 12.5ft)")
         guard args.count == 2 else { return .failure(usage) }
         let id = args[0]
         guard WatchText.isStationID(id), let name = catalog.gauges[id] else {
@@ -162,12 +164,14 @@ public enum WatchCommand: Sendable, Hashable {
         return .failure(
             .init(
                 "no flood category \(WatchText.shown(word))"
-                    + (near.first.map { "; did you mean \($0)?" } ?? "; use action, minor, moderate, major or a stage like 12.5ft")
+                    + (near.first.map { "; did you mean \($0)?" }
+                        ?? "; use action, minor, moderate, major or a stage like 12.5ft")
             ))
     }
 
     static func air(_ args: [String], catalog: WatchCatalog) -> Result<WatchCommand, WatchProblem> {
-        let usage = WatchProblem("usage: `watch air PLACE LEVEL` (like `watch air Delhi poor`; add `nowcast` for the NowCast)")
+        let usage = WatchProblem(
+            "usage: `watch air PLACE LEVEL` (like `watch air Delhi poor`; add `nowcast` for the NowCast)")
         var words = args
         var series = AirSeries.observed
         if words.last?.lowercased() == "nowcast" {
@@ -203,7 +207,9 @@ public enum WatchCommand: Sendable, Hashable {
                 continue
             }
             guard i > 0 else {
-                return .failure(.init("\(scale.levels[0].name) is the clean level: watch a worse one, like \(scale.levels[1].name)."))
+                return .failure(
+                    .init(
+                        "\(scale.levels[0].name) is the clean level: watch a worse one, like \(scale.levels[1].name)."))
             }
             return .success(
                 .watch(

@@ -82,7 +82,8 @@ struct WatchChatTests {
         let ts = Int64(Date().timeIntervalSince1970)
         var headers = [("X-Slack-Request-Timestamp", String(ts))]
         if sign {
-            headers.append(("X-Slack-Signature", ChatEndpoints.slackSignature(secret: "shh", timestamp: ts, body: body)))
+            headers.append(
+                ("X-Slack-Signature", ChatEndpoints.slackSignature(secret: "shh", timestamp: ts, body: body)))
         }
         return try await chat.post("/chat/slack", body: body, headers: headers)
     }
@@ -101,13 +102,21 @@ struct WatchChatTests {
                 added
                     == "Watch 1: gauge 01646500 (Potomac River at Little Falls) reaching minor flood stage, posted to this channel. `watching` lists your watches; `unwatch 1` stops this one."
             )
-            #expect(try await Self.say(chat, "watch air Delhi moderate").hasPrefix("Watch 2: air at Delhi reaching Moderate"))
+            #expect(
+                try await Self.say(chat, "watch air Delhi moderate").hasPrefix(
+                    "Watch 2: air at Delhi reaching Moderate"))
             #expect(
                 try await Self.say(chat, "watch quakes near \"Tokyo office\" felt IV").hasPrefix(
                     "Watch 3: quakes felt at Tokyo office at intensity IV or more"))
-            #expect(try await Self.say(chat, "watch gauge 01646500 minor") == "You already have that watch (1: gauge 01646500 (Potomac River at Little Falls) reaching minor flood stage).")
+            #expect(
+                try await Self.say(chat, "watch gauge 01646500 minor")
+                    == "You already have that watch (1: gauge 01646500 (Potomac River at Little Falls) reaching minor flood stage)."
+            )
             let listed = try await Self.say(chat, "watching")
-            #expect(listed.hasPrefix("Your watches:\n1. gauge 01646500 (Potomac River at Little Falls) reaching minor flood stage → this channel"))
+            #expect(
+                listed.hasPrefix(
+                    "Your watches:\n1. gauge 01646500 (Potomac River at Little Falls) reaching minor flood stage → this channel"
+                ))
             #expect(listed.contains("2. air at Delhi reaching Moderate"))
             #expect(listed.contains("3. quakes felt at Tokyo office"))
             // Stored as the Slack user's, by team and user id.
@@ -118,7 +127,8 @@ struct WatchChatTests {
             // Another person's numbers are their own.
             let bob = try chat.text(try await Self.slack(chat, "watching", user: "U-BOB"))
             #expect(bob.hasPrefix("You have no watches."))
-            #expect(try chat.text(try await Self.slack(chat, "unwatch 1", user: "U-BOB")).hasPrefix("You have no watch 1"))
+            #expect(
+                try chat.text(try await Self.slack(chat, "unwatch 1", user: "U-BOB")).hasPrefix("You have no watch 1"))
             #expect(try await chat.store.watches(owner: "slack:T1:U-ANA").count == 2)
         }
     }
@@ -131,11 +141,13 @@ struct WatchChatTests {
                     == "no gauge 0164650; did you mean 01646500 Potomac River at Little Falls?")
             #expect(
                 try await Self.say(chat, "watch gauge 01646500 minor", channel: "C-OTHER")
-                    == "Watches can't post in this channel: `watches.channels` does not list slack:C-OTHER. An operator can add it.")
+                    == "Watches can't post in this channel: `watches.channels` does not list slack:C-OTHER. An operator can add it."
+            )
             #expect(try await Self.say(chat, "watch gauge 01646500 minor").hasPrefix("Watch 1:"))
             #expect(
                 try await Self.say(chat, "watch gauge 01646500 major")
-                    == "You have 1 watches, the most one person may hold (`watches.max_per_person`): `unwatch N` one first.")
+                    == "You have 1 watches, the most one person may hold (`watches.max_per_person`): `unwatch N` one first."
+            )
             #expect(try await chat.store.allWatches().count == 1)
             // Unsigned: 401, nothing stored.
             #expect(try await Self.slack(chat, "unwatch 1", sign: false).0 == 401)
@@ -170,9 +182,13 @@ struct WatchChatTests {
                 #expect(r.0 == 200)
                 return try chat.text(r)
             }
-            #expect(try await mm("watch gauge 01646500 12.5ft").hasPrefix("Watch 1: gauge 01646500 (Potomac River at Little Falls) reaching 12.5 ft"))
+            #expect(
+                try await mm("watch gauge 01646500 12.5ft").hasPrefix(
+                    "Watch 1: gauge 01646500 (Potomac River at Little Falls) reaching 12.5 ft"))
             #expect(try await mm("watching").contains("1. gauge 01646500"))
-            #expect(try await mm("watch gauge 01646500 minor", channel: "other").hasPrefix("Watches can't post in this channel"))
+            #expect(
+                try await mm("watch gauge 01646500 minor", channel: "other").hasPrefix(
+                    "Watches can't post in this channel"))
             let stored = try #require(try await chat.store.watches(owner: "mattermost:tm:ubob").first)
             #expect(stored.destination == .channel(platform: "mattermost", channel: "mmriver"))
             #expect(try await mm("unwatch 1").hasPrefix("Stopped watch 1"))
@@ -258,7 +274,10 @@ struct WatchEvaluationTests {
                 Watch(
                     owner: owner, target: .gauge(station: "01646500", name: nil, level: .value(10)),
                     destination: .channel(platform: "slack", channel: "C-RIVER"), createdAt: t0), limit: 10)
-        else { Issue.record("not added"); return }
+        else {
+            Issue.record("not added")
+            return
+        }
         let first = Daemon(config: config, store: store, rules: [], logger: logger)
         _ = try await first.evaluate(now: t0)
         try await store.write(
@@ -317,7 +336,8 @@ struct WatchConfigTests {
         #expect(config.watches.airPlaces == ["Delhi"])
         #expect(config.watches.places.map(\.name) == ["Tokyo office"])
         #expect(config.watches.channels == ["slack:C0123": "team-river"])
-        #expect(WatchWiring.receiver(for: .channel(platform: "slack", channel: "C0123"), config: config) == "team-river")
+        #expect(
+            WatchWiring.receiver(for: .channel(platform: "slack", channel: "C0123"), config: config) == "team-river")
         #expect(WatchWiring.receiver(for: .channel(platform: "slack", channel: "C9"), config: config) == nil)
         #expect(WatchWiring.receiver(for: .direct(platform: "slack", user: "U1"), config: config) == nil)
     }

@@ -35,7 +35,8 @@ import Testing
     func gaugeCategory() {
         #expect(
             command("watch gauge 01646500 minor")
-                == .watch(.gauge(station: "01646500", name: "Potomac River at Little Falls", level: .category("minor"))))
+                == .watch(.gauge(station: "01646500", name: "Potomac River at Little Falls", level: .category("minor")))
+        )
         for c in GaugeLevel.categories {
             #expect(
                 command("Watch Gauge 14211720 \(c.uppercased())")
@@ -58,7 +59,9 @@ import Testing
 
     @Test("a mistyped gauge: did you mean, with the gauge's name (the issue's own example)")
     func gaugeDidYouMean() {
-        #expect(problem("watch gauge 0164650 minor") == "no gauge 0164650; did you mean 01646500 Potomac River at Little Falls?")
+        #expect(
+            problem("watch gauge 0164650 minor")
+                == "no gauge 0164650; did you mean 01646500 Potomac River at Little Falls?")
         #expect(problem("watch gauge 99999999999 minor") == "no gauge 99999999999")
         #expect(
             problem("watch gauge 01646500 minr") == "no flood category minr; did you mean minor?")
@@ -73,26 +76,35 @@ import Testing
         #expect(
             command("watch air Delhi poor")
                 == .watch(
-                    .air(place: "Delhi", stations: ["IN-DL-1", "IN-DL-2"], scale: "india-naqi", level: "Poor", series: .observed)))
+                    .air(
+                        place: "Delhi", stations: ["IN-DL-1", "IN-DL-2"], scale: "india-naqi", level: "Poor",
+                        series: .observed)))
         #expect(
             command("watch air \"New Delhi\" very poor nowcast")
                 == .watch(
-                    .air(place: "New Delhi", stations: ["IN-ND-1"], scale: "india-naqi", level: "Very Poor", series: .nowcast)))
+                    .air(
+                        place: "New Delhi", stations: ["IN-ND-1"], scale: "india-naqi", level: "Very Poor",
+                        series: .nowcast)))
         // Unquoted, the place is what precedes the level.
         #expect(
             command("watch air new delhi VERY POOR")
                 == .watch(
-                    .air(place: "New Delhi", stations: ["IN-ND-1"], scale: "india-naqi", level: "Very Poor", series: .observed)))
+                    .air(
+                        place: "New Delhi", stations: ["IN-ND-1"], scale: "india-naqi", level: "Very Poor",
+                        series: .observed)))
         #expect(
             command("watch air Washington unhealthy for sensitive groups")
                 == .watch(
                     .air(
-                        place: "Washington", stations: ["DC-1"], scale: "us-epa", level: "Unhealthy for Sensitive Groups",
+                        place: "Washington", stations: ["DC-1"], scale: "us-epa",
+                        level: "Unhealthy for Sensitive Groups",
                         series: .observed)))
         // A place's station id names it too.
         #expect(
             command("watch air DC-1 moderate")
-                == .watch(.air(place: "Washington", stations: ["DC-1"], scale: "us-epa", level: "Moderate", series: .observed)))
+                == .watch(
+                    .air(place: "Washington", stations: ["DC-1"], scale: "us-epa", level: "Moderate", series: .observed)
+                ))
     }
 
     @Test("air mistakes: the clean level, a level of another scale, a mistyped place or level")
@@ -112,14 +124,20 @@ import Testing
         #expect(command("watch quakes near \"Tokyo office\" M5") == m5)
         #expect(command("watch quakes near “Tokyo office” m5") == m5)
         #expect(command("watch quakes near tokyo office M5.0") == m5)
-        #expect(command("watch quakes near \"Tokyo office\" felt IV") == .watch(.quakes(place: Self.tokyo, threshold: .felt(4))))
-        #expect(command("watch quakes near \"Tokyo office\" felt 5.5") == .watch(.quakes(place: Self.tokyo, threshold: .felt(5.5))))
+        #expect(
+            command("watch quakes near \"Tokyo office\" felt IV")
+                == .watch(.quakes(place: Self.tokyo, threshold: .felt(4))))
+        #expect(
+            command("watch quakes near \"Tokyo office\" felt 5.5")
+                == .watch(.quakes(place: Self.tokyo, threshold: .felt(5.5))))
     }
 
     @Test("quake mistakes: an unknown place (did you mean), a magnitude or intensity out of range")
     func quakeMistakes() {
         #expect(problem("watch quakes near \"Tokio office\" M5") == "no place Tokio office; did you mean Tokyo office?")
-        #expect(problem("watch quakes near Narnia M5")?.hasPrefix("no place Narnia; the places are Tokyo office, Home") == true)
+        #expect(
+            problem("watch quakes near Narnia M5")?.hasPrefix("no place Narnia; the places are Tokyo office, Home")
+                == true)
         #expect(problem("watch quakes near Home M11")?.contains("magnitude like `M5`") == true)
         #expect(problem("watch quakes near Home 5")?.contains("magnitude like `M5`") == true)
         #expect(problem("watch quakes near Home felt I")?.contains("from II to XII") == true)
@@ -152,7 +170,8 @@ import Testing
         #expect(parse("gauge 01646500") == nil)
         #expect(parse("watchers 1") == nil)
         #expect(parse("") == nil)
-        #expect(problem("watch gaueg 01646500 minor")?.hasPrefix("I can't watch \"gaueg\"; did you mean `gauge`?") == true)
+        #expect(
+            problem("watch gaueg 01646500 minor")?.hasPrefix("I can't watch \"gaueg\"; did you mean `gauge`?") == true)
         #expect(problem("watch")?.hasPrefix("Watch commands:") == true)
     }
 
@@ -164,7 +183,9 @@ import Testing
             problem("watch air Delhi poor", catalog)
                 == "Watches of air are not allowed here (`watches.kinds`); you may watch gauge.")
         catalog.kinds = []
-        #expect(problem("watch quakes near Home M5", catalog) == "Watches of quakes are not allowed here (`watches.kinds`).")
+        #expect(
+            problem("watch quakes near Home M5", catalog) == "Watches of quakes are not allowed here (`watches.kinds`)."
+        )
     }
 
     // MARK: hostile text
@@ -176,7 +197,9 @@ import Testing
         let huge = "watch " + String(repeating: "é", count: 1 << 20)
         #expect(problem(huge) == "That command is too long (at most 500 characters).")
         #expect(parse("gauge " + String(repeating: "x", count: 1 << 20)) == nil)
-        #expect(problem("watch " + Array(repeating: "a", count: 40).joined(separator: " "))?.hasPrefix("That command has too many words") == true)
+        #expect(
+            problem("watch " + Array(repeating: "a", count: 40).joined(separator: " "))?.hasPrefix(
+                "That command has too many words") == true)
     }
 
     @Test("mentions in the person's words are defused, and repeated text is cut")
@@ -193,7 +216,9 @@ import Testing
         #expect(cut.contains("…"))
     }
 
-    @Test("Unicode tricks: bidi overrides and zero-width characters are removed; NFKC digits are digits; look-alikes are not")
+    @Test(
+        "Unicode tricks: bidi overrides and zero-width characters are removed; NFKC digits are digits; look-alikes are not"
+    )
     func unicode() throws {
         let potomac = WatchCommand.watch(
             .gauge(station: "01646500", name: "Potomac River at Little Falls", level: .category("minor")))
@@ -250,12 +275,14 @@ import Testing
         #expect(all.ladder(context).count == 4)
     }
 
-    @Test("a stage watch is a threshold; an air watch a ladder from its level; a quake watch a quake rule near its place")
+    @Test(
+        "a stage watch is a threshold; an air watch a ladder from its level; a quake watch a quake rule near its place")
     func otherRules() throws {
         let stage = WatchTarget.gauge(station: "S1", name: nil, level: .value(12.5)).kind
         let t = try #require(stage as? ThresholdRule)
         #expect(t.threshold == 12.5 && t.stations == ["S1"] && t.direction == .above)
-        let air = WatchTarget.air(place: "Delhi", stations: ["A", "B"], scale: "india-naqi", level: "Poor", series: .nowcast)
+        let air = WatchTarget.air(
+            place: "Delhi", stations: ["A", "B"], scale: "india-naqi", level: "Poor", series: .nowcast)
         let l = try #require(air.kind as? LevelsRule)
         #expect(l.metric == "aqi.pm25.nowcast")
         #expect(l.stations == ["A", "B"])
@@ -287,10 +314,15 @@ import Testing
     @Test("the words of a watch name what it watches, with the gauge id")
     func words() {
         #expect(
-            WatchTarget.gauge(station: "01646500", name: "Potomac River at Little Falls", level: .category("minor")).words
+            WatchTarget.gauge(station: "01646500", name: "Potomac River at Little Falls", level: .category("minor"))
+                .words
                 == "gauge 01646500 (Potomac River at Little Falls) reaching minor flood stage")
         let place = WatchPlace(name: "Tokyo office", latitude: 35.68, longitude: 139.76, radiusKm: 300)
-        #expect(WatchTarget.quakes(place: place, threshold: .felt(4)).words == "quakes felt at Tokyo office at intensity IV or more")
-        #expect(WatchTarget.quakes(place: place, threshold: .magnitude(5)).words == "quakes near Tokyo office of M5 or more")
+        #expect(
+            WatchTarget.quakes(place: place, threshold: .felt(4)).words
+                == "quakes felt at Tokyo office at intensity IV or more")
+        #expect(
+            WatchTarget.quakes(place: place, threshold: .magnitude(5)).words == "quakes near Tokyo office of M5 or more"
+        )
     }
 }

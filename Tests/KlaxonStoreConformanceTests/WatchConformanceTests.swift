@@ -27,7 +27,9 @@ import Testing
         return w
     }
 
-    @Test("a watch reads back as added, numbered per owner; every kind of target round-trips", arguments: Backend.allCases)
+    @Test(
+        "a watch reads back as added, numbered per owner; every kind of target round-trips", arguments: Backend.allCases
+    )
     func roundTrip(_ backend: Backend) async throws {
         try await backend.withStore { f in
             let store = f.store

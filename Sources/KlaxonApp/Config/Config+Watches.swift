@@ -87,7 +87,9 @@ extension Config {
             for (key, value) in cm.entries {
                 guard let receiver = file.string(value, what: "watches.channels.\(key)") else { continue }
                 guard key.split(separator: ":").count == 2 else {
-                    file.error(value, "watches.channels: \"\(String(key.prefix(60)))\" must be PLATFORM:CHANNEL_ID, like slack:C0123")
+                    file.error(
+                        value,
+                        "watches.channels: \"\(String(key.prefix(60)))\" must be PLATFORM:CHANNEL_ID, like slack:C0123")
                     continue
                 }
                 watches.channels[key] = receiver

@@ -39,8 +39,15 @@ nginx_bin=$(command -v nginx || ls /usr/sbin/nginx 2>/dev/null || true)
 [[ -n "$nginx_bin" ]] || fail "nginx is not installed (apt-get install nginx): nothing to measure"
 start_nginx '$msec $uri'
 
+# No rule of the team's: the watches are the only rules.
+mkdir -p "$work/rules"
+cat >"$work/rules/none.yaml" <<'YAML'
+rules:
+  - {name: nothing, kind: threshold, metric: nothing, above: 0, notify: [river]}
+YAML
 cat >"$work/klaxon.yaml" <<YAML
 database: $work/klaxon.sqlite
+rules: [$work/rules]
 notify_max_age: 0s
 receivers:
   - {name: river, type: webhook, preset: generic, url: "http://127.0.0.1:$nginx_port/river"}
@@ -68,7 +75,7 @@ db.commit()
 PY
 "$KLAXON" watches --config "$work/klaxon.yaml" -o json | "$python" -c 'import json,sys; n=len(json.load(sys.stdin)); sys.exit(0 if n else 1)' \
     || fail "klaxon does not read the inserted watches (has the store's JSON shape changed?)"
-"$KLAXON" run --once --config "$work/klaxon.yaml" >/dev/null 2>&1 || fail "the first run failed"
+"$KLAXON" run --once --config "$work/klaxon.yaml" >/dev/null 2>"$work/first.err" || { cat "$work/first.err" >&2; fail "the first run failed"; }
 
 "$KLAXON" ingest --config "$work/klaxon.yaml" "$work/high.csv" >/dev/null 2>&1 || fail "ingest failed"
 start=$(now)

@@ -25,10 +25,16 @@ struct WatchChatTests {
         try await store.upsert(station: StationRecord(id: "01646500", name: "Potomac River at Little Falls"))
         try await store.upsert(station: StationRecord(id: "IN-DL-1", name: "Delhi"))
         try await store.write(
-            SourceBatch(readings: [
-                Reading(station: "01646500", metric: "gage_height", time: t0, value: 3),
-                Reading(station: "IN-DL-1", metric: "aqi", time: t0, value: 80),
-            ]), at: t0)
+            SourceBatch(
+                gauges: [
+                    GaugeInfo(
+                        lid: "BRKM2", usgsID: "01646500", name: "Potomac River at Little Falls",
+                        categories: FloodCategories(stage: ["action": 8, "minor": 10, "moderate": 12]))
+                ],
+                readings: [
+                    Reading(station: "01646500", metric: "gage_height", time: t0, value: 3),
+                    Reading(station: "IN-DL-1", metric: "aqi", time: t0, value: 80),
+                ]), at: t0)
         var config = Config()
         config.receivers = [.stdout(.init(name: "team-river")), .stdout(.init(name: "ops"))]
         config.routing = Routing(routes: [Route(receivers: ["ops"], continue: true)], defaultReceiver: "ops")
@@ -143,9 +149,13 @@ struct WatchChatTests {
                 try await Self.say(chat, "watch gauge 01646500 minor", channel: "C-OTHER")
                     == "Watches can't post in this channel: `watches.channels` does not list slack:C-OTHER. An operator can add it."
             )
-            #expect(try await Self.say(chat, "watch gauge 01646500 minor").hasPrefix("Watch 1:"))
             #expect(
                 try await Self.say(chat, "watch gauge 01646500 major")
+                    == "Gauge 01646500 has no NWS major flood stage, so that watch would never fire; watch a stage instead (like `watch gauge 01646500 12.5ft`)."
+            )
+            #expect(try await Self.say(chat, "watch gauge 01646500 minor").hasPrefix("Watch 1:"))
+            #expect(
+                try await Self.say(chat, "watch gauge 01646500 moderate")
                     == "You have 1 watches, the most one person may hold (`watches.max_per_person`): `unwatch N` one first."
             )
             #expect(try await chat.store.allWatches().count == 1)
@@ -202,7 +212,7 @@ struct WatchChatTests {
     func api() async throws {
         try await Self.with { chat in
             _ = try await Self.say(chat, "watch gauge 01646500 minor")
-            _ = try await Self.say(chat, "watch gauge 01646500 major")
+            _ = try await Self.say(chat, "watch gauge 01646500 moderate")
             var request = HTTPClientRequest(url: "http://127.0.0.1:\(chat.port)/api/v1/watches?limit=1")
             request.headers.add(name: "Authorization", value: "Bearer team-token")
             let response = try await HTTPClient.shared.execute(request, deadline: .distantFuture)

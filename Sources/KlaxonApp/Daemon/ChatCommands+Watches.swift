@@ -33,6 +33,14 @@ extension ChatCommands {
                 return
                     "Watches can't post in this channel: `watches.channels` does not list \(WatchText.shown(destination.key)). An operator can add it."
             }
+            // A category the gauge has no stage for would never fire: say so now, not never.
+            if case .gauge(let station, _, .category(let category)) = target {
+                let ladder = try await store.floodCategories()[station]?.ladder(forMetric: WatchTarget.gaugeMetric)
+                guard ladder?.contains(where: { $0.name == category }) == true else {
+                    return
+                        "Gauge \(station) has no NWS \(category) flood stage, so that watch would never fire; watch a stage instead (like `watch gauge \(station) 12.5ft`)."
+                }
+            }
             let limit = config.watches.maxPerPerson
             let watch = Watch(owner: owner, target: target, destination: destination, createdAt: now)
             switch try await store.addWatch(watch, limit: limit) {

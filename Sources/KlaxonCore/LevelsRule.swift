@@ -25,6 +25,9 @@ public struct LevelsRule: SeriesRuleKind {
     /// `levels: nws`: each station's ladder is its NWS flood categories (action, minor, moderate,
     /// major; undefined ones skipped), and `levels` is unused. A station without categories gets no alert.
     public var nws: Bool
+    /// With `nws`: the ladder starts at this category (`minor`: action is left out), so the alert
+    /// fires on reaching it (a watch's `watch gauge ID minor`). Nil: every category.
+    public var nwsFrom: String?
     /// `scale: us-epa|india-naqi`: the ladder is the scale's levels above its clean one, and messages
     /// carry the level's emoji, colour and health advice.
     public var scale: AQIScale?
@@ -42,8 +45,9 @@ public struct LevelsRule: SeriesRuleKind {
 
     public init(
         metric: String, stations: Set<String>? = nil, levels: [Level], deadband: Double = 0, minDwell: Int64 = 0,
-        nws: Bool = false, scale: AQIScale? = nil, direction: Direction = .both
+        nws: Bool = false, nwsFrom: String? = nil, scale: AQIScale? = nil, direction: Direction = .both
     ) {
+        self.nwsFrom = nwsFrom
         self.metric = metric
         self.stations = stations
         self.levels = scale?.alertLadder ?? levels
@@ -61,7 +65,10 @@ public struct LevelsRule: SeriesRuleKind {
 
     /// The ladder for a series: the rule's own, or the station's NWS categories.
     public func ladder(_ c: SeriesContext) -> [Level] {
-        nws ? (c.floodLadder ?? []) : levels
+        guard nws else { return levels }
+        let ladder = c.floodLadder ?? []
+        guard let from = nwsFrom else { return ladder }
+        return Array(ladder.drop { $0.name != from })
     }
 
     /// The level a value belongs to, given the level it is at now: rising takes the highest level

@@ -71,6 +71,9 @@ public struct Routing: Sendable, Hashable {
     /// Timing for deliveries no route governs.
     public var defaults: Route
 
+    /// The label of a watch's transitions (`watch=12`): they go only to the watch's receiver.
+    public static let watchLabel = "watch"
+
     public init(routes: [Route] = [], defaultReceiver: String? = nil, defaults: Route = Route()) {
         self.routes = routes
         self.defaultReceiver = defaultReceiver
@@ -81,6 +84,13 @@ public struct Routing: Sendable, Hashable {
     /// routes (the first match, and later ones while `continue` is set). With none, the default
     /// receiver. Each receiver once; a `resolved` transition skips routes with `send_resolved: false`.
     public func deliveries(for t: Transition, notify: [String]) -> [Delivery] {
+        // A person's watch (issue 43): its own receiver only, never a team's route or the default
+        // receiver, with the defaults' timing (its rule is its group).
+        if t.labels[Self.watchLabel] != nil {
+            guard t.state != .resolved || defaults.sendResolved else { return [] }
+            var seen: Set<String> = []
+            return notify.filter { seen.insert($0).inserted }.map { Delivery(receiver: $0, route: nil) }
+        }
         var out: [Delivery] = []
         var seen: Set<String> = []
         var matched: [Int] = []

@@ -594,6 +594,22 @@ public final class SQLiteStore: Store {
             // A receiver's notifications, newest first (`notifications(_:limit:after:)`): one index range.
             try db.execute(sql: "CREATE INDEX outbox_by_receiver ON outbox(receiver, seq)")
         }
+        m.registerMigration("v23-watches") { db in
+            // People's watches (issue 43, `WatchStore`): the owner's key, their own number for each,
+            // the kind (for counts) and the watch as JSON.
+            try db.execute(
+                sql: """
+                    CREATE TABLE watches (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        owner TEXT NOT NULL,
+                        number INTEGER NOT NULL CHECK (number > 0),
+                        kind TEXT NOT NULL,
+                        body TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        UNIQUE (owner, number)
+                    );
+                    """)
+        }
         m.registerMigration("v25-receiver-budgets") { db in
             // Each receiver's budget window (`BudgetWindow` as JSON): its sends in the window, its
             // storm and that storm's summary message; and the alerts folded in the storm, a row per

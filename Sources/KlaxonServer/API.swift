@@ -23,6 +23,10 @@ enum APIRoutes {
             // The notification history: one page (`limit`, `after`), with `total` and `next`.
             try await APIPaging.notifications(request, store: store)
         }
+        team.get("/api/v1/watches") { request, _ -> Response in
+            // People's watches (issue 43): one page (`limit`, `after`), with `total` and `next`.
+            try await watches(request, store: store)
+        }
         team.post("/api/v1/silences") { request, _ -> Response in
             let body = try await request.collectBody(upTo: 1 << 20)
             let posted: NewSilence

@@ -79,12 +79,16 @@ public enum ChatEndpoints {
         public var team: String?
         public var user: String
         public var name: String
+        /// The channel the command was sent in (`channel_id`), when the platform said; a watch made
+        /// there posts there (issue 43).
+        public var channel: String?
 
-        public init(platform: String, team: String?, user: String, name: String) {
+        public init(platform: String, team: String?, user: String, name: String, channel: String? = nil) {
             self.platform = platform
             self.team = team
             self.user = user
             self.name = name
+            self.channel = channel
         }
 
         /// The keys `chat.users` may use for this user, most specific first: `TEAM:USER`, then `USER`.
@@ -217,7 +221,11 @@ public enum ChatEndpoints {
     static func chatUser(platform: String, _ form: [String: String]) -> User? {
         guard let id = form["user_id"], !id.isEmpty, id.utf8.count <= 64 else { return nil }
         let team = form["team_id"].flatMap { $0.isEmpty || $0.utf8.count > 64 ? nil : $0 }
-        return User(platform: platform, team: team, user: id, name: String((form["user_name"] ?? id).prefix(80)))
+        // A channel id is the platform's shape (`C0123`, Mattermost's 26 characters); anything else is none.
+        let channel = form["channel_id"].flatMap { SlackPress.isID($0) ? $0 : nil }
+        return User(
+            platform: platform, team: team, user: id, name: String((form["user_name"] ?? id).prefix(80)),
+            channel: channel)
     }
 
     /// A whole number written as ASCII digits only (no sign, space, exponent or other script's

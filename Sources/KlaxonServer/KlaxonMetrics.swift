@@ -101,6 +101,7 @@ public final class KlaxonMetrics: @unchecked Sendable {
         static let duties = "klaxon_duty_held"
         static let buildInfo = "klaxon_build_info"
         static let alerts = "klaxon_alerts"
+        static let watches = "klaxon_watches"
         static let sourceUp = "klaxon_source_up"
         static let sourceLastSuccess = "klaxon_source_last_success_timestamp_seconds"
         static let oldestDue = "klaxon_outbox_oldest_pending_age_seconds"
@@ -189,6 +190,13 @@ public final class KlaxonMetrics: @unchecked Sendable {
     }
 
     /// One evaluation ran.
+    /// `klaxon_watches`: the watches evaluated (their destination has a receiver), at the last evaluation.
+    public func watches(_ evaluated: Int) {
+        registry.gauge(
+            name: Names.watches, help: "People's watches evaluated at the last evaluation (issue 43)."
+        ).set(to: Double(evaluated))
+    }
+
     public func evaluated() {
         evaluationsCounter.increment()
         lock.withLock { evaluationCount += 1 }
@@ -322,6 +330,12 @@ public final class KlaxonMetrics: @unchecked Sendable {
     private func syncAlerts(_ counts: [AlertCount]) {
         var now: [AlertSeries: Int] = [:]
         for c in counts {
+            // People's watches (`watch-12`, issue 43) are one series, `rule="watch"`: one per watch
+            // would grow with the people, not with the configuration.
+            if c.rule.hasPrefix("watch-") {
+                now[AlertSeries(rule: "watch", severity: "warning", state: c.state.rawValue), default: 0] += c.count
+                continue
+            }
             // Every transition of a rule carries the rule's severity: the configuration says it
             // (`unknown` for alert states of a rule no longer configured).
             let severity = severities[c.rule] ?? "unknown"

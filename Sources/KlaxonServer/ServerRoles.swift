@@ -17,7 +17,7 @@ public typealias SiteReads =
 public typealias SiteStore = SiteReads & AlertActions
 
 /// The API (`/api/v1`): alerts and silences, acks, the notification history, trips and their weather.
-public typealias APIStore = AlertReads & AlertActions & TripStore & WeatherStore & NotificationHistory
+public typealias APIStore = AlertReads & AlertActions & TripStore & WeatherStore & NotificationHistory & WatchStore
 
 /// The Alertmanager v2 API: firing alerts, and silences made, replaced and expired.
 public typealias AlertmanagerStore = AlertReads & AlertActions
@@ -28,4 +28,4 @@ public typealias HealthReads = StoreProbe & SourceStates
 
 /// Everything the HTTP server serves, route group by route group: the site and the APIs, pushed
 /// readings (`ReadingIngest`), chat's replay guard and the health probe.
-public typealias ServerStore = SiteStore & ReadingIngest & ReplayGuard & HealthReads
+public typealias ServerStore = SiteStore & ReadingIngest & ReplayGuard & HealthReads & WatchStore

@@ -15,7 +15,10 @@ public enum RemovedRules {
     public static let reasonAnnotation = "resolve_reason"
 
     /// Why an alert of `rule` resolved.
-    public static func reason(rule: String) -> String { "rule \(rule) was removed by a reload" }
+    public static func reason(rule: String) -> String {
+        // A person's watch (issue 43) is removed by its owner or an operator, not by a reload.
+        rule.hasPrefix("watch-") ? "watch \(rule.dropFirst(6)) was removed" : "rule \(rule) was removed by a reload"
+    }
 
     /// Resolves for each firing alert (`latest`: its newest transition; `state`: its stored state),
     /// dated `e.now`, and the states to save: inactive, keeping the last reading seen (a rule added

@@ -19,7 +19,7 @@ import KlaxonCore
 /// (`SiteReads` in `KlaxonServer`): they are made of these roles only, so a backend never imports a
 /// consumer and nothing here imports upward.
 public protocol Store: ReadingStore, EventStore, AlertStore, SilenceStore, OutboxStore, RetentionStore, DutyStore,
-    StoreProbe, NotificationHistory, CatchUpQueue, LivingMessageStore, BudgetStore
+    StoreProbe, NotificationHistory, CatchUpQueue, LivingMessageStore, WatchStore, BudgetStore
 {}
 
 /// Readings, their series and stations, and the sources that fetched them.

@@ -17,7 +17,7 @@ struct Klaxon: AsyncParsableCommand {
             TestCommand.self, DispatchCommand.self, OutboxCommand.self, SilenceCommand.self, NotifyTestCommand.self,
             RunCommand.self, FetchCommand.self, GaugeCommand.self, QuakesCommand.self, AQICommand.self,
             TripCommand.self, PruneCommand.self, MigrateStoreCommand.self, AlertsCommand.self, AckCommand.self,
-            RoutesCommand.self, NowCastCommand.self, SeriesCommand.self,
+            RoutesCommand.self, NowCastCommand.self, SeriesCommand.self, WatchesCommand.self,
         ])
 
     /// ArgumentParser's entry point (`main(_:)`, spelled out), after ignoring SIGPIPE: output to a

@@ -66,6 +66,8 @@ public struct Config: Sendable {
     public var retention = Retention()
     /// The status site (`site:`): on or off, its refresh, its time zone, the key that signs its cookies.
     public var site = SiteConfig()
+    /// What people may watch from chat (`watches:`, issue 43).
+    public var watches = WatchSettings()
     /// What works but deserves a look (a secret file anyone may read): `klaxon check` prints these,
     /// the daemon logs them at start.
     public var warnings: [Diagnostic] = []
@@ -101,7 +103,7 @@ public struct Config: Sendable {
     public static let keys = [
         "database", "rules", "sources", "receivers", "routes", "default_receiver", "fallback_receiver",
         "give_up_after", "delivery_lease", "admins", "listen", "api", "chat", "retention", "site", "readings",
-        "notify_max_age", "external_url",
+        "notify_max_age", "external_url", "watches",
     ]
 
     public func receiver(named name: String) -> Receiver? { receivers.first { $0.name == name } }
@@ -139,6 +141,7 @@ public struct Config: Sendable {
             if let n = m.value("receivers") { config.loadReceivers(n, reader) }
             if let n = m.value("sources") { config.loadSources(n, reader) }
             if let n = m.value("routes") { config.loadRoutes(n, reader) }
+            if let n = m.value("watches") { config.loadWatches(n, reader) }
             config.loadNotifyMaxAge(m.value("notify_max_age"), reader)
             if let n = m.value("external_url") { config.loadExternalURL(n, reader) }
             for key in ["default_receiver", "fallback_receiver"] {
@@ -157,10 +160,30 @@ public struct Config: Sendable {
             ? " (no receivers are defined)" : " (receivers are \(declaredReceivers.sorted().joined(separator: ", ")))"
     }
 
+    /// `FILE:LINE:COL` of a rule's origin, split (the whole origin and 1:1 when it has no position).
+    static func position(_ origin: String) -> (String, Int, Int) {
+        let parts = origin.split(separator: ":")
+        guard parts.count >= 3 else { return (origin, 1, 1) }
+        return (
+            parts.dropLast(2).joined(separator: ":"), Int(parts[parts.count - 2]) ?? 1, Int(parts[parts.count - 1]) ?? 1
+        )
+    }
+
     /// Cross-checks rules against the config: every `notify` must name a defined receiver.
     public func check(rules: [Rule]) -> [Diagnostic] {
         var out: [Diagnostic] = []
         for rule in rules {
+            // People's watches (issue 43) own the `watch-` names and the `watch` label: a rule file's
+            // rule with either would be routed as a person's watch, to its `notify` alone.
+            if rule.name.hasPrefix("watch-") || rule.labels[Routing.watchLabel] != nil {
+                let (path, line, column) = Self.position(rule.origin)
+                out.append(
+                    Diagnostic(
+                        path: path, line: line, column: column,
+                        message:
+                            "rule \"\(rule.name)\": the name prefix watch- and the label watch are kept for people's watches"
+                    ))
+            }
             for name in rule.notify where !declaredReceivers.contains(name) {
                 let parts = rule.origin.split(separator: ":")
                 let line = parts.count >= 3 ? Int(parts[parts.count - 2]) ?? 1 : 1

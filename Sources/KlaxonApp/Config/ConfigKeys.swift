@@ -27,6 +27,8 @@ public enum ConfigKeys {
     public static let ruleFile = ["rules"]
     public static let ruleLevel = ["name", "at"]
     public static let quakePlace = ["name", "latitude", "longitude", "radius_km", "min_intensity"]
+    public static let watches = ["kinds", "max_per_person", "stations", "air_places", "places", "channels"]
+    public static let watchPlace = ["name", "latitude", "longitude", "radius_km"]
 
     /// Every section's allowed keys, by the name the reference uses for it: `klaxon.yaml` (the top
     /// level), `api`, `routes[]`, `receivers[] webhook`, `sources[] usgs-iv`, `rule threshold`, ….
@@ -60,6 +62,8 @@ public enum ConfigKeys {
             "rule": RuleLoader.commonKeys,
             "rule levels[]": ruleLevel,
             "rule quake near[]": quakePlace,
+            "watches": watches,
+            "watches.places[]": watchPlace,
         ]
         for (type, keys) in ConfigReader.receiverKeys { s["receivers[] \(type)"] = keys }
         for kind in ConfigReader.sourceKinds { s["sources[] \(kind.name)"] = kind.keys }

@@ -6,7 +6,7 @@ import KlaxonStore
 /// What the chat commands read and do: reports of gauges, air, quakes and trips, the firing alerts,
 /// and the actions (ack, silence) a user who may act takes.
 public typealias ChatStore =
-    AlertReads & AlertActions & SeriesReads & StationReads & QuakeStore & TripStore & WeatherStore
+    AlertReads & AlertActions & SeriesReads & StationReads & QuakeStore & TripStore & WeatherStore & WatchStore
 
 /// The chat commands (`/klaxon gauge 02336910`): answers formatted for chat, an unknown command
 /// answered with help, never a stack trace.
@@ -30,6 +30,8 @@ public struct ChatCommands: Sendable {
         • `silence RULE [STATION] DURATION` — mute an alert (like `silence flood-stage 14211720 2h`)
         • `ack ALERT_ID` — stop reminders until the alert changes
         • `trip NAME` — your trip's packing list
+        • `watch gauge ID minor`, `watch air PLACE poor`, `watch quakes near "PLACE" M5` — tell this channel
+        • `watching`, `unwatch N` — your watches
         • `help`
         """
 
@@ -113,6 +115,7 @@ public struct ChatCommands: Sendable {
         guard let command = words.first?.lowercased() else { return Self.help }
         let args = Array(words.dropFirst())
         do {
+            if WatchCommand.verbs.contains(command) { return try await watchAnswer(user, text: text, now: now) }
             switch command {
             case "help": return Self.help
             case "gauge":

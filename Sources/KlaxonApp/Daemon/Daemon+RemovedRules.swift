@@ -19,6 +19,12 @@ final class RemovedRulesQueue: Sendable {
         }
     }
 
+    /// Adds rules by name with the receivers their `notify` named (people's watches gone while no
+    /// daemon ran: their resolves go to the receivers that heard them firing).
+    func note(gone: [String: [String]]) {
+        pending.withLock { p in for (name, notify) in gone where p[name] == nil { p[name] = notify } }
+    }
+
     var current: [String: [String]] { pending.withLock { $0 } }
 
     /// Forgets the rules resolved (a rule noted again meanwhile stays).

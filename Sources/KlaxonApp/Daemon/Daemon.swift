@@ -53,6 +53,10 @@ public final class Daemon: Sendable {
     let evaluations = ReloadQueue()
     /// The silences and quiet hours in force at the last catch-up look (`CatchUps`).
     let catchUps = Box(CatchUps.Watch())
+    /// The rules of people's watches at the last evaluation (`watchRules()`).
+    let lastWatchRules = Box<[Rule]>([])
+    /// Whether the alerts of watches removed before this daemon started were looked for.
+    let watchesSeen = Box(false)
 
     public init(
         config: Config, store: any Store, rules: [Rule], logger: Logger, clock: DaemonClock = .wall,
@@ -78,20 +82,52 @@ public final class Daemon: Sendable {
     @discardableResult
     public func evaluate(now: Int64? = nil) async throws -> EvaluationResult {
         try await evaluations.run { () async -> Result<EvaluationResult, any Error> in
+            // People's watches as they are now; the alerts of watches removed since are resolved.
+            let watchRules = await self.watchRules()
             // Alerts of rules a reload removed that it could not resolve then (the store was away).
             await self.resolveRemovedRules(trigger: "retry")
-            do { return .success(try await self.evaluateNow(now: now)) } catch { return .failure(error) }
+            do { return .success(try await self.evaluateNow(now: now, watchRules: watchRules)) } catch {
+                return .failure(error)
+            }
         }.get()
     }
 
-    private func evaluateNow(now: Int64?) async throws -> EvaluationResult {
+    /// The rules of the stored watches (issue 43), read each evaluation so a watch made from chat, on
+    /// any daemon, is evaluated at the next one. A watch gone since the last read has its firing
+    /// alerts resolved, as a rule a reload removed. A store that cannot answer keeps the last rules.
+    func watchRules() async -> [Rule] {
+        let config = self.config
+        let previous = lastWatchRules.value
+        let current: [Rule]
+        do {
+            current = WatchWiring.rules(try await store.allWatches(), config: config)
+        } catch {
+            logger.warning("cannot read the watches; the last ones stay", metadata: ["error": "\(error)"])
+            return previous
+        }
+        removedRules.note(old: previous, new: current)
+        if !watchesSeen.value {
+            // The first read: watches removed while no daemon ran still have their alerts active.
+            let kept = Set(current.map(\.name))
+            if let counts = try? await store.alertCounts() {
+                let gone = Set(counts.map(\.rule)).filter { $0.hasPrefix("watch-") && !kept.contains($0) }
+                removedRules.note(gone: Dictionary(uniqueKeysWithValues: gone.map { ($0, [String]()) }))
+                watchesSeen.set(true)
+            }
+        }
+        lastWatchRules.set(current)
+        metrics.watches(current.count)
+        return current
+    }
+
+    private func evaluateNow(now: Int64?, watchRules: [Rule] = []) async throws -> EvaluationResult {
         // Slices of 250 transitions: the dispatcher's claims share the one writer with the evaluator,
         // and a short slice lets them in between (a slice of 1,000 held a claim back 100 ms on a
         // busy machine).
         // One snapshot of the set in force for the whole evaluation (a reload meanwhile takes effect
         // at the next one).
         let set = running.withLock { $0 }
-        let rules = set.rules
+        let rules = set.rules + watchRules
         let routing = set.routing
         // The dispatcher is woken as each slice's notifications commit, not after the whole backlog,
         // and each slice claims for it what is due (`Dispatcher.handoffRoom`).

@@ -1,0 +1,84 @@
+import Foundation
+import KlaxonCore
+import KlaxonDelivery
+import KlaxonStore
+
+/// How the app serves watches (issue 43): what may be watched (`catalog`), where a watch's alerts go
+/// (`receiver(for:)`, the seam for direct messages), and the rules the engine runs for them (`rules`).
+public enum WatchWiring {
+    /// What may be watched: the store's gauges (stations with stage readings) and air places
+    /// (stations with AQI readings), narrowed by `watches.stations` and `watches.air_places`; the
+    /// quake places of `watches.places` and of the quake rules.
+    public static func catalog(store: any SeriesReads & StationReads, config: Config, rules: [Rule]) async throws
+        -> WatchCatalog
+    {
+        let settings = config.watches
+        var catalog = WatchCatalog(kinds: settings.kinds)
+        let needsStations = settings.kinds.contains(.gauge) || settings.kinds.contains(.air)
+        let infos = needsStations ? try await store.stationInfos() : [:]
+        if settings.kinds.contains(.gauge) {
+            for key in try await store.latestTimes(metric: WatchTarget.gaugeMetric).keys
+            where settings.stations?.contains(key.station) ?? true {
+                catalog.gauges[key.station] = .some(infos[key.station]?.name)
+            }
+        }
+        if settings.kinds.contains(.air) {
+            var stations = Set(try await store.latestTimes(metric: AirSeries.observed.metric).keys.map(\.station))
+            stations.formUnion(try await store.latestTimes(metric: AirSeries.nowcast.metric).keys.map(\.station))
+            var byName: [String: [String]] = [:]
+            for id in stations {
+                let name = infos[id]?.name.flatMap { $0.isEmpty ? nil : $0 } ?? id
+                if let allowed = settings.airPlaces, !allowed.contains(name), !allowed.contains(id) { continue }
+                byName[name, default: []].append(id)
+            }
+            catalog.airPlaces = byName.sorted { $0.key < $1.key }.map {
+                WatchCatalog.AirPlace(name: $0.key, stations: $0.value.sorted())
+            }
+        }
+        if settings.kinds.contains(.quakes) {
+            var places = settings.places
+            for rule in rules {
+                for p in rule.kind.quake?.near ?? []
+                where !places.contains(where: { $0.name.lowercased() == p.name.lowercased() }) {
+                    // A rule's place may have no radius (an intensity alone): a watch looks 1000 km out.
+                    let radius = p.radiusKm.isFinite ? p.radiusKm : QuakeThreshold.feltRadiusKm
+                    places.append(
+                        WatchPlace(name: p.name, latitude: p.latitude, longitude: p.longitude, radiusKm: radius))
+                }
+            }
+            catalog.quakePlaces = places
+        }
+        return catalog
+    }
+
+    /// The receiver that delivers to `destination`: the receiver `watches.channels` names for a
+    /// channel; for an address, an email receiver that sends to exactly it. Nil for a direct
+    /// message: the platforms' direct-message notifiers are not wired here yet (issue 43 leaves them
+    /// to the living-messages work), so such a watch is kept and not evaluated until they are.
+    public static func receiver(for destination: WatchDestination, config: Config) -> String? {
+        switch destination {
+        case .channel:
+            guard let name = config.watches.channels[destination.key], config.receiver(named: name) != nil else {
+                return nil
+            }
+            return name
+        case .email(let address):
+            return config.receivers.first {
+                if case .email(let e) = $0 { return e.to.map { $0.lowercased() } == [address.lowercased()] }
+                return false
+            }?.name
+        case .direct:
+            return nil
+        }
+    }
+
+    /// The rules of `watches` whose destination has a receiver, and the kinds the config allows.
+    public static func rules(_ watches: [Watch], config: Config) -> [Rule] {
+        watches.compactMap { w in
+            guard config.watches.kinds.contains(w.target.kindName),
+                let receiver = receiver(for: w.destination, config: config)
+            else { return nil }
+            return w.rule(receiver: receiver)
+        }
+    }
+}

@@ -15,12 +15,14 @@ public enum Receiver: Sendable, Hashable {
     case webhook(Webhook)
     case email(Email)
     case stdout(Stdout)
+    case telegram(Telegram)
 
     public var name: String {
         switch self {
         case .webhook(let w): w.name
         case .email(let e): e.name
         case .stdout(let s): s.name
+        case .telegram(let t): t.name
         }
     }
 
@@ -45,6 +47,14 @@ public enum Receiver: Sendable, Hashable {
         /// Living messages (`edit:`): where the platform can edit a message (Discord), one message per
         /// episode or group, edited in place; false sends a new message every time, as before.
         public var edit: Bool
+        /// A bot token (`bot_token`): the receiver posts through the platform's API instead of an
+        /// incoming webhook (Slack's app mode, `chat.postMessage`/`chat.update`; a Mattermost bot,
+        /// `/api/v4/posts`), and `url` is the API's base URL. Nil: an incoming webhook, as before.
+        public var botToken: Secret?
+        /// The channel the bot posts to (`channel`: a Slack channel id, a Mattermost channel id).
+        public var channel: String?
+        /// Slack app mode (`thread_replies`): each change is also replied in the message's thread.
+        public var threadReplies: Bool
 
         /// Requests in flight to one webhook unless its `connections:` says otherwise: enough to keep
         /// a fast receiver busy from one process, few enough not to flood a slow one.
@@ -54,9 +64,13 @@ public enum Receiver: Sendable, Hashable {
             name: String, url: Secret, preset: Preset = .generic, template: String? = nil,
             headers: [String: String] = [:],
             hmacSecret: Secret? = nil, timeout: Double = 10, rateLimit: Double? = nil,
-            connections: Int = defaultConnections, edit: Bool = true
+            connections: Int = defaultConnections, edit: Bool = true, botToken: Secret? = nil, channel: String? = nil,
+            threadReplies: Bool = false
         ) {
             self.edit = edit
+            self.botToken = botToken
+            self.channel = channel
+            self.threadReplies = threadReplies
             self.connections = connections
             self.name = name
             self.url = url
@@ -115,6 +129,42 @@ public enum Receiver: Sendable, Hashable {
         }
     }
 
+    /// A Telegram chat, through the Bot API (`type: telegram`).
+    public struct Telegram: Sendable, Hashable {
+        public var name: String
+        /// The bot's token (`bot_token`): it goes in every request's path, so the path is never shown.
+        public var token: Secret
+        /// The chat (`chat_id`): its integer id, or `@channelusername`.
+        public var chatID: String
+        /// The Bot API's base URL (`url`): Telegram's, or a local Bot API server's.
+        public var url: String
+        /// Seconds.
+        public var timeout: Double
+        public var rateLimit: Double?
+        public var connections: Int
+        /// Living messages (`edit:`): one message per episode or group, edited in place.
+        public var edit: Bool
+        /// Ack and Silence 1h inline buttons on a firing alert (`buttons:`; with `chat.telegram`).
+        public var buttons: Bool
+
+        public static let defaultConnections = 4
+
+        public init(
+            name: String, token: Secret, chatID: String, url: String = TelegramBotAPI.defaultBase, timeout: Double = 10,
+            rateLimit: Double? = nil, connections: Int = defaultConnections, edit: Bool = true, buttons: Bool = false
+        ) {
+            self.name = name
+            self.token = token
+            self.chatID = chatID
+            self.url = url
+            self.timeout = timeout
+            self.rateLimit = rateLimit
+            self.connections = connections
+            self.edit = edit
+            self.buttons = buttons
+        }
+    }
+
     public struct Stdout: Sendable, Hashable {
         public var name: String
         public var format: StdoutNotifier.Format
@@ -140,6 +190,7 @@ extension Receiver {
         case .stdout(let s): StdoutNotifier(format: s.format)
         case .webhook(let w): try WebhookNotifier(config: w, groupBy: groupBy)
         case .email(let e): try EmailNotifier(config: e, caFile: smtpCAFile, charts: charts)
+        case .telegram(let t): TelegramNotifier(config: t)
         }
     }
 
@@ -148,6 +199,7 @@ extension Receiver {
         switch self {
         case .webhook(let w): w.connections
         case .email(let e): e.connections
+        case .telegram(let t): t.connections
         case .stdout: 1
         }
     }

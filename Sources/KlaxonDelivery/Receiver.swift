@@ -16,6 +16,7 @@ public enum Receiver: Sendable, Hashable {
     case email(Email)
     case stdout(Stdout)
     case telegram(Telegram)
+    case matrix(Matrix)
 
     public var name: String {
         switch self {
@@ -23,6 +24,7 @@ public enum Receiver: Sendable, Hashable {
         case .email(let e): e.name
         case .stdout(let s): s.name
         case .telegram(let t): t.name
+        case .matrix(let m): m.name
         }
     }
 
@@ -165,6 +167,38 @@ public enum Receiver: Sendable, Hashable {
         }
     }
 
+    /// A Matrix room, through the client-server API (`type: matrix`).
+    public struct Matrix: Sendable, Hashable {
+        public var name: String
+        /// The homeserver's base URL (`url`: `https://matrix.example.org`).
+        public var url: String
+        /// The access token (`access_token`).
+        public var token: Secret
+        /// The room (`room_id`: `!opaque:server`).
+        public var roomID: String
+        public var timeout: Double
+        public var rateLimit: Double?
+        public var connections: Int
+        /// Living messages (`edit:`): one message per episode or group, edited with `m.replace`.
+        public var edit: Bool
+
+        public static let defaultConnections = 4
+
+        public init(
+            name: String, url: String, token: Secret, roomID: String, timeout: Double = 10, rateLimit: Double? = nil,
+            connections: Int = defaultConnections, edit: Bool = true
+        ) {
+            self.name = name
+            self.url = url
+            self.token = token
+            self.roomID = roomID
+            self.timeout = timeout
+            self.rateLimit = rateLimit
+            self.connections = connections
+            self.edit = edit
+        }
+    }
+
     public struct Stdout: Sendable, Hashable {
         public var name: String
         public var format: StdoutNotifier.Format
@@ -191,6 +225,7 @@ extension Receiver {
         case .webhook(let w): try WebhookNotifier(config: w, groupBy: groupBy)
         case .email(let e): try EmailNotifier(config: e, caFile: smtpCAFile, charts: charts)
         case .telegram(let t): TelegramNotifier(config: t)
+        case .matrix(let m): MatrixNotifier(config: m)
         }
     }
 
@@ -200,6 +235,7 @@ extension Receiver {
         case .webhook(let w): w.connections
         case .email(let e): e.connections
         case .telegram(let t): t.connections
+        case .matrix(let m): m.connections
         case .stdout: 1
         }
     }

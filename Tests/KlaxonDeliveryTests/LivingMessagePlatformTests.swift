@@ -355,4 +355,59 @@ import Testing
             #expect(messages.last?.buttons.count == TelegramNotifier.buttonRows)
         }
     }
+
+    // MARK: Matrix
+
+    static func matrix(_ standIn: MatrixStandIn) -> MatrixNotifier {
+        MatrixNotifier(
+            config: Receiver.Matrix(name: "mx", url: standIn.url, token: Secret(standIn.token), roomID: standIn.room))
+    }
+
+    @Test(
+        "Matrix: action → minor → moderate, acked, resolved: one message, replaced (m.replace), with the whole timeline"
+    )
+    func matrixOneMessage() async throws {
+        try await MatrixStandIn.with { standIn in
+            let store = InMemoryDeliveryStore()
+            let d = Dispatcher(
+                store: store, notifiers: ["mx": Self.matrix(standIn)], routing: Routing(), settings: fastSettings())
+            try await Self.tellStory(to: "mx", store, d)
+            #expect(standIn.problems == [])
+            #expect(standIn.messages.count == 1)
+            let message = try #require(standIn.messages.first)
+            #expect(message.edits == 3)
+            #expect(message.body.contains(Self.timeline), "\(message.body)")
+            #expect(message.html.contains("<b>") && message.html.contains(Self.timeline))
+            #expect(store.rows().allSatisfy { $0.state == .sent })
+            #expect(store.livingMessages().first?.messageID == message.eventID)
+        }
+    }
+
+    @Test("Matrix: a resend is the same transaction; an edit of a redacted event posts anew; 429 waits retry_after_ms")
+    func matrixResendGoneLimited() async throws {
+        try await MatrixStandIn.with { standIn in
+            let notifier = Self.matrix(standIn)
+            let n = AlertNotification(
+                key: "k1", receiver: "mx",
+                alerts: [NotifiedAlert(transition: Self.story[0], message: "<b>x</b> & y", id: 1)])
+            let first = try await notifier.post(n)
+            let again = try await notifier.post(n)
+            #expect(first == again && standIn.messages.count == 1)
+            #expect(standIn.messages.first?.html.contains("&lt;b&gt;x&lt;/b&gt; &amp; y") == true)
+
+            let store = InMemoryDeliveryStore()
+            let d = Dispatcher(store: store, notifiers: ["mx": notifier], routing: Routing(), settings: fastSettings())
+            try await Self.deliver(Self.story[0], to: "mx", store, d)
+            let old = try #require(standIn.messages.last?.eventID)
+            standIn.redact(old)
+            try await Self.deliver(Self.story[1], to: "mx", store, d)
+            standIn.rateLimit(1, retryAfterMs: 200)
+            try await Self.deliver(Self.story[2], to: "mx", store, d)
+            #expect(standIn.problems == [])
+            let message = try #require(standIn.messages.last)
+            #expect(standIn.messages.count == 2 && message.eventID != old && message.edits == 1)
+            #expect(message.body.contains("posted anew: message \(old) was deleted"), "\(message.body)")
+            #expect(store.rows().allSatisfy { $0.state == .sent })
+        }
+    }
 }

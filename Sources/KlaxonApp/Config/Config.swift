@@ -203,6 +203,7 @@ struct ConfigReader {
             "rate_limit", "connections",
         ],
         "stdout": ["format"],
+        "matrix": ["url", "access_token", "access_token_file", "room_id", "timeout", "rate_limit", "connections"],
         "telegram": [
             "bot_token", "bot_token_file", "chat_id", "url", "buttons", "timeout", "rate_limit", "connections",
         ],
@@ -422,6 +423,8 @@ struct ConfigReader {
                 }
             case "telegram":
                 result = telegram(&m, name: name, node: node, what: what, edit: edit)
+            case "matrix":
+                result = matrix(&m, name: name, node: node, what: what, edit: edit)
             default:
                 var format = StdoutNotifier.Format.text
                 if let n = m.value("format"), let s = file.string(n, what: "format") {
@@ -435,7 +438,9 @@ struct ConfigReader {
             }
             m.rejectUnknown(known: ConfigKeys.receiver + keys, what: what)
         } else {
-            if let type { file.error(typeNode, "type must be webhook, email, stdout or telegram, not \"\(type)\"") }
+            if let type {
+                file.error(typeNode, "type must be webhook, email, stdout, telegram or matrix, not \"\(type)\"")
+            }
             m.markAllUsed()
         }
         return file.diagnostics.items.count == before ? result : nil
@@ -475,6 +480,34 @@ struct ConfigReader {
             .init(
                 name: name, token: token, chatID: chat, url: base, timeout: timeout, rateLimit: rateLimit,
                 connections: connections, edit: edit, buttons: buttons))
+    }
+
+    /// `type: matrix`: the homeserver's `url`, `access_token` (or `access_token_file`) and `room_id`.
+    func matrix(_ m: inout YAMLMap, name: String?, node: Node, what: String, edit: Bool) -> Receiver? {
+        let token = secret(&m, "access_token", required: true, what: what)
+        var base: String?
+        if let n = m.required("url", what: what), let u = file.string(n, what: "url") {
+            if let c = URLComponents(string: u), ["http", "https"].contains(c.scheme ?? ""), c.host != nil,
+                c.query == nil, c.user == nil
+            {
+                base = u
+            } else {
+                file.error(n, "\(what): url must be the homeserver's http:// or https:// base URL")
+            }
+        }
+        let roomNode = m.required("room_id", what: what)
+        let room = roomNode.flatMap { file.string($0, what: "room_id") }
+        if let room, !MatrixClient.isRoomID(room) {
+            file.error(roomNode, "\(what): room_id must be a room id (!opaque:example.org), not an alias")
+        }
+        let timeout = seconds(&m, "timeout", default: 10)
+        let rateLimit = rate(&m)
+        let connections = connections(&m, default: Receiver.Matrix.defaultConnections)
+        guard let name, let token, let base, let room else { return nil }
+        return .matrix(
+            .init(
+                name: name, url: base, token: token, roomID: room, timeout: timeout, rateLimit: rateLimit,
+                connections: connections, edit: edit))
     }
 
     /// A chat receiver's app mode: `bot_token` (or `bot_token_file`), the `channel` it posts to and

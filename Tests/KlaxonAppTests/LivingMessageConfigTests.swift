@@ -84,6 +84,11 @@ import Testing
             bot_token: 123456789:AAHstandInToken_abcdefghijklmnopqrstu
             chat_id: -1001234567890
             buttons: true
+          - name: mx
+            type: matrix
+            url: https://matrix.example.org
+            access_token: syt_a2xheG9u_token_0a1b2c
+            room_id: "!floodroom:example.org"
         """
 
     @Test(
@@ -93,10 +98,12 @@ import Testing
         let config = try Config.load(path: try s.write("klaxon.yaml", Self.apps), environment: [:])
         var hooks: [String: Receiver.Webhook] = [:]
         var telegram: Receiver.Telegram?
+        var matrix: Receiver.Matrix?
         for r in config.receivers {
             switch r {
             case .webhook(let w): hooks[w.name] = w
             case .telegram(let t): telegram = t
+            case .matrix(let m): matrix = m
             default: break
             }
         }
@@ -112,10 +119,13 @@ import Testing
         #expect(tg.chatID == "-1001234567890" && tg.buttons && tg.url == "https://api.telegram.org")
         #expect(TelegramNotifier(config: tg).editsMessages)
         #expect(config.telegramSecretToken?.value == "tg-secret_0123456789")
+        let mx = try #require(matrix)
+        #expect(mx.roomID == "!floodroom:example.org" && mx.url == "https://matrix.example.org")
+        #expect(MatrixNotifier(config: mx).editsMessages && mx.token.description == "<secret>")
     }
 
     @Test(
-        "app-mode mistakes are errors at their line: bot_token on discord, no channel, a bad channel, thread_replies on mattermost, a bad Telegram token or chat, a bad secret_token",
+        "app-mode mistakes are errors at their line: bot_token on discord, no channel, a bad Slack or Mattermost channel, thread_replies on mattermost, a channel without bot_token",
         arguments: [
             ("preset: slack\n    bot_token: xoxb-1\n    channel: C1\n", "", nil),
             (
@@ -129,6 +139,10 @@ import Testing
                 "must be a Mattermost channel id", 7
             ),
             ("preset: slack\n    channel: C1\n", "need bot_token or bot_token_file", 2),
+            (
+                "preset: mattermost\n    url: https://mm.example.org\n    bot_token: t\n    channel: 4xp9fdt77pncbef59f4k1qe83o\n    thread_replies: true\n",
+                "thread_replies is for preset slack", 8
+            ),
         ] as [(String, String, Int?)])
     func appMistakes(_ receiver: String, _ message: String, _ line: Int?) throws {
         let s = try Scratch()
@@ -145,7 +159,7 @@ import Testing
     }
 
     @Test(
-        "Telegram mistakes are errors: a token that is not BotFather's, a chat that is not an id, a secret_token Telegram refuses"
+        "Telegram and Matrix mistakes are errors: a token that is not BotFather's, a chat that is not an id, a secret_token Telegram refuses, a room alias, no homeserver"
     )
     func telegramMistakes() throws {
         let s = try Scratch()
@@ -160,6 +174,14 @@ import Testing
             ),
             ("receivers:\n  - name: t\n    type: telegram\n    chat_id: 1\n", "needs bot_token or bot_token_file"),
             ("chat:\n  telegram:\n    secret_token: has spaces in it\n", "secret_token must be 1 to 256"),
+            (
+                "receivers:\n  - name: m\n    type: matrix\n    url: https://m.example.org\n    access_token: t\n    room_id: \"#alias:example.org\"\n",
+                "room_id must be a room id"
+            ),
+            (
+                "receivers:\n  - name: m\n    type: matrix\n    access_token: t\n    room_id: \"!r:x\"\n",
+                "missing required key \"url\""
+            ),
         ] {
             let path = try s.write("klaxon.yaml", yaml)
             do {

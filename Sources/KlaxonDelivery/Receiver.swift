@@ -17,6 +17,7 @@ public enum Receiver: Sendable, Hashable {
     case stdout(Stdout)
     case telegram(Telegram)
     case matrix(Matrix)
+    case ntfy(Ntfy)
 
     public var name: String {
         switch self {
@@ -25,6 +26,7 @@ public enum Receiver: Sendable, Hashable {
         case .stdout(let s): s.name
         case .telegram(let t): t.name
         case .matrix(let m): m.name
+        case .ntfy(let n): n.name
         }
     }
 
@@ -199,6 +201,38 @@ public enum Receiver: Sendable, Hashable {
         }
     }
 
+    /// An ntfy topic (`type: ntfy`).
+    public struct Ntfy: Sendable, Hashable {
+        public var name: String
+        /// The server's base URL (`url`: `https://ntfy.sh` unless given).
+        public var url: String
+        public var topic: String
+        /// An access token (`token`), sent as `Authorization: Bearer …`; nil for an open topic.
+        public var token: Secret?
+        public var timeout: Double
+        public var rateLimit: Double?
+        public var connections: Int
+        /// Living messages (`edit:`): one notification per episode or group, updated by sequence id.
+        public var edit: Bool
+
+        public static let defaultBase = "https://ntfy.sh"
+        public static let defaultConnections = 4
+
+        public init(
+            name: String, url: String = defaultBase, topic: String, token: Secret? = nil, timeout: Double = 10,
+            rateLimit: Double? = nil, connections: Int = defaultConnections, edit: Bool = true
+        ) {
+            self.name = name
+            self.url = url
+            self.topic = topic
+            self.token = token
+            self.timeout = timeout
+            self.rateLimit = rateLimit
+            self.connections = connections
+            self.edit = edit
+        }
+    }
+
     public struct Stdout: Sendable, Hashable {
         public var name: String
         public var format: StdoutNotifier.Format
@@ -226,6 +260,7 @@ extension Receiver {
         case .email(let e): try EmailNotifier(config: e, caFile: smtpCAFile, charts: charts)
         case .telegram(let t): TelegramNotifier(config: t)
         case .matrix(let m): MatrixNotifier(config: m)
+        case .ntfy(let n): NtfyNotifier(config: n)
         }
     }
 
@@ -236,6 +271,7 @@ extension Receiver {
         case .email(let e): e.connections
         case .telegram(let t): t.connections
         case .matrix(let m): m.connections
+        case .ntfy(let n): n.connections
         case .stdout: 1
         }
     }

@@ -410,4 +410,41 @@ import Testing
             #expect(store.rows().allSatisfy { $0.state == .sent })
         }
     }
+
+    // MARK: ntfy
+
+    static func ntfy(_ standIn: NtfyStandIn) -> NtfyNotifier {
+        NtfyNotifier(
+            config: Receiver.Ntfy(name: "nt", url: standIn.url, topic: standIn.topic, token: Secret(standIn.token)))
+    }
+
+    @Test(
+        "ntfy: action → minor → moderate, acked, resolved: one notification, updated by sequence id, with the whole timeline; priority from severity"
+    )
+    func ntfyOneNotification() async throws {
+        try await NtfyStandIn.with { standIn in
+            let store = InMemoryDeliveryStore()
+            let d = Dispatcher(
+                store: store, notifiers: ["nt": Self.ntfy(standIn)], routing: Routing(), settings: fastSettings())
+            try await Self.deliver(Self.story[0], to: "nt", store, d)
+            #expect(standIn.notifications.first?.priority == 4)
+            for t in Self.story[1...2] { try await Self.deliver(t, to: "nt", store, d) }
+            store.ack(LivingMessageTests.key, episode: 1, by: "ana", at: Timestamp.parse("2026-03-01T14:25:00Z")!)
+            standIn.rateLimit(1, retryAfter: 1)
+            try await Self.deliver(Self.story[3], to: "nt", store, d)
+            #expect(standIn.problems == [])
+            #expect(standIn.notifications.count == 1 && standIn.publishes == 4)
+            let n = try #require(standIn.notifications.first)
+            #expect(n.updates == 3 && n.priority == 2)
+            #expect(n.message.contains(Self.timeline), "\(n.message)")
+            #expect(store.rows().allSatisfy { $0.state == .sent })
+            #expect(store.livingMessages().first?.messageID == n.sequence)
+            var critical = Self.story[0]
+            critical.severity = .critical
+            let body = Self.ntfy(standIn).body(
+                AlertNotification(
+                    key: "k", receiver: "nt", alerts: [NotifiedAlert(transition: critical, message: "m", id: 1)]))
+            #expect(body["priority"] == .number(5))
+        }
+    }
 }

@@ -204,6 +204,7 @@ struct ConfigReader {
         ],
         "stdout": ["format"],
         "matrix": ["url", "access_token", "access_token_file", "room_id", "timeout", "rate_limit", "connections"],
+        "ntfy": ["url", "topic", "token", "token_file", "timeout", "rate_limit", "connections"],
         "telegram": [
             "bot_token", "bot_token_file", "chat_id", "url", "buttons", "timeout", "rate_limit", "connections",
         ],
@@ -425,6 +426,8 @@ struct ConfigReader {
                 result = telegram(&m, name: name, node: node, what: what, edit: edit)
             case "matrix":
                 result = matrix(&m, name: name, node: node, what: what, edit: edit)
+            case "ntfy":
+                result = ntfy(&m, name: name, node: node, what: what, edit: edit)
             default:
                 var format = StdoutNotifier.Format.text
                 if let n = m.value("format"), let s = file.string(n, what: "format") {
@@ -439,7 +442,7 @@ struct ConfigReader {
             m.rejectUnknown(known: ConfigKeys.receiver + keys, what: what)
         } else {
             if let type {
-                file.error(typeNode, "type must be webhook, email, stdout, telegram or matrix, not \"\(type)\"")
+                file.error(typeNode, "type must be webhook, email, stdout, telegram, matrix or ntfy, not \"\(type)\"")
             }
             m.markAllUsed()
         }
@@ -480,6 +483,34 @@ struct ConfigReader {
             .init(
                 name: name, token: token, chatID: chat, url: base, timeout: timeout, rateLimit: rateLimit,
                 connections: connections, edit: edit, buttons: buttons))
+    }
+
+    /// `type: ntfy`: `topic` required; `url` the server's base (ntfy.sh unless given); `token` optional.
+    func ntfy(_ m: inout YAMLMap, name: String?, node: Node, what: String, edit: Bool) -> Receiver? {
+        let token = secret(&m, "token", required: false, what: what)
+        var base = Receiver.Ntfy.defaultBase
+        if let n = m.value("url"), let u = file.string(n, what: "url") {
+            if let c = URLComponents(string: u), ["http", "https"].contains(c.scheme ?? ""), c.host != nil,
+                c.query == nil, c.user == nil
+            {
+                base = u
+            } else {
+                file.error(n, "\(what): url must be the ntfy server's http:// or https:// base URL")
+            }
+        }
+        let topicNode = m.required("topic", what: what)
+        let topic = topicNode.flatMap { file.string($0, what: "topic") }
+        if let topic, !NtfyNotifier.isSequenceID(topic) {
+            file.error(topicNode, "\(what): topic must be 1 to 64 of A-Z, a-z, 0-9, _ and - (ntfy's rule)")
+        }
+        let timeout = seconds(&m, "timeout", default: 10)
+        let rateLimit = rate(&m)
+        let connections = connections(&m, default: Receiver.Ntfy.defaultConnections)
+        guard let name, let topic else { return nil }
+        return .ntfy(
+            .init(
+                name: name, url: base, topic: topic, token: token, timeout: timeout, rateLimit: rateLimit,
+                connections: connections, edit: edit))
     }
 
     /// `type: matrix`: the homeserver's `url`, `access_token` (or `access_token_file`) and `room_id`.

@@ -89,6 +89,10 @@ import Testing
             url: https://matrix.example.org
             access_token: syt_a2xheG9u_token_0a1b2c
             room_id: "!floodroom:example.org"
+          - name: nt
+            type: ntfy
+            topic: floods
+            token: tk_0123456789abcdef
         """
 
     @Test(
@@ -99,11 +103,13 @@ import Testing
         var hooks: [String: Receiver.Webhook] = [:]
         var telegram: Receiver.Telegram?
         var matrix: Receiver.Matrix?
+        var ntfy: Receiver.Ntfy?
         for r in config.receivers {
             switch r {
             case .webhook(let w): hooks[w.name] = w
             case .telegram(let t): telegram = t
             case .matrix(let m): matrix = m
+            case .ntfy(let n): ntfy = n
             default: break
             }
         }
@@ -119,6 +125,9 @@ import Testing
         #expect(tg.chatID == "-1001234567890" && tg.buttons && tg.url == "https://api.telegram.org")
         #expect(TelegramNotifier(config: tg).editsMessages)
         #expect(config.telegramSecretToken?.value == "tg-secret_0123456789")
+        let nt = try #require(ntfy)
+        #expect(nt.url == "https://ntfy.sh" && nt.topic == "floods" && nt.token?.description == "<secret>")
+        #expect(NtfyNotifier(config: nt).editsMessages)
         let mx = try #require(matrix)
         #expect(mx.roomID == "!floodroom:example.org" && mx.url == "https://matrix.example.org")
         #expect(MatrixNotifier(config: mx).editsMessages && mx.token.description == "<secret>")

@@ -172,6 +172,9 @@ public struct DeliveryError: Error, CustomStringConvertible, Sendable {
         case httpStatus(Int)
         case smtp(Int)
         case rendering, configuration
+        /// A platform's Web API refused the call with its own error code in a 2xx answer (Slack's
+        /// `{"ok": false, "error": "invalid_auth"}`, Telegram's `description`).
+        case platform(String)
     }
 
     public let kind: Kind
@@ -181,18 +184,23 @@ public struct DeliveryError: Error, CustomStringConvertible, Sendable {
     /// Safe to log: never holds a secret or a full webhook URL.
     public let message: String
 
-    public init(kind: Kind, retryable: Bool, retryAfter: Double? = nil, message: String) {
+    /// The platform said the message to edit is gone (Slack's `message_not_found`).
+    let gone: Bool
+
+    public init(kind: Kind, retryable: Bool, retryAfter: Double? = nil, message: String, messageGone: Bool = false) {
         self.kind = kind
         self.retryable = retryable
         self.retryAfter = retryAfter
         self.message = message
+        self.gone = messageGone
     }
 
     public var description: String { message }
 
     /// An edit failed because the platform no longer has the message (HTTP 404 or 410: Discord's
-    /// "Unknown Message", code 10008): a new message takes its place.
-    public var isMessageGone: Bool { kind == .httpStatus(404) || kind == .httpStatus(410) }
+    /// "Unknown Message", code 10008, Mattermost's missing post; Slack's `message_not_found`): a new
+    /// message takes its place.
+    public var isMessageGone: Bool { gone || kind == .httpStatus(404) || kind == .httpStatus(410) }
 
     /// Why it failed, as `klaxon_notifications_failed_total`'s `reason` label (see `DeliveryFailureReason`).
     public var reason: String { failureReason.rawValue }
@@ -205,6 +213,7 @@ public struct DeliveryError: Error, CustomStringConvertible, Sendable {
         case .smtp(let code) where (500..<600).contains(code): .clientError
         case .timeout: .timeout
         case .connection: .connection
+        case .platform: retryable ? .serverError : .clientError
         default: .other
         }
     }

@@ -15,12 +15,18 @@ public enum Receiver: Sendable, Hashable {
     case webhook(Webhook)
     case email(Email)
     case stdout(Stdout)
+    case telegram(Telegram)
+    case matrix(Matrix)
+    case ntfy(Ntfy)
 
     public var name: String {
         switch self {
         case .webhook(let w): w.name
         case .email(let e): e.name
         case .stdout(let s): s.name
+        case .telegram(let t): t.name
+        case .matrix(let m): m.name
+        case .ntfy(let n): n.name
         }
     }
 
@@ -45,6 +51,14 @@ public enum Receiver: Sendable, Hashable {
         /// Living messages (`edit:`): where the platform can edit a message (Discord), one message per
         /// episode or group, edited in place; false sends a new message every time, as before.
         public var edit: Bool
+        /// A bot token (`bot_token`): the receiver posts through the platform's API instead of an
+        /// incoming webhook (Slack's app mode, `chat.postMessage`/`chat.update`; a Mattermost bot,
+        /// `/api/v4/posts`), and `url` is the API's base URL. Nil: an incoming webhook, as before.
+        public var botToken: Secret?
+        /// The channel the bot posts to (`channel`: a Slack channel id, a Mattermost channel id).
+        public var channel: String?
+        /// Slack app mode (`thread_replies`): each change is also replied in the message's thread.
+        public var threadReplies: Bool
 
         /// Requests in flight to one webhook unless its `connections:` says otherwise: enough to keep
         /// a fast receiver busy from one process, few enough not to flood a slow one.
@@ -54,9 +68,13 @@ public enum Receiver: Sendable, Hashable {
             name: String, url: Secret, preset: Preset = .generic, template: String? = nil,
             headers: [String: String] = [:],
             hmacSecret: Secret? = nil, timeout: Double = 10, rateLimit: Double? = nil,
-            connections: Int = defaultConnections, edit: Bool = true
+            connections: Int = defaultConnections, edit: Bool = true, botToken: Secret? = nil, channel: String? = nil,
+            threadReplies: Bool = false
         ) {
             self.edit = edit
+            self.botToken = botToken
+            self.channel = channel
+            self.threadReplies = threadReplies
             self.connections = connections
             self.name = name
             self.url = url
@@ -115,6 +133,106 @@ public enum Receiver: Sendable, Hashable {
         }
     }
 
+    /// A Telegram chat, through the Bot API (`type: telegram`).
+    public struct Telegram: Sendable, Hashable {
+        public var name: String
+        /// The bot's token (`bot_token`): it goes in every request's path, so the path is never shown.
+        public var token: Secret
+        /// The chat (`chat_id`): its integer id, or `@channelusername`.
+        public var chatID: String
+        /// The Bot API's base URL (`url`): Telegram's, or a local Bot API server's.
+        public var url: String
+        /// Seconds.
+        public var timeout: Double
+        public var rateLimit: Double?
+        public var connections: Int
+        /// Living messages (`edit:`): one message per episode or group, edited in place.
+        public var edit: Bool
+        /// Ack and Silence 1h inline buttons on a firing alert (`buttons:`; with `chat.telegram`).
+        public var buttons: Bool
+
+        public static let defaultConnections = 4
+
+        public init(
+            name: String, token: Secret, chatID: String, url: String = TelegramBotAPI.defaultBase, timeout: Double = 10,
+            rateLimit: Double? = nil, connections: Int = defaultConnections, edit: Bool = true, buttons: Bool = false
+        ) {
+            self.name = name
+            self.token = token
+            self.chatID = chatID
+            self.url = url
+            self.timeout = timeout
+            self.rateLimit = rateLimit
+            self.connections = connections
+            self.edit = edit
+            self.buttons = buttons
+        }
+    }
+
+    /// A Matrix room, through the client-server API (`type: matrix`).
+    public struct Matrix: Sendable, Hashable {
+        public var name: String
+        /// The homeserver's base URL (`url`: `https://matrix.example.org`).
+        public var url: String
+        /// The access token (`access_token`).
+        public var token: Secret
+        /// The room (`room_id`: `!opaque:server`).
+        public var roomID: String
+        public var timeout: Double
+        public var rateLimit: Double?
+        public var connections: Int
+        /// Living messages (`edit:`): one message per episode or group, edited with `m.replace`.
+        public var edit: Bool
+
+        public static let defaultConnections = 4
+
+        public init(
+            name: String, url: String, token: Secret, roomID: String, timeout: Double = 10, rateLimit: Double? = nil,
+            connections: Int = defaultConnections, edit: Bool = true
+        ) {
+            self.name = name
+            self.url = url
+            self.token = token
+            self.roomID = roomID
+            self.timeout = timeout
+            self.rateLimit = rateLimit
+            self.connections = connections
+            self.edit = edit
+        }
+    }
+
+    /// An ntfy topic (`type: ntfy`).
+    public struct Ntfy: Sendable, Hashable {
+        public var name: String
+        /// The server's base URL (`url`: `https://ntfy.sh` unless given).
+        public var url: String
+        public var topic: String
+        /// An access token (`token`), sent as `Authorization: Bearer …`; nil for an open topic.
+        public var token: Secret?
+        public var timeout: Double
+        public var rateLimit: Double?
+        public var connections: Int
+        /// Living messages (`edit:`): one notification per episode or group, updated by sequence id.
+        public var edit: Bool
+
+        public static let defaultBase = "https://ntfy.sh"
+        public static let defaultConnections = 4
+
+        public init(
+            name: String, url: String = defaultBase, topic: String, token: Secret? = nil, timeout: Double = 10,
+            rateLimit: Double? = nil, connections: Int = defaultConnections, edit: Bool = true
+        ) {
+            self.name = name
+            self.url = url
+            self.topic = topic
+            self.token = token
+            self.timeout = timeout
+            self.rateLimit = rateLimit
+            self.connections = connections
+            self.edit = edit
+        }
+    }
+
     public struct Stdout: Sendable, Hashable {
         public var name: String
         public var format: StdoutNotifier.Format
@@ -140,6 +258,9 @@ extension Receiver {
         case .stdout(let s): StdoutNotifier(format: s.format)
         case .webhook(let w): try WebhookNotifier(config: w, groupBy: groupBy)
         case .email(let e): try EmailNotifier(config: e, caFile: smtpCAFile, charts: charts)
+        case .telegram(let t): TelegramNotifier(config: t)
+        case .matrix(let m): MatrixNotifier(config: m)
+        case .ntfy(let n): NtfyNotifier(config: n)
         }
     }
 
@@ -148,6 +269,9 @@ extension Receiver {
         switch self {
         case .webhook(let w): w.connections
         case .email(let e): e.connections
+        case .telegram(let t): t.connections
+        case .matrix(let m): m.connections
+        case .ntfy(let n): n.connections
         case .stdout: 1
         }
     }

@@ -34,16 +34,24 @@ public enum SlackBlocks {
         if n.isDigest {
             out.append(section(id: "digest", text: "*Held during quiet hours (\(n.alerts.count)):*"))
         }
+        // A living message (a Slack app's, edited in place) ends with its timeline: room is kept for it.
+        let living = n.living.flatMap { $0.timeline.isEmpty ? nil : $0 }
         var shown = 0
         for (i, a) in n.alerts.enumerated() {
             let group = alert(n, a, position: i)
             // Room is kept for the summary line unless this is the last alert.
-            let room = Limit.blocks - out.count - (i == n.alerts.count - 1 ? 0 : 1)
+            let room = Limit.blocks - (living == nil ? 0 : 1) - out.count - (i == n.alerts.count - 1 ? 0 : 1)
             guard group.count <= room else { break }
             out += group
             shown += 1
         }
         if shown < n.alerts.count { out.append(more(n, from: shown)) }
+        if let living {
+            out.append([
+                "type": "context", "block_id": "timeline",
+                "elements": [mrkdwn(ChatEscape.slack(living.text(limit: Limit.text - 200)) + " (UTC)")],
+            ])
+        }
         return out
     }
 

@@ -7,8 +7,8 @@ import NIOHTTP1
 /// {url}/messages/{id}` edits it; an edit of a message that is gone answers 404 ("Unknown Message",
 /// code 10008). The other presets' incoming webhooks cannot edit: they send as before.
 extension WebhookNotifier {
-    /// Discord, unless `edit: false`.
-    public var editsMessages: Bool { config.edit && config.preset == .discord }
+    /// Discord, and a Slack or Mattermost receiver with a bot token, unless `edit: false`.
+    public var editsMessages: Bool { config.edit && (config.preset == .discord || app != nil) }
 
     /// The most of a posted message's answer read for its id: Discord's message object with its
     /// embeds is a few kilobytes; the rest is read and dropped.
@@ -17,6 +17,7 @@ extension WebhookNotifier {
     /// Posts with `?wait=true` and returns the message's id ("" when the answer carries none: the
     /// message went out, and the next notification posts a new one).
     public func post(_ n: AlertNotification) async throws -> String {
+        if let app { return try await app.post(try object(n), key: n.key) }
         guard editsMessages, let target = Self.waiting(config.url.value) else { return try await plainPost(n) }
         let answer = try await request(n, payload: try body(n), url: target, keep: Self.messageAnswerLimit)
         return Self.messageID(in: answer) ?? ""
@@ -25,6 +26,7 @@ extension WebhookNotifier {
     /// `PATCH {url}/messages/{id}` (the URL's query, such as `thread_id`, kept).
     public func edit(_ n: AlertNotification, messageID: String) async throws {
         guard editsMessages else { return try await send(n) }
+        if let app { return try await app.edit(try object(n), messageID: messageID, key: n.key) }
         guard Self.isSnowflake(messageID), let target = Self.message(config.url.value, id: messageID) else {
             // A reference that is not a Discord id (a damaged or restored row) names no message.
             throw DeliveryError(

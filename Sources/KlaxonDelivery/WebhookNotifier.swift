@@ -32,6 +32,8 @@ public struct WebhookNotifier: Notifier {
     let url: URL?
     /// A plain `http://` URL's keep-alive connections, request target and `Host` header.
     let plain: (connections: WebhookConnections, target: String, hostHeader: String)?
+    /// The platform's API, for a receiver with a bot token (`ChatApp`); nil: an incoming webhook.
+    let app: ChatApp?
 
     public init(
         config: Receiver.Webhook, groupBy: [String] = ["rule", "station", "metric"], client: HTTPClient = .webhooks,
@@ -43,6 +45,7 @@ public struct WebhookNotifier: Notifier {
         self.clock = clock
         url = URL(string: config.url.value)
         plain = Self.plainHTTP(config.url.value, connections: config.connections)
+        app = ChatApp(config: config, client: client)
         // Values land inside JSON strings: JSON-escaped (after the preset's chat escaping), not HTML-escaped.
         template = try config.template.map {
             try MessageRenderer.compile(
@@ -57,7 +60,8 @@ public struct WebhookNotifier: Notifier {
 
     /// The request body.
     public func render(_ n: AlertNotification) throws -> String {
-        String(decoding: try body(n), as: UTF8.self)
+        if let app { return String(decoding: WebhookPayloads.encode(try app.postBody(object(n))), as: UTF8.self) }
+        return String(decoding: try body(n), as: UTF8.self)
     }
 
     /// The request body. A custom template's body must parse as JSON (it is sent as
@@ -102,6 +106,10 @@ public struct WebhookNotifier: Notifier {
     }
 
     public func send(_ n: AlertNotification) async throws {
+        if let app {
+            _ = try await app.post(try object(n), key: n.key)
+            return
+        }
         _ = try await request(n, payload: try body(n))
     }
 

@@ -272,12 +272,20 @@ public enum WebhookPayloads {
     public static func slack(_ n: AlertNotification) -> [String: JSONValue] {
         let e = ChatEscape.slack
         return [
-            "text": .string(plainText(n, escape: e)), "blocks": .array(SlackBlocks.blocks(n).map(JSONValue.object)),
+            "text": .string(plainText(n, escape: e) + livingLine(n, escape: e)),
+            "blocks": .array(SlackBlocks.blocks(n).map(JSONValue.object)),
             "attachments": .array(
                 n.alerts.map { a -> JSONValue in
                     ["color": .string(colour(a.transition)), "fallback": "\(e(title(a))): \(e(a.message))"]
                 }),
         ]
+    }
+
+    /// A living message's timeline as a last line of its text (`⏎firing at action 14:00 · … (UTC)`),
+    /// "" for any other message.
+    static func livingLine(_ n: AlertNotification, escape e: (String) -> String) -> String {
+        guard let living = n.living, !living.timeline.isEmpty else { return "" }
+        return "\n" + e(living.text()) + " (UTC)"
     }
 
     /// Slack's attachment format, with values from data passed through `e`.
@@ -308,6 +316,7 @@ public enum WebhookPayloads {
     public static func mattermost(_ n: AlertNotification) -> [String: JSONValue] {
         var p = attachments(n, escape: ChatEscape.mattermost)
         p["username"] = "Klaxon"
+        if let text = p["text"]?.string { p["text"] = .string(text + livingLine(n, escape: ChatEscape.mattermost)) }
         guard var list = p["attachments"]?.array?.compactMap(\.object), list.count == n.alerts.count else { return p }
         // What the alert is about and its runbook, as Markdown links (labels Klaxon's, URLs checked and
         // encoded: data in a runbook URL cannot close the link and open its own).

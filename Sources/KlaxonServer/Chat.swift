@@ -20,14 +20,18 @@ public enum ChatEndpoints {
         /// What a Slack button press's `response_url` must start with for Klaxon to post to it
         /// (`chat.slack.response_url_prefix`); a press with any other is refused, and nothing is sent.
         public var slackResponseURLPrefixes: [String]
+        /// The secret token Telegram sends as `X-Telegram-Bot-Api-Secret-Token` with every update of
+        /// the bot's webhook (`chat.telegram`); nil: `/chat/telegram` answers 404.
+        public var telegramSecretToken: String?
 
         /// Slack's own hosts for `response_url`: the commercial and the GovSlack one.
         public static let slackResponseHosts = ["https://hooks.slack.com/", "https://hooks.slack-gov.com/"]
 
         public init(
             slackSigningSecret: String? = nil, mattermostToken: String? = nil, maxSkew: Int64 = 300,
-            slackResponseURLPrefixes: [String] = slackResponseHosts
+            slackResponseURLPrefixes: [String] = slackResponseHosts, telegramSecretToken: String? = nil
         ) {
+            self.telegramSecretToken = telegramSecretToken
             self.slackSigningSecret = slackSigningSecret
             self.mattermostToken = mattermostToken
             self.maxSkew = maxSkew
@@ -165,6 +169,7 @@ public enum ChatEndpoints {
         }
         SlackActions.add(to: router, settings: settings, seen: seen, now: now, act: act, responses: responses)
         MattermostActionEndpoint.add(to: router, settings: settings, seen: seen, now: now, act: act)
+        TelegramCallbackEndpoint.add(to: router, settings: settings, seen: seen, now: now, act: act)
     }
 
     /// A Slack request that passed `verifiedSlack`: its body as signed, its signature and time.

@@ -25,12 +25,16 @@ final class ButtonServer: Sendable {
         self.task = task
     }
 
+    /// `chat.telegram.secret_token`.
+    static let telegramSecret = "tg-secret_0123456789"
+
     static func config(externalURL: String? = nil) -> Config {
         var config = Config()
         config.slackSigningSecret = Secret("shh")
         config.mattermostToken = Secret("mm-token")
         config.chatUsers = ["u-bob": "bob"]
-        config.chatMayAct = ["U-ALICE", "u-alice"]
+        config.chatMayAct = ["U-ALICE", "u-alice", "4242"]
+        config.telegramSecretToken = Secret(telegramSecret)
         config.externalURL = externalURL
         return config
     }

@@ -79,7 +79,7 @@ struct ConfigSectionsTests {
         "25:17: delivery_lease must be from 5s to 1h, not 1s",
         "27:35: receiver \"a\": url must be an http:// or https:// URL",
         "29:5: receiver name \"d\" is used twice",
-        "30:21: type must be webhook, email or stdout, not \"pager\"",
+        "30:21: type must be webhook, email, stdout, telegram, matrix or ntfy, not \"pager\"",
         "31:38: smtp_url must start with smtp:// or smtps://",
         "31:63: to lists no address",
         "33:21: unknown source kind \"nope\" (kinds are airnow, aqi-websocket, cwms, http-json, nwps, nws-alerts, nws-observations, open-meteo, openaq, owm, usgs-iv, usgs-ogc, usgs-quakes, waqi)",

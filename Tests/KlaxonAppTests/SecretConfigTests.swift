@@ -29,6 +29,10 @@ struct SecretKind: Sendable, CustomStringConvertible {
         .init(
             name: "webhook hmac", key: "hmac_secret",
             template: "receivers:\n  - name: hook\n    type: webhook\n    url: https://hooks.example.org/x\n    @@\n"),
+        .init(
+            name: "slack bot token", key: "bot_token",
+            template:
+                "receivers:\n  - name: slack\n    type: webhook\n    preset: slack\n    channel: C0123ABCD\n    @@\n"),
         .init(name: "webhook url", key: "url", template: "receivers:\n  - name: hook\n    type: webhook\n    @@\n"),
         .init(
             name: "smtp", key: "password",

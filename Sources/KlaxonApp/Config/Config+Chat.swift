@@ -35,6 +35,18 @@ extension Config {
             mattermostToken = reader.secret(&mm, "token", required: true, what: "chat.mattermost")
             mm.rejectUnknown(known: ConfigKeys.chatMattermost, what: "chat.mattermost")
         }
+        if let tn = cm.value("telegram"), var tm = file.map(tn, what: "chat.telegram") {
+            let token = reader.secret(&tm, "secret_token", required: true, what: "chat.telegram")
+            // Telegram's own rule for `setWebhook`'s secret_token: 1 to 256 of A-Z, a-z, 0-9, _ and -.
+            if let token, !Self.isTelegramSecretToken(token.value) {
+                file.error(
+                    tm.value("secret_token") ?? tm.value("secret_token_file") ?? tn,
+                    "chat.telegram: secret_token must be 1 to 256 of A-Z, a-z, 0-9, _ and - (Telegram's rule)")
+            } else {
+                telegramSecretToken = token
+            }
+            tm.rejectUnknown(known: ConfigKeys.chatTelegram, what: "chat.telegram")
+        }
         if let un = cm.value("users") { chatUsers = file.stringMap(un, what: "chat.users") ?? [:] }
         if let an = cm.value("may_act"), let names = file.stringList(an, what: "chat.may_act") {
             if let bad = names.first(where: {
@@ -46,6 +58,13 @@ extension Config {
             }
         }
         cm.rejectUnknown(known: ConfigKeys.chat, what: "chat")
+    }
+
+    static func isTelegramSecretToken(_ s: String) -> Bool {
+        (1...256).contains(s.utf8.count)
+            && s.utf8.allSatisfy {
+                (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == 45 || $0 == 95
+            }
     }
 
     /// Why a string cannot be a `response_url` prefix (nil: it can): an absolute http(s) URL with a

@@ -55,6 +55,8 @@ public struct Config: Sendable {
     /// Chat commands: Slack's signing secret, Mattermost's token, chat user → trip owner.
     public var slackSigningSecret: Secret?
     public var mattermostToken: Secret?
+    /// The secret token Telegram sends with the bot's updates (`chat.telegram.secret_token`).
+    public var telegramSecretToken: Secret?
     public var chatUsers: [String: String] = [:]
     /// Who may ack and silence from chat, commands and buttons (`chat.may_act`): chat ids
     /// (`TEAM:USER` or `USER`) and owner names of `chat.users`. Nil: anyone the platform vouches for.
@@ -218,7 +220,7 @@ struct ConfigReader {
     static let receiverKeys: [String: [String]] = [
         "webhook": [
             "url", "url_file", "preset", "template", "headers", "hmac_secret", "hmac_secret_file", "timeout",
-            "rate_limit", "connections",
+            "rate_limit", "connections", "bot_token", "bot_token_file", "channel", "thread_replies",
         ],
         "email": [
             "smtp_url", "starttls", "username", "password", "password_file", "from", "to", "subject", "text", "html",
@@ -226,6 +228,11 @@ struct ConfigReader {
             "rate_limit", "connections",
         ],
         "stdout": ["format"],
+        "matrix": ["url", "access_token", "access_token_file", "room_id", "timeout", "rate_limit", "connections"],
+        "ntfy": ["url", "topic", "token", "token_file", "timeout", "rate_limit", "connections"],
+        "telegram": [
+            "bot_token", "bot_token_file", "chat_id", "url", "buttons", "timeout", "rate_limit", "connections",
+        ],
     ]
 
     /// Expands `${NAME}` from the environment; a missing variable is an error naming it (not a value).
@@ -366,7 +373,6 @@ struct ConfigReader {
         if let type, let keys = Self.receiverKeys[type] {
             switch type {
             case "webhook":
-                let url = secret(&m, "url", required: true, what: what)
                 var preset = Receiver.Webhook.Preset.generic
                 if let n = m.value("preset"), let s = file.string(n, what: "preset") {
                     if let p = Receiver.Webhook.Preset(rawValue: s) {
@@ -378,6 +384,11 @@ struct ConfigReader {
                         )
                     }
                 }
+                let app = chatApp(&m, preset: preset, node: node, what: what)
+                // A Slack app's `url` is the Web API's base, Slack's own unless it is given.
+                let url =
+                    app.token != nil && preset == .slack && m.value("url") == nil && m.value("url_file") == nil
+                    ? Secret(SlackWebAPI.defaultBase) : secret(&m, "url", required: true, what: what)
                 let template = template(&m, "template", what: what, escapedAs: "JSON")
                 let headers = m.value("headers").flatMap { file.stringMap($0, what: "headers") } ?? [:]
                 let hmac = secret(&m, "hmac_secret", required: false, what: what)
@@ -392,7 +403,8 @@ struct ConfigReader {
                             .init(
                                 name: name, url: url, preset: preset, template: template, headers: headers,
                                 hmacSecret: hmac,
-                                timeout: timeout, rateLimit: rateLimit, connections: connections, edit: edit))
+                                timeout: timeout, rateLimit: rateLimit, connections: connections, edit: edit,
+                                botToken: app.token, channel: app.channel, threadReplies: app.threadReplies))
                     } else {
                         file.error(
                             m.value("url") ?? m.value("url_file") ?? node,
@@ -437,6 +449,12 @@ struct ConfigReader {
                             to: to, subject: subject, text: text, html: html, timeout: timeout, rateLimit: rateLimit,
                             connections: connections))
                 }
+            case "telegram":
+                result = telegram(&m, name: name, node: node, what: what, edit: edit)
+            case "matrix":
+                result = matrix(&m, name: name, node: node, what: what, edit: edit)
+            case "ntfy":
+                result = ntfy(&m, name: name, node: node, what: what, edit: edit)
             default:
                 var format = StdoutNotifier.Format.text
                 if let n = m.value("format"), let s = file.string(n, what: "format") {
@@ -450,10 +468,142 @@ struct ConfigReader {
             }
             m.rejectUnknown(known: ConfigKeys.receiver + keys, what: what)
         } else {
-            if let type { file.error(typeNode, "type must be webhook, email or stdout, not \"\(type)\"") }
+            if let type {
+                file.error(typeNode, "type must be webhook, email, stdout, telegram, matrix or ntfy, not \"\(type)\"")
+            }
             m.markAllUsed()
         }
         return file.diagnostics.items.count == before ? result : nil
+    }
+
+    /// `type: telegram`: `bot_token` (or `bot_token_file`) and `chat_id` required; `url` the Bot
+    /// API's base (Telegram's unless given); `buttons` for the Ack and Silence 1h inline buttons.
+    func telegram(_ m: inout YAMLMap, name: String?, node: Node, what: String, edit: Bool) -> Receiver? {
+        let token = secret(&m, "bot_token", required: true, what: what)
+        if let token, !TelegramBotAPI.isToken(token.value) {
+            file.error(
+                m.value("bot_token") ?? m.value("bot_token_file") ?? node,
+                "\(what): bot_token is not a Telegram bot token (digits, a colon, then 30 to 50 letters, digits, - or _)"
+            )
+        }
+        let chatNode = m.required("chat_id", what: what)
+        let chat = chatNode.flatMap { file.string($0, what: "chat_id") }
+        if let chat, !TelegramBotAPI.isChatID(chat) {
+            file.error(chatNode, "\(what): chat_id must be a chat's id (-1001234567890) or @channelusername")
+        }
+        var base = TelegramBotAPI.defaultBase
+        if let n = m.value("url"), let u = file.string(n, what: "url") {
+            if let c = URLComponents(string: u), ["http", "https"].contains(c.scheme ?? ""), c.host != nil,
+                c.query == nil, c.user == nil
+            {
+                base = u
+            } else {
+                file.error(n, "\(what): url must be the Bot API's http:// or https:// base URL")
+            }
+        }
+        let buttons = m.value("buttons").flatMap { file.bool($0, what: "buttons") } ?? false
+        let timeout = seconds(&m, "timeout", default: 10)
+        let rateLimit = rate(&m)
+        let connections = connections(&m, default: Receiver.Telegram.defaultConnections)
+        guard let name, let token, let chat else { return nil }
+        return .telegram(
+            .init(
+                name: name, token: token, chatID: chat, url: base, timeout: timeout, rateLimit: rateLimit,
+                connections: connections, edit: edit, buttons: buttons))
+    }
+
+    /// `type: ntfy`: `topic` required; `url` the server's base (ntfy.sh unless given); `token` optional.
+    func ntfy(_ m: inout YAMLMap, name: String?, node: Node, what: String, edit: Bool) -> Receiver? {
+        let token = secret(&m, "token", required: false, what: what)
+        var base = Receiver.Ntfy.defaultBase
+        if let n = m.value("url"), let u = file.string(n, what: "url") {
+            if let c = URLComponents(string: u), ["http", "https"].contains(c.scheme ?? ""), c.host != nil,
+                c.query == nil, c.user == nil
+            {
+                base = u
+            } else {
+                file.error(n, "\(what): url must be the ntfy server's http:// or https:// base URL")
+            }
+        }
+        let topicNode = m.required("topic", what: what)
+        let topic = topicNode.flatMap { file.string($0, what: "topic") }
+        if let topic, !NtfyNotifier.isSequenceID(topic) {
+            file.error(topicNode, "\(what): topic must be 1 to 64 of A-Z, a-z, 0-9, _ and - (ntfy's rule)")
+        }
+        let timeout = seconds(&m, "timeout", default: 10)
+        let rateLimit = rate(&m)
+        let connections = connections(&m, default: Receiver.Ntfy.defaultConnections)
+        guard let name, let topic else { return nil }
+        return .ntfy(
+            .init(
+                name: name, url: base, topic: topic, token: token, timeout: timeout, rateLimit: rateLimit,
+                connections: connections, edit: edit))
+    }
+
+    /// `type: matrix`: the homeserver's `url`, `access_token` (or `access_token_file`) and `room_id`.
+    func matrix(_ m: inout YAMLMap, name: String?, node: Node, what: String, edit: Bool) -> Receiver? {
+        let token = secret(&m, "access_token", required: true, what: what)
+        var base: String?
+        if let n = m.required("url", what: what), let u = file.string(n, what: "url") {
+            if let c = URLComponents(string: u), ["http", "https"].contains(c.scheme ?? ""), c.host != nil,
+                c.query == nil, c.user == nil
+            {
+                base = u
+            } else {
+                file.error(n, "\(what): url must be the homeserver's http:// or https:// base URL")
+            }
+        }
+        let roomNode = m.required("room_id", what: what)
+        let room = roomNode.flatMap { file.string($0, what: "room_id") }
+        if let room, !MatrixClient.isRoomID(room) {
+            file.error(roomNode, "\(what): room_id must be a room id (!opaque:example.org), not an alias")
+        }
+        let timeout = seconds(&m, "timeout", default: 10)
+        let rateLimit = rate(&m)
+        let connections = connections(&m, default: Receiver.Matrix.defaultConnections)
+        guard let name, let token, let base, let room else { return nil }
+        return .matrix(
+            .init(
+                name: name, url: base, token: token, roomID: room, timeout: timeout, rateLimit: rateLimit,
+                connections: connections, edit: edit))
+    }
+
+    /// A chat receiver's app mode: `bot_token` (or `bot_token_file`), the `channel` it posts to and
+    /// Slack's `thread_replies`; only the Slack and Mattermost presets have one.
+    func chatApp(_ m: inout YAMLMap, preset: Receiver.Webhook.Preset, node: Node, what: String) -> (
+        token: Secret?, channel: String?, threadReplies: Bool
+    ) {
+        let token = secret(&m, "bot_token", required: false, what: what)
+        let channel = m.value("channel").flatMap { file.string($0, what: "channel") }
+        let threadNode = m.value("thread_replies")
+        let threadReplies = threadNode.flatMap { file.bool($0, what: "thread_replies") } ?? false
+        guard token != nil || channel != nil || threadNode != nil else { return (nil, nil, false) }
+        guard preset == .slack || preset == .mattermost else {
+            file.error(
+                m.value("bot_token") ?? m.value("bot_token_file") ?? m.value("channel") ?? threadNode ?? node,
+                "\(what): bot_token, channel and thread_replies are for preset slack or mattermost")
+            return (nil, nil, false)
+        }
+        if token == nil { file.error(node, "\(what): channel and thread_replies need bot_token or bot_token_file") }
+        guard let channel, !channel.isEmpty else {
+            if token != nil { file.error(node, "\(what): bot_token needs the channel to post to (channel: ID)") }
+            return (nil, nil, false)
+        }
+        let valid =
+            preset == .slack
+            ? SlackWebAPI.MessageRef.isChannel(channel) || channel.hasPrefix("#") && channel.count <= 81
+            : MattermostAPI.isID(channel)
+        if !valid {
+            file.error(
+                m.value("channel") ?? node,
+                preset == .slack
+                    ? "\(what): channel must be a Slack channel id (C0123ABCD) or #name"
+                    : "\(what): channel must be a Mattermost channel id (26 lower-case letters and digits)")
+        }
+        if threadReplies && preset != .slack {
+            file.error(threadNode ?? node, "\(what): thread_replies is for preset slack")
+        }
+        return (token, channel, threadReplies)
     }
 
     func route(_ node: Node, references: inout [(name: String, path: String, line: Int, column: Int, what: String)])

@@ -7,9 +7,10 @@ public enum ConfigKeys {
     public static let database = ["url", "password", "password_file"]
     public static let api = ["token", "token_file", "owners", "max_push_bytes"]
     public static let apiOwner = ["owner", "token", "token_file"]
-    public static let chat = ["slack", "mattermost", "users", "may_act"]
+    public static let chat = ["slack", "mattermost", "telegram", "users", "may_act"]
     public static let chatSlack = ["signing_secret", "signing_secret_file", "response_url_prefix"]
     public static let chatMattermost = ["token", "token_file"]
+    public static let chatTelegram = ["secret_token", "secret_token_file"]
     public static let site = ["enabled", "refresh", "time_zone", "secret", "secret_file", "hosts"]
     public static let readings = ["max_future"]
     public static let receiver = ["name", "type", "edit", "budget"]
@@ -43,6 +44,7 @@ public enum ConfigKeys {
             "chat": chat,
             "chat.slack": chatSlack,
             "chat.mattermost": chatMattermost,
+            "chat.telegram": chatTelegram,
             "site": site,
             "readings": readings,
             "retention": Retention.kinds.map(\.key),

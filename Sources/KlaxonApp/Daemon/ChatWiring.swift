@@ -12,7 +12,8 @@ public enum ChatWiring {
     public static func settings(_ config: Config) -> ChatEndpoints.Settings {
         .init(
             slackSigningSecret: config.slackSigningSecret?.value, mattermostToken: config.mattermostToken?.value,
-            slackResponseURLPrefixes: config.slackResponseURLPrefixes ?? ChatEndpoints.Settings.slackResponseHosts)
+            slackResponseURLPrefixes: config.slackResponseURLPrefixes ?? ChatEndpoints.Settings.slackResponseHosts,
+            telegramSecretToken: config.telegramSecretToken?.value)
     }
 
     /// Signs Mattermost's Ack and Silence buttons, when Mattermost is set up (`chat.mattermost`) and

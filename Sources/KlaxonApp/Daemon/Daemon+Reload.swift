@@ -70,6 +70,7 @@ extension Daemon {
             next.ownerTokens = old.config.ownerTokens
             next.slackSigningSecret = old.config.slackSigningSecret
             next.mattermostToken = old.config.mattermostToken
+            next.telegramSecretToken = old.config.telegramSecretToken
             next.slackResponseURLPrefixes = old.config.slackResponseURLPrefixes
             next.site = old.config.site
             // Built before anything is swapped: a receiver that cannot be built fails the reload.

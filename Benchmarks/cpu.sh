@@ -104,7 +104,11 @@ pmu=1
 perf stat -x, -e instructions:u true 2>&1 >/dev/null | grep -q "not supported" && pmu=0
 valgrind=${VALGRIND:-auto}
 [[ "$valgrind" == auto ]] && { ((pmu == 0)) && command -v valgrind >/dev/null && valgrind=1 || valgrind=0; }
-((valgrind == 1)) && for b in KLAXON OLD; do [[ -n "${!b:-}" ]] && strip -o "$scratch/$b.stripped" "${!b}"; done
+if ((valgrind == 1)); then
+    for b in KLAXON OLD; do
+        if [[ -n "${!b:-}" ]]; then strip -o "$scratch/$b.stripped" "${!b}"; fi
+    done
+fi
 
 # One measurement of binary $1 (KLAXON or OLD) on row $2: "instructions task-clock-ms rss-kib", best of RUNS.
 measure() {

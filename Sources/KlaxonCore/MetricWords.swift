@@ -2,8 +2,16 @@
 /// `discharge` → `flow`, `aqi` → `AQI`, `pm25` → `PM2.5`; anything else with `_` as spaces. Pure.
 public enum MetricWords {
     public static func name(_ metric: String) -> String {
-        let base = metric.split(separator: ".", maxSplits: 1).first.map(String.init) ?? metric
-        let suffix = metric.count > base.count ? " (" + metric.dropFirst(base.count + 1) + ")" : ""
+        let base: String
+        let suffix: String
+        if !metric.utf8.contains(0x2E) {
+            // No `.`: the name is the whole metric (the usual case, and cheap: replays name one per transition).
+            base = metric
+            suffix = ""
+        } else {
+            base = metric.split(separator: ".", maxSplits: 1).first.map(String.init) ?? metric
+            suffix = metric.count > base.count ? " (" + metric.dropFirst(base.count + 1) + ")" : ""
+        }
         let word: String
         switch base {
         case "gage_height", "stage": word = "gage height"

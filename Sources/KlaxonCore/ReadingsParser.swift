@@ -174,7 +174,21 @@ public struct ReadingsParser {
         }
         var unquoted: [String]? = nil
         fields.removeAll(keepingCapacity: true)
-        if b.contains(0x22) {  // a quote: take the careful path
+        // One pass finds the commas, or the first quote.
+        var start = 0
+        var quoted = false
+        for i in 0..<b.count {
+            let c = b[i]
+            if c == 0x2C {
+                fields.append(start..<i)
+                start = i + 1
+            } else if c == 0x22 {
+                quoted = true
+                break
+            }
+        }
+        if quoted {  // a quote: take the careful path
+            fields.removeAll(keepingCapacity: true)
             switch Self.splitQuoted(b) {
             case .success(let values): unquoted = values
             case .failure(let reason):
@@ -182,12 +196,16 @@ public struct ReadingsParser {
                 return
             }
         } else {
-            var start = 0
-            for i in 0..<b.count where b[i] == 0x2C {
-                fields.append(start..<i)
-                start = i + 1
-            }
             fields.append(start..<b.count)
+        }
+        /// Whether column `column`'s unquoted bytes are at most `limit` bytes of printable ASCII, so
+        /// `textProblem` would find nothing in them (it is asked only about other text).
+        func plain(_ column: Int, limit: Int) -> Bool {
+            guard unquoted == nil else { return false }
+            let t = Self.trim(UnsafeBufferPointer(rebasing: b[fields[columnIndex[column]]]))
+            guard t.count <= limit else { return false }
+            for c in t where c < 0x20 || c >= 0x7F { return false }
+            return true
         }
         let count = unquoted?.count ?? fields.count
         guard count == fieldCount else {
@@ -204,7 +222,9 @@ public struct ReadingsParser {
             emit(.rejected(line: lineNumber, reason: "station is empty"))
             return
         }
-        if let problem = Self.textProblem("station", station, limit: Limits.stationBytes) {
+        if !plain(0, limit: Limits.stationBytes),
+            let problem = Self.textProblem("station", station, limit: Limits.stationBytes)
+        {
             emit(.rejected(line: lineNumber, reason: problem))
             return
         }
@@ -212,7 +232,9 @@ public struct ReadingsParser {
             emit(.rejected(line: lineNumber, reason: "metric is empty"))
             return
         }
-        if let problem = Self.textProblem("metric", metric, limit: Limits.metricBytes) {
+        if !plain(1, limit: Limits.metricBytes),
+            let problem = Self.textProblem("metric", metric, limit: Limits.metricBytes)
+        {
             emit(.rejected(line: lineNumber, reason: problem))
             return
         }

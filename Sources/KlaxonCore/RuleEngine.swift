@@ -128,20 +128,25 @@ public struct RuleEngine: Sendable {
         } else {
             s.context.history?.append(time: time, value: value)
         }
+        // The states are taken out of the session while the rules step them, so the rules can borrow
+        // `s.context` as it is: with both inside `s`, each reading copied the whole context.
+        var states: [AlertState] = []
+        swap(&states, &s.states)
         for i in s.ruleIndexes.indices {
             let k = s.ruleIndexes[i]
-            if timeDriven[k], let change = kinds[k].advance(&s.states[i], to: time, context: s.context) {
+            if timeDriven[k], let change = kinds[k].advance(&states[i], to: time, context: s.context) {
                 out.append(rules[k].transition(change, s.context))
             }
-            let previous = s.states[i].lastTime
-            if let change = kinds[k].step(&s.states[i], time: time, value: value, context: s.context) {
+            let previous = states[i].lastTime
+            if let change = kinds[k].step(&states[i], time: time, value: value, context: s.context) {
                 out.append(rules[k].transition(change, s.context))
             }
             // The gap to this reading (a revision keeps the one of the reading it revises).
-            if let previous, previous < time { s.states[i].interval = time.subtractingClamped(previous) }
-            s.states[i].lastTime = time
-            s.states[i].lastValue = value
+            if let previous, previous < time { states[i].interval = time.subtractingClamped(previous) }
+            states[i].lastTime = time
+            states[i].lastValue = value
         }
+        swap(&states, &s.states)
         s.lastTime = time
         return true
     }

@@ -81,9 +81,12 @@ public struct SeriesContext: Sendable {
     }
 
     /// `12.4 ft` or `12.4`.
-    public func show(_ v: Double) -> String {
-        if let unit, !unit.isEmpty { return "\(formatValue(v)) \(unit)" }
-        return formatValue(v)
+    public func show(_ v: Double) -> String { withUnit(formatValue(v)) }
+
+    /// A value already formatted (`formatValue`), with the unit as `show` adds it.
+    public func withUnit(_ formatted: String) -> String {
+        if let unit, !unit.isEmpty { return "\(formatted) \(unit)" }
+        return formatted
     }
 }
 

@@ -41,27 +41,33 @@ public struct ThresholdRule: SeriesRuleKind {
         case .none, .startedPending, .cancelledPending:
             return nil
         case .fired(let since):
-            var why = "\(c.metric) \(c.show(value)) \(op) \(formatValue(threshold)) (\(direction.rawValue))"
+            // Each number is formatted once (a flapping replay words hundreds of thousands of these).
+            let shown = c.show(value)
+            let limit = formatValue(threshold)
+            let limitShown = c.withUnit(limit)
+            var why = "\(c.metric) \(shown) \(op) \(limit) (\(direction.rawValue))"
+            var held = ""
             if holdFor > 0 {
-                why += "; pending since \(Timestamp.format(since)), held \(DurationText.format(time - since))"
+                held = DurationText.format(time - since)
+                why += "; pending since \(Timestamp.format(since)), held \(held)"
                 why += " (for \(DurationText.format(holdFor)))"
             }
             return Change(
                 state: .firing, at: time, value: value,
-                summary: "\(c.metric) at \(c.station) is \(c.show(value)), \(side) \(formatValue(threshold))",
-                explanation: "\(c.show(value)) is \(side) \(c.show(threshold))"
-                    + (holdFor > 0 ? " for \(DurationText.format(time - since))" : ""),
-                details: why, headline: "\(MetricWords.name(c.metric)) \(c.show(value)), \(side) \(c.show(threshold))")
+                summary: "\(c.metric) at \(c.station) is \(shown), \(side) \(limit)",
+                explanation: "\(shown) is \(side) \(limitShown)" + (holdFor > 0 ? " for \(held)" : ""),
+                details: why, headline: "\(MetricWords.name(c.metric)) \(shown), \(side) \(limitShown)")
         case .resolved(let since):
             let back = direction == .above ? "<" : ">"
             let word = direction == .above ? "below" : "above"
+            let shown = c.show(value)
+            let limit = formatValue(clear)
             return Change(
                 state: .resolved, at: time, value: value,
-                summary: "\(c.metric) at \(c.station) is back to \(c.show(value)), \(word) \(formatValue(clear))",
-                explanation: "\(c.show(value)) is \(word) \(c.show(clear)) again",
-                details:
-                    "\(c.metric) \(c.show(value)) \(back) \(formatValue(clear)) (clear); firing since \(Timestamp.format(since))",
-                headline: "\(MetricWords.name(c.metric)) back to \(c.show(value))")
+                summary: "\(c.metric) at \(c.station) is back to \(shown), \(word) \(limit)",
+                explanation: "\(shown) is \(word) \(c.withUnit(limit)) again",
+                details: "\(c.metric) \(shown) \(back) \(limit) (clear); firing since \(Timestamp.format(since))",
+                headline: "\(MetricWords.name(c.metric)) back to \(shown)")
         }
     }
 }

@@ -15,7 +15,7 @@ public enum Timestamp {
     public static func parse(bytes b: UnsafeBufferPointer<UInt8>) -> Int64? {
         let n = b.count
         guard n >= 17 else { return nil }
-        func digits(_ at: Int, _ count: Int) -> Int? {
+        @inline(__always) func digits(_ at: Int, _ count: Int) -> Int? {
             guard at + count <= n else { return nil }
             var v = 0
             for i in at..<(at + count) {
@@ -84,10 +84,57 @@ public enum Timestamp {
             rem += 86400
         }
         let (y, m, d) = civilFromDays(Int(days))
+        if y >= 0 && y <= 9999 {
+            // The usual case, written straight into the string's 20 bytes (replays format one per
+            // transition; the pieces below cost a dozen small strings).
+            return String(unsafeUninitializedCapacity: 20) { b in
+                write(year: y, month: m, day: d, second: rem, into: b.baseAddress!)
+                return 20
+            }
+        }
         func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
         var year = String(y)
         while year.count < 4 { year = "0" + year }
         return "\(year)-\(two(m))-\(two(d))T\(two(rem / 3600)):\(two(rem / 60 % 60)):\(two(rem % 60))Z"
+    }
+
+    /// Appends `format(t)`'s UTF-8 bytes (a writer that builds bytes, not strings).
+    public static func append(_ t: Int64, to out: inout [UInt8]) {
+        var days = t / 86400
+        var rem = Int(t % 86400)
+        if rem < 0 {
+            days -= 1
+            rem += 86400
+        }
+        let (y, m, d) = civilFromDays(Int(days))
+        guard y >= 0 && y <= 9999 else { return out.append(contentsOf: format(t).utf8) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { b in
+            write(year: y, month: m, day: d, second: rem, into: b.baseAddress!)
+            out.append(contentsOf: b)
+        }
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SSZ` into 20 bytes, for a year in 0...9999 and a second of the day.
+    private static func write(
+        year y: Int, month m: Int, day d: Int, second rem: Int, into b: UnsafeMutablePointer<UInt8>
+    ) {
+        func put(_ v: Int, _ at: Int) {
+            b[at] = UInt8(truncatingIfNeeded: 48 + v / 10)
+            b[at + 1] = UInt8(truncatingIfNeeded: 48 + v % 10)
+        }
+        put(y / 100, 0)
+        put(y % 100, 2)
+        b[4] = 0x2D  // -
+        put(m, 5)
+        b[7] = 0x2D
+        put(d, 8)
+        b[10] = 0x54  // T
+        put(rem / 3600, 11)
+        b[13] = 0x3A  // :
+        put(rem / 60 % 60, 14)
+        b[16] = 0x3A
+        put(rem % 60, 17)
+        b[19] = 0x5A  // Z
     }
 
     static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }

@@ -128,9 +128,30 @@ public func formatValue(_ v: Double) -> String {
             fraction /= 10
             places -= 1
         }
-        let digits = String(fraction)
-        return (k < 0 ? "-" : "") + String(k.magnitude / 1000) + "."
-            + String(repeating: "0", count: places - digits.count) + digits
+        // Sign, at most 11 whole digits, the point and `places` digits of `fraction`, zero-padded.
+        return String(unsafeUninitializedCapacity: 16) { b in
+            var n = 0
+            if k < 0 {
+                b[0] = 0x2D  // -
+                n = 1
+            }
+            var whole = k.magnitude / 1000
+            var divisor: UInt64 = 1
+            while divisor <= whole / 10 { divisor *= 10 }
+            while divisor > 0 {
+                b[n] = UInt8(truncatingIfNeeded: 48 + whole / divisor)
+                whole %= divisor
+                divisor /= 10
+                n += 1
+            }
+            b[n] = 0x2E  // .
+            n += places + 1
+            for i in 0..<places {
+                b[n - 1 - i] = UInt8(truncatingIfNeeded: 48 + fraction % 10)
+                fraction /= 10
+            }
+            return n
+        }
     }
     var s = String(rounded)
     if s.contains("e") { return s }

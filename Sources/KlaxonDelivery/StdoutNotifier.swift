@@ -54,26 +54,54 @@ public struct StdoutNotifier: Sendable {
     /// One transition as a JSON object on one line: `rule`, `station`, `metric`, `state`, `level` and
     /// `from_level` (levels rules only), `at`, `value`, `message`, in that order — the format
     /// `dry-run --format json` promises. `details` adds `severity` and `unit` (the stdout adapter);
-    /// `explain` adds `explanation`. Written directly: replays print many of these.
+    /// `explain` adds `explanation`. Written directly, as UTF-8 bytes into one buffer: replays print
+    /// many of these.
     public static func jsonLine(_ t: Transition, message: String, explain: Bool = false, details: Bool = true) -> String
     {
-        var o = "{\"rule\":\(JSONText.string(t.rule)),\"station\":\(JSONText.string(t.station))"
-        o += ",\"metric\":\(JSONText.string(t.metric)),\"state\":\"\(t.state.rawValue)\""
+        var o: [UInt8] = []
+        o.reserveCapacity(160 + message.utf8.count + (explain ? t.explanation.utf8.count + t.details.utf8.count : 0))
+        func raw(_ s: StaticString) { s.withUTF8Buffer { o.append(contentsOf: $0) } }
+        func string(_ s: String) { Escape.json.write(s, into: &o) }
+        raw("{\"rule\":")
+        string(t.rule)
+        raw(",\"station\":")
+        string(t.station)
+        raw(",\"metric\":")
+        string(t.metric)
+        raw(",\"state\":\"")
+        o.append(contentsOf: t.state.rawValue.utf8)
+        raw("\"")
         if t.kind == LevelsRule.kindName {
-            o += ",\"level\":\(t.level.map(JSONText.string) ?? "null")"
-            o += ",\"from_level\":\(t.fromLevel.map(JSONText.string) ?? "null")"
+            raw(",\"level\":")
+            if let l = t.level { string(l) } else { raw("null") }
+            raw(",\"from_level\":")
+            if let f = t.fromLevel { string(f) } else { raw("null") }
         }
-        o += ",\"at\":\"\(Timestamp.format(t.at))\",\"value\":\(t.value.map(JSONText.number) ?? "null")"
-        o += ",\"message\":\(JSONText.string(message))"
+        raw(",\"at\":\"")
+        Timestamp.append(t.at, to: &o)
+        raw("\",\"value\":")
+        if let v = t.value { o.append(contentsOf: JSONText.number(v).utf8) } else { raw("null") }
+        raw(",\"message\":")
+        string(message)
         if details {
-            o += ",\"severity\":\"\(t.severity.rawValue)\""
-            if let u = t.unit { o += ",\"unit\":\(JSONText.string(u))" }
+            raw(",\"severity\":\"")
+            o.append(contentsOf: t.severity.rawValue.utf8)
+            raw("\"")
+            if let u = t.unit {
+                raw(",\"unit\":")
+                string(u)
+            }
         }
         if explain {
-            o += ",\"explanation\":\(JSONText.string(t.explanation))"
-            if !t.details.isEmpty { o += ",\"details\":\(JSONText.string(t.details))" }
+            raw(",\"explanation\":")
+            string(t.explanation)
+            if !t.details.isEmpty {
+                raw(",\"details\":")
+                string(t.details)
+            }
         }
-        return o + "}"
+        raw("}")
+        return String(decoding: o, as: UTF8.self)
     }
 }
 

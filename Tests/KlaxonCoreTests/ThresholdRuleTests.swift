@@ -215,6 +215,43 @@ struct ThresholdRuleTests {
         #expect(t.alertKey == AlertKey(rule: "flood", station: "01646500", metric: "gage_height"))
     }
 
+    @Test("a transition's words: summary, explanation, details and headline, with a unit and a hold")
+    func transitionWords() throws {
+        var h = try Harness(
+            [thresholdRule("flood", 12, clear: 11.5, for: 1800, metric: "gage_height")], station: "01646500",
+            metric: "gage_height", unit: "ft")
+        h.feed([(m(0), 12.25), (m(30), 12.4), (m(45), 11.4)])
+        #expect(h.transitions.count == 2)
+        let fired = try #require(h.transitions.first)
+        #expect(fired.summary == "gage_height at 01646500 is 12.4 ft, at or above 12")
+        #expect(fired.explanation == "12.4 ft is at or above 12 ft for 30m")
+        #expect(
+            fired.details == "gage_height 12.4 ft ≥ 12 (above); pending since 2026-01-01T00:00:00Z, held 30m (for 30m)")
+        #expect(fired.headline == "gage height 12.4 ft, at or above 12 ft")
+        let resolved = try #require(h.transitions.last)
+        #expect(resolved.summary == "gage_height at 01646500 is back to 11.4 ft, below 11.5")
+        #expect(resolved.explanation == "11.4 ft is below 11.5 ft again")
+        #expect(resolved.details == "gage_height 11.4 ft < 11.5 (clear); firing since 2026-01-01T00:30:00Z")
+        #expect(resolved.headline == "gage height back to 11.4 ft")
+    }
+
+    @Test("a transition's words without a unit or a hold, below a threshold, for a metric with a suffix")
+    func transitionWordsBelow() throws {
+        var h = try Harness([thresholdRule("low", .below, 2.125, metric: "discharge.mean")], metric: "discharge.mean")
+        h.feed([(m(0), 2), (m(15), 2.5)])
+        #expect(h.transitions.count == 2)
+        let fired = try #require(h.transitions.first)
+        #expect(fired.summary == "discharge.mean at s1 is 2, at or below 2.125")
+        #expect(fired.explanation == "2 is at or below 2.125")
+        #expect(fired.details == "discharge.mean 2 ≤ 2.125 (below)")
+        #expect(fired.headline == "flow (mean) 2, at or below 2.125")
+        let resolved = try #require(h.transitions.last)
+        #expect(resolved.summary == "discharge.mean at s1 is back to 2.5, above 2.125")
+        #expect(resolved.explanation == "2.5 is above 2.125 again")
+        #expect(resolved.details == "discharge.mean 2.5 > 2.125 (clear); firing since 2026-01-01T00:00:00Z")
+        #expect(resolved.headline == "flow (mean) back to 2.5")
+    }
+
     // MARK: Late readings
 
     @Test("late readings, and the newest again unchanged, are refused, counted, and change nothing")

@@ -113,6 +113,43 @@ struct TimestampTests {
         #expect(failures == [])
     }
 
+    /// The piecewise form `format` had before it wrote its 20 bytes directly (issue 44).
+    static func referenceFormat(_ t: Int64) -> String {
+        var days = t / 86400
+        var rem = Int(t % 86400)
+        if rem < 0 {
+            days -= 1
+            rem += 86400
+        }
+        let (y, m, d) = Timestamp.civilFromDays(Int(days))
+        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        var year = String(y)
+        while year.count < 4 { year = "0" + year }
+        return "\(year)-\(two(m))-\(two(d))T\(two(rem / 3600)):\(two(rem / 60 % 60)):\(two(rem % 60))Z"
+    }
+
+    @Test("format and append write what the piecewise form wrote, in years 0 to 9999 and beyond them either way")
+    func formatMatchesPiecewise() {
+        var times: [Int64] = [
+            0, -1, 1, 86_399, 86_400, -86_400, -86_401, 951_782_400, 1_767_225_600, -62_167_219_200,
+            -62_167_219_201, -62_135_596_800, 253_402_300_799, 253_402_300_800, .max, .min, .max - 1, .min + 1,
+        ]
+        var seed: UInt64 = 44
+        for _ in 0..<20_000 {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            times.append(-70_000_000_000 + Int64(bitPattern: (seed >> 11) % 400_000_000_000))
+            times.append(Int64(bitPattern: seed) >> Int64(seed % 40))
+        }
+        var failures: [Int64] = []
+        for t in times {
+            var bytes: [UInt8] = [0x2A]
+            Timestamp.append(t, to: &bytes)
+            let reference = Self.referenceFormat(t)
+            if Timestamp.format(t) != reference || bytes != [0x2A] + Array(reference.utf8) { failures.append(t) }
+        }
+        #expect(failures == [])
+    }
+
     @Test(
         "parse then format gives back the same UTC text",
         arguments: [

@@ -40,16 +40,29 @@ public struct DryRun: Sendable {
     /// concentrations, as the stores do (`NowCastSeries`).
     let wantsNowCast: Bool
 
-    /// Sessions by series, with a one-entry cache for files grouped by series.
+    /// Sessions by series, with a one-entry cache for files grouped by series, and a guess for files
+    /// interleaved by time (each time's readings of every series, then the next time's: the series
+    /// come in the same order at every time), both tried before hashing the key.
     struct Sessions {
         var index: [SeriesKey: Int] = [:]
         var sessions: [SeriesSession] = []
         var lastKey: SeriesKey? = nil
         var lastIndex = -1
+        /// Per session: the session looked up right after it the last time (-1: none yet).
+        var next: [Int] = []
 
         /// The session index for a series (-1 when no rule watches it).
         mutating func lookup(_ key: SeriesKey, unit: String?, engine: RuleEngine) -> Int {
             if let lastKey, lastKey == key { return lastIndex }
+            let previous = lastIndex
+            if previous >= 0, previous < next.count {
+                let guess = next[previous]
+                if guess >= 0, sessions[guess].series == key {
+                    lastKey = key
+                    lastIndex = guess
+                    return guess
+                }
+            }
             let i: Int
             if let known = index[key] {
                 i = known
@@ -60,6 +73,10 @@ public struct DryRun: Sendable {
             } else {
                 i = -1
                 index[key] = -1
+            }
+            if i >= 0 {
+                while next.count <= i { next.append(-1) }
+                if previous >= 0, previous < next.count { next[previous] = i }
             }
             lastKey = key
             lastIndex = i

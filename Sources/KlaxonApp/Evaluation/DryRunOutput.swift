@@ -217,7 +217,7 @@ public final class DryRunOutput: @unchecked Sendable {
             write(row.fields[0])
             return true
         }
-        write(line(Array(row.fields.prefix(Self.header.count))))
+        write(line(row.fields.prefix(Self.header.count)))
         if explain, row.fields.count > Self.header.count {
             write("    why: \(row.fields[Self.header.count])")
             if row.fields.count > Self.header.count + 1 { write("    engine: \(row.fields[Self.header.count + 1])") }
@@ -225,10 +225,21 @@ public final class DryRunOutput: @unchecked Sendable {
         return true
     }
 
-    func line(_ cells: [String]) -> String {
-        cells.enumerated().map { i, c in
-            i == cells.count - 1 ? c : c + String(repeating: " ", count: max(0, widths[i] - c.count))
-        }.joined(separator: "  ")
+    func line(_ cells: [String]) -> String { line(cells[...]) }
+
+    /// The cells padded to their columns' widths (all but the last) and joined by two spaces, built
+    /// in one string (a replay prints hundreds of thousands of rows).
+    func line(_ cells: ArraySlice<String>) -> String {
+        var out = ""
+        out.reserveCapacity(cells.reduce(2 * cells.count) { $0 + $1.utf8.count } + 64)
+        for (n, c) in cells.enumerated() {
+            if n > 0 { out += "  " }
+            out += c
+            guard n != cells.count - 1 else { continue }
+            let pad = widths[n] - c.count
+            if pad > 0 { out += String(repeating: " ", count: pad) }
+        }
+        return out
     }
 
     private func spill() throws {

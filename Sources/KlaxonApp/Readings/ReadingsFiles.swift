@@ -71,7 +71,10 @@ extension ReadingsFiles {
         thread.stackSize = 1 << 20
         thread.start()
         while let batch = queue.take() {
-            for row in batch { body(row) }
+            // Each row lent to `body` in place, not copied out of the batch.
+            batch.withUnsafeBufferPointer { rows in
+                for i in rows.indices { body(rows[i]) }
+            }
         }
         if let error = queue.error { throw error }
     }

@@ -25,6 +25,7 @@ public enum ConfigKeys {
     // Rule files.
     public static let ruleFile = ["rules"]
     public static let ruleLevel = ["name", "at"]
+    public static let ruleForecast = ["horizon", "stale_after"]
     public static let quakePlace = ["name", "latitude", "longitude", "radius_km", "min_intensity"]
 
     /// Every section's allowed keys, by the name the reference uses for it: `klaxon.yaml` (the top
@@ -57,6 +58,7 @@ public enum ConfigKeys {
             "rule file": ruleFile,
             "rule": RuleLoader.commonKeys,
             "rule levels[]": ruleLevel,
+            "rule levels forecast": ruleForecast,
             "rule quake near[]": quakePlace,
         ]
         for (type, keys) in ConfigReader.receiverKeys { s["receivers[] \(type)"] = keys }

@@ -23,6 +23,42 @@ import Testing
         """
     }
 
+    @Test func forecastOptionIsCheckedStrictly() async throws {
+        let s = try Scratch()
+        let bad = try s.write(
+            "rules/bad.yaml",
+            """
+            rules:
+              - name: a
+                kind: levels
+                metric: gage_height
+                levels: [{name: x, at: 5}]
+                forecast: {horizon: 48h}
+              - name: b
+                kind: levels
+                metric: gage_height
+                levels: nws
+                forecast: {horizon: 0s, stale_after: soon, lead: 2h}
+            """)
+        let r = await InProcess.check(rules: [bad])
+        #expect(r.status == 1)
+        for line in [
+            "\(bad):6:15: error: forecast: needs levels: nws (it watches the gauge's NWS forecast)",
+            "\(bad):11:25: error: horizon must be longer than 0s",
+            "\(bad):11:48: error: unknown key \"lead\" in forecast",
+        ] {
+            #expect(r.errorLines.contains(line), "missing: \(line)\n\(r.stderr)")
+        }
+        #expect(r.stderr.contains("stale_after must be a duration"), "\(r.stderr)")
+        let good = try s.write(
+            "rules/good.yaml",
+            "name: g\nkind: levels\nmetric: gage_height\nlevels: nws\nforecast: {stale_after: 12h}\n")
+        let ok = await InProcess.check(rules: [good])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        let rule = try #require(try RuleLoader.load(paths: [good]).first)
+        #expect(rule.kind.series?.forecastOption == ForecastOption(horizon: 48 * 3_600, staleAfter: 12 * 3_600))
+    }
+
     @Test func payloadsLookLikeTheirFormats() throws {
         #expect(PayloadLook.of(try Data(contentsOf: URL(fileURLWithPath: Self.hml))).format == .hml)
         #expect(PayloadLook.of(try Data(contentsOf: URL(fileURLWithPath: Self.ahps))).format == .ahpsXML)

@@ -33,6 +33,9 @@ public struct LevelsRule: SeriesRuleKind {
     public var scale: AQIScale?
     /// Which moves between levels are announced (firing and resolved always are).
     public var direction: Direction
+    /// `forecast:` (with `levels: nws`): the gauge's official forecast is watched too, as an alert
+    /// of its own (`FloodForecastAlert`, metric `<metric>.forecast`); nil: observations only.
+    public var forecast: ForecastOption?
 
     public enum Direction: String, Sendable, CaseIterable {
         /// Only moves to a worse (higher) level.
@@ -45,9 +48,11 @@ public struct LevelsRule: SeriesRuleKind {
 
     public init(
         metric: String, stations: Set<String>? = nil, levels: [Level], deadband: Double = 0, minDwell: Int64 = 0,
-        nws: Bool = false, nwsFrom: String? = nil, scale: AQIScale? = nil, direction: Direction = .both
+        nws: Bool = false, nwsFrom: String? = nil, scale: AQIScale? = nil, direction: Direction = .both,
+        forecast: ForecastOption? = nil
     ) {
         self.nwsFrom = nwsFrom
+        self.forecast = forecast
         self.metric = metric
         self.stations = stations
         self.levels = scale?.alertLadder ?? levels
@@ -62,6 +67,7 @@ public struct LevelsRule: SeriesRuleKind {
     public var historySpan: Int64 { nws ? 86_400 : 0 }
     public var needs: RuleNeeds { nws ? [.stations, .floodCategories] : .stations }
     public var aqiScale: AQIScale? { scale }
+    public var forecastOption: ForecastOption? { nws ? forecast : nil }
 
     /// The ladder for a series: the rule's own, or the station's NWS categories.
     public func ladder(_ c: SeriesContext) -> [Level] {

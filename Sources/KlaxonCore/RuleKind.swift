@@ -143,6 +143,8 @@ public protocol SeriesRuleKind: RuleKind {
     var reactsToTime: Bool { get }
     /// The AQI scale its levels follow, when it has one (the status site colours AQI by it).
     var aqiScale: AQIScale? { get }
+    /// The gauge forecast it watches besides its readings (`levels: nws` with `forecast:`), when it does.
+    var forecastOption: ForecastOption? { get }
 }
 
 extension RuleKind {
@@ -174,4 +176,5 @@ extension SeriesRuleKind {
 
     public var reactsToTime: Bool { false }
     public var aqiScale: AQIScale? { nil }
+    public var forecastOption: ForecastOption? { nil }
 }

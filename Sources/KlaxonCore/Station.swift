@@ -144,6 +144,10 @@ public struct SourceBatch: Sendable {
     public var readingsAreForecast = false
     /// Active weather alerts, by the place key they were asked for.
     public var weatherAlerts: [PlaceAlert] = []
+    /// River forecast issuances (NWPS, HML, AHPS): stored apart from readings, one per issuance.
+    public var forecasts: [FloodForecast] = []
+    /// Items of a forecast product that were not stored, each with why (counted by ingest).
+    public var forecastSkips: [ForecastSkip] = []
     /// The `aqi` readings are each hour's overall AQI derived from its pollutants' (`aqi.*`, AirNow's
     /// reporting areas): the store sets each to the highest pollutant AQI of its hour, stored or in
     /// the batch, so the overall does not depend on the order the pollutants arrive in.
@@ -162,7 +166,7 @@ public struct SourceBatch: Sendable {
     /// Nothing at all: no reading, station, gauge, event or forecast, not even a missing value.
     public var isEmpty: Bool {
         readings.isEmpty && stations.isEmpty && gauges.isEmpty && quakes.isEmpty && weather.isEmpty
-            && weatherAlerts.isEmpty && gaps == 0
+            && weatherAlerts.isEmpty && gaps == 0 && forecasts.isEmpty && forecastSkips.isEmpty
     }
 
     public mutating func append(_ other: SourceBatch) {
@@ -172,6 +176,8 @@ public struct SourceBatch: Sendable {
         quakes += other.quakes
         weather += other.weather
         weatherAlerts += other.weatherAlerts
+        forecasts += other.forecasts
+        forecastSkips += other.forecastSkips
         gaps += other.gaps
         overallAQI = overallAQI || other.overallAQI
     }
@@ -279,6 +285,16 @@ extension SourceBatch {
                 text("severity", w.severity, 64), text("url", w.url, 2048),
             ]
             if let p = first(checks) { return "alert for \(P.shown(a.place)): \(p)" }
+        }
+        for f in forecasts {
+            if f.station.isEmpty { return "a forecast with an empty station" }
+            let checks: [String?] = [
+                text("station", f.station, L.stationBytes), text("metric", f.metric, L.metricBytes),
+                P.optionalProblem(unit: f.unit, source: f.source, quality: nil), P.timeProblem(f.issued),
+                f.points.lazy.compactMap { P.timeProblem($0.time) }.first,
+                finite("the forecast", f.points.map(\.value)),
+            ]
+            if let p = first(checks) { return "forecast for \(P.shown(f.station)) issued \(f.issued): \(p)" }
         }
         return nil
     }

@@ -196,6 +196,36 @@ extension PostgresStore: EvaluationBackend {
         }
     }
 
+    public func evaluateForecasts<P: TransitionPlanner>(_ e: Evaluation<P>) async throws -> [Logged] {
+        try await transaction { c in
+            try await self.evaluationTurn(on: c)
+            let series = try await self.rows("SELECT DISTINCT station, metric FROM forecast_issuances", on: c).map {
+                SeriesKey(station: try $0[0].decode(String.self), metric: try $0[1].decode(String.self))
+            }
+            let round = EventRounds.ForecastRound(series: series, runner: e.forecasts, now: e.now)
+            var inputs: [EventRounds.ForecastRound.Input] = []
+            for key in round.series {
+                let forecast = try await self.rows(
+                    """
+                    SELECT station, metric, issued, unit, source, points FROM forecast_issuances
+                    WHERE station = \(key.station) AND metric = \(key.metric) ORDER BY issued DESC LIMIT 1
+                    """, on: c
+                ).first.map(Self.forecast)
+                let observed = try await self.rows(
+                    """
+                    SELECT r.value FROM series s JOIN readings r ON r.series_id = s.id
+                    WHERE s.station = \(key.station) AND s.metric = \(key.metric) AND NOT r.suspect
+                        AND r.time <= \(e.present)
+                    ORDER BY r.time DESC LIMIT 1
+                    """, on: c
+                ).first.map { try $0[0].decode(Double.self) }
+                inputs.append(.init(forecast: forecast, observed: observed))
+            }
+            let announced = try await self.loadAnnouncements(table: EventRounds.forecastTable, round.wanted, on: c)
+            return try await self.executeRound(round.plan(inputs, announced: announced, engine: e.engine), e, on: c)
+        }
+    }
+
     /// Executes an event round's plan: saves the announcements that changed, logs the transitions.
     func executeRound<P: TransitionPlanner>(_ plan: EventPlan, _ e: Evaluation<P>, on c: PostgresConnection)
         async throws -> [Logged]

@@ -205,6 +205,32 @@ extension SQLiteStore: EvaluationBackend {
         }
     }
 
+    public func evaluateForecasts<P: TransitionPlanner>(_ e: Evaluation<P>) async throws -> [Logged] {
+        try await requireWriter().write { db in
+            let series = try Row.fetchAll(db, sql: "SELECT DISTINCT station, metric FROM forecast_issuances").map {
+                SeriesKey(station: $0[0], metric: $0[1])
+            }
+            let round = EventRounds.ForecastRound(series: series, runner: e.forecasts, now: e.now)
+            let latest = try db.cachedStatement(
+                sql: """
+                    SELECT station, metric, issued, unit, source, points FROM forecast_issuances
+                    WHERE station = ? AND metric = ? ORDER BY issued DESC LIMIT 1
+                    """)
+            let observed = try db.cachedStatement(
+                sql: """
+                    SELECT r.value FROM series s JOIN readings r ON r.series_id = s.id
+                    WHERE s.station = ? AND s.metric = ? AND r.suspect = 0 AND r.time <= ? ORDER BY r.time DESC LIMIT 1
+                    """)
+            let inputs = try round.series.map { key in
+                EventRounds.ForecastRound.Input(
+                    forecast: try Row.fetchOne(latest, arguments: [key.station, key.metric]).map(Self.forecast),
+                    observed: try Double.fetchOne(observed, arguments: [key.station, key.metric, e.present]))
+            }
+            let announced = try Announcements.load(db, table: EventRounds.forecastTable, round.wanted)
+            return try Self.executeRound(round.plan(inputs, announced: announced, engine: e.engine), db, e)
+        }
+    }
+
     /// Executes an event round's plan: saves the announcements that changed, logs the transitions.
     static func executeRound<P: TransitionPlanner>(_ plan: EventPlan, _ db: Database, _ e: Evaluation<P>) throws
         -> [Logged]

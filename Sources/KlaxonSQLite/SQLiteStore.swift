@@ -594,6 +594,33 @@ public final class SQLiteStore: Store {
             // A receiver's notifications, newest first (`notifications(_:limit:after:)`): one index range.
             try db.execute(sql: "CREATE INDEX outbox_by_receiver ON outbox(receiver, seq)")
         }
+        m.registerMigration("v21-forecast-issuances") { db in
+            // River forecast issuances (`ForecastRows`), apart from readings: one row per gauge series
+            // and issue time; `seq` grows with each write, for the evaluation's cursor.
+            try db.execute(
+                sql: """
+                    CREATE TABLE forecast_issuances (
+                        seq INTEGER NOT NULL UNIQUE,
+                        station TEXT NOT NULL CHECK (station <> ''),
+                        metric TEXT NOT NULL CHECK (metric <> ''),
+                        issued INTEGER NOT NULL,
+                        unit TEXT NOT NULL,
+                        source TEXT NOT NULL,
+                        points TEXT NOT NULL,
+                        first_time INTEGER NOT NULL,
+                        last_time INTEGER NOT NULL,
+                        stored_at INTEGER NOT NULL,
+                        PRIMARY KEY (station, metric, issued)
+                    );
+                    CREATE TABLE forecast_announcements (
+                        rule TEXT NOT NULL,
+                        station TEXT NOT NULL,
+                        metric TEXT NOT NULL,
+                        announced TEXT NOT NULL,
+                        PRIMARY KEY (rule, station, metric)
+                    );
+                    """)
+        }
         m.registerMigration("v23-watches") { db in
             // People's watches (issue 43, `WatchStore`): the owner's key, their own number for each,
             // the kind (for counts) and the watch as JSON.

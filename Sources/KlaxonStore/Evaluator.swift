@@ -27,6 +27,9 @@ public protocol EvaluationBackend: Sendable {
     func evaluateQuakes<P: TransitionPlanner>(_ e: Evaluation<P>) async throws -> (logged: [Logged], more: Bool)
     /// One transaction: trip-packing rules over every trip that has not ended (`EventRounds.TripRound`).
     func evaluateTrips<P: TransitionPlanner>(_ e: Evaluation<P>) async throws -> [Logged]
+    /// One transaction: the forecast rules over every series with a stored forecast
+    /// (`EventRounds.ForecastRound`): its latest issuance and its newest observed value.
+    func evaluateForecasts<P: TransitionPlanner>(_ e: Evaluation<P>) async throws -> [Logged]
     /// Gives claimed rows back (the dispatcher stopped before it took them).
     func release(_ batches: [OutboxBatch]) async throws
     /// One transaction: decides every `held` row (`HeldRow.send`): due at `now` (ms), or skipped.
@@ -102,6 +105,9 @@ extension EvaluationBackend {
         }
         if !e.trips.isEmpty {
             result.add(try await evaluateTrips(e), e, observer)
+        }
+        if !e.forecasts.isEmpty {
+            result.add(try await evaluateForecasts(e), e, observer)
         }
         // Caught up: what was held as too old is sent if it is the present and news to its receiver.
         if e.planner.routes, try await settleHeld(now: e.queuedAt) > 0 { observer.committed(transitions: 0) }

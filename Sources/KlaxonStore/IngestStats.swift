@@ -13,6 +13,8 @@ public struct IngestStats: Sendable, Equatable {
     public var events = EventCounts()
     /// Forecast days and weather alerts written for trip places (new, or changed since stored).
     public var forecasts = 0
+    /// River forecast issuances: new, unchanged, replaced, and of the new ones those out of order.
+    public var issuances = ForecastCounts()
     /// Quake events kept apart from a stored event they share an associated id with (tell a person).
     public var quakeConflicts: [QuakeIDConflict] = []
     /// Of the new and revised readings, those marked suspect (`Plausibility`): stored, but left out of
@@ -45,11 +47,11 @@ public struct IngestStats: Sendable, Equatable {
 
     /// New readings, events and forecasts together: the "new" of `klaxon fetch`, `klaxon ingest` and
     /// the daemon's `fetched` line.
-    public var newTotal: Int { inserted + events.new + forecasts }
+    public var newTotal: Int { inserted + events.new + forecasts + issuances.new }
     /// Revised readings and events together.
-    public var revisedTotal: Int { revised + events.revised }
+    public var revisedTotal: Int { revised + events.revised + issuances.replaced }
     /// Unchanged readings and events together.
-    public var unchangedTotal: Int { unchanged + events.unchanged }
+    public var unchangedTotal: Int { unchanged + events.unchanged + issuances.unchanged }
 
     public static func += (a: inout IngestStats, b: IngestStats) {
         a.inserted += b.inserted
@@ -59,6 +61,7 @@ public struct IngestStats: Sendable, Equatable {
         a.events.revised += b.events.revised
         a.events.unchanged += b.events.unchanged
         a.forecasts += b.forecasts
+        a.issuances += b.issuances
         a.quakeConflicts += b.quakeConflicts
         a.suspect += b.suspect
         a.unitRefusedCount += b.unitRefusedCount

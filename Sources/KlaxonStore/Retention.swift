@@ -144,7 +144,8 @@ public enum StoreTables {
         "stations", "series", "readings", "ingest_log", "meta", "source_state", "gauges", "alert_states",
         "transitions", "outbox", "silences", "acks", "quake_events", "quake_aliases", "quake_revisions",
         "quake_announcements", "trips", "forecasts", "weather_alerts", "trip_announcements", "metric_counts",
-        "living_messages", "receiver_budgets", "budget_folds", "watches",
+        "living_messages", "receiver_budgets", "budget_folds", "watches", "forecast_issuances",
+        "forecast_announcements",
     ]
 }
 

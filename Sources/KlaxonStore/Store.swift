@@ -23,7 +23,7 @@ public protocol Store: ReadingStore, EventStore, AlertStore, SilenceStore, Outbo
 {}
 
 /// Readings, their series and stations, and the sources that fetched them.
-public protocol ReadingStore: ReadingIngest, SourceStates, SeriesReads, ReadingScans, StationReads {}
+public protocol ReadingStore: ReadingIngest, SourceStates, SeriesReads, ReadingScans, StationReads, ForecastReads {}
 
 /// Writing readings and stations: a source's batches, a push, `klaxon ingest`.
 public protocol ReadingIngest: Sendable {

@@ -296,6 +296,39 @@ struct FetchTests {
         await #expect(try store.resolveStation("USGS-07010000") == "07010000")
         await #expect(try store.stationInfos()["07010000"]?.nwsLID == "STLM7")
     }
+
+    @Test("nwps forecast: true stores each gauge's forecast issuance under its station; a gauge without one is skipped")
+    func nwpsForecast() async throws {
+        try await HTTPSink.with { sink in try await nwpsForecast(sink: sink) }
+    }
+
+    func nwpsForecast(sink: HTTPSink) async throws {
+        let store = try tempStore()
+        func fixture(_ name: String) throws -> String {
+            try String(
+                contentsOf: packageRoot.appendingPathComponent("Tests/KlaxonSourcesTests/Fixtures/\(name)"),
+                encoding: .utf8)
+        }
+        let gauge = try fixture("nwps_gauge_undefined_major.json")
+        await sink.script([
+            .respond(status: 200, body: gauge),
+            .respond(status: 200, body: try fixture("nwps_PRTO3_stageflow_forecast.json")),
+            .respond(status: 200, body: gauge), .respond(status: 404, body: "{\"code\": 5}"),
+        ])
+        let source = NWPSSource(
+            name: "nws", baseURL: sink.url + "/nwps/v1", gauges: ["STLM7", "STLM7"], forecast: true)
+        let out = await Fetch.run(sources: [ConfiguredSource(source: source)], store: store, now: now)
+        #expect(out[0].error == nil, "\(out[0].error ?? "")")
+        #expect(
+            await sink.requests().map(\.path) == [
+                "/nwps/v1/gauges/STLM7", "/nwps/v1/gauges/STLM7/stageflow/forecast", "/nwps/v1/gauges/STLM7",
+                "/nwps/v1/gauges/STLM7/stageflow/forecast",
+            ])
+        let f = try #require(try await store.latestForecast(station: "07010000", metric: "gage_height"))
+        #expect(f.issued == Timestamp.parse("2024-05-01T15:10:00Z"))
+        #expect(f.points.map(\.value) == [16.2, 18.4, 17.9])
+        #expect(try await store.latestForecast(station: "07010000", metric: "discharge") != nil)
+    }
 }
 
 @Suite("air-quality sources from a local server", .serialized)

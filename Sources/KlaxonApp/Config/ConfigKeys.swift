@@ -27,6 +27,7 @@ public enum ConfigKeys {
     // Rule files.
     public static let ruleFile = ["rules"]
     public static let ruleLevel = ["name", "at"]
+    public static let ruleForecast = ["horizon", "stale_after"]
     public static let quakePlace = ["name", "latitude", "longitude", "radius_km", "min_intensity"]
     public static let watches = ["kinds", "max_per_person", "stations", "air_places", "places", "channels"]
     public static let watchPlace = ["name", "latitude", "longitude", "radius_km"]
@@ -63,6 +64,7 @@ public enum ConfigKeys {
             "rule file": ruleFile,
             "rule": RuleLoader.commonKeys,
             "rule levels[]": ruleLevel,
+            "rule levels forecast": ruleForecast,
             "rule quake near[]": quakePlace,
             "watches": watches,
             "watches.places[]": watchPlace,

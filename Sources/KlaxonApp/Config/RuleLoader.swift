@@ -31,7 +31,7 @@ public enum RuleLoader {
             help: "a value above or below a threshold, for a while", read: { threshold(&$0, file: $1, what: $2) }),
         RuleKindSpec(
             name: LevelsRule.kindName,
-            keys: ["metric", "stations", "levels", "scale", "direction", "deadband", "min_dwell"],
+            keys: ["metric", "stations", "levels", "scale", "direction", "deadband", "min_dwell", "forecast"],
             help: "named levels (flood stages, AQI categories)", read: { levels(&$0, file: $1, what: $2) }),
         RuleKindSpec(
             name: StaleRule.kindName, keys: ["metric", "stations", "after"],
@@ -340,10 +340,33 @@ public enum RuleLoader {
                 file.error(n, "direction must be worse, better or both, not \"\(d)\"")
             }
         }
+        var forecast: ForecastOption? = nil
+        if let n = m.value("forecast") {
+            if !nws { file.error(n, "forecast: needs levels: nws (it watches the gauge's NWS forecast)") }
+            if var fm = file.map(n, what: "forecast") {
+                var option = ForecastOption()
+                if let h = fm.value("horizon").flatMap({ file.duration($0, what: "horizon") }) {
+                    if h <= 0 {
+                        file.error(fm.value("horizon"), "horizon must be longer than 0s")
+                    } else {
+                        option.horizon = h
+                    }
+                }
+                if let s = fm.value("stale_after").flatMap({ file.duration($0, what: "stale_after") }) {
+                    if s <= 0 {
+                        file.error(fm.value("stale_after"), "stale_after must be longer than 0s")
+                    } else {
+                        option.staleAfter = s
+                    }
+                }
+                fm.rejectUnknown(known: ConfigKeys.ruleForecast, what: "forecast")
+                forecast = option
+            }
+        }
         guard let ms, nws || scale != nil || !ladder.isEmpty else { return nil }
         return LevelsRule(
             metric: ms.0, stations: ms.1, levels: ladder, deadband: deadband, minDwell: dwell, nws: nws, scale: scale,
-            direction: direction)
+            direction: direction, forecast: forecast)
     }
 
     static func tripPacking(_ m: inout YAMLMap, file: YAMLFile, what: String) -> TripPackingRule? {

@@ -43,7 +43,7 @@ extension ConfigReader {
             name: USGSOGCSource.kindName, keys: ["sites", "parameters", "period", "api_key", "api_key_file"],
             read: { r, m, c in r.readUSGSOGC(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
         SourceKindSpec(
-            name: NWPSSource.kindName, keys: ["gauges", "observed"],
+            name: NWPSSource.kindName, keys: ["gauges", "observed", "forecast"],
             read: { r, m, c in r.readNWPS(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
         SourceKindSpec(
             name: USGSQuakesSource.kindName,
@@ -276,11 +276,12 @@ extension ConfigReader {
     func readNWPS(_ m: inout YAMLMap, name: String, baseURL: String?, every: Int64?, what: String) -> (any Source)? {
         var built: (any Source)? = nil
         let observed = m.value("observed").flatMap { file.bool($0, what: "observed") } ?? false
+        let forecast = m.value("forecast").flatMap { file.bool($0, what: "forecast") } ?? false
         if let n = m.required("gauges", what: what), let gauges = file.stringList(n, what: "gauges") {
             if gauges.isEmpty { file.error(n, "gauges is empty") }
             built = NWPSSource(
                 name: name, baseURL: baseURL ?? NWPSSource.defaultBaseURL, every: every ?? 86_400,
-                gauges: gauges, observed: observed)
+                gauges: gauges, observed: observed, forecast: forecast)
         }
         return built
     }

@@ -23,6 +23,9 @@ public struct DryRunJob: Sendable {
     public var config: String?
     /// Where the lines go: nil for standard output (through a buffer) and standard error.
     public var console: CommandOutput?
+    /// `--lead-time`: per observed flood-category crossing, how much earlier the forecast alert
+    /// fired (`LeadTime`), instead of the transitions (needs `db`).
+    public var leadTime = false
 
     public init(
         rules: [String], readings: [String], events: [String], db: String?, from: Int64?, to: Int64?,
@@ -92,6 +95,21 @@ public struct DryRunJob: Sendable {
                     warn("warning: \(line)")
                 }
             }
+            if leadTime {
+                guard let source else {
+                    throw UserError("--lead-time needs --db (the stored observations and forecasts)")
+                }
+                let replayed = try await LeadTime.replay(
+                    store: source, rules: ruleList, stations: stations, floods: floods, from: from, to: to,
+                    report: { warn("warning: " + $0) })
+                if ForecastRunner(rules: ruleList).isEmpty {
+                    warn("warning: no rule has forecast: (levels: nws with a forecast: option): nothing to measure")
+                }
+                let rows = LeadTime.rows(replayed)
+                write(rows.map { format == .json ? LeadTime.json($0) : LeadTime.text($0) })
+                warn(LeadTime.summary(rows))
+                return 0
+            }
             let dry = DryRun(
                 rules: ruleList, from: from, to: to,
                 stations: stations, floods: floods)
@@ -125,6 +143,14 @@ public struct DryRunJob: Sendable {
                 let trips = try await dry.replay(
                     trips: source, now: to ?? Int64(Date().timeIntervalSince1970))
                 result.transitions = (result.transitions + trips).sorted(by: Transition.outputOrder)
+            }
+            // Forecast rules: the stored issuances and observations (`LeadTime.replay`).
+            if let source, !ForecastRunner(rules: ruleList).isEmpty {
+                let replayed = try await LeadTime.replay(
+                    store: source, rules: ruleList, stations: stations, floods: floods, from: from, to: to,
+                    report: { warn("warning: " + $0) })
+                result.transitions = (result.transitions + LeadTime.transitions(replayed)).sorted(
+                    by: Transition.outputOrder)
             }
             // Quake rules: the stored revision history, or events files.
             if !QuakeRunner(rules: ruleList).isEmpty {

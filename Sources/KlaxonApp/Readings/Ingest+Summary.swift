@@ -10,6 +10,12 @@ extension Ingest.Summary {
         if gaps > 0 { line += ", \(gaps) missing values skipped" }
         if stats.suspect > 0 { line += ", \(stats.suspect) marked suspect" }
         if stations > 0 { line += ", \(stations) station records" }
+        let issuances = stats.issuances
+        if issuances != ForecastCounts() {
+            line += ", \(issuances.new + issuances.replaced + issuances.unchanged) forecast issuances"
+            if issuances.older > 0 { line += " (\(issuances.older) older than the stored forecast, kept as history)" }
+        }
+        if forecastSkips > 0 { line += ", \(forecastSkips) forecast items skipped" }
         if !stats.quakeConflicts.isEmpty {
             line += ", \(stats.quakeConflicts.count) quake id conflicts (kept as separate events)"
         }

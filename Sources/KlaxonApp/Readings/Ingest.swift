@@ -15,6 +15,9 @@ public enum Ingest {
         public var gaps = 0
         /// Station and gauge metadata records written.
         public var stations = 0
+        /// Items of forecast products not stored (a site without an issue time, a series in an
+        /// unknown unit), each reported with its reason: skipped, not rejected.
+        public var forecastSkips = 0
     }
 
     /// Ingests files; bad rows are reported as `FILE:LINE: reason` through `report` and skipped: the
@@ -191,8 +194,15 @@ public enum IngestFormat: String, CaseIterable, Sendable {
     case usgsOGCJSON = "usgs-ogc-json"
     /// CWMS Data API time series JSON (v2).
     case cwmsJSON = "cwms-json"
-    /// NWPS gauge metadata (`/gauges/{id}`): flood categories and the USGS ↔ NWS mapping.
+    /// NWPS gauge metadata (`/gauges/{id}`): flood categories and the USGS ↔ NWS mapping; or a
+    /// stageflow body (`/gauges/{lid}/stageflow`, `…/stageflow/forecast`, `…/stageflow/observed`):
+    /// observed readings and the forecast issuance, of the gauge the file is named after (`PRTO3`).
     case nwpsJSON = "nwps-json"
+    /// The NWS HML product (hydrometeorological XML, many sites): observed readings and forecast
+    /// issuances, as distributed (a WMO header, control characters and `\r\r\n` are read past).
+    case hml = "hml"
+    /// An AHPS `hydrograph.php?output=xml` document: one site's observed readings and forecast.
+    case ahpsXML = "ahps-xml"
     /// USGS earthquake GeoJSON (summary feeds, FDSN queries, single events): stored as events.
     case usgsQuakes = "usgs-quakes"
     /// An Open-Meteo forecast response: daily weather for the point it names, and its other daily
@@ -236,6 +246,8 @@ public enum IngestFormat: String, CaseIterable, Sendable {
         /// and how many values they stand for.
         var refused: [String] = []
         var refusedCount = 0
+        /// Items of a forecast product not stored (reported in `notes`, each with its reason).
+        var forecastSkips = 0
     }
 
     func parse(_ data: Data, now: Int64, owmUnits: String, context: inout IngestContext) throws -> Parsed {
@@ -281,6 +293,18 @@ public enum IngestFormat: String, CaseIterable, Sendable {
             batch.quakes = try QuakeParser.parse(data)
             return Parsed(batch: batch)
         case .nwpsJSON:
+            if let o = JSONValue.parse(data)?.object, o["lid"] == nil,
+                o["observed"] != nil || o["forecast"] != nil || o["data"] != nil
+            {
+                guard let lid = context.fileGauge else {
+                    throw UserError(
+                        "nwps-json: a stageflow body does not name its gauge: name the file after the gauge's NWS LID "
+                            + "(PRTO3_stageflow.json)")
+                }
+                return context.forecastParsed(
+                    try FloodForecastParser.nwps(data, station: context.gaugeStations[lid] ?? lid, site: lid),
+                    format: self)
+            }
             let g = try NWPSParser.gauge(data)
             return Parsed(
                 batch: SourceBatch(
@@ -300,6 +324,8 @@ public enum IngestFormat: String, CaseIterable, Sendable {
                 ]
             }
             return parsed
+        case .hml: return context.forecastParsed(try FloodForecastParser.hml(data), format: self)
+        case .ahpsXML: return context.forecastParsed(try FloodForecastParser.ahps(data), format: self)
         case .airnowJSON: return Parsed(batch: try AirNowParser.parse(data))
         case .waqiJSON: return Parsed(batch: try WAQIParser.parse(data))
         case .openaqJSON: return try Self.openAQ(data, context: context)
@@ -418,6 +444,12 @@ struct IngestContext {
     var aqiSourceName: String?
     var aqiSampler: Sampler
     var aqiMaxFrame: Int
+    /// The NWS LID a saved NWPS stageflow body was asked for, from its file's name
+    /// (`FloodForecastParser.gaugeID(fileName:)`).
+    var fileGauge: String?
+    /// NWS LID → the station id its gauge's readings are stored under (a USGS site), from the
+    /// gauges stored: forecasts and observations of a product naming LIDs land on the same series.
+    var gaugeStations: [String: String] = [:]
     /// The units of NWS observations: `--units`, else those of the config's `nws-observations`
     /// sources (when they agree), else metric.
     var stationUnits: StationUnits
@@ -436,7 +468,9 @@ struct IngestContext {
 
     /// Reads what the files of a load need from each other: the CWMS series loaded together, the
     /// OpenAQ locations' sensors. A file that cannot be read is left to the load to report.
-    mutating func prepare(format: IngestFormat, files: [String], config: Config?) async throws {
+    mutating func prepare(format: IngestFormat, files: [String], config: Config?, store: any ReadingIngest)
+        async throws
+    {
         switch format {
         case .cwmsJSON:
             // Each configured source's series keep the names that source gives them.
@@ -456,6 +490,10 @@ struct IngestContext {
                 cwmsMetrics.map { (id: $0.key, metric: Optional($0.value)) } + others.map { ($0, nil) })
             for id in others {
                 if let name = names[id] { cwmsMetrics[id.lowercased()] = name }
+            }
+        case .nwpsJSON, .hml, .ahpsXML:
+            if let stations = store as? any StationReads {
+                for g in try await stations.gauges() where g.usgsID != nil { gaugeStations[g.lid] = g.stationID }
             }
         case .openaqJSON:
             for path in files {
@@ -515,6 +553,7 @@ extension Ingest {
             total.rejected += s.rejected
             total.gaps += s.gaps
             total.stations += s.stations
+            total.forecastSkips += s.forecastSkips
         }
         return total
     }
@@ -528,7 +567,7 @@ extension Ingest {
             return try await run(store: store, files: files, future: future, now: now, report: report)
         }
         var context = IngestContext(config: config, stationUnits: stationUnits)
-        try await context.prepare(format: format, files: files, config: config)
+        try await context.prepare(format: format, files: files, config: config, store: store)
         var summary = Summary()
         for path in files {
             summary.files += 1
@@ -538,6 +577,7 @@ extension Ingest {
                 continue
             }
             context.openAQFileSensor = format == .openaqJSON ? OpenAQParser.sensorID(fileName: path) : nil
+            context.fileGauge = format == .nwpsJSON ? FloodForecastParser.gaugeID(fileName: path) : nil
             do {
                 let parsed = try format.parse(data, now: now, owmUnits: owmUnits, context: &context)
                 for error in parsed.lineErrors.prefix(shownLineErrors) {
@@ -550,6 +590,7 @@ extension Ingest {
                 for note in parsed.notes { report("\(path): \(note)") }
                 for line in parsed.refused { report("\(path): \(line)") }
                 summary.rejected += parsed.refusedCount
+                summary.forecastSkips += parsed.forecastSkips
                 var batch = parsed.batch
                 // Readings dated too far ahead are refused, the rest of the file stored.
                 let ahead = batch.refuseFuture(future, now: now)
@@ -612,5 +653,28 @@ extension Ingest {
             out.append(line)
         }
         return out
+    }
+}
+
+extension IngestContext {
+    /// A forecast product's batch: its LIDs mapped to the stations their gauges' readings are stored
+    /// under, and each skipped item a note with its reason (the first `Ingest.shownLineErrors`).
+    func forecastParsed(_ batch: SourceBatch, format: IngestFormat) -> IngestFormat.Parsed {
+        var batch = batch
+        for i in batch.readings.indices {
+            if let s = gaugeStations[batch.readings[i].station] { batch.readings[i].station = s }
+        }
+        for i in batch.forecasts.indices {
+            if let s = gaugeStations[batch.forecasts[i].station] { batch.forecasts[i].station = s }
+        }
+        var parsed = IngestFormat.Parsed(batch: batch)
+        let shown = Ingest.shownLineErrors
+        parsed.notes = batch.forecastSkips.prefix(shown).map { "\(format.rawValue): skipped \($0.site): \($0.reason)" }
+        if batch.forecastSkips.count > shown {
+            parsed.notes.append(
+                "\(format.rawValue): \(batch.forecastSkips.count - shown) more items skipped, not listed")
+        }
+        parsed.forecastSkips = batch.forecastSkips.count
+        return parsed
     }
 }

@@ -46,9 +46,13 @@ public struct PayloadLook: Sendable, Equatable {
             }
             return jsonText(String(decoding: body.prefix(1 << 20), as: UTF8.self))
         case UInt8(ascii: "<"):
-            return PayloadLook(format: nil, description: "an HTML or XML page")
+            return xml(String(decoding: body.prefix(1 << 20), as: UTF8.self))
+                ?? PayloadLook(format: nil, description: "an HTML or XML page")
         default:
-            return text(String(decoding: body.prefix(1 << 20), as: UTF8.self))
+            let head = String(decoding: body.prefix(1 << 20), as: UTF8.self)
+            // An HML product as distributed: the text product's WMO header before its XML.
+            if let look = xml(head) { return look }
+            return text(head)
         }
     }
 
@@ -108,6 +112,12 @@ public struct PayloadLook: Sendable, Equatable {
             return PayloadLook(
                 format: .cwmsJSON, description: "a CWMS Data API time series (name, values)",
                 empty: o["values"]?.array?.isEmpty ?? true)
+        }
+        if o["lid"] == nil,
+            o["observed"]?["data"]?.array != nil || o["forecast"]?["data"]?.array != nil
+                || (o["data"]?.array != nil && o["pedts"]?.string != nil)
+        {
+            return PayloadLook(format: .nwpsJSON, description: "an NWPS stageflow body (observed/forecast data)")
         }
         if o["lid"] != nil, o["flood"] != nil {
             return PayloadLook(format: .nwpsJSON, description: "an NWPS gauge (lid, flood)")
@@ -220,6 +230,28 @@ public struct PayloadLook: Sendable, Equatable {
             return PayloadLook(format: .openMeteoJSON, description: "an Open-Meteo response (latitude, daily/hourly)")
         }
         return PayloadLook(format: nil, description: "JSON none of the ingest formats describes")
+    }
+
+    // MARK: - XML
+
+    /// The NWS hydrograph documents: an HML product (sites under a product root, maybe after a WMO
+    /// header) or an AHPS `hydrograph.php?output=xml` document (one `<site>` root); nil for other text.
+    static func xml(_ head: String) -> PayloadLook? {
+        guard head.contains("<site"), head.contains("<observed") || head.contains("<forecast") else { return nil }
+        // The root element: the first tag that is not a declaration, a comment or an instruction.
+        var rest = Substring(head)
+        while let open = rest.firstIndex(of: "<") {
+            let tag = rest[rest.index(after: open)...]
+            if tag.hasPrefix("?") || tag.hasPrefix("!") {
+                rest = tag.drop { $0 != ">" }
+                continue
+            }
+            if tag.hasPrefix("site") {
+                return PayloadLook(format: .ahpsXML, description: "an AHPS hydrograph XML document (one <site>)")
+            }
+            return PayloadLook(format: .hml, description: "an NWS HML product (<site>s with observed and forecast)")
+        }
+        return nil
     }
 
     // MARK: - Text

@@ -15,11 +15,14 @@ public struct NWPSSource: Source {
     /// NWS LIDs or USGS site numbers.
     public var gauges: [String]
     public var observed: Bool
+    /// Also store each forecast issuance (`/stageflow/forecast`, `FloodForecastParser.nwps`).
+    public var forecast: Bool
 
     public init(
         name: String, baseURL: String = defaultBaseURL, every: Int64 = 86_400, gauges: [String],
-        observed: Bool = false
+        observed: Bool = false, forecast: Bool = false
     ) {
+        self.forecast = forecast
         self.name = name
         self.baseURL = baseURL
         self.every = every
@@ -52,6 +55,20 @@ public struct NWPSSource: Source {
                     try await http.get(obsURL, headers: headers, source: name) {
                         try NWPSParser.stageflow($0, station: gauge.stationID)
                     })
+                requests += 1
+            }
+            if forecast {
+                let url = join(baseURL, "gauges/\(gauge.lid)/stageflow/forecast")
+                // A gauge the RFC does not forecast answers without one (or with an error): a skip
+                // of that gauge, not a failure of the source.
+                do {
+                    batch.append(
+                        try await http.get(url, headers: headers, source: name) {
+                            try FloodForecastParser.nwps($0, station: gauge.stationID, site: gauge.lid)
+                        })
+                } catch let e as SourceError where e.kind == .payload || e.message.contains("HTTP 404") {
+                    batch.forecastSkips.append(ForecastSkip(site: gauge.lid, reason: "no forecast: \(e.message)"))
+                }
                 requests += 1
             }
         }

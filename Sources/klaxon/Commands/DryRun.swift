@@ -53,6 +53,13 @@ struct DryRunCommand: AsyncParsableCommand {
     @Flag(help: "Say why each transition happened.")
     var explain = false
 
+    @Flag(
+        name: .customLong("lead-time"),
+        help:
+            "Per observed flood-category crossing, how many hours earlier the forecast alert fired, or that it did not (forecast: rules; needs --db)."
+    )
+    var leadTime = false
+
     @Option(
         help: "Print the exact payloads this receiver would get, as the daemon would send them (needs a config).",
         completion: .custom { words, index, prefix in ConfigCompletion.receivers(words, index, prefix) })
@@ -75,6 +82,9 @@ struct DryRunCommand: AsyncParsableCommand {
             throw ValidationError(
                 "give exactly one of --readings FILE... or --db PATH (or --events FILE... for quake rules)")
         }
+        if leadTime && db == nil {
+            throw ValidationError("--lead-time needs --db (the stored observations and forecasts)")
+        }
         if render != nil && resolvedConfigPath(config) == nil {
             throw ValidationError("--render needs a config: --config or KLAXON_CONFIG (receivers are defined there)")
         }
@@ -82,10 +92,11 @@ struct DryRunCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await guarded {
-            let job = DryRunJob(
+            var job = DryRunJob(
                 rules: rules.rules, readings: readings, events: events, db: db,
                 from: try parseTime(from, option: "--from"), to: try parseTime(to, option: "--to"), format: format,
                 explain: explain, render: render, config: resolvedConfigPath(config))
+            job.leadTime = leadTime
             return try await job.run()
         }
     }

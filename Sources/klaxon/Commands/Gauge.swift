@@ -31,13 +31,18 @@ struct GaugeCommand: AsyncParsableCommand {
     @Flag(help: "Fetch first: the configured sources that cover the gauge, else NWPS and USGS directly.")
     var fetch = false
 
-    @Option(help: "Output format: text or json.")
+    @Flag(help: "The latest forecast issuance instead: its points, crest, and when it reaches each flood category.")
+    var forecast = false
+
+    @Option(
+        name: [.customShort("o"), .customLong("output"), .customLong("format")], help: "Output format: text or json.")
     var format: StdoutNotifier.Format = .text
 
     func validate() throws {
         if days != nil && since != nil { throw ValidationError("give --days or --since, not both") }
         if until != nil && since == nil { throw ValidationError("--until needs --since") }
         if let days, days < 1 { throw ValidationError("--days must be at least 1") }
+        if forecast && (days != nil || since != nil) { throw ValidationError("--forecast takes no --days or --since") }
     }
 
     /// `2026-11-01` (00:00Z that day) or a full ISO 8601 time.
@@ -64,6 +69,24 @@ struct GaugeCommand: AsyncParsableCommand {
                 throw UserError(
                     "no database at \(shown) (no such file; \(origin)); run `klaxon gauge \(id) --fetch` to fetch the gauge first, or set --db, database: in the config, or \(ConfigLookup.environmentVariable)"
                 )
+            }
+            if forecast {
+                let found = try await location.withStore(readOnly: !fetch, logger: storeLogger) { db in
+                    if fetch { try await fetchFirst(db, config: config) }
+                    return try await GaugeForecast.build(store: db, id: id)
+                }
+                guard let found else {
+                    throw UserError(
+                        "no forecast stored for gauge \"\(id)\" in \(location); ingest its NWPS stageflow, HML or AHPS XML (klaxon ingest FILE)"
+                    )
+                }
+                if format == .json {
+                    if let note = found.note { printError("note: " + note) }
+                    print(GaugeForecast.json(found.report))
+                } else {
+                    print(TerminalText.safeLines(GaugeForecast.text(found.report, note: found.note)))
+                }
+                return 0
             }
             // With --fetch the store is written first (SQLite: opened for writing); else only read.
             let report = try await location.withStore(readOnly: !fetch, logger: storeLogger) { db in

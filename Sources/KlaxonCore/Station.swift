@@ -144,6 +144,9 @@ public struct SourceBatch: Sendable {
     public var readingsAreForecast = false
     /// Active weather alerts, by the place key they were asked for.
     public var weatherAlerts: [PlaceAlert] = []
+    /// AirNow air-quality forecasts (stored by reporting area, date and pollutant; the latest
+    /// issuance wins).
+    public var airForecasts: [AirForecast] = []
     /// The `aqi` readings are each hour's overall AQI derived from its pollutants' (`aqi.*`, AirNow's
     /// reporting areas): the store sets each to the highest pollutant AQI of its hour, stored or in
     /// the batch, so the overall does not depend on the order the pollutants arrive in.
@@ -162,7 +165,7 @@ public struct SourceBatch: Sendable {
     /// Nothing at all: no reading, station, gauge, event or forecast, not even a missing value.
     public var isEmpty: Bool {
         readings.isEmpty && stations.isEmpty && gauges.isEmpty && quakes.isEmpty && weather.isEmpty
-            && weatherAlerts.isEmpty && gaps == 0
+            && weatherAlerts.isEmpty && airForecasts.isEmpty && gaps == 0
     }
 
     public mutating func append(_ other: SourceBatch) {
@@ -172,6 +175,7 @@ public struct SourceBatch: Sendable {
         quakes += other.quakes
         weather += other.weather
         weatherAlerts += other.weatherAlerts
+        airForecasts += other.airForecasts
         gaps += other.gaps
         overallAQI = overallAQI || other.overallAQI
     }

@@ -56,6 +56,9 @@ extension PostgresStore {
             if !batch.weather.isEmpty || !batch.weatherAlerts.isEmpty {
                 stats.forecasts += try await self.write(weather: batch.weather, alerts: batch.weatherAlerts, on: c)
             }
+            if !batch.airForecasts.isEmpty {
+                stats.forecasts += try await self.write(airForecasts: batch.airForecasts, on: c)
+            }
             if !batch.quakes.isEmpty {
                 let q = try await self.write(quakes: batch.quakes, at: now, on: c)
                 stats.events = IngestStats.EventCounts(new: q.new, revised: q.revised, unchanged: q.unchanged)

@@ -351,6 +351,22 @@ extension PostgresStore {
             "v9-notification-history",
             "CREATE INDEX outbox_by_receiver ON outbox(receiver, seq);"
         ),
+        (
+            // As `SQLiteStore`'s v22-air-forecasts: AirNow's forecasts per reporting area (lowercased),
+            // date and pollutant, the latest issuance winning (`AirForecastStore`).
+            "v11-air-forecasts",
+            """
+            CREATE TABLE air_forecasts (
+                area_key text NOT NULL,
+                date text NOT NULL,
+                parameter text NOT NULL,
+                issued text NOT NULL,
+                forecast text NOT NULL,
+                PRIMARY KEY (area_key, date, parameter)
+            );
+            CREATE INDEX air_forecasts_by_date ON air_forecasts(date);
+            """
+        ),
     ]
 
     /// The steps of a migration that SQL cannot take, run before its SQL in the same transaction.

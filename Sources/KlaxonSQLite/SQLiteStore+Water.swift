@@ -27,6 +27,7 @@ extension SQLiteStore {
             if !batch.weather.isEmpty || !batch.weatherAlerts.isEmpty {
                 stats.forecasts += try Self.write(weather: batch.weather, alerts: batch.weatherAlerts, db)
             }
+            if !batch.airForecasts.isEmpty { stats.forecasts += try Self.write(airForecasts: batch.airForecasts, db) }
             if !batch.quakes.isEmpty {
                 let q = try Self.write(quakes: batch.quakes, at: now, db)
                 stats.events = IngestStats.EventCounts(new: q.new, revised: q.revised, unchanged: q.unchanged)

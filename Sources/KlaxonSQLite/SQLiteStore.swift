@@ -594,6 +594,22 @@ public final class SQLiteStore: Store {
             // A receiver's notifications, newest first (`notifications(_:limit:after:)`): one index range.
             try db.execute(sql: "CREATE INDEX outbox_by_receiver ON outbox(receiver, seq)")
         }
+        m.registerMigration("v22-air-forecasts") { db in
+            // AirNow's forecasts per reporting area (lowercased), date and pollutant; the latest
+            // issuance wins (`AirForecastStore`). `forecast` is the `AirForecast` as JSON.
+            try db.execute(
+                sql: """
+                    CREATE TABLE air_forecasts (
+                        area_key TEXT NOT NULL,
+                        date TEXT NOT NULL,
+                        parameter TEXT NOT NULL,
+                        issued TEXT NOT NULL,
+                        forecast TEXT NOT NULL,
+                        PRIMARY KEY (area_key, date, parameter)
+                    );
+                    CREATE INDEX air_forecasts_by_date ON air_forecasts(date);
+                    """)
+        }
         return m
     }()
 }

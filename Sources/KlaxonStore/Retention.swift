@@ -145,6 +145,7 @@ public enum StoreTables {
         "transitions", "outbox", "silences", "acks", "quake_events", "quake_aliases", "quake_revisions",
         "quake_announcements", "trips", "forecasts", "weather_alerts", "trip_announcements", "metric_counts",
         "living_messages",
+        "air_forecasts",
     ]
 }
 

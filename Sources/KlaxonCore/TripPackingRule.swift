@@ -81,7 +81,7 @@ public struct TripPackingRule: TripFamilyRule {
         guard watches(trip), !trip.isWatchedPlace, let last = Self.lastDay(trip), last >= today else { return nil }
         // The first list waits for the first forecast: a list made of essentials alone, followed by a
         // "changed" as soon as the weather arrives, would be noise.
-        if announced == nil && weather.isEmpty && alerts.isEmpty && air.isEmpty { return nil }
+        if announced == nil && weather.isEmpty && alerts.isEmpty { return nil }
         let list = Packer.pack(trip, weather: weather, air: air)
         var out: [(String, Change)] = []
         var next = announced ?? Announced(list: list, weather: weather, alerts: [], air: air)

@@ -44,6 +44,14 @@ import Testing
                     .init(place: "Denver, CO", latitude: 39.7392, longitude: -104.9903, arrive: "2026-12-07", nights: 2)
                 ]
             ), at: now)
+        // The trip's weather: the packing list waits for it.
+        let weather = ["2026-12-07", "2026-12-08", "2026-12-09"].map {
+            DayWeather(
+                place: "39.74,-104.99", date: $0, tempMaxC: 5, tempMinC: -5, precipitationMm: 0,
+                precipitationProbability: 0, snowfallCm: 0, windMaxKmh: 10, weatherCode: 1, source: "open-meteo",
+                issued: now)
+        }
+        out.append("weather \(try await store.write(weather: weather))")
         let rules = [
             Rule(name: "bad-air", kind: AirForecastRule()), Rule(name: "packing", kind: TripPackingRule()),
             Rule(name: "denver-air", kind: AirForecastRule(areas: ["Denver-Boulder"])),

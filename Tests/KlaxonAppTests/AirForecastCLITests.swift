@@ -72,6 +72,30 @@ import Testing
         #expect(none.stderr.contains("no air-quality forecasts for \"Atlantis\""), "\(none.stderr)")
     }
 
+    @Test func tripShowPacksForABadAirDay() async throws {
+        let s = try Scratch()
+        let db = s.path("klaxon.sqlite")
+        let trip = try s.write("denver.yaml", denverTrip)  // Denver, 2026-12-01 for 2 nights
+        #expect(try await klaxonAsync(["trip", "add", trip, "--db", db, "--owner", "alice"]).status == 0)
+        let answer = try s.write(
+            "forecast.json",
+            "["
+                + Self.record(
+                    issue: "2026-12-01", date: "2026-12-02", parameter: "PM2.5", aqi: 160, category: 4, actionDay: true)
+                + "]")
+        #expect(try await klaxonAsync(["ingest", answer, "--db", db]).status == 0)
+        let show = try await klaxonAsync(["trip", "show", "denver", "--db", db, "--owner", "alice", "--format", "json"])
+        #expect(show.status == 0, "\(show.stderr)")
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [String: Any])
+        let items = try #require(o["items"] as? [[String: Any]])
+        let mask = try #require(items.first { $0["item"] as? String == "N95 mask" })
+        #expect(mask["quantity"] as? Int == 1)
+        #expect(
+            mask["reason"] as? String
+                == "Action Day forecast for Denver, Colorado, Wed (PM2.5 AQI 160, Unhealthy)")
+        #expect(items.contains { $0["item"] as? String == "indoor activity plan" })
+    }
+
     @Test func openAQv1AndV2BodiesIngestAsReadings() async throws {
         let s = try Scratch()
         let db = s.path("klaxon.sqlite")

@@ -18,11 +18,15 @@ public protocol QuakeFamilyRule: RuleKind {
 public protocol TripFamilyRule: RuleKind {
     associatedtype Announced: Codable & Sendable
     /// (metric, change) pairs to announce for the trip, and what is announced then; nil when there is
-    /// nothing to say. `today` is the evaluation date (`YYYY-MM-DD`, UTC), `at` the transitions' time.
+    /// nothing to say. `today` is the evaluation date (`YYYY-MM-DD`, UTC), `at` the transitions' time;
+    /// `air` the trip days' air-quality forecasts (`AirForecast.tripDays`).
     func assess(
-        trip: Trip, weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)], announced: Announced?,
-        today: String, at: Int64
+        trip: Trip, weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)], air: [TripAirDay],
+        announced: Announced?, today: String, at: Int64
     ) -> (changes: [(metric: String, change: Change)], announced: Announced)?
+    /// Places the rule watches without a trip, as one-stop trips of no owner from `today` on
+    /// (`Trip.watchedPlace`): assessed like trips, by this rule only.
+    func watchedPlaces(today: String) -> [Trip]
 }
 
 extension QuakeFamilyRule {
@@ -32,6 +36,7 @@ extension QuakeFamilyRule {
 
 extension TripFamilyRule {
     public var family: RuleFamily { .trip(self) }
+    public func watchedPlaces(today: String) -> [Trip] { [] }
 }
 
 /// What a rule announced, as stored: JSON of the rule's own `Announced`.
@@ -58,12 +63,12 @@ extension QuakeFamilyRule {
 extension TripFamilyRule {
     /// `assess` over the stored JSON.
     func assess(
-        trip: Trip, weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)], stored: String?, today: String,
-        at: Int64
+        trip: Trip, weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)], air: [TripAirDay],
+        stored: String?, today: String, at: Int64
     ) -> (changes: [(metric: String, change: Change)], stored: String)? {
         guard
             let (changes, next) = assess(
-                trip: trip, weather: weather, alerts: alerts,
+                trip: trip, weather: weather, alerts: alerts, air: air,
                 announced: StoredAnnouncement.decode(stored, as: Announced.self), today: today, at: at)
         else { return nil }
         return (changes, StoredAnnouncement.encode(next))
@@ -131,20 +136,35 @@ public struct TripRunner: Sendable {
     /// Whether a trip is still to be assessed on `today` (it has not ended); ended trips need no weather read.
     public static func isAhead(_ trip: Trip, today: String) -> Bool { (TripPackingRule.lastDay(trip) ?? "") >= today }
 
+    /// The places the rules watch without a trip (`TripFamilyRule.watchedPlaces`), each once.
+    public func watchedPlaces(today: String) -> [Trip] {
+        var seen: Set<String> = []
+        var out: [Trip] = []
+        for (_, kind) in rules {
+            for p in kind.watchedPlaces(today: today) where seen.insert(p.name).inserted { out.append(p) }
+        }
+        return out
+    }
+
     /// Assesses one trip. `announced` holds, by rule name, what each rule last announced about it (its
     /// stored JSON); it is updated for every rule that speaks now.
     /// - Returns: the names of the rules whose announcement changed.
     @discardableResult
     public func assess(
-        trip: Trip, weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)],
+        trip: Trip, weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)], air: [TripAirDay] = [],
         announced: inout [String: String], now: Int64, into out: inout [Transition]
     ) -> [String] {
         let today = Self.today(now)
         var spoke: [String] = []
         for (rule, kind) in rules {
+            // A watched place is assessed by the rules that watch it, no other.
+            if trip.isWatchedPlace && !kind.watchedPlaces(today: today).contains(where: { $0.name == trip.name }) {
+                continue
+            }
             guard
                 let (changes, next) = kind.assess(
-                    trip: trip, weather: weather, alerts: alerts, stored: announced[rule.name], today: today, at: now)
+                    trip: trip, weather: weather, alerts: alerts, air: air, stored: announced[rule.name], today: today,
+                    at: now)
             else { continue }
             announced[rule.name] = next
             spoke.append(rule.name)

@@ -28,6 +28,10 @@
 //    business attire), each item on its own: with `laundry`, at most `laundryEvery` days' worth;
 //    with `rewearBottoms`, shorts and trousers are one per three days (of the capped days, at
 //    least one).
+// 5b. Bad air (`air`: each day's worst AirNow forecast for the stop's reporting area): a day forecast
+//    Unhealthy for Sensitive Groups or worse (category ≥ 3), or declared an Action Day → one N95 mask
+//    per such day and, once, a plan for indoor activities; the reasons name the day and the forecast
+//    ("Action Day forecast for Denver, Tue (O3 AQI 125, …)").
 // 6. Overrides, in order: `add` packs at least `quantity` (default 1); `remove` drops the item;
 //    `quantity` packs exactly `quantity` (default 1; 0 or less drops it). Items are matched by name,
 //    ignoring case; an item the algorithm does not know goes under `essentials`.
@@ -66,7 +70,7 @@ public struct PackingList: Sendable, Hashable, Codable {
     /// The categories, in list order. Items of another category come last.
     public static let categories = [
         "essentials", "tops", "bottoms", "layers", "outerwear", "footwear", "accessories", "swim", "formal", "rain",
-        "cold",
+        "cold", "bad air",
     ]
 
     /// Sorts `items` into list order.
@@ -157,6 +161,13 @@ public enum Packer {
         }
     }
 
+    /// Whether a forecast calls for bad-air packing: Unhealthy for Sensitive Groups or worse, or an
+    /// Action Day.
+    public static func isBadAir(_ f: AirForecast) -> Bool { f.category >= 3 || f.actionDay }
+
+    /// `Tue` for `2026-12-08`; nil for a text that is not a `YYYY-MM-DD` date.
+    public static func weekday(of date: String) -> String? { PackDate.parse(date).map(PackDate.weekday) }
+
     /// A day's temperature as the traveller feels it.
     public enum TempClass: String, Sendable, Hashable, Codable, CaseIterable {
         case hot, warm, mild, cool, cold
@@ -197,7 +208,10 @@ public enum Packer {
     /// trip names it (matched exactly, else ignoring case); should there be several, a forecast wins
     /// over climatology, then the newest issue. A day without weather is packed as mild and its
     /// reasons say "no forecast".
-    public static func pack(_ trip: Trip, weather: [DayWeather]) -> PackingList {
+    ///
+    /// `air`: the trip days' air-quality forecasts (`AirForecast.tripDays`); a bad-air day adds N95
+    /// masks and an indoor plan (step 5b).
+    public static func pack(_ trip: Trip, weather: [DayWeather], air: [TripAirDay] = []) -> PackingList {
         let prefs = trip.preferences
         let units = PackUnits(prefs.units)
         let index = PackWeatherIndex(weather)
@@ -274,6 +288,22 @@ public enum Packer {
         }
         if swimming && wanted["swimwear"] == nil {
             list.add("swimwear", 1, "swimming (no warm or hot day: 1 for pools)")
+        }
+
+        // 5b. Bad air: days forecast Unhealthy for Sensitive Groups or worse, or Action Days.
+        let tripDates = Set(days.map(\.day.date))
+        var badDays: [TripAirDay] = []
+        for d in air where tripDates.contains(d.forecast.date) && isBadAir(d.forecast) {
+            if !badDays.contains(where: { $0.forecast.date == d.forecast.date }) { badDays.append(d) }
+        }
+        badDays.sort { $0.forecast.date < $1.forecast.date }
+        if !badDays.isEmpty {
+            var reasons = badDays.prefix(maxWeatherReasons).map(\.reason)
+            if badDays.count > maxWeatherReasons {
+                reasons.append("and \(plural(badDays.count - maxWeatherReasons, "more day"))")
+            }
+            list.add("N95 mask", (badDays.count, reasons))
+            list.add("indoor activity plan", (1, reasons))
         }
 
         // 6. Overrides.
@@ -643,6 +673,8 @@ private enum PackCatalogue {
         "hat": Entry(category: "cold", aspects: [.temperature, .snow]),
         "gloves": Entry(category: "cold", aspects: [.temperature, .snow]),
         "scarf": Entry(category: "cold", aspects: [.temperature]),
+        "n95 mask": Entry(category: "bad air", aspects: []),
+        "indoor activity plan": Entry(category: "bad air", aspects: []),
     ]
 
     /// The matching key of an item name: trimmed, lowercased.

@@ -148,6 +148,9 @@ public struct SourceBatch: Sendable {
     public var forecasts: [FloodForecast] = []
     /// Items of a forecast product that were not stored, each with why (counted by ingest).
     public var forecastSkips: [ForecastSkip] = []
+    /// AirNow air-quality forecasts (stored by reporting area, date and pollutant; the latest
+    /// issuance wins).
+    public var airForecasts: [AirForecast] = []
     /// The `aqi` readings are each hour's overall AQI derived from its pollutants' (`aqi.*`, AirNow's
     /// reporting areas): the store sets each to the highest pollutant AQI of its hour, stored or in
     /// the batch, so the overall does not depend on the order the pollutants arrive in.
@@ -167,6 +170,7 @@ public struct SourceBatch: Sendable {
     public var isEmpty: Bool {
         readings.isEmpty && stations.isEmpty && gauges.isEmpty && quakes.isEmpty && weather.isEmpty
             && weatherAlerts.isEmpty && gaps == 0 && forecasts.isEmpty && forecastSkips.isEmpty
+            && airForecasts.isEmpty
     }
 
     public mutating func append(_ other: SourceBatch) {
@@ -178,6 +182,7 @@ public struct SourceBatch: Sendable {
         weatherAlerts += other.weatherAlerts
         forecasts += other.forecasts
         forecastSkips += other.forecastSkips
+        airForecasts += other.airForecasts
         gaps += other.gaps
         overallAQI = overallAQI || other.overallAQI
     }

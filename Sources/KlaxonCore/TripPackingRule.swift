@@ -25,11 +25,14 @@ public struct TripPackingRule: TripFamilyRule {
         public var weather: [DayWeather]
         /// Alert ids already announced.
         public var alerts: [String]
+        /// The air-quality forecasts the list was made from (nil in announcements stored before them).
+        public var air: [TripAirDay]?
 
-        public init(list: PackingList, weather: [DayWeather], alerts: [String]) {
+        public init(list: PackingList, weather: [DayWeather], alerts: [String], air: [TripAirDay]? = nil) {
             self.list = list
             self.weather = weather
             self.alerts = alerts
+            self.air = air
         }
     }
 
@@ -39,6 +42,12 @@ public struct TripPackingRule: TripFamilyRule {
     /// A trip's transition, labelled with its owner and name (for routes and payloads). Shared by
     /// `evaluate` and `dry-run`.
     public static func transition(_ rule: Rule, trip: Trip, metric: String, change: Change) -> Transition {
+        if trip.isWatchedPlace, let place = trip.stops.first?.place {
+            // A place watched without a trip: its alerts go under the place.
+            var t = rule.transition(change, SeriesContext(station: place, metric: metric))
+            t.labels["place"] = place
+            return t
+        }
         var t = rule.transition(change, SeriesContext(station: key(trip), metric: metric))
         t.labels["owner"] = trip.owner
         t.labels["trip"] = trip.name
@@ -60,18 +69,29 @@ public struct TripPackingRule: TripFamilyRule {
         trip: Trip, weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)], announced: Announced?,
         today: String, at: Int64
     ) -> (changes: [(metric: String, change: Change)], announced: Announced)? {
-        guard watches(trip), let last = Self.lastDay(trip), last >= today else { return nil }
+        assess(trip: trip, weather: weather, alerts: alerts, air: [], announced: announced, today: today, at: at)
+    }
+
+    /// As above, the list also packing for the trip days' bad-air forecasts (`air`): N95 masks and an
+    /// indoor plan, with the day and forecast as the reason.
+    public func assess(
+        trip: Trip, weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)], air: [TripAirDay],
+        announced: Announced?, today: String, at: Int64
+    ) -> (changes: [(metric: String, change: Change)], announced: Announced)? {
+        guard watches(trip), !trip.isWatchedPlace, let last = Self.lastDay(trip), last >= today else { return nil }
         // The first list waits for the first forecast: a list made of essentials alone, followed by a
         // "changed" as soon as the weather arrives, would be noise.
         if announced == nil && weather.isEmpty && alerts.isEmpty { return nil }
-        let list = Packer.pack(trip, weather: weather)
+        let list = Packer.pack(trip, weather: weather, air: air)
         var out: [(String, Change)] = []
-        var next = announced ?? Announced(list: list, weather: weather, alerts: [])
+        var next = announced ?? Announced(list: list, weather: weather, alerts: [], air: air)
         if let announced {
             let changes = PackingDiff.changes(
                 trip: trip, old: announced.list, oldWeather: announced.weather, new: list, newWeather: weather)
             if !changes.isEmpty {
-                let why = PackingDiff.weatherChanges(trip: trip, oldWeather: announced.weather, newWeather: weather)
+                let why =
+                    PackingDiff.weatherChanges(trip: trip, oldWeather: announced.weather, newWeather: weather)
+                    + Self.airChanges(old: announced.air ?? [], new: air)
                 out.append(
                     (
                         metric,
@@ -84,6 +104,7 @@ public struct TripPackingRule: TripFamilyRule {
                     ))
                 next.list = list
                 next.weather = weather
+                next.air = air
             }
         } else {
             let count = list.items.reduce(0) { $0 + $1.quantity }
@@ -122,6 +143,30 @@ public struct TripPackingRule: TripFamilyRule {
         }
         guard !out.isEmpty else { return nil }
         return (out, next)
+    }
+
+    /// One line per trip day whose bad-air forecast came or went: `Denver Tue 2026-12-08: air Moderate
+    /// → Action Day (O3 AQI 125, Unhealthy for Sensitive Groups)`.
+    static func airChanges(old: [TripAirDay], new: [TripAirDay]) -> [String] {
+        func bad(_ days: [TripAirDay]) -> [String: TripAirDay] {
+            var out: [String: TripAirDay] = [:]
+            for d in days where out[d.forecast.date] == nil { out[d.forecast.date] = d }
+            return out
+        }
+        let (a, b) = (bad(old), bad(new))
+        func word(_ d: TripAirDay?) -> String {
+            guard let f = d?.forecast else { return "no forecast" }
+            return f.actionDay ? "Action Day (\(f.parameter) \(f.described))" : "\(f.parameter) \(f.described)"
+        }
+        return Set(a.keys).union(b.keys).sorted().compactMap { date in
+            let (o, n) = (a[date], b[date])
+            let (wasBad, isBad) = (
+                o.map { Packer.isBadAir($0.forecast) } ?? false, n.map { Packer.isBadAir($0.forecast) } ?? false
+            )
+            guard wasBad != isBad else { return nil }
+            let place = (n ?? o)!.place
+            return "\(place) \(Packer.weekday(of: date) ?? "") \(date): air \(word(o)) → \(word(n))"
+        }
     }
 
     /// Whether an alert's time overlaps the trip's dates (an alert without times does).

@@ -106,6 +106,10 @@ public enum Demo {
           - name: trip-packing
             kind: trip-packing
             severity: info
+          - name: ski-air
+            kind: air-forecast
+            trips: [denver-ski]
+            severity: warning
           - name: summit-wind
             kind: threshold
             metric: wind_speed
@@ -192,6 +196,8 @@ public enum Demo {
         if !problems.isEmpty { throw DiagnosticsError(diagnostics: problems) }
         let store = try SQLiteStore.open(path: config.database ?? "")
         try await store.save(trip: scenario.trip, at: scenario.start)
+        // AirNow's forecast for the trip (an issuance as `klaxon ingest` would store it).
+        try await store.write(airForecasts: scenario.airForecasts)
         await upstreams.gateQuakeRevision {
             (try? await store.recentTransitions(limit: 1_000))?.contains { $0.station == DemoScenario.quakeID } ?? false
         }

@@ -11,7 +11,8 @@ import KlaxonCore
 /// - Delhi's AQI (India NAQI) worsens from moderate to poor to very poor; Mumbai stays satisfactory.
 /// - An M6.8 earthquake off the Boso peninsula, about 130 km from Tokyo, appears in the feed six
 ///   hours in and is revised to M7.0 (reviewed, PAGER yellow) two hours later.
-/// - A ski trip to Denver saved by `demo`: the forecast for it turns snowy nine hours in.
+/// - A ski trip to Denver saved by `demo`: the forecast for it turns snowy nine hours in, and AirNow's
+///   forecast (stored when the story starts) makes its first day an ozone Action Day.
 /// - A summit weather station (NWS KRSM) reports every 10 minutes: a windstorm crosses it, the wind
 ///   rising from the low 20s past 50 mph about nine and a half hours in, peaking near 67 mph and
 ///   dropping back below 40 mph about thirteen hours in.
@@ -243,6 +244,24 @@ public struct DemoScenario: Sendable {
                     arrive: arrive, nights: 3)
             ],
             activities: ["hiking"], preferences: PackingPreferences(units: .imperial))
+    }
+
+    /// AirNow's forecast for the Denver-Boulder reporting area, issued the day the story starts: the
+    /// trip's first day an ozone Action Day (Unhealthy for Sensitive Groups), its second Moderate.
+    public var airForecasts: [AirForecast] {
+        let issued = String(Timestamp.format(start).prefix(10))
+        let days = Packer.days(of: trip).map(\.date)
+        guard days.count >= 2 else { return [] }
+        func forecast(_ date: String, aqi: Int, category: Int, actionDay: Bool) -> AirForecast {
+            AirForecast(
+                area: "Denver-Boulder", state: "CO", latitude: 39.768, longitude: -105.0092, date: date,
+                parameter: "O3", aqi: aqi, category: category, actionDay: actionDay,
+                discussion: "High pressure and light winds trap ozone along the Front Range.", issued: issued)
+        }
+        return [
+            forecast(days[0], aqi: 125, category: 3, actionDay: true),
+            forecast(days[1], aqi: 78, category: 2, actionDay: false),
+        ]
     }
 
     /// When the forecast turns snowy (hours into the story).

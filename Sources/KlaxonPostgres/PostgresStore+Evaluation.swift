@@ -183,12 +183,13 @@ extension PostgresStore: EvaluationBackend {
             try await self.evaluationTurn(on: c)
             let round = EventRounds.TripRound(
                 trips: try await self.trips(owner: nil, on: c), runner: e.trips, now: e.now)
-            var weather: [(weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)])] = []
+            var weather: [(weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)], air: [TripAirDay])] = []
             for trip in round.trips {
                 weather.append(
                     (
                         weather: try await self.weather(for: trip, radiusKm: EventRounds.tripRadiusKm, on: c),
-                        alerts: try await self.alerts(for: trip, radiusKm: EventRounds.tripRadiusKm, on: c)
+                        alerts: try await self.alerts(for: trip, radiusKm: EventRounds.tripRadiusKm, on: c),
+                        air: try await self.airDays(for: trip, on: c)
                     ))
             }
             let announced = try await self.loadAnnouncements(table: EventRounds.tripTable, round.wanted, on: c)

@@ -59,6 +59,9 @@ extension PostgresStore {
             if !batch.forecasts.isEmpty {
                 stats.issuances = try await self.write(forecasts: batch.forecasts, at: now, on: c)
             }
+            if !batch.airForecasts.isEmpty {
+                stats.forecasts += try await self.write(airForecasts: batch.airForecasts, on: c)
+            }
             if !batch.quakes.isEmpty {
                 let q = try await self.write(quakes: batch.quakes, at: now, on: c)
                 stats.events = IngestStats.EventCounts(new: q.new, revised: q.revised, unchanged: q.unchanged)

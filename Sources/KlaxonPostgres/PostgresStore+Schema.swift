@@ -379,6 +379,22 @@ extension PostgresStore {
             """
         ),
         (
+            // As `SQLiteStore`'s v22-air-forecasts: AirNow's forecasts per reporting area (lowercased),
+            // date and pollutant, the latest issuance winning (`AirForecastStore`).
+            "v11-air-forecasts",
+            """
+            CREATE TABLE air_forecasts (
+                area_key text NOT NULL,
+                date text NOT NULL,
+                parameter text NOT NULL,
+                issued text NOT NULL,
+                forecast text NOT NULL,
+                PRIMARY KEY (area_key, date, parameter)
+            );
+            CREATE INDEX air_forecasts_by_date ON air_forecasts(date);
+            """
+        ),
+        (
             // As `SQLiteStore`'s v23-watches: people's watches (issue 43), shared by every daemon.
             "v12-watches",
             """

@@ -197,7 +197,8 @@ extension SQLiteStore: EvaluationBackend {
             let weather = try round.trips.map { trip in
                 (
                     weather: try Self.weather(for: trip, radiusKm: EventRounds.tripRadiusKm, db),
-                    alerts: try Self.alerts(for: trip, radiusKm: EventRounds.tripRadiusKm, db)
+                    alerts: try Self.alerts(for: trip, radiusKm: EventRounds.tripRadiusKm, db),
+                    air: try Self.airDays(for: trip, db)
                 )
             }
             let announced = try Announcements.load(db, table: EventRounds.tripTable, round.wanted)

@@ -30,6 +30,7 @@ extension SQLiteStore {
             if !batch.forecasts.isEmpty {
                 stats.issuances = try Self.write(forecasts: batch.forecasts, at: now, db)
             }
+            if !batch.airForecasts.isEmpty { stats.forecasts += try Self.write(airForecasts: batch.airForecasts, db) }
             if !batch.quakes.isEmpty {
                 let q = try Self.write(quakes: batch.quakes, at: now, db)
                 stats.events = IngestStats.EventCounts(new: q.new, revised: q.revised, unchanged: q.unchanged)

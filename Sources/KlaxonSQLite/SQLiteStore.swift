@@ -621,6 +621,22 @@ public final class SQLiteStore: Store {
                     );
                     """)
         }
+        m.registerMigration("v22-air-forecasts") { db in
+            // AirNow's forecasts per reporting area (lowercased), date and pollutant; the latest
+            // issuance wins (`AirForecastStore`). `forecast` is the `AirForecast` as JSON.
+            try db.execute(
+                sql: """
+                    CREATE TABLE air_forecasts (
+                        area_key TEXT NOT NULL,
+                        date TEXT NOT NULL,
+                        parameter TEXT NOT NULL,
+                        issued TEXT NOT NULL,
+                        forecast TEXT NOT NULL,
+                        PRIMARY KEY (area_key, date, parameter)
+                    );
+                    CREATE INDEX air_forecasts_by_date ON air_forecasts(date);
+                    """)
+        }
         m.registerMigration("v23-watches") { db in
             // People's watches (issue 43, `WatchStore`): the owner's key, their own number for each,
             // the kind (for counts) and the watch as JSON.

@@ -107,7 +107,7 @@ enum APIRoutes {
                 throw APIError(.notFound, "trip not found")
             }
             let weather = try await store.weather(for: trip)
-            let list = Packer.pack(trip, weather: weather)
+            let list = Packer.pack(trip, weather: weather, air: try await store.airDays(for: trip))
             let items = list.items.map {
                 PackedItem(
                     category: $0.category, item: $0.item, quantity: $0.quantity,

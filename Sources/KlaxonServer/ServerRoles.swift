@@ -11,13 +11,14 @@ import KlaxonStore
 /// Reads, though a role is taken whole (`TripStore` also saves and removes trips).
 public typealias SiteReads =
     SeriesReads & StationReads & SourceStates & AlertReads & QuakeStore & TripStore & WeatherStore
-    & NotificationHistory
+    & AirForecastStore & NotificationHistory
 
 /// The status site: its pages' reads and what its forms do (ack, silence: `AlertActions`).
 public typealias SiteStore = SiteReads & AlertActions
 
 /// The API (`/api/v1`): alerts and silences, acks, the notification history, trips and their weather.
-public typealias APIStore = AlertReads & AlertActions & TripStore & WeatherStore & NotificationHistory & WatchStore
+public typealias APIStore =
+    AlertReads & AlertActions & TripStore & WeatherStore & AirForecastStore & NotificationHistory & WatchStore
 
 /// The Alertmanager v2 API: firing alerts, and silences made, replaced and expired.
 public typealias AlertmanagerStore = AlertReads & AlertActions

@@ -25,6 +25,9 @@ public enum EventRounds {
 
     /// How far from a trip's stop its weather and alerts are read (km).
     public static let tripRadiusKm = 30.0
+    /// How far from a trip's stop an AirNow reporting area's forecast serves it (km): a reporting
+    /// area is a metropolitan area, its point its centre.
+    public static let airRadiusKm = 50.0
 
     /// Quake event versions (in the order they were stored) through the quake family's rules: a
     /// revision is an update, never a second new alert. `announced` holds, by event key and rule, what
@@ -50,11 +53,16 @@ public enum EventRounds {
         public var trip: Trip
         public var weather: [DayWeather]
         public var alerts: [(stop: Int, alert: WeatherAlert)]
+        /// The trip days' air-quality forecasts (`AirForecast.tripDays`).
+        public var air: [TripAirDay]
 
-        public init(trip: Trip, weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)]) {
+        public init(
+            trip: Trip, weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)], air: [TripAirDay] = []
+        ) {
             self.trip = trip
             self.weather = weather
             self.alerts = alerts
+            self.air = air
         }
     }
 
@@ -70,7 +78,7 @@ public enum EventRounds {
         for input in trips {
             let key = TripKey(input.trip)
             for rule in runner.assess(
-                trip: input.trip, weather: input.weather, alerts: input.alerts,
+                trip: input.trip, weather: input.weather, alerts: input.alerts, air: input.air,
                 announced: &announced[key, default: [:]], now: now, into: &out)
             {
                 changed.append((key, rule))
@@ -153,7 +161,8 @@ extension EventRounds {
 
         public init(trips all: [Trip], runner: TripRunner, now: Int64) {
             let today = TripRunner.today(now)
-            trips = all.filter { TripRunner.isAhead($0, today: today) }
+            // The places rules watch without a trip are read and assessed like trips.
+            trips = all.filter { TripRunner.isAhead($0, today: today) } + runner.watchedPlaces(today: today)
             var pairs: [(trip: TripKey, rule: String)] = []
             for trip in trips {
                 for rule in runner.ruleNames { pairs.append((TripKey(trip), rule)) }
@@ -169,11 +178,21 @@ extension EventRounds {
             _ weather: [(weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)])],
             announced stored: [String?]
         ) -> EventPlan {
+            plan(weather.map { (weather: $0.weather, alerts: $0.alerts, air: [TripAirDay]()) }, announced: stored)
+        }
+
+        /// As above, with each trip's air-quality forecasts (`AirForecast.tripDays` within `airRadiusKm`).
+        public func plan(
+            _ weather: [(weather: [DayWeather], alerts: [(stop: Int, alert: WeatherAlert)], air: [TripAirDay])],
+            announced stored: [String?]
+        ) -> EventPlan {
             var announced: [TripKey: [String: String]] = [:]
             for (pair, json) in zip(pairs, stored) {
                 if let json { announced[pair.trip, default: [:]][pair.rule] = json }
             }
-            let inputs = zip(trips, weather).map { TripInput(trip: $0, weather: $1.weather, alerts: $1.alerts) }
+            let inputs = zip(trips, weather).map {
+                TripInput(trip: $0, weather: $1.weather, alerts: $1.alerts, air: $1.air)
+            }
             let round = EventRounds.trips(inputs, runner: runner, now: now, announced: &announced)
             return EventPlan(
                 table: EventRounds.tripTable,

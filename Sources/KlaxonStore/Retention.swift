@@ -145,7 +145,7 @@ public enum StoreTables {
         "transitions", "outbox", "silences", "acks", "quake_events", "quake_aliases", "quake_revisions",
         "quake_announcements", "trips", "forecasts", "weather_alerts", "trip_announcements", "metric_counts",
         "living_messages", "receiver_budgets", "budget_folds", "watches", "forecast_issuances",
-        "forecast_announcements",
+        "forecast_announcements", "air_forecasts",
     ]
 }
 

@@ -81,8 +81,8 @@ public protocol StationReads: Sendable {
     func resolveStation(_ typed: String) async throws -> String?
 }
 
-/// Events that are not series: quakes, and trips with their places' weather.
-public protocol EventStore: QuakeStore, TripStore, WeatherStore {}
+/// Events that are not series: quakes, and trips with their places' weather and air forecasts.
+public protocol EventStore: QuakeStore, TripStore, WeatherStore, AirForecastStore {}
 
 /// Earthquakes and their revisions.
 public protocol QuakeStore: Sendable {
@@ -116,6 +116,29 @@ public protocol WeatherStore: Sendable {
     func weather(for trip: Trip, radiusKm: Double) async throws -> [DayWeather]
     func alerts(for trip: Trip, radiusKm: Double) async throws -> [(stop: Int, alert: WeatherAlert)]
     func forecasts(place: String) async throws -> [DayWeather]
+}
+
+/// AirNow's air-quality forecasts, by reporting area, date and pollutant: the latest issuance wins.
+public protocol AirForecastStore: Sendable {
+    /// Stores forecasts in one transaction. A forecast replaces the stored one of its reporting area
+    /// (any case), date and pollutant only when issued the same day or later
+    /// (`AirForecast.supersedes`): an issuance that arrives late never overwrites a newer one.
+    /// Returns how many were stored (new, or changed).
+    @discardableResult
+    func write(airForecasts: [AirForecast]) async throws -> Int
+    /// A reporting area's forecasts (its name in any case), by date then pollutant.
+    func airForecasts(area: String) async throws -> [AirForecast]
+    /// Every area's forecasts for the dates `from` through `to` (`YYYY-MM-DD`), by area, date, pollutant.
+    func airForecasts(from: String, to: String) async throws -> [AirForecast]
+}
+
+extension AirForecastStore {
+    /// A trip's days with the forecast of the reporting area serving each (`AirForecast.tripDays`).
+    public func airDays(for trip: Trip, radiusKm: Double = EventRounds.airRadiusKm) async throws -> [TripAirDay] {
+        let days = Packer.days(of: trip)
+        guard let first = days.first?.date, let last = days.last?.date else { return [] }
+        return AirForecast.tripDays(trip, forecasts: try await airForecasts(from: first, to: last), radiusKm: radiusKm)
+    }
 }
 
 /// Alert states and the transition log: evaluation, acks, firing alerts.

@@ -163,6 +163,7 @@ struct DemoTests {
         for text in [
             "moderate flood stage", "is back below action stage", "Delhi air quality", "Very Poor", "M6.8 earthquake",
             "Update: M6.8 → M7.0", "packing list ready", "+ waterproof boots", "wind_speed",
+            "Action Day forecast for Denver, Colorado",
         ] {
             #expect(out.contains(text), "stdout lacks \(text)")
         }
@@ -257,7 +258,7 @@ struct DemoTests {
             ("flood-stage", "firing", 1), ("flood-stage", "changed", 4), ("flood-stage", "resolved", 1),
             ("delhi-air", "firing", 1), ("delhi-air", "changed", 2),
             ("quake-near-tokyo", "firing", 1), ("quake-near-tokyo", "changed", 1),
-            ("trip-packing", "firing", 1), ("trip-packing", "changed", 1),
+            ("trip-packing", "firing", 1), ("trip-packing", "changed", 1), ("ski-air", "firing", 1),
             ("summit-wind", "firing", 1), ("summit-wind", "resolved", 1),
         ]
         for (rule, state, n) in expected {

@@ -44,6 +44,10 @@ public enum RuleLoader {
             name: TripPackingRule.kindName, keys: ["trips", "alert_severities"],
             help: "a trip's packing list, from its forecasts", read: { tripPacking(&$0, file: $1, what: $2) }),
         RuleKindSpec(
+            name: AirForecastRule.kindName, keys: ["trips", "areas", "min_category", "action_day"],
+            help: "a bad-air day (AirNow forecast category or Action Day) at a trip's stops or a watched area",
+            read: { airForecast(&$0, file: $1, what: $2) }),
+        RuleKindSpec(
             name: QuakeRule.kindName,
             keys: [
                 "min_magnitude", "max_depth_km", "min_sig", "alert_at_least", "tsunami", "near", "types",
@@ -380,6 +384,24 @@ public enum RuleLoader {
             severities = Set(list)
         }
         return TripPackingRule(trips: trips, alertSeverities: severities)
+    }
+
+    static func airForecast(_ m: inout YAMLMap, file: YAMLFile, what: String) -> AirForecastRule? {
+        let trips = m.value("trips").flatMap { file.stringList($0, what: "trips") }.map(Set.init)
+        let areas = m.value("areas").flatMap { file.stringList($0, what: "areas") } ?? []
+        var minCategory = 3
+        if let n = m.value("min_category"), let text = file.string(n, what: "min_category") {
+            if let c = AirForecast.category(named: text) {
+                minCategory = c
+            } else {
+                file.error(
+                    n,
+                    "min_category must be 1–6 or a category name (good, moderate, unhealthy-for-sensitive-groups, "
+                        + "unhealthy, very-unhealthy, hazardous), not \"\(text)\"")
+            }
+        }
+        let actionDay = m.value("action_day").flatMap { file.bool($0, what: "action_day") } ?? true
+        return AirForecastRule(trips: trips, areas: areas, minCategory: minCategory, actionDay: actionDay)
     }
 
     static func quake(_ m: inout YAMLMap, file: YAMLFile, what: String) -> QuakeRule? {

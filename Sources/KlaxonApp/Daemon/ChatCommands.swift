@@ -7,6 +7,7 @@ import KlaxonStore
 /// and the actions (ack, silence) a user who may act takes.
 public typealias ChatStore =
     AlertReads & AlertActions & SeriesReads & StationReads & QuakeStore & TripStore & WeatherStore & WatchStore
+    & AirForecastStore
 
 /// The chat commands (`/klaxon gauge 02336910`): answers formatted for chat, an unknown command
 /// answered with help, never a stack trace.
@@ -149,7 +150,8 @@ public struct ChatCommands: Sendable {
                 }
                 let actor = Trips.Actor(owner: owner)
                 let trip = try await Trips.find(args[0], store: store, actor: actor)
-                let (list, weather) = try await Trips.packing(trip, store: store)
+                let (list, weather) = try await Trips.packing(
+                    trip, store: store, air: try await store.airDays(for: trip))
                 return "```\n\(Trips.text(trip, list: list, weather: weather))\n```"
             default:
                 return "I don't know `\(command)`.\n" + Self.help

@@ -244,15 +244,19 @@ public struct DryRun: Sendable {
     /// Trip-packing rules over stored trips and forecasts, from a clean state: what each rule would
     /// announce now (the lists as ready, and the alerts in force). `now` sets "today". The runner is
     /// `evaluate`'s own.
-    public func replay(trips store: any TripStore & WeatherStore, now: Int64) async throws -> [Transition] {
+    public func replay(trips store: any TripStore & WeatherStore & AirForecastStore, now: Int64) async throws
+        -> [Transition]
+    {
         let runner = TripRunner(rules: engine.rules)
         guard !runner.isEmpty else { return [] }
         let today = TripRunner.today(now)
         var inputs: [EventRounds.TripInput] = []
-        for trip in try await store.trips(owner: nil) where TripRunner.isAhead(trip, today: today) {
+        let trips = try await store.trips(owner: nil) + runner.watchedPlaces(today: today)
+        for trip in trips where TripRunner.isAhead(trip, today: today) {
             inputs.append(
                 EventRounds.TripInput(
-                    trip: trip, weather: try await store.weather(for: trip), alerts: try await store.alerts(for: trip)))
+                    trip: trip, weather: try await store.weather(for: trip), alerts: try await store.alerts(for: trip),
+                    air: try await store.airDays(for: trip)))
         }
         var announced: [TripKey: [String: String]] = [:]
         return EventRounds.trips(inputs, runner: runner, now: now, announced: &announced).transitions

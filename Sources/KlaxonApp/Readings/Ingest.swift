@@ -212,6 +212,9 @@ public enum IngestFormat: String, CaseIterable, Sendable {
     case owmJSON = "owm-json"
     /// AirNow current observations (`/aq/observation/…/current`, legacy or 2026 format).
     case airnowJSON = "airnow-json"
+    /// AirNow air-quality forecasts (`/aq/forecast/latLong/`, `/aq/forecast/zipCode/`, legacy or
+    /// current field set): stored per reporting area, date and pollutant, the latest issuance winning.
+    case airnowForecast = "airnow-forecast"
     /// OpenAQ v3 bodies: `/v3/locations…` (stations and their sensors), `/v3/locations/{id}/latest`
     /// and `/v3/sensors/{id}/measurements…` (readings).
     case openaqJSON = "openaq-json"
@@ -327,6 +330,7 @@ public enum IngestFormat: String, CaseIterable, Sendable {
         case .hml: return context.forecastParsed(try FloodForecastParser.hml(data), format: self)
         case .ahpsXML: return context.forecastParsed(try FloodForecastParser.ahps(data), format: self)
         case .airnowJSON: return Parsed(batch: try AirNowParser.parse(data))
+        case .airnowForecast: return try Self.airNowForecast(data)
         case .waqiJSON: return Parsed(batch: try WAQIParser.parse(data))
         case .openaqJSON: return try Self.openAQ(data, context: context)
         case .aqiFrames: return Self.frames(data, context: &context)
@@ -377,16 +381,20 @@ public enum IngestFormat: String, CaseIterable, Sendable {
     /// that lists its sensor (from the locations bodies of the same load) and named by that
     /// location's sensors. A result no loaded location owns is refused, with why; the others are kept.
     static func openAQ(_ data: Data, context: IngestContext) throws -> Parsed {
-        switch try OpenAQParser.bodyKind(data) {
+        let kind = try OpenAQParser.bodyKind(data)
+        switch kind {
         case .locations:
             return Parsed(batch: SourceBatch(stations: try OpenAQParser.locations(data)))
         case .sensors:
             throw UserError(
                 "openaq-json: a /v3/locations/{id}/sensors body does not say whose sensors they are: "
                     + "give the /v3/locations/{id} body instead")
-        case .measurements:
-            let owned = try OpenAQParser.measurements(
-                data, sensorsByLocation: context.openAQSensors, sensor: context.openAQFileSensor)
+        case .measurements, .legacyMeasurements:
+            let owned =
+                kind == .legacyMeasurements
+                ? try OpenAQParser.legacyMeasurements(data)
+                : try OpenAQParser.measurements(
+                    data, sensorsByLocation: context.openAQSensors, sensor: context.openAQFileSensor)
             var parsed = Parsed(batch: owned.batch)
             parsed.refusedCount = owned.refusedCount
             let shown = Ingest.shownLineErrors
@@ -399,6 +407,30 @@ public enum IngestFormat: String, CaseIterable, Sendable {
             }
             return parsed
         }
+    }
+
+    /// Forecasts of an AirNow forecast answer; records that cannot be forecasts refused with why, and
+    /// records passed over for a later issuance in the same answer told as a note.
+    static func airNowForecast(_ data: Data) throws -> Parsed {
+        let r = try AirNowForecastParser.parse(data)
+        var batch = SourceBatch()
+        batch.airForecasts = r.forecasts
+        var parsed = Parsed(batch: batch)
+        parsed.refusedCount = r.skippedCount
+        parsed.refused = r.skipped.map {
+            "airnow-forecast: \($0.count) \($0.count == 1 ? "record" : "records") not stored: \($0.reason)"
+        }
+        if r.superseded > 0 {
+            parsed.notes.append(
+                "airnow-forecast: the answer holds two issue dates: \(r.superseded) "
+                    + "\(r.superseded == 1 ? "record" : "records") of the earlier issuance passed over for the later")
+        }
+        if r.duplicates > 0 {
+            parsed.notes.append(
+                "airnow-forecast: \(r.duplicates) \(r.duplicates == 1 ? "record repeats" : "records repeat") an area, "
+                    + "date and pollutant of the same issuance: the worse forecast kept")
+        }
+        return parsed
     }
 
     /// The recorded frames, thinned per city as the `aqi-websocket` source thins what it receives.

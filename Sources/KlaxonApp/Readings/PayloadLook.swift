@@ -82,6 +82,15 @@ public struct PayloadLook: Sendable, Equatable {
                     return PayloadLook(
                         format: .airnowJSON, description: "AirNow observations (ReportingArea, DateObserved)")
                 }
+                // AirNow forecasts: the same areas, with DateIssue and DateForecast.
+                if let first = array.first?.object,
+                    first["ReportingArea"] != nil || first["reportingAreaName"] != nil
+                        || first["reportingArea"] != nil,
+                    first["DateForecast"] != nil || first["dateForecast"] != nil
+                {
+                    return PayloadLook(
+                        format: .airnowForecast, description: "AirNow forecasts (ReportingArea, DateForecast)")
+                }
                 return PayloadLook(format: nil, description: "a JSON array", empty: array.isEmpty)
             }
             return PayloadLook(format: nil, description: "a JSON value that is not an object")

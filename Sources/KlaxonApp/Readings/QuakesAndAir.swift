@@ -177,6 +177,36 @@ public enum AirReport {
         return lines.joined(separator: "\n")
     }
 
+    /// `klaxon aqi AREA --forecast -o json`: `[{"date", "issued", "parameter", "aqi", "category",
+    /// "action_day"}]`, in the order given (by date, then pollutant); `aqi` null for a category-only
+    /// forecast, `category` EPA's name.
+    public static func forecastJSON(_ forecasts: [AirForecast]) -> String {
+        let items = forecasts.map { f in
+            "{\"date\":\(JSONText.string(f.date)),\"issued\":\(JSONText.string(f.issued)),"
+                + "\"parameter\":\(JSONText.string(f.parameter)),\"aqi\":\(f.aqi.map(String.init) ?? "null"),"
+                + "\"category\":\(JSONText.string(f.categoryName)),\"action_day\":\(f.actionDay)}"
+        }
+        return "[" + items.joined(separator: ",") + "]"
+    }
+
+    /// One line per forecast: `Denver 2026-12-08 Tue  O3  AQI 125  Unhealthy for Sensitive Groups  ACTION DAY  (issued 2026-12-07)`.
+    public static func forecastText(_ forecasts: [AirForecast]) -> String {
+        var lines: [String] = []
+        if let first = forecasts.first {
+            lines.append("\(first.area)\(first.state.map { ", \($0)" } ?? ""): air-quality forecast (AirNow)")
+        }
+        for f in forecasts {
+            var line = "  \(f.date) \(Packer.weekday(of: f.date) ?? "   ")  \(f.parameter)  "
+            line += f.aqi.map { "AQI \($0)" } ?? "AQI —"
+            line += "  \(f.categoryName)"
+            if f.actionDay { line += "  ACTION DAY" }
+            line += "  (issued \(f.issued))"
+            lines.append(line)
+        }
+        if let d = forecasts.last(where: { $0.discussion != nil })?.discussion { lines.append("  " + d) }
+        return lines.joined(separator: "\n")
+    }
+
     public static func json(_ r: Report) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -89,12 +89,13 @@ public enum Trips {
         return out
     }
 
-    /// The trip's list and the weather it was made from.
-    public static func packing(_ trip: Trip, store: any WeatherStore) async throws -> (
+    /// The trip's list and the weather it was made from; `air`, the trip days' air-quality forecasts
+    /// (`AirForecastStore.airDays(for:)`), adds what a bad-air day needs.
+    public static func packing(_ trip: Trip, store: any WeatherStore, air: [TripAirDay] = []) async throws -> (
         list: PackingList, weather: [DayWeather]
     ) {
         let weather = try await store.weather(for: trip)
-        return (Packer.pack(trip, weather: weather), weather)
+        return (Packer.pack(trip, weather: weather, air: air), weather)
     }
 
     /// The packing table and the weather per day, for people.

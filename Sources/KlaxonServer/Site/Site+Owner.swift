@@ -97,7 +97,7 @@ extension StatusSite {
                 return notFound()
             }
             let weather = try await site.store.weather(for: trip)
-            let list = Packer.pack(trip, weather: weather)
+            let list = Packer.pack(trip, weather: weather, air: try await site.store.airDays(for: trip))
             let history = try await site.store.tripHistory(owner: trip.owner, name: trip.name, limit: 50)
             return OwnerPages.trip(
                 trip, list: list, weather: weather, history: history, session: session, request: request, site: site)

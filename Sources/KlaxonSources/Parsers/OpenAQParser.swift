@@ -95,9 +95,13 @@ public enum OpenAQParser {
     /// `value`; a body without results counts as one).
     public enum BodyKind: Sendable, Equatable {
         case locations, sensors, measurements
+        /// An OpenAQ v1 or v2 `/measurements` body (`legacyMeasurements(_:)`): results with a
+        /// `parameter` name and a `date {utc, local}`.
+        case legacyMeasurements
     }
 
     public static func bodyKind(_ data: Data) throws -> BodyKind {
+        if isLegacy(data) { return .legacyMeasurements }
         let body = try JSONInput.decode(Body<Shape>.self, from: data, format: format)
         if body.results.contains(where: \.hasSensors) { return .locations }
         if body.results.contains(where: { $0.hasParameter && !$0.hasValue }) { return .sensors }
@@ -298,6 +302,87 @@ public enum OpenAQParser {
                     station: station, metric: metric, time: time, value: value, unit: unit, source: source,
                     quality: m.flagInfo?.hasFlags == true ? "flagged" : nil))
         }
+        return out
+    }
+
+    // MARK: - OpenAQ v1 and v2
+
+    /// Whether a body is OpenAQ v1/v2 measurements: its first result has a `date` object and a
+    /// `parameter` string (v3 results have `datetime`/`period` and a `parameter` object).
+    static func isLegacy(_ data: Data) -> Bool {
+        guard let first = JSONValue.parse(data)?["results"]?.array?.first?.object else { return false }
+        return first["date"]?.object != nil && first["parameter"]?.string != nil
+    }
+
+    /// The readings of an OpenAQ v1 (`/v1/measurements`: `results[]{location, parameter, date{utc,
+    /// local}, value, unit, coordinates, country, city}`) or v2 (`/v2/measurements`: the same with
+    /// `locationId`) body. The station is `openaq:<locationId>` (v2: the id v3 gives the location
+    /// too), else `openaq:<location name>` (v1); its name, coordinates, city and country come with
+    /// it. The metric is the parameter (`pm25`, `pm10`, `o3`, …), the unit as given (`µg/m³`, `ppm`:
+    /// the store converts to a series' unit as for v3), the time `date.utc`. `-9999` and null values
+    /// are gaps; a result without a location, parameter or time, or with a time that is not one, is
+    /// refused with why and the others are kept.
+    public static func legacyMeasurements(_ data: Data) throws -> Attributed {
+        let root = try JSONInput.decode(JSONValue.self, from: data, format: format)
+        guard let results = root["results"]?.array else {
+            throw ParseError(.missingField, format: format, "missing field 'results'")
+        }
+        var out = Attributed()
+        var stations = StationList()
+        func refuse(_ reason: String) {
+            if let i = out.refused.firstIndex(where: { $0.reason == reason }) {
+                out.refused[i].count += 1
+            } else {
+                out.refused.append((reason, 1))
+            }
+        }
+        for item in results {
+            guard let r = item.object else {
+                refuse("a result that is not an object")
+                continue
+            }
+            let name = nonEmpty(r["location"]?.string)
+            let id: String
+            if let n = r["locationId"]?.number, n.rounded() == n, n >= 0, n < 1e12 {
+                id = stationID(Int(n))
+            } else if let name, name.utf8.count <= 200 {
+                id = "openaq:" + name
+            } else {
+                refuse("no location (locationId or location)")
+                continue
+            }
+            guard let parameter = nonEmpty(r["parameter"]?.string)?.lowercased(), parameter.utf8.count <= 32 else {
+                refuse("no parameter")
+                continue
+            }
+            guard let timeText = r["date"]?["utc"]?.string else {
+                refuse("no date.utc")
+                continue
+            }
+            guard let time = Timestamp.parse(timeText) else {
+                refuse("a date.utc that is not a time")
+                continue
+            }
+            guard let value = r["value"]?.number, value.isFinite, value > -9999 else {
+                out.batch.gaps += 1
+                continue
+            }
+            if !stations.contains(id) {
+                var attributes: [String: String] = [:]
+                if let city = nonEmpty(r["city"]?.string) { attributes["locality"] = city }
+                if let country = nonEmpty(r["country"]?.string) { attributes["country"] = country }
+                let coordinates = r["coordinates"]
+                stations.add(
+                    StationInfo(
+                        id: id, source: source, name: name, latitude: coordinates?["latitude"]?.number,
+                        longitude: coordinates?["longitude"]?.number, attributes: attributes))
+            }
+            out.batch.readings.append(
+                Reading(
+                    station: id, metric: parameter, time: time, value: value, unit: nonEmpty(r["unit"]?.string),
+                    source: source))
+        }
+        out.batch.stations = stations.stations
         return out
     }
 

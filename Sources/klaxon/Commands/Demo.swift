@@ -13,7 +13,7 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Run the daemon offline against local stand-ins for its upstreams, with time compressed.",
         discussion:
-            "A river rises through its flood stages and recedes, Delhi's air worsens, an M6.8 earthquake near Tokyo is revised to M7.0, and a saved trip's forecast turns snowy. Alerts go to stdout and to a local chat sink that writes an HTML page; the daemon's status site is served on 127.0.0.1 while it runs, and snapshots of its overview and the river's page are written beside the chat page. A summary of what went where ends the run (with --serve, the daemon and the site stay up until Ctrl-C). Ctrl-C ends it early, with the summary; a second Ctrl-C exits at once."
+            "A river rises through its flood stages and recedes, Delhi's air worsens, an M6.8 earthquake near Tokyo is revised to M7.0, and a saved trip's forecast turns snowy while AirNow forecasts an ozone Action Day for its first day. Alerts go to stdout and to a local chat sink that writes an HTML page; the daemon's status site is served on 127.0.0.1 while it runs, and snapshots of its overview and the river's page are written beside the chat page. A summary of what went where ends the run (with --serve, the daemon and the site stay up until Ctrl-C). Ctrl-C ends it early, with the summary; a second Ctrl-C exits at once."
     )
 
     @Option(help: "Output format of the stdout receiver: text or json.")

@@ -22,8 +22,9 @@ struct IngestCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "File format: readings (CSV/JSON Lines), usgs-iv-json, usgs-rdb, usgs-ogc-json, cwms-json, nwps-json, "
-                + "usgs-quakes, open-meteo-json, owm-json, airnow-json, openaq-json, waqi-json, nws-observations "
-                + "or aqi-frames; hml or ahps-xml (river forecasts). Default: each file as what it looks like (a saved response of one of these, "
+                + "usgs-quakes, open-meteo-json, owm-json, airnow-json, airnow-forecast, openaq-json, waqi-json, "
+                + "nws-observations or aqi-frames; hml or ahps-xml (river forecasts). Default: each file as what it "
+                + "looks like (a saved response of one of these, "
                 + "else readings).",
             discussion: "Saved service responses load station metadata and NWS flood categories too. "
                 + "With --config, they land as its sources would store them (cwms metric:, aqi-websocket name and "

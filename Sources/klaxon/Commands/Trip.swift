@@ -134,7 +134,8 @@ struct TripCommand: ParsableCommand {
                 let config = try store.loadConfig()
                 return try await store.withStore(config: config) { db in
                     let trip = try await Trips.find(name, store: db, actor: try who.actor(config))
-                    let (list, weather) = try await Trips.packing(trip, store: db)
+                    let (list, weather) = try await Trips.packing(
+                        trip, store: db, air: try await db.airDays(for: trip))
                     print(
                         format == .json
                             ? try Trips.json(trip, list: list, weather: weather)

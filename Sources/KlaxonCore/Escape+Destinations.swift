@@ -149,6 +149,12 @@ extension Escape {
     /// A word joiner after every `<`.
     public static let googlechat = Escape([.map("<", "<\u{2060}")])
 
+    /// Telegram's HTML parse mode: the same three, the only characters its parser reads as markup.
+    public static let telegram = Escape(slackThree)
+
+    /// Telegram's HTML inside an attribute (`href`): the three and `"` → `&quot;`.
+    public static let telegramAttribute = Escape(slackThree + [.map("\"", "&quot;")])
+
     private static let slackThree: [Rule] = [.map("&", "&amp;"), .map("<", "&lt;"), .map(">", "&gt;")]
 
     /// The scheme and authority of a link's URL (`ChatEscape.linkURL`): ASCII controls, space, DEL,

@@ -109,17 +109,6 @@ extension TelegramBotAPI {
     /// Text for Telegram's HTML: `&`, `<` and `>` as entities (and `"` inside an attribute), the only
     /// characters its parser reads as markup.
     public static func escape(_ s: String, quote: Bool = false) -> String {
-        var out = ""
-        out.reserveCapacity(s.utf8.count)
-        for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"" where quote: out += "&quot;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
+        quote ? Escape.telegramAttribute(s) : Escape.telegram(s)
     }
 }

@@ -297,27 +297,57 @@ public enum Demo {
     }
 
     /// After the story's end: one more round of polls, then an evaluation that started after them,
-    /// then until nothing is left to deliver (or 30 s pass). Waiting on the evaluation itself, not on
-    /// time, is what lets a loaded machine run the demo at any speed.
-    static func settle(daemon: Daemon, clock: DaemonClock) async {
+    /// then until nothing is left to deliver. Waiting on the evaluation itself, not on time, is what
+    /// lets a loaded machine run the demo at any speed: the wait gives up only when nothing has moved
+    /// (no evaluation ended, no notification went out) for `stall`, which stands for "broken", not
+    /// for how fast the machine is (a fixed 30 s cut a loaded machine's demo short, with the last
+    /// changes untold and notifications still in the outbox).
+    static func settle(daemon: Daemon, clock: DaemonClock, stall: Duration = .seconds(120)) async {
         do {
             try await clock.sleep(20 * 60)
-            let deadline = ContinuousClock.now + .seconds(30)
+            var progress = Progress(daemon: daemon, stall: stall)
             // The evaluation in progress (if any) may have started before the last polls: wait for the
             // one after it.
             let target = daemon.metrics.evaluations + 2
             daemon.wake.yield()
-            while ContinuousClock.now < deadline, daemon.metrics.evaluations < target {
+            while daemon.metrics.evaluations < target, progress.moving(undelivered: nil) {
                 try await Task.sleep(for: .milliseconds(20))
                 daemon.wake.yield()
             }
-            while ContinuousClock.now < deadline {
+            while true {
                 let outbox = await (try? daemon.store.metrics().outbox) ?? [:]
-                if (outbox["pending"] ?? 0) + (outbox["sending"] ?? 0) == 0 { break }
+                let undelivered = (outbox["pending"] ?? 0) + (outbox["sending"] ?? 0)
+                if undelivered == 0 || !progress.moving(undelivered: undelivered) { break }
                 try await Task.sleep(for: .milliseconds(100))
             }
         } catch {
             // Cancelled: the daemon is stopping anyway.
+        }
+    }
+
+    /// Whether the daemon is still getting somewhere: an evaluation ended or the outbox shrank within
+    /// the last `stall`.
+    struct Progress {
+        let daemon: Daemon
+        let stall: Duration
+        var evaluations: Int
+        var undelivered = Int.max
+        var lastMove = ContinuousClock.now
+
+        init(daemon: Daemon, stall: Duration) {
+            self.daemon = daemon
+            self.stall = stall
+            self.evaluations = daemon.metrics.evaluations
+        }
+
+        mutating func moving(undelivered now: Int?) -> Bool {
+            let evaluated = daemon.metrics.evaluations
+            if evaluated > evaluations || (now ?? .max) < undelivered {
+                evaluations = evaluated
+                undelivered = now ?? undelivered
+                lastMove = ContinuousClock.now
+            }
+            return ContinuousClock.now - lastMove < stall
         }
     }
 

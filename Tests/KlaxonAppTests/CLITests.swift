@@ -108,7 +108,7 @@ let riverCSV = """
             "\(bad):7:5: error: unknown key \"colour\" in rule \"a\"",
             "\(bad):11:46: error: levels must ascend: \"y\" at 3 is not above \"x\" at 5",
             "\(bad):12:5: error: the rule is missing required key \"name\"",
-            "\(bad):16:11: error: unknown kind \"thresold\" (kinds are levels, quake, rate, stale, threshold, trip-packing)",
+            "\(bad):16:11: error: unknown kind \"thresold\" (kinds are air-forecast, levels, quake, rate, stale, threshold, trip-packing)",
         ]
         for line in expected { #expect(r.errorLines.contains(line), "missing: \(line)\n\(r.stderr)") }
 

@@ -51,20 +51,17 @@ public final class DiscordStandIn: TestServer {
     }
 
     let shared: Shared
-    public let port: Int
+    public var port: Int { server.port }
     public let webhookID = "1182045590871465984"
     public let token = "standin-token_Abc123"
-    private let task: Task<Void, any Error>
-    private let connections: OpenConnections
+    private let server: StandInServer
 
     /// The webhook's URL (what a receiver's `url:` holds).
     public var url: String { "http://127.0.0.1:\(port)/api/webhooks/\(webhookID)/\(token)" }
 
-    private init(port: Int, task: Task<Void, any Error>, shared: Shared, connections: OpenConnections) {
-        self.port = port
-        self.task = task
+    private init(server: StandInServer, shared: Shared) {
+        self.server = server
         self.shared = shared
-        self.connections = connections
     }
 
     /// Starts a stand-in, runs `body` with it and stops it before returning, also when `body` throws.
@@ -99,54 +96,20 @@ public final class DiscordStandIn: TestServer {
     /// Starts a stand-in on a free port of 127.0.0.1.
     public static func start() async throws -> DiscordStandIn {
         let shared = Shared()
-        let connections = OpenConnections()
         let webhookID = "1182045590871465984"
         let token = "standin-token_Abc123"
-        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
-            let body = try await request.body.collect(upTo: 1 << 20)
-            let method = request.method.rawValue
-            let path = request.uri.path
-            let query = request.uri.query ?? ""
-            let contentType = request.headers[.contentType] ?? ""
+        let server = try await StandInServer.start(label: "klaxon.test.discord") { request in
             let answer = Self.answer(
-                shared: shared, method: method, path: path, query: query, contentType: contentType,
-                body: Data(buffer: body), webhookID: webhookID, token: token)
-            var fields = HTTPFields()
-            fields[.contentType] = "application/json"
-            for (k, v) in answer.headers { if let name = HTTPField.Name(k) { fields[name] = v } }
-            return Response(
-                status: .init(code: answer.status), headers: fields,
-                body: .init(byteBuffer: ByteBuffer(string: answer.body)))
+                shared: shared, method: request.method, path: request.path, query: request.query,
+                contentType: request.headers["content-type"] ?? "", body: request.body, webhookID: webhookID,
+                token: token)
+            return StandInAnswer(status: answer.status, headers: answer.headers, body: answer.body)
         }
-        let (stream, continuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "klaxon.test.discord")
-        logger.logLevel = .critical
-        let app = Application(
-            responder: CallbackResponder(callback: handler),
-            server: HTTPServerBuilder { responder in
-                TrackedChildChannel(
-                    base: SettledChildChannel(HTTP1Channel(responder: responder)), connections: connections)
-            },
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            }, logger: logger)
-        let task = Task {
-            defer { continuation.finish() }
-            try await connections.serve(app, logger: logger)
-        }
-        var port = 0
-        for await p in stream { port = p }
-        guard port > 0 else {
-            await connections.shutDown()
-            throw SinkError(message: "the Discord stand-in did not start")
-        }
-        return DiscordStandIn(port: port, task: task, shared: shared, connections: connections)
+        return DiscordStandIn(server: server, shared: shared)
     }
 
     @discardableResult
-    public func stop() async -> Bool { await connections.stop(task) }
+    public func stop() async -> Bool { await server.stop() }
 
     // MARK: Answers
 

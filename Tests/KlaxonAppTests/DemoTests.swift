@@ -270,9 +270,10 @@ struct DemoTests {
         // Alerts out, on every adapter, and /metrics agrees with what each one received. Changes of one
         // alert that an evaluation (or a group's wait) saw together go out as one message of the
         // latest state, so an adapter may get fewer alerts than there were transitions (a loaded
-        // machine folds more), never more.
+        // machine folds more: a soak's saw 9 of 16 in the mail), never more. How many fold depends on
+        // the machine's pace, so the exact check is /metrics against what each adapter received.
         let webhookAlerts = posts.compactMap { ($0.json?["alerts"] as? [Any])?.count }.reduce(0, +)
-        #expect((total - 6...total).contains(webhookAlerts))
+        #expect((1...total).contains(webhookAlerts))
         #expect(metric(m, "klaxon_deliveries_total", #"receiver="automation",outcome="sent""#) == webhookAlerts)
         #expect(posts.allSatisfy { $0.headers["idempotency-key"] != nil })
 
@@ -281,7 +282,7 @@ struct DemoTests {
             guard let r = subject.range(of: #"^\d+ alerts"#, options: .regularExpression) else { return 1 }
             return Int(subject[r].prefix { $0.isNumber }) ?? 1
         }.reduce(0, +)
-        #expect((total - 6...total).contains(mailAlerts))
+        #expect((1...total).contains(mailAlerts))
         #expect(metric(m, "klaxon_deliveries_total", #"receiver="mail",outcome="sent""#) == mailAlerts)
         #expect(mails.contains { $0.parts.first?.text.contains("Mill River at Riverton") == true })
         // The flood's mail carries its chart inline, beside the HTML that shows it.
@@ -295,7 +296,7 @@ struct DemoTests {
         let chatAlerts = report.chatPosts.compactMap {
             ((try? JSONSerialization.jsonObject(with: $0.body)) as? [String: Any])?["attachments"] as? [Any]
         }.map(\.count).reduce(0, +)
-        #expect((total - 6...total).contains(chatAlerts))
+        #expect((1...total).contains(chatAlerts))
         #expect(metric(m, "klaxon_deliveries_total", #"receiver="team-chat",outcome="sent""#) == chatAlerts)
 
         // Nothing left behind, nothing dead.

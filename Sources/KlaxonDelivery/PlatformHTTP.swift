@@ -103,19 +103,6 @@ public struct PlatformHTTP: Sendable {
     /// A transport error as a classified `DeliveryError` naming the receiver and the API's host,
     /// never its path (a token may be in it) or a secret.
     func classify(_ error: any Error) -> DeliveryError {
-        let where_ = "receiver \(name) (\(redactURL(base)))"
-        if let e = error as? WebhookConnections.Failure, e == .timedOut {
-            return DeliveryError(
-                kind: .timeout, retryable: true, message: "\(where_): timed out after \(formatValue(timeout)) s")
-        }
-        let timeouts: [HTTPClientError] = [.connectTimeout, .readTimeout, .deadlineExceeded, .writeTimeout]
-        if let e = error as? HTTPClientError, timeouts.contains(e) {
-            return DeliveryError(
-                kind: .timeout, retryable: true, message: "\(where_): timed out after \(formatValue(timeout)) s")
-        }
-        var text = String(describing: error)
-        for s in secrets { text = text.replacingOccurrences(of: s, with: "<secret>") }
-        text = text.replacingOccurrences(of: base, with: redactURL(base))
-        return DeliveryError(kind: .connection, retryable: true, message: "\(where_): connection failed: \(text)")
+        .transport(error, receiver: name, url: base, timeout: timeout, secrets: secrets, hidePath: false)
     }
 }

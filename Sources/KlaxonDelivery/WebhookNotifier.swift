@@ -197,27 +197,39 @@ public struct WebhookNotifier: Notifier {
 
     /// Turns a transport error into a classified, secret-free `DeliveryError`.
     func classify(_ error: any Error) -> DeliveryError {
-        let where_ = "receiver \(config.name) (\(redactURL(config.url.value)))"
-        if let e = error as? WebhookConnections.Failure, e == .timedOut {
-            return DeliveryError(
-                kind: .timeout, retryable: true, message: "\(where_): timed out after \(formatValue(config.timeout)) s")
+        .transport(
+            error, receiver: config.name, url: config.url.value, timeout: config.timeout,
+            secrets: [config.hmacSecret?.value ?? ""], hidePath: true)
+    }
+}
+
+extension DeliveryError {
+    /// A transport error (a timeout, a refused or broken connection) as a classified, retryable
+    /// error naming the receiver and `url`'s host, never a secret: each of `secrets` shows as
+    /// `<secret>` and `url` as `redactURL` shows it, and with `hidePath` its path as `/…` (a
+    /// webhook's path may hold its token). Webhooks and the platform APIs (`PlatformHTTP`) share it.
+    static func transport(
+        _ error: any Error, receiver: String, url: String, timeout: Double, secrets: [String], hidePath: Bool
+    ) -> DeliveryError {
+        let where_ = "receiver \(receiver) (\(redactURL(url)))"
+        let timedOut: Bool
+        if let e = error as? WebhookConnections.Failure {
+            timedOut = e == .timedOut
+        } else if let e = error as? HTTPClientError {
+            timedOut = [.connectTimeout, .readTimeout, .deadlineExceeded, .writeTimeout].contains(e)
+        } else {
+            timedOut = false
         }
-        if let e = error as? HTTPClientError {
-            switch e {
-            case .connectTimeout, .readTimeout, .deadlineExceeded, .writeTimeout:
-                return DeliveryError(
-                    kind: .timeout, retryable: true,
-                    message: "\(where_): timed out after \(formatValue(config.timeout)) s")
-            default:
-                break
-            }
+        if timedOut {
+            return DeliveryError(
+                kind: .timeout, retryable: true, message: "\(where_): timed out after \(formatValue(timeout)) s")
         }
         var text = String(describing: error)
-        text = text.replacingOccurrences(of: config.url.value, with: redactURL(config.url.value))
-        if let secret = config.hmacSecret?.value, !secret.isEmpty {
+        text = text.replacingOccurrences(of: url, with: redactURL(url))
+        for secret in secrets where !secret.isEmpty {
             text = text.replacingOccurrences(of: secret, with: "<secret>")
         }
-        if let path = URL(string: config.url.value)?.path, path.count > 1 {
+        if hidePath, let path = URL(string: url)?.path, path.count > 1 {
             text = text.replacingOccurrences(of: path, with: "/…")
         }
         return DeliveryError(kind: .connection, retryable: true, message: "\(where_): connection failed: \(text)")

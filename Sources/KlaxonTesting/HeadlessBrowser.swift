@@ -103,7 +103,7 @@ public final class HeadlessBrowser: Sendable {
         let stderr = StderrLines()
         let exit = ProcessExit(p)
         pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
+            let data = handle.readSomeRetrying()
             if data.isEmpty {
                 handle.readabilityHandler = nil
                 stderr.end()

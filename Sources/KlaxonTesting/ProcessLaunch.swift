@@ -63,8 +63,7 @@ package struct Reaper: Sendable {
 
     func watch(_ pid: Int32) {
         guard pid > 0, let start = Reaper.startTime(of: pid) else { return }
-        let line = Array("\(pid) \(start)\n".utf8)
-        _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        FileHandle(fileDescriptor: fd, closeOnDealloc: false).writeAllRetrying(Data("\(pid) \(start)\n".utf8))
     }
 
     /// Field 22 of `/proc/PID/stat`, counted after the command name, which may hold spaces and ends at

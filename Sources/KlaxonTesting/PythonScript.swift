@@ -13,9 +13,9 @@ public func python(_ script: String, input: Data) async throws -> Data {
         p.standardInput = stdin
         p.standardOutput = stdout
         try launchProcess(p)
-        stdin.fileHandleForWriting.write(input)
+        stdin.fileHandleForWriting.writeAllRetrying(input)
         try stdin.fileHandleForWriting.close()
-        let data = stdout.fileHandleForReading.readDataToEndOfFile()
+        let data = stdout.fileHandleForReading.readAllRetrying()
         p.waitUntilExit()
         return data
     }

@@ -60,7 +60,7 @@ public final class WriteLock: @unchecked Sendable {
         p.standardError = FileHandle.nullDevice
         try launchProcess(p)
         // Blocking reads, on the Dispatch thread `hold` runs this on.
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        let line = String(decoding: output.fileHandleForReading.readSomeRetrying(), as: UTF8.self)
         guard line.hasPrefix("locked") else {
             p.terminate()
             throw SinkError(message: "could not lock \(path): \(line)")

@@ -283,7 +283,7 @@ struct DeployTests {
         p.standardOutput = FileHandle.nullDevice
         try launchProcess(p)
         p.waitUntilExit()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: err.fileHandleForReading.readAllRetrying(), as: UTF8.self)
         #expect(p.terminationStatus == 0, "\(text)")
         #expect(!text.contains("klaxon.service:"), "\(text)")
     }

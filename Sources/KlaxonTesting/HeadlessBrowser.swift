@@ -112,7 +112,7 @@ public final class HeadlessBrowser: Sendable {
             }
         }
         do {
-            try launchProcess(p)
+            try await launchProcess(p)
         } catch {
             pipe.fileHandleForReading.readabilityHandler = nil
             try? FileManager.default.removeItem(at: profile)

@@ -24,7 +24,7 @@ func amtool(_ arguments: [String], limit: Duration = .seconds(60)) async throws 
     p.standardError = err
     p.standardInput = FileHandle.nullDevice
     let exit = ProcessExit(p)
-    try launchProcess(p)
+    try await launchProcess(p)
     var killed = false
     if await !exit.wait(within: limit), !exit.hasExited {
         kill(p.processIdentifier, SIGKILL)

@@ -49,7 +49,7 @@ private func run(_ path: String, _ arguments: [String]) async throws -> (status:
     let err = try FileHandle(forWritingTo: errURL)
     p.standardError = err
     let exit = ProcessExit(p)
-    try launchProcess(p)
+    try await launchProcess(p)
     if await !exit.wait(within: .seconds(60)) {
         kill(p.processIdentifier, SIGKILL)
         _ = await exit.wait(within: .seconds(60))

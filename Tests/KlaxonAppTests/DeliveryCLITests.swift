@@ -53,7 +53,7 @@ import Testing
         first.standardOutput = FileHandle.nullDevice
         first.standardError = FileHandle.nullDevice
         let firstExit = ProcessExit(first)
-        try launchProcess(first)
+        try await launchProcess(first)
         let before = await sink.waitForRequests(40)
         kill(first.processIdentifier, SIGKILL)
         #expect(await firstExit.wait(within: .seconds(60)), "a killed process ends at once")
@@ -115,7 +115,7 @@ import Testing
         p.standardOutput = pipe.fileHandleForWriting
         p.standardError = FileHandle.nullDevice
         let exit = ProcessExit(p)
-        try launchProcess(p)
+        try await launchProcess(p)
         // It ends within a second or so; a minute means it hung.
         guard await exit.wait(within: .seconds(60)) else {
             kill(p.processIdentifier, SIGKILL)

@@ -34,7 +34,7 @@ struct EarlyHangupTests {
             p.standardError = try FileHandle(forWritingTo: log)
             p.standardOutput = FileHandle.nullDevice
             let exit = ProcessExit(p)
-            try launchProcess(p)
+            try await launchProcess(p)
             let pid = p.processIdentifier
             let text = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
             let outcome = await Result {

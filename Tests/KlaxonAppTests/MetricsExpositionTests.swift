@@ -27,7 +27,7 @@ struct MetricsExpositionTests {
         p.standardOutput = out
         p.standardError = out
         let exit = ProcessExit(p)
-        try launchProcess(p)
+        try await launchProcess(p)
         if await !exit.wait(within: .seconds(60)) {
             p.terminate()
             _ = await exit.wait(within: .seconds(10))

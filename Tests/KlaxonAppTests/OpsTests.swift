@@ -27,7 +27,7 @@ struct OpsTests {
         git.arguments = ["git", "-C", packageRoot.path, "cat-file", "-e", revision + "^{commit}"]
         git.standardError = FileHandle.nullDevice
         let exit = ProcessExit(git)
-        try launchProcess(git)
+        try await launchProcess(git)
         _ = await exit.wait(within: .seconds(60))
         guard git.terminationStatus != 127 else { return }  // no git here to ask
         #expect(git.terminationStatus == 0, "\(revision) is not a commit of \(packageRoot.path)")

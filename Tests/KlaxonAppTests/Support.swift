@@ -61,7 +61,7 @@ func klaxonAsync(
     p.standardError = err
     p.standardInput = FileHandle.nullDevice
     let exit = ProcessExit(p)
-    try launchProcess(p)
+    try await launchProcess(p)
     var killed = false
     if await !exit.wait(within: limit), !exit.hasExited {
         kill(p.processIdentifier, SIGKILL)
@@ -138,7 +138,7 @@ struct DaemonProcess {
         p.standardError = try FileHandle(forWritingTo: log)
         p.standardOutput = FileHandle.nullDevice
         let exit = ProcessExit(p)
-        try launchProcess(p)
+        try await launchProcess(p)
         // The port comes from the log line `… msg=listening address=127.0.0.1:PORT`.
         var port = 0
         do {

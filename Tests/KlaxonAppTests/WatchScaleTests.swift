@@ -2,6 +2,7 @@ import Foundation
 import KlaxonApp
 import KlaxonCore
 import KlaxonDelivery
+import KlaxonSQLite
 import KlaxonServer
 import KlaxonStore
 import Logging
@@ -218,6 +219,58 @@ struct WatchScaleTests {
             "nothing dropped, nothing left")
     }
 
+    @Test("klaxon evaluate and dry-run evaluate watches as the daemon does; evaluate resolves a removed watch's alert")
+    func evaluateCommand() async throws {
+        let s = try Scratch()
+        let rules = try s.write("r.yaml", levelsRule)
+        let config = try s.write(
+            "klaxon.yaml",
+            """
+            receivers:
+              - {name: team-river, type: stdout}
+              - {name: ops, type: stdout}
+            default_receiver: ops
+            watches:
+              channels: {"slack:C-RIVER": team-river}
+            """)
+        let db = s.path("k.sqlite")
+        let store = try SQLiteStore.open(path: db)
+        try await Self.reading(store, at: Self.t0, 3)
+        let owner = WatchOwner(platform: "slack", id: "T1:U-ANA", name: "ana")
+        guard
+            case .added(let w) = try await store.addWatch(
+                Watch(
+                    owner: owner, target: .gauge(station: "01646500", name: nil, level: .value(5)),
+                    destination: .channel(platform: "slack", channel: "C-RIVER"), createdAt: Self.t0), limit: 10)
+        else {
+            Issue.record("not added")
+            return
+        }
+        let first = await InProcess.evaluate(db: db, config: config, rules: [rules], now: "2026-01-01T00:00:00Z")
+        #expect(first.status == 0, "\(first.stderr)")
+        // 6 ft: over the watch's 5 ft, under the rule file's first level (10).
+        try await Self.reading(store, at: Self.t0 + 900, 6)
+        let second = await InProcess.evaluate(db: db, config: config, rules: [rules], now: "2026-01-01T00:15:00Z")
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("1 transitions queued in the outbox"), "\(second.stderr)")
+        #expect(try await store.firingAlerts().map { $0.key.rule } == [w.ruleName])
+        let rows = try await store.outbox(state: nil, limit: 100)
+        #expect(rows.map(\.receiver) == ["team-river"], "to the watch's receiver only")
+        // dry-run over the database replays the watch too, and says it would be sent to its receiver.
+        let dry = await InProcess.dryRun(rules: [rules], db: db, format: .json, config: config)
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains(w.ruleName), "\(dry.stdout)")
+        #expect(dry.stderr.contains(", 1 transitions,"), "\(dry.stderr)")
+        #expect(dry.stderr.contains("1 notifications would be sent"), "\(dry.stderr)")
+        // Removed between two runs: the next run resolves its alert, with the reason.
+        #expect(try await store.removeWatch(id: w.id) == w)
+        let third = await InProcess.evaluate(db: db, config: config, rules: [rules], now: "2026-01-01T00:30:00Z")
+        #expect(third.status == 0, "\(third.stderr)")
+        #expect(try await store.firingAlerts().isEmpty)
+        let resolve = try #require(try await store.recentTransitions(limit: 1).first?.transition)
+        #expect(resolve.rule == w.ruleName && resolve.state == .resolved)
+        #expect(resolve.summary == "resolved: watch \(w.id) was removed")
+    }
     /// A measurement, not a check: off unless `KLAXON_WATCH_EVALUATIONS=N` is set. N evaluations
     /// over 10,000 unchanged watches, then N evaluations each after a change (every evaluation
     /// rebuilds: what each one cost before the rules were kept).

@@ -5,6 +5,7 @@ import KlaxonDelivery
 import KlaxonSQLite
 import KlaxonServer
 import KlaxonStore
+import KlaxonTesting
 import Logging
 import Synchronization
 import Testing
@@ -65,6 +66,49 @@ struct WatchScaleTests {
         let second = Self.daemon(store, config)
         for i in 0..<3 { _ = try await second.evaluate(now: t0 + 1200 + Int64(i)) }
         #expect(second.watchRuleBuilds.value == 1)
+    }
+
+    @Test("two daemons on one PostgreSQL: a watch made or removed through one is seen by the other's next evaluation")
+    func twoDaemonsOnPostgres() async throws {
+        let (_, config) = try await WatchChatTests.setup()
+        let t0 = Self.t0
+        var logger = Logger(label: "test.watch")
+        logger.logLevel = .critical
+        try await PostgresServer.withDatabase { db in
+            let location = try StoreLocation.parse(db.url, environment: [:])
+            try await location.withStore(logger: logger) { a in
+                try await location.withStore(logger: logger) { b in
+                    try await a.write(
+                        SourceBatch(
+                            gauges: [
+                                GaugeInfo(
+                                    lid: "BRKM2", usgsID: "01646500", name: "Potomac River at Little Falls",
+                                    categories: FloodCategories(stage: ["minor": 10]))
+                            ],
+                            readings: [Reading(station: "01646500", metric: "gage_height", time: t0, value: 3)]),
+                        at: t0)
+                    let evaluator = Self.daemon(a, config)
+                    _ = try await evaluator.evaluate(now: t0)
+                    _ = try await evaluator.evaluate(now: t0 + 1)
+                    #expect(evaluator.watchRuleBuilds.value == 1)
+                    // Made through the other daemon's chat, on its own connections.
+                    let chat = ChatCommands(store: b, config: config, rules: [])
+                    #expect(await chat.answer(Self.ana, text: "watch gauge 01646500 10ft").hasPrefix("Watch 1:"))
+                    try await Self.reading(b, at: t0 + 900, 11)
+                    _ = try await evaluator.evaluate(now: t0 + 900)
+                    #expect(evaluator.watchRuleBuilds.value == 2)
+                    let w = try #require(try await b.watches(owner: "slack:T1:U-ANA").first)
+                    #expect(try await a.firingAlerts().map { $0.key.rule } == [w.ruleName])
+                    _ = try await evaluator.evaluate(now: t0 + 901)
+                    #expect(evaluator.watchRuleBuilds.value == 2)
+                    #expect(await chat.answer(Self.ana, text: "unwatch 1").hasPrefix("Stopped watch 1"))
+                    _ = try await evaluator.evaluate(now: t0 + 1000)
+                    _ = try await evaluator.evaluate(now: t0 + 1001)
+                    #expect(evaluator.watchRuleBuilds.value == 3)
+                    #expect(try await a.firingAlerts().isEmpty)
+                }
+            }
+        }
     }
 
     @Test("quiet, quiet off and watching from chat: kept per person, shown, hostile zones refused")

@@ -71,6 +71,11 @@ for i in range(n):
             "destination": {"channel": {"platform": "slack", "channel": "C-RIVER"}}}
     rows.append((f"slack:T1:U{i:07d}", 1, "gauge", json.dumps(body, sort_keys=True), 0))
 db.executemany("INSERT INTO watches (owner, number, kind, body, created_at) VALUES (?, ?, ?, ?, ?)", rows)
+# As the store does with every change: a running daemon rebuilds its watch rules when this moves.
+try:
+    db.execute("UPDATE watch_changes SET generation = generation + 1 WHERE id = 1")
+except sqlite3.OperationalError:
+    pass  # a klaxon from before the counter
 db.commit()
 PY
 "$KLAXON" watches --config "$work/klaxon.yaml" -o json | "$python" -c 'import json,sys; n=len(json.load(sys.stdin)); sys.exit(0 if n else 1)' \

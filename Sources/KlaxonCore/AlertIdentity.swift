@@ -4,14 +4,15 @@
 public enum AlertIdentity {
     /// An alert's identifying labels as pairs sorted by key: its rule's labels, `alertname`,
     /// `station`, `metric` and `severity`. The same for the alert's whole episode: the current
-    /// level is an annotation (a label that changed would make it another alert to a consumer that
-    /// keys on labels, and its resolve would never match).
+    /// level is an annotation, and a watch owner's quiet hours (`watch_quiet`) are left out (a
+    /// label that changed would make it another alert to a consumer that keys on labels, and its
+    /// resolve would never match).
     public static func labels(_ t: Transition) -> [(key: String, value: String)] {
         var pairs: [(key: String, value: String)] = []
         pairs.reserveCapacity(t.labels.count + 4)
         for (k, v) in t.labels {
             switch k {
-            case "alertname", "rule", "station", "metric", "severity", "level": continue
+            case "alertname", "rule", "station", "metric", "severity", "level", WatchQuietHours.label: continue
             default: pairs.append((k, v))
             }
         }

@@ -34,11 +34,13 @@ public struct Watch: Sendable, Hashable, Codable {
     /// `watch-12`: the name of the watch's rule (and of its alerts).
     public var ruleName: String { "watch-\(id)" }
 
-    /// The rule the engine evaluates for this watch, its alerts going to `receiver` only.
-    public func rule(receiver: String) -> Rule {
-        Rule(
-            name: ruleName, kind: target.kind, severity: .warning,
-            labels: [Self.label: String(id), "watch_owner": owner.key], notify: [receiver],
+    /// The rule the engine evaluates for this watch, its alerts going to `receiver` only; with the
+    /// owner's `quiet` hours, labelled with them (`WatchQuietHours.label`) for the dispatcher.
+    public func rule(receiver: String, quiet: WatchQuietHours? = nil) -> Rule {
+        var labels = [Self.label: String(id), "watch_owner": owner.key]
+        if let quiet { labels[WatchQuietHours.label] = quiet.labelValue }
+        return Rule(
+            name: ruleName, kind: target.kind, severity: .warning, labels: labels, notify: [receiver],
             origin: "watch \(id) of \(owner.key)")
     }
 }

@@ -6,7 +6,8 @@ import Foundation
 ///     watch air Delhi poor                watch air "New Delhi" very poor nowcast
 ///     watch quakes near "Tokyo office" M5 watch quakes near "Tokyo office" felt IV
 ///     watching                            unwatch 2
-///     quiet 22:00-07:00                   quiet off
+///     quiet 22:00-07:00                   quiet 22:00-07:00 Europe/Berlin
+///     quiet off
 ///
 /// Pure: what may be watched comes in a `WatchCatalog` (the gauges, air places and quake places the
 /// operator allows), and a mistake is answered with what was meant ("no gauge 0164650; did you mean
@@ -19,8 +20,8 @@ public enum WatchCommand: Sendable, Hashable {
     case watch(WatchTarget)
     case watching
     case unwatch(Int)
-    /// The person's quiet hours, minutes after midnight in their time zone.
-    case quiet(from: Int, to: Int)
+    /// The person's quiet hours, in their time zone (UTC when they name none).
+    case quiet(WatchQuietHours)
     case quietOff
 
     /// The verbs this parser takes (the first word of the text, any case).
@@ -40,7 +41,7 @@ public enum WatchCommand: Sendable, Hashable {
         • `watch quakes near "PLACE" M5` (or `felt IV`)
         • `watching` — your watches, numbered
         • `unwatch N` — stop watch N
-        • `quiet 22:00-07:00` (or `quiet off`) — your quiet hours
+        • `quiet 22:00-07:00 Europe/Berlin` (or `quiet off`) — your quiet hours (UTC unless you name a zone)
         """
 
     /// The command in `text`, or nil when its first word is not one of `verbs` (another command's).
@@ -89,15 +90,26 @@ public enum WatchCommand: Sendable, Hashable {
     }
 
     static func quiet(_ args: [String]) -> Result<WatchCommand, WatchProblem> {
-        let usage = WatchProblem("usage: `quiet 22:00-07:00` (your quiet hours, in your time zone) or `quiet off`")
-        guard args.count == 1 else { return .failure(usage) }
-        if args[0].lowercased() == "off" { return .success(.quietOff) }
+        let usage = WatchProblem(
+            "usage: `quiet 22:00-07:00` (your quiet hours, UTC) or `quiet 22:00-07:00 Europe/Berlin` (in that time zone), or `quiet off`"
+        )
+        guard args.count == 1 || args.count == 2 else { return .failure(usage) }
+        if args.count == 1, args[0].lowercased() == "off" { return .success(.quietOff) }
         let parts = args[0].split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 2, let from = QuietHours.minutes(String(parts[0])),
             let to = QuietHours.minutes(String(parts[1]))
         else { return .failure(usage) }
         guard from != to else { return .failure(.init("Quiet hours need a start and an end that differ.")) }
-        return .success(.quiet(from: from, to: to))
+        let zoneText = args.count == 2 ? args[1] : WatchQuietHours.defaultZone
+        guard let quiet = WatchQuietHours(from: from, to: to, timeZone: zoneText) else {
+            let near = WatchQuietHours.zones(near: zoneText).first
+            return .failure(
+                .init(
+                    "I don't know the time zone \"\(WatchText.shown(zoneText))\""
+                        + (near.map { "; did you mean `\($0)`?" }
+                            ?? "; name one like `Europe/Berlin` or `America/New_York`.")))
+        }
+        return .success(.quiet(quiet))
     }
 
     static func watch(_ args: [String], catalog: WatchCatalog) -> Result<WatchCommand, WatchProblem> {

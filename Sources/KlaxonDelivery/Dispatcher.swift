@@ -735,8 +735,10 @@ public final class Dispatcher: EvaluationObserver {
         guard !live.isEmpty else { return pass }
         let liveBatch = muted.isEmpty ? batch : subBatch(batch, live.map(\.0))
 
-        // Stage: quiet hours.
-        if let quiet = routing.route(batch.route).quietHours, batch.rows.first?.purpose != "system" {
+        // Stage: quiet hours (a watch's: its owner's own, when they keep any).
+        if let quiet = Self.quietHours(routing.route(batch.route), live.first?.1.transition),
+            batch.rows.first?.purpose != "system"
+        {
             let held = live.filter { quiet.mutes($0.1.transition.severity, at: now / 1000) }
             if held.count == live.count, let end = quiet.end(of: now / 1000) {
                 // `drop` drops what fires or changes; a resolve is held to the end, never dropped (the
@@ -872,6 +874,20 @@ public final class Dispatcher: EvaluationObserver {
     /// Why a resolve owed to `receiver` was not sent: a reload removed the receiver (`last_error`).
     static func receiverRemoved(_ receiver: String) -> String {
         "not sent: receiver \(receiver) heard this alert firing but is no longer configured"
+    }
+
+    /// The quiet hours a batch is held by: its route's; for a person's watch whose owner keeps quiet
+    /// hours of their own (the `watch_quiet` label its rule carries, issue 43), theirs instead, with
+    /// the `defer` policy (held to the window's end, resolves too; nothing dropped). A batch is one
+    /// watch's alerts (a watch's rule is its group), so its first alert speaks for it. The label
+    /// counts on a watch's transitions only (a rule file may not label a rule `watch`).
+    static func quietHours(_ route: Route, _ first: Transition?) -> QuietHours? {
+        if let labels = first?.labels, labels[Routing.watchLabel] != nil, let text = labels[WatchQuietHours.label],
+            let own = WatchQuietHours(labelValue: text)
+        {
+            return own.quietHours
+        }
+        return route.quietHours
     }
 
     /// A route's key as Alertmanager prints it: `{}` for the root (Klaxon's defaults), and the

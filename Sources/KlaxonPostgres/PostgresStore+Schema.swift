@@ -432,6 +432,26 @@ extension PostgresStore {
             );
             """
         ),
+        (
+            // As `SQLiteStore`'s v26-watch-quiet-hours: people's own quiet hours for their watches,
+            // and the counter every change of the watches or of quiet hours bumps (a row locked by
+            // each change until it commits, so every daemon sees each change move it).
+            "v15-watch-quiet-hours",
+            """
+            CREATE TABLE watch_quiet_hours (
+                owner text PRIMARY KEY,
+                start_minute integer NOT NULL CHECK (start_minute BETWEEN 0 AND 1440),
+                end_minute integer NOT NULL CHECK (end_minute BETWEEN 0 AND 1440),
+                time_zone text NOT NULL,
+                updated_at bigint NOT NULL
+            );
+            CREATE TABLE watch_changes (
+                id integer PRIMARY KEY CHECK (id = 1),
+                generation bigint NOT NULL
+            );
+            INSERT INTO watch_changes (id, generation) VALUES (1, 0);
+            """
+        ),
     ]
 
     /// The steps of a migration that SQL cannot take, run before its SQL in the same transaction.

@@ -677,6 +677,26 @@ public final class SQLiteStore: Store {
                     );
                     """)
         }
+        m.registerMigration("v26-watch-quiet-hours") { db in
+            // People's own quiet hours for their watches (issue 43), and the counter every change of
+            // the watches or of quiet hours bumps (`watchGeneration`): a daemon rebuilds its watch
+            // rules only when it moved.
+            try db.execute(
+                sql: """
+                    CREATE TABLE watch_quiet_hours (
+                        owner TEXT PRIMARY KEY,
+                        start_minute INTEGER NOT NULL CHECK (start_minute BETWEEN 0 AND 1440),
+                        end_minute INTEGER NOT NULL CHECK (end_minute BETWEEN 0 AND 1440),
+                        time_zone TEXT NOT NULL,
+                        updated_at INTEGER NOT NULL
+                    );
+                    CREATE TABLE watch_changes (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        generation INTEGER NOT NULL
+                    );
+                    INSERT INTO watch_changes (id, generation) VALUES (1, 0);
+                    """)
+        }
         return m
     }()
 }

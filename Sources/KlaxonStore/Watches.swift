@@ -4,6 +4,8 @@ import KlaxonCore
 // Watches (issue 43): what people asked to be told about, each evaluated as a rule (`Watch.rule`).
 // Stored by every backend in a `watches` table: the owner's key, their own number for the watch,
 // and the watch as JSON (its target and destination), so a new kind of target needs no migration.
+// A person's quiet hours are a row of `watch_quiet_hours`; `watch_changes` holds one counter that
+// every change of either bumps (`watchGeneration`).
 
 /// People's watches.
 public protocol WatchStore: Sendable {
@@ -21,6 +23,18 @@ public protocol WatchStore: Sendable {
     func removeWatch(id: Int64) async throws -> Watch?
     /// How many watches there are, by kind (`klaxon_watches{kind}`, the API).
     func watchCounts() async throws -> [WatchKind: Int]
+    /// A number that changes whenever the watches or anyone's quiet hours change: every add, remove
+    /// and quiet-hours change that took bumps it in its own transaction, on every daemon sharing the
+    /// database. A daemon rebuilds its watch rules only when it moved (`Daemon.watchRules`).
+    func watchGeneration() async throws -> Int64
+    /// The owner's own quiet hours; nil when they keep none.
+    func watchQuietHours(owner: String) async throws -> WatchQuietHours?
+    /// Every owner's quiet hours, by owner key.
+    func allWatchQuietHours() async throws -> [String: WatchQuietHours]
+    /// Keeps `quiet` as the owner's quiet hours (nil: none), bumping `watchGeneration`; the quiet
+    /// hours they kept before, nil when none.
+    @discardableResult
+    func setWatchQuietHours(owner: String, _ quiet: WatchQuietHours?, now: Int64) async throws -> WatchQuietHours?
 }
 
 /// What came of `addWatch`.

@@ -157,7 +157,7 @@ import Testing
         for bad in ["unwatch", "unwatch 0", "unwatch -1", "unwatch x", "unwatch 99999999", "unwatch 1 2"] {
             #expect(problem(bad)?.hasPrefix("usage: `unwatch N`") == true, "\(bad)")
         }
-        #expect(command("quiet 22:00-07:00") == .quiet(from: 22 * 60, to: 7 * 60))
+        #expect(command("quiet 22:00-07:00") == .quiet(WatchQuietHours(from: 22 * 60, to: 7 * 60)!))
         #expect(command("quiet off") == .quietOff)
         for bad in ["quiet", "quiet 25:00-07:00", "quiet 22-07", "quiet 22:00"] {
             #expect(problem(bad)?.hasPrefix("usage: `quiet") == true, "\(bad)")

@@ -43,7 +43,7 @@ func reading(_ station: String, _ time: String, _ value: Double, metric: String 
                 "v13-outbox-open", "v14-episodes", "v15-transition-extra", "v16-readings-by-source",
                 "v17-silence-matchers", "v18-chat-seen", "v19-living-messages",
                 "v2-outbox", "v20-notification-history", "v21-forecast-issuances", "v22-air-forecasts",
-                "v23-watches", "v25-receiver-budgets",
+                "v23-watches", "v25-receiver-budgets", "v26-watch-quiet-hours",
                 "v3-water", "v4-quakes", "v5-trips", "v6-acks", "v7-ingest-source", "v8-instances",
                 "v9-alert-states-by-series",
             ])

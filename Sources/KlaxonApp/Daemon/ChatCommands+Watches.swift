@@ -56,23 +56,38 @@ extension ChatCommands {
             }
         case .success(.watching):
             let mine = try await store.watches(owner: owner.key)
-            guard !mine.isEmpty else { return "You have no watches. " + Self.watchHint }
+            let quiet = try await store.watchQuietHours(owner: owner.key).map { Self.quietLine($0) }
+            guard !mine.isEmpty else {
+                return "You have no watches. " + Self.watchHint + (quiet.map { "\n" + $0 } ?? "")
+            }
             var lines = mine.prefix(Self.watchesListed).map { w in
                 "\(w.number). \(w.target.words) → \(w.destination.words)"
             }
             if mine.count > Self.watchesListed {
                 lines.append("…and \(mine.count - Self.watchesListed) more (`klaxon watches` lists them all).")
             }
+            if let quiet { lines.append(quiet) }
             return "Your watches:\n" + lines.joined(separator: "\n")
         case .success(.unwatch(let number)):
             guard let w = try await store.removeWatch(owner: owner.key, number: number) else {
                 return "You have no watch \(number); `watching` lists yours."
             }
             return "Stopped watch \(w.number): \(w.target.words)."
-        case .success(.quiet), .success(.quietOff):
+        case .success(.quiet(let quiet)):
+            try await store.setWatchQuietHours(owner: owner.key, quiet, now: now)
             return
-                "Quiet hours of your own are not kept yet: your watches follow the quiet hours of the route they are posted under."
+                "Quiet hours \(quiet.words): your watches' alerts in that window wait until it ends, and come then (nothing is dropped). `quiet off` ends them."
+        case .success(.quietOff):
+            guard try await store.setWatchQuietHours(owner: owner.key, nil, now: now) != nil else {
+                return "You have no quiet hours of your own."
+            }
+            return "Quiet hours off: your watches' alerts come at any hour."
         }
+    }
+
+    /// The line `watching` shows a person's quiet hours with.
+    static func quietLine(_ quiet: WatchQuietHours) -> String {
+        "Quiet hours: \(quiet.words) (`quiet off` ends them)."
     }
 
     static let watchHint = "Try `watch gauge ID minor` (`help` lists the commands)."

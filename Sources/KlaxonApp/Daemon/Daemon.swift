@@ -55,6 +55,11 @@ public final class Daemon: Sendable {
     let catchUps = Box(CatchUps.Watch())
     /// The rules of people's watches at the last evaluation (`watchRules()`).
     let lastWatchRules = Box<[Rule]>([])
+    /// What the last watch rules were built from: the store's `watchGeneration` and this daemon's
+    /// reload count (a reload may change `watches:`); nil before the first build.
+    let lastWatchBuild = Box<WatchBuild?>(nil)
+    /// How many times the watch rules were built (tests: an unchanged watch set builds none).
+    package let watchRuleBuilds = Box(0)
     /// Whether the alerts of watches removed before this daemon started were looked for.
     let watchesSeen = Box(false)
 
@@ -92,15 +97,34 @@ public final class Daemon: Sendable {
         }.get()
     }
 
-    /// The rules of the stored watches (issue 43), read each evaluation so a watch made from chat, on
-    /// any daemon, is evaluated at the next one. A watch gone since the last read has its firing
-    /// alerts resolved, as a rule a reload removed. A store that cannot answer keeps the last rules.
+    /// What a build of the watch rules was made from (`lastWatchBuild`).
+    struct WatchBuild: Equatable, Sendable {
+        var generation: Int64
+        var reload: Int
+    }
+
+    /// The rules of the stored watches (issue 43), so a watch made from chat, on any daemon, is
+    /// evaluated at the next evaluation. Each evaluation reads one number (`watchGeneration`, moved
+    /// by every change of the watches or of quiet hours, on any daemon); the watches are read and
+    /// their rules built again only when it moved or a reload took. A watch gone since the last
+    /// build has its firing alerts resolved, as a rule a reload removed. A store that cannot answer
+    /// keeps the last rules.
     func watchRules() async -> [Rule] {
+        // The reload count before the config, the store's number before its rows: a change between
+        // the two is built now and seen again at the next evaluation (one build more), never missed.
+        let reload = reloaded.value
         let config = self.config
         let previous = lastWatchRules.value
         let current: [Rule]
         do {
-            current = WatchWiring.rules(try await store.allWatches(), config: config)
+            let build = WatchBuild(generation: try await store.watchGeneration(), reload: reload)
+            if build == lastWatchBuild.value, watchesSeen.value {
+                metrics.watches(previous.count)
+                return previous
+            }
+            current = try await WatchWiring.storedRules(store: store, config: config)
+            lastWatchBuild.set(build)
+            watchRuleBuilds.set(watchRuleBuilds.value + 1)
         } catch {
             logger.warning("cannot read the watches; the last ones stay", metadata: ["error": "\(error)"])
             return previous
@@ -108,9 +132,8 @@ public final class Daemon: Sendable {
         removedRules.note(old: previous, new: current)
         if !watchesSeen.value {
             // The first read: watches removed while no daemon ran still have their alerts active.
-            let kept = Set(current.map(\.name))
             if let counts = try? await store.alertCounts() {
-                let gone = Set(counts.map(\.rule)).filter { $0.hasPrefix("watch-") && !kept.contains($0) }
+                let gone = WatchWiring.gone(counts: counts, kept: current)
                 removedRules.note(gone: Dictionary(uniqueKeysWithValues: gone.map { ($0, [String]()) }))
                 watchesSeen.set(true)
             }

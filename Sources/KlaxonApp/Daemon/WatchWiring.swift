@@ -72,13 +72,27 @@ public enum WatchWiring {
         }
     }
 
-    /// The rules of `watches` whose destination has a receiver, and the kinds the config allows.
-    public static func rules(_ watches: [Watch], config: Config) -> [Rule] {
+    /// The rules of the stored watches, each with its owner's quiet hours: what the daemon and
+    /// `klaxon evaluate` run besides the rule files.
+    public static func storedRules(store: any WatchStore, config: Config) async throws -> [Rule] {
+        rules(try await store.allWatches(), config: config, quiet: try await store.allWatchQuietHours())
+    }
+
+    /// The watch rules with active alerts (`counts`) that are not among `kept`: watches removed
+    /// since they were last evaluated (while no daemon ran, or between two `klaxon evaluate`s).
+    public static func gone(counts: [AlertCount], kept: [Rule]) -> Set<String> {
+        let names = Set(kept.map(\.name))
+        return Set(counts.map(\.rule)).filter { $0.hasPrefix("watch-") && !names.contains($0) }
+    }
+
+    /// The rules of `watches` whose destination has a receiver, and the kinds the config allows;
+    /// each labelled with its owner's `quiet` hours, if they keep any.
+    public static func rules(_ watches: [Watch], config: Config, quiet: [String: WatchQuietHours] = [:]) -> [Rule] {
         watches.compactMap { w in
             guard config.watches.kinds.contains(w.target.kindName),
                 let receiver = receiver(for: w.destination, config: config)
             else { return nil }
-            return w.rule(receiver: receiver)
+            return w.rule(receiver: receiver, quiet: quiet[w.owner.key])
         }
     }
 }

@@ -67,7 +67,7 @@ public struct DryRunJob: Sendable {
     public func run() async throws -> Int32 {
         let clock = ContinuousClock.now
         let cfg = try config.map { try Config.load(path: $0) }
-        let ruleList = try RuleLoader.load(paths: !rules.isEmpty ? rules : cfg?.rules ?? ["Rules"])
+        var ruleList = try RuleLoader.load(paths: !rules.isEmpty ? rules : cfg?.rules ?? ["Rules"])
         var previewer: (any Notifier)? = nil
         if let render, let cfg {
             guard let n = try DeliveryWiring.notifiers(cfg)[render] else {
@@ -86,6 +86,14 @@ public struct DryRunJob: Sendable {
         }
         return try await StoreLocation.withOptionalStore(contextLocation, readOnly: true) { context in
             let source = sourceLocation == nil ? nil : context
+            // People's watches in the database, with the config's receivers, as the daemon evaluates them.
+            if let context, let cfg {
+                do {
+                    ruleList += try await WatchWiring.storedRules(store: context, config: cfg)
+                } catch {
+                    warn("warning: the database's watches are not replayed: \(error)")
+                }
+            }
             var stations: [String: StationInfo] = [:]
             var floods: [String: FloodCategories] = [:]
             if let context, WaterContext.needsStations(ruleList) {

@@ -1,3 +1,4 @@
+import Foundation
 import KlaxonCore
 import KlaxonDelivery
 import KlaxonStore
@@ -13,16 +14,37 @@ extension Evaluate {
 
     /// `klaxon evaluate` over its open store: evaluates at `now` and records the transitions, queued in
     /// the outbox when the config has receivers, else written to standard output in `format`.
+    /// People's watches are evaluated with the rules, as the daemon evaluates them (issue 43), and
+    /// the firing alerts of watches removed since are resolved first.
     /// Warnings (flood categories missing, a transition that reaches no receiver) and the closing
     /// `evaluate: …` line go to standard error. Returns the exit status.
     public static func command(
-        store: any EvaluationStore & RuleContextReads, rules: [Rule], config: Config?, now: Int64,
-        format: StdoutNotifier.Format, output: CommandOutput = .standard
+        store: any EvaluationStore & RuleContextReads & WatchStore & AlertReads, rules: [Rule], config: Config?,
+        now: Int64, format: StdoutNotifier.Format, output: CommandOutput = .standard
     ) async throws -> Int32 {
         // Without receivers there is nowhere to deliver: print the transitions instead.
         let routing = (config?.receivers.isEmpty ?? true) ? nil : config?.routing
         for line in try await WaterContext.missingCategories(rules: rules, store: store) {
             output.error("warning: \(line)")
+        }
+        var rules = rules
+        if let config {
+            let watches = try await WatchWiring.storedRules(store: store, config: config)
+            let gone = WatchWiring.gone(counts: try await store.alertCounts(), kept: watches)
+            if !gone.isEmpty {
+                let e = Evaluation(
+                    engine: RuleEngine(rules: []), quakes: QuakeRunner(rules: []), trips: TripRunner(rules: []),
+                    now: now, queuedAt: Int64(Date().timeIntervalSince1970 * 1000),
+                    planner: RemovedRulesPlanner(
+                        routing: routing, notify: Dictionary(uniqueKeysWithValues: gone.map { ($0, [String]()) }),
+                        receivers: Set(config.receivers.map(\.name))))
+                let logged = try await store.resolveRemoved(rules: gone, e)
+                if routing == nil {
+                    let out = StdoutNotifier(format: format)
+                    for l in logged { output.line(out.line(for: l.transition, message: l.message)) }
+                }
+            }
+            rules += watches
         }
         let result = try await run(store: store, rules: rules, now: now, routing: routing)
         for t in result.unrouted {

@@ -9,7 +9,8 @@ import KlaxonCore
 /// `buttons: true`, a firing alert has Ack and Silence 1h inline buttons whose presses Telegram
 /// posts to `EXTERNAL_URL/chat/telegram` as a `callback_query` (`chat.telegram`).
 public struct TelegramNotifier: Notifier {
-    public let config: Receiver.Telegram
+    /// The receiver (a direct message's copy, `direct(to:)`, has the user's chat as `chatID`).
+    public internal(set) var config: Receiver.Telegram
     let api: TelegramBotAPI
 
     public init(config: Receiver.Telegram, client: HTTPClient = .webhooks) {

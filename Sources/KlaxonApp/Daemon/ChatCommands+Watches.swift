@@ -24,14 +24,29 @@ extension ChatCommands {
         switch parsed {
         case .failure(let problem):
             return problem.message
-        case .success(.watch(let target)):
-            guard let channel = user.channel else {
-                return "I can't tell which channel this is, so a watch has nowhere to post."
-            }
-            let destination = WatchDestination.channel(platform: user.platform, channel: channel)
-            guard WatchWiring.receiver(for: destination, config: config) != nil else {
-                return
-                    "Watches can't post in this channel: `watches.channels` does not list \(WatchText.shown(destination.key)). An operator can add it."
+        case .success(.watch(let target, let direct)):
+            let destination: WatchDestination
+            if direct || user.direct {
+                // To the person: their platform id, a direct message through `watches.direct`.
+                guard config.watches.direct[user.platform] != nil else {
+                    return
+                        "Direct messages on \(user.platform) aren't set up here (`watches.direct` names no receiver for it). An operator can add one; without `dm`, a watch posts to the channel it is made in."
+                }
+                destination = .direct(platform: user.platform, user: user.user)
+                guard WatchWiring.receiver(for: destination, config: config) != nil else {
+                    return "I can't send direct messages to your \(user.platform) user id, so that watch was not kept."
+                }
+            } else {
+                guard let channel = user.channel else {
+                    return "I can't tell which channel this is, so a watch has nowhere to post."
+                }
+                destination = .channel(platform: user.platform, channel: channel)
+                guard WatchWiring.receiver(for: destination, config: config) != nil else {
+                    return
+                        "Watches can't post in this channel: `watches.channels` does not list \(WatchText.shown(destination.key)). An operator can add it."
+                        + (config.watches.direct[user.platform] != nil
+                            ? " Add `dm` to the command for direct messages instead." : "")
+                }
             }
             // A category the gauge has no stage for would never fire: say so now, not never.
             if case .gauge(let station, _, .category(let category)) = target {
@@ -46,7 +61,7 @@ extension ChatCommands {
             switch try await store.addWatch(watch, limit: limit) {
             case .added(let w):
                 return
-                    "Watch \(w.number): \(w.target.words), posted to \(w.destination.words). `watching` lists your watches; `unwatch \(w.number)` stops this one."
+                    "Watch \(w.number): \(w.target.words), \(w.destination.isDirect ? "sent to you as direct messages" : "posted to \(w.destination.words)"). `watching` lists your watches; `unwatch \(w.number)` stops this one."
             case .duplicate(let w):
                 return "You already have that watch (\(w.number): \(w.target.words))."
             case .full(let limit):

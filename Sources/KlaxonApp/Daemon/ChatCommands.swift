@@ -31,7 +31,7 @@ public struct ChatCommands: Sendable {
         • `silence RULE [STATION] DURATION` — mute an alert (like `silence flood-stage 14211720 2h`)
         • `ack ALERT_ID` — stop reminders until the alert changes
         • `trip NAME` — your trip's packing list
-        • `watch gauge ID minor`, `watch air PLACE poor`, `watch quakes near "PLACE" M5` — tell this channel
+        • `watch gauge ID minor`, `watch air PLACE poor`, `watch quakes near "PLACE" M5` — tell this channel (add `dm`: tell you)
         • `watching`, `unwatch N` — your watches
         • `help`
         """

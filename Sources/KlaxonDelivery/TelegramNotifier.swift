@@ -99,7 +99,9 @@ public struct TelegramNotifier: Notifier {
             for a in firing {
                 let suffix = n.alerts.count > 1 ? " #\(a.id)" : ""
                 rows.append(
-                    ChatAction.allCases.map { ($0.label + suffix, TelegramCallbackData.make($0, episode: a.id)) })
+                    ChatAction.buttons(for: a.transition).map {
+                        ($0.label + suffix, TelegramCallbackData.make($0, episode: a.id))
+                    })
             }
         }
         return TelegramBotAPI.Message(text: text, buttons: rows)

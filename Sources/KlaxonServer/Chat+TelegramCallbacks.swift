@@ -66,7 +66,7 @@ enum TelegramCallbackEndpoint {
             let outcome = await act(ChatEndpoints.Press(user: user, action: press.action, episode: press.episode), at)
             switch outcome {
             case .done(let summary):
-                let verb = press.action == .ack ? "Acked" : "Silenced for 1h"
+                let verb = press.action.doneVerb
                 return answer(id, "\(verb) by \(user.name), \(ChatText.clock(at)) UTC: \(summary)")
             case .refused(let why), .failed(let why):
                 // Nothing was done: the button may still be used (by someone who may act).

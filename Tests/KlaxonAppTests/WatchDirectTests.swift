@@ -389,6 +389,88 @@ struct WatchDirectTests {
     }
 }
 
+/// Issue 43: buttons under a watch's messages, *Stop watching* and *Mute 24h*, through the same
+/// button machinery as Ack and Silence 1h; only the watch's owner may press them.
+@Suite("watch buttons", .serialized, .timeLimit(.minutes(10)))
+struct WatchButtonTests {
+    @Test(
+        "a watch's Telegram message has Stop watching and Mute 24h; another person is refused, the owner mutes and stops it"
+    )
+    func telegram() async throws {
+        try await TelegramStandIn.with { tg in
+            let now = Int64(Date().timeIntervalSince1970)
+            let (store, base) = try await WatchDirectTests.setup(now: now)
+            var config = base
+            config.receivers.append(
+                .telegram(.init(name: "tg", token: Secret(tg.token), chatID: tg.chat, url: tg.url, buttons: true)))
+            config.watches.direct = ["telegram": "tg"]
+            // 666 may ack and silence; that is not stopping someone else's watch.
+            config.chatMayAct = ["666"]
+            tg.start(user: 4242)
+            try await WatchDirectTests.with(store: store, config: config) { server in
+                _ = try await WatchDirectTests.telegram(
+                    server, update: 1, from: 4242, text: "watch gauge 01646500 minor")
+                let watch = try #require(try await store.allWatches().first)
+                let daemon = Daemon(config: config, store: store, rules: [], logger: WatchDirectTests.logger)
+                _ = try await daemon.evaluate(now: now - 1200)
+                try await WatchDirectTests.gauge(11, at: now - 600, store: store, daemon: daemon)
+                try await WatchDirectTests.deliver(store: store, config: config)
+                let row = try #require(tg.messages.first?.buttons.first)
+                #expect(row.count == 2 && row[0].hasPrefix("unwatch:") && row[1].hasPrefix("mute_24h:"), "\(row)")
+                #expect(tg.problems == [])
+                let secret = [("X-Telegram-Bot-Api-Secret-Token", ButtonServer.telegramSecret)]
+                func press(_ id: String, _ user: Int64, _ data: String) async throws -> String {
+                    let r = try await server.post(
+                        "/chat/telegram", body: try TelegramCallbackTests.update(id: id, user: user, data: data),
+                        headers: secret)
+                    #expect(r.0 == 200)
+                    let o = try JSONSerialization.jsonObject(with: Data(r.1.utf8)) as? [String: Any]
+                    return o?["text"] as? String ?? ""
+                }
+                for (id, data) in [("q1", row[0]), ("q2", row[1])] {
+                    let refused = try await press(id, 666, data)
+                    #expect(refused.hasPrefix("Only the person who made this watch may stop or mute it"), "\(refused)")
+                }
+                #expect(try await store.activeSilences(now: now).isEmpty)
+                let mute = try await press("q3", 4242, row[1])
+                #expect(
+                    mute.hasPrefix("Muted for 24h by @ana, ") && mute.contains("watch 1, gauge 01646500"), "\(mute)")
+                let silences = try await store.activeSilences(now: now)
+                #expect(silences.count == 1)
+                #expect(silences.first?.matchers.contains { $0.name == "rule" && $0.value == watch.ruleName } == true)
+                #expect(silences.first.map { $0.ends - $0.starts } == ChatAction.muteSeconds)
+                let stop = try await press("q4", 4242, row[0])
+                #expect(stop.hasPrefix("Stopped watching by @ana, "), "\(stop)")
+                #expect(try await store.allWatches().isEmpty)
+                #expect(try await press("q5", 4242, row[0]) == "That watch was stopped already: nothing was changed.")
+            }
+        }
+    }
+
+    @Test("Slack and Mattermost messages of a watch carry Stop watching and Mute 24h; other alerts Ack and Silence 1h")
+    func rendering() {
+        func note(_ labels: [String: String]) -> AlertNotification {
+            let t = Transition(
+                rule: "watch-1", kind: "levels", station: "01646500", metric: "gage_height", state: .firing,
+                at: 1_767_225_600, value: 11, severity: .warning, labels: labels, summary: "minor flood",
+                explanation: "11 ft")
+            return AlertNotification(
+                key: "k", receiver: "r", alerts: [NotifiedAlert(transition: t, message: "m", id: 7)],
+                externalURL: "https://klaxon.example.org",
+                chatActions: ChatActionSigner { a, e in ["action": a.rawValue, "episode": String(e)] })
+        }
+        let slack = JSONText.encode(.object(WebhookPayloads.slack(note(["watch": "1"]))))
+        #expect(slack.contains("\"unwatch.0\"") && slack.contains("\"mute_24h.0\"") && !slack.contains("\"ack.0\""))
+        let plain = JSONText.encode(.object(WebhookPayloads.slack(note([:]))))
+        #expect(plain.contains("\"ack.0\"") && plain.contains("\"silence_1h.0\"") && !plain.contains("unwatch"))
+        let mm = JSONText.encode(.object(WebhookPayloads.mattermost(note(["watch": "1"]))))
+        #expect(mm.contains("\"unwatch0\"") && mm.contains("\"mute0\"") && mm.contains("Stop watching"))
+        #expect(!mm.contains("\"ack0\""))
+        #expect(TelegramCallbackData.read("mute_24h:12").map { $0.action == .mute24h && $0.episode == 12 } == true)
+        #expect(TelegramCallbackData.read("unwatch:12").map { $0.action == .unwatch && $0.episode == 12 } == true)
+    }
+}
+
 /// Issue 43: `watches.direct` names each platform's direct-message receiver, checked at load.
 @Suite("watches.direct config")
 struct WatchDirectConfigTests {

@@ -61,9 +61,12 @@ public struct ChatCommands: Sendable {
     /// A pressed button (Slack or Mattermost): the same checks and the same store calls as the
     /// `ack` and `silence` commands.
     public func act(_ press: ChatEndpoints.Press, now: Int64) async -> ChatEndpoints.Outcome {
+        // A watch's buttons are its owner's, whoever `chat.may_act` names.
+        if press.action == .unwatch || press.action == .mute24h { return await watchPress(press, now: now) }
         guard mayAct(press.user) else { return .refused(Self.mayNotAct) }
         do {
             switch press.action {
+            case .unwatch, .mute24h: return await watchPress(press, now: now)
             case .ack: return try await ack(press.episode, user: press.user, now: now)
             case .silence1h:
                 // The alert's rule at its station, as `silence RULE STATION 1h` would.

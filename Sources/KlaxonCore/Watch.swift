@@ -73,6 +73,12 @@ public enum WatchDestination: Sendable, Hashable, Codable {
     /// An email address.
     case email(String)
 
+    /// Whether it is a direct message to the person.
+    public var isDirect: Bool {
+        if case .direct = self { return true }
+        return false
+    }
+
     /// `slack:C0123` for a channel; the key `watches.channels` maps to a receiver.
     public var key: String {
         switch self {
@@ -82,10 +88,10 @@ public enum WatchDestination: Sendable, Hashable, Codable {
         }
     }
 
-    /// `this channel`, `a direct message`, `email to a@example.org`.
+    /// `this channel`, `direct messages to you`, `email to a@example.org`.
     public var words: String {
         switch self {
-        case .direct: "a direct message"
+        case .direct: "direct messages to you"
         case .channel: "this channel"
         case .email(let address): "email to \(address)"
         }

@@ -8,6 +8,7 @@ import Foundation
 ///     watching                            unwatch 2
 ///     quiet 22:00-07:00                   quiet 22:00-07:00 Europe/Berlin
 ///     quiet off
+///     watch gauge 01646500 minor dm       (a direct message to the person, not the channel)
 ///
 /// Pure: what may be watched comes in a `WatchCatalog` (the gauges, air places and quake places the
 /// operator allows), and a mistake is answered with what was meant ("no gauge 0164650; did you mean
@@ -17,7 +18,9 @@ import Foundation
 /// an answer repeats goes through `WatchText.shown` (cut, mentions defused). The chat endpoints
 /// escape the whole answer per platform on top.
 public enum WatchCommand: Sendable, Hashable {
-    case watch(WatchTarget)
+    /// A watch; `direct`: its alerts go to the person as direct messages (the command ended in
+    /// `dm`), not to the channel it was made in.
+    case watch(WatchTarget, direct: Bool = false)
     case watching
     case unwatch(Int)
     /// The person's quiet hours, in their time zone (UTC when they name none).
@@ -39,6 +42,7 @@ public enum WatchCommand: Sendable, Hashable {
         • `watch gauge ID minor` (or action, moderate, major, or a stage like 12.5ft)
         • `watch air PLACE poor` (a level of the place's AQI scale; add `nowcast` for the NowCast)
         • `watch quakes near "PLACE" M5` (or `felt IV`)
+        • add `dm` to any of them for direct messages to you instead of this channel
         • `watching` — your watches, numbered
         • `unwatch N` — stop watch N
         • `quiet 22:00-07:00 Europe/Berlin` (or `quiet off`) — your quiet hours (UTC unless you name a zone)
@@ -71,9 +75,17 @@ public enum WatchCommand: Sendable, Hashable {
         case "quiet":
             return quiet(args)
         default:
-            return watch(args, catalog: catalog)
+            // `… dm`: to the person, not the channel.
+            guard args.count > 1, args.last?.lowercased() == directWord else { return watch(args, catalog: catalog) }
+            return watch(Array(args.dropLast()), catalog: catalog).map {
+                guard case .watch(let target, _) = $0 else { return $0 }
+                return .watch(target, direct: true)
+            }
         }
     }
+
+    /// The last word of a watch that asks for direct messages.
+    public static let directWord = "dm"
 
     static func firstWordIsVerb(_ text: String) -> Bool {
         let word = String(text.unicodeScalars.prefix(32)).split(whereSeparator: \.isWhitespace).first

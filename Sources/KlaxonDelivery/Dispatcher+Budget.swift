@@ -64,7 +64,7 @@ extension Dispatcher {
     /// storm summary's count, which is brought up to date.
     func budgetResolved(_ alerts: [NotifiedAlert], receiver: String, budget: Budget) async {
         let gone = alerts.map { ResolvedFold(alert: OutboxRecord.alertKey($0.transition), episode: $0.id) }
-        guard !gone.isEmpty, let notifier = notifiers[receiver] else { return }
+        guard !gone.isEmpty, let notifier = self.notifier(receiver) else { return }
         let store = self.store
         let now = clock()
         let storm = try? await livingStoreCall("updating the budget") {

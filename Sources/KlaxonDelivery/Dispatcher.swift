@@ -90,6 +90,26 @@ public final class Dispatcher: EvaluationObserver {
         var settings: Settings
     }
     var notifiers: [String: any Notifier] { setup.withLock { $0.notifiers } }
+
+    /// The notifier of `receiver`: a configured receiver's, or for a person's direct messages
+    /// (`DirectReceiver`, `BASE+dm:USER`, issue 43) the base receiver's, sending to the user. Nil
+    /// for a receiver the configuration no longer has (or whose base cannot send directly).
+    func notifier(_ receiver: String) -> (any Notifier)? {
+        let all = notifiers
+        if let n = all[receiver] { return n }
+        guard let direct = DirectReceiver(name: receiver), let base = all[direct.base] as? any DirectMessaging else {
+            return nil
+        }
+        return base.direct(to: direct.user)
+    }
+
+    /// The configured receiver that sends for `receiver`: itself, or the base of a person's direct
+    /// messages. Metrics and the `rate_limit` pace count under it (one series and one pace per
+    /// configured receiver, not one per person).
+    func baseReceiver(_ receiver: String) -> String {
+        guard notifiers[receiver] == nil, let direct = DirectReceiver(name: receiver) else { return receiver }
+        return direct.base
+    }
     var routing: Routing { setup.withLock { $0.routing } }
     var settings: Settings { setup.withLock { $0.settings } }
     let logger: Logger
@@ -243,7 +263,7 @@ public final class Dispatcher: EvaluationObserver {
                 for batch in batches { byReceiver[batch.receiver, default: []].append(batch) }
                 return try await withThrowingTaskGroup(of: Pass.self) { group in
                     for (receiver, list) in byReceiver {
-                        let limit = max(1, self.notifiers[receiver]?.connections ?? 1)
+                        let limit = max(1, self.notifier(receiver)?.connections ?? 1)
                         group.addTask {
                             try await self.send(list, connections: limit, silences: silences, into: outcomes)
                         }
@@ -594,7 +614,7 @@ public final class Dispatcher: EvaluationObserver {
                 let held = Set(flight.rowIDs() + outcomes.rowIDs())
                 for batch in handed + claimed
                 where held.isEmpty || !batch.rows.contains(where: { held.contains($0.id) }) {
-                    let connections = max(1, notifiers[batch.receiver]?.connections ?? 1)
+                    let connections = max(1, notifier(batch.receiver)?.connections ?? 1)
                     guard flight.add(batch, silences: silences, connections: connections) else { continue }
                     senders.addTask {
                         // One of the lane's senders: takes its batches in order until none is left.
@@ -702,7 +722,7 @@ public final class Dispatcher: EvaluationObserver {
         var alerts = unheard.isEmpty ? all : all.filter { row, _ in !unheard.contains { $0.0.id == row.id } }
         // A resolve owed to a receiver that heard the firing and that a reload removed since: none can
         // send it. Recorded with the reason and counted (not a failed send: no retry can help).
-        if notifiers[batch.receiver] == nil, batch.rows.first?.purpose != "system" {
+        if notifier(batch.receiver) == nil, batch.rows.first?.purpose != "system" {
             let owed = alerts.filter { $0.1.transition.state == .resolved }
             if !owed.isEmpty {
                 outcomes.add(
@@ -710,7 +730,7 @@ public final class Dispatcher: EvaluationObserver {
                         subBatch(batch, owed.map(\.0)), state: .skipped, now: now, retryAt: nil,
                         error: Self.receiverRemoved(batch.receiver)))
                 pass.skipped += 1
-                for _ in owed { settings.observeUnsentResolve?(batch.receiver, "receiver_removed") }
+                for _ in owed { settings.observeUnsentResolve?(baseReceiver(batch.receiver), "receiver_removed") }
                 logger.warning(
                     "resolve not sent: the receiver that heard the alert firing is no longer configured",
                     metadata: ["receiver": "\(batch.receiver)", "alerts": .stringConvertible(owed.count)])
@@ -767,7 +787,7 @@ public final class Dispatcher: EvaluationObserver {
         }
 
         // Stage: send.
-        guard let notifier = notifiers[batch.receiver] else {
+        guard let notifier = self.notifier(batch.receiver) else {
             try fail(
                 liveBatch,
                 error: DeliveryError(
@@ -787,13 +807,17 @@ public final class Dispatcher: EvaluationObserver {
             isDigest: batch.key.hasPrefix("digest-"), externalURL: settings.externalURL,
             groupBy: routing.route(batch.route).groupBy, routeKey: Self.routeKey(routing, batch.route),
             chatActions: settings.chatActions)
-        if let rate = notifier.rateLimit { try await pacer.wait(receiver: batch.receiver, rate: rate, clock: clock) }
+        if let rate = notifier.rateLimit {
+            // A person's direct messages share their base receiver's `rate_limit` (one bot, one pace).
+            try await pacer.wait(receiver: baseReceiver(batch.receiver), rate: rate, clock: clock)
+        }
         let started = ContinuousClock.now
         let observe = settings.observeSend
+        let measured = baseReceiver(batch.receiver)
         func observed(_ ok: Bool) {
             guard let observe else { return }
             let d = ContinuousClock.now - started
-            observe(batch.receiver, Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18, ok)
+            observe(measured, Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18, ok)
         }
         do {
             // A reminder (`repeat_interval`) is posted anew, to be seen again; the rest edit the living message.
@@ -834,8 +858,8 @@ public final class Dispatcher: EvaluationObserver {
     func fail(_ batch: OutboxBatch, error: DeliveryError, now: Int64, pass: inout Pass, into outcomes: Outcomes) throws
     {
         let age = (now - batch.firstCreatedAt) / 1000
-        let integration = notifiers[batch.receiver]?.integration ?? "unknown"
-        settings.observeFailure?(batch.receiver, integration, error.reason)
+        let integration = notifier(batch.receiver)?.integration ?? "unknown"
+        settings.observeFailure?(baseReceiver(batch.receiver), integration, error.reason)
         let change = streaks.withLock {
             $0[batch.receiver, default: ReceiverStreak()].failed(
                 receiver: batch.receiver, integration: integration, error: error, attempt: batch.attempt,

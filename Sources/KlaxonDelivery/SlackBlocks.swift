@@ -100,7 +100,7 @@ public enum SlackBlocks {
         }
         // Ack and Silence only while the alert fires, and only for a logged one (a test message has id 0).
         if WebhookPayloads.ackHint(a) != nil {
-            for action in ChatAction.allCases {
+            for action in ChatAction.buttons(for: a.transition) {
                 var button: [String: JSONValue] = [
                     "type": "button", "action_id": .string(action.actionID(position: i)),
                     "text": plain(action.label, Limit.buttonText), "value": .string(String(a.id)),

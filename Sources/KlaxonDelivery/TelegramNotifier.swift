@@ -9,7 +9,8 @@ import KlaxonCore
 /// `buttons: true`, a firing alert has Ack and Silence 1h inline buttons whose presses Telegram
 /// posts to `EXTERNAL_URL/chat/telegram` as a `callback_query` (`chat.telegram`).
 public struct TelegramNotifier: Notifier {
-    public let config: Receiver.Telegram
+    /// The receiver (a direct message's copy, `direct(to:)`, has the user's chat as `chatID`).
+    public internal(set) var config: Receiver.Telegram
     let api: TelegramBotAPI
 
     public init(config: Receiver.Telegram, client: HTTPClient = .webhooks) {
@@ -98,7 +99,9 @@ public struct TelegramNotifier: Notifier {
             for a in firing {
                 let suffix = n.alerts.count > 1 ? " #\(a.id)" : ""
                 rows.append(
-                    ChatAction.allCases.map { ($0.label + suffix, TelegramCallbackData.make($0, episode: a.id)) })
+                    ChatAction.buttons(for: a.transition).map {
+                        ($0.label + suffix, TelegramCallbackData.make($0, episode: a.id))
+                    })
             }
         }
         return TelegramBotAPI.Message(text: text, buttons: rows)

@@ -11,6 +11,10 @@ import KlaxonCore
 enum ChatApp: Sendable {
     case slack(SlackWebAPI, channel: String, threadReplies: Bool)
     case mattermost(MattermostAPI, channel: String)
+    /// A direct message to a Mattermost user (issue 43): each post goes to the direct channel of the
+    /// bot and the user (`MattermostAPI.directChannel(with:)`, which Mattermost creates once and
+    /// then returns); an edit names the post alone.
+    case mattermostDirect(MattermostAPI, user: String)
 
     /// The receiver's API client; nil without a bot token (an incoming webhook).
     init?(config: Receiver.Webhook, client: HTTPClient) {
@@ -39,6 +43,10 @@ enum ChatApp: Sendable {
             var body = MattermostAPI.post(payload)
             body["channel_id"] = .string(channel)
             return body
+        case .mattermostDirect(_, let user):
+            var body = MattermostAPI.post(payload)
+            body["channel_id"] = .string("(the direct channel with \(user))")
+            return body
         }
     }
 
@@ -49,6 +57,9 @@ enum ChatApp: Sendable {
             let ref = try await api.postMessage(channel: channel, payload: payload, key: key)
             return ref.channel.isEmpty ? "" : ref.text
         case .mattermost(let api, let channel):
+            return try await api.createPost(channelID: channel, payload: payload, key: key)
+        case .mattermostDirect(let api, let user):
+            let channel = try await api.directChannel(with: user)
             return try await api.createPost(channelID: channel, payload: payload, key: key)
         }
     }
@@ -74,7 +85,7 @@ enum ChatApp: Sendable {
                 _ = try await api.postMessage(
                     channel: ref.channel, threadTS: ref.ts, payload: reply, key: key + "-reply")
             }
-        case .mattermost(let api, _):
+        case .mattermost(let api, _), .mattermostDirect(let api, _):
             try await api.patchPost(id: messageID, payload: payload, key: key)
         }
     }

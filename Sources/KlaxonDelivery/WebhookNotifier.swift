@@ -33,7 +33,8 @@ public struct WebhookNotifier: Notifier {
     /// A plain `http://` URL's keep-alive connections, request target and `Host` header.
     let plain: (connections: WebhookConnections, target: String, hostHeader: String)?
     /// The platform's API, for a receiver with a bot token (`ChatApp`); nil: an incoming webhook.
-    let app: ChatApp?
+    /// A direct message's copy (`direct(to:)`) has the user as its channel.
+    var app: ChatApp?
 
     public init(
         config: Receiver.Webhook, groupBy: [String] = ["rule", "station", "metric"], client: HTTPClient = .webhooks,

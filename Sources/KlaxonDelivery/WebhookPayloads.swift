@@ -337,9 +337,9 @@ public enum WebhookPayloads {
         let url = AlertNotification.trimmed(n.externalURL) + "/chat/mattermost/actions"
         for (i, a) in n.alerts.enumerated() where ackHint(a) != nil {
             list[i]["actions"] = .array(
-                ChatAction.allCases.map { action -> JSONValue in
+                ChatAction.buttons(for: a.transition).map { action -> JSONValue in
                     [
-                        "id": "\(action == .ack ? "ack" : "silence")\(i)", "type": "button",
+                        "id": "\(action.buttonName)\(i)", "type": "button",
                         "name": .string(action.label), "style": action == .ack ? "primary" : "default",
                         "integration": [
                             "url": .string(url),

@@ -55,7 +55,7 @@ enum MattermostActionEndpoint {
             let e = ChatEscape.mattermost
             switch outcome {
             case .done(let summary):
-                let verb = verified.action == .ack ? "Acked" : "Silenced for 1h"
+                let verb = verified.action.doneVerb
                 let line = "\(verb) by @\(e(name)), \(ChatText.clock(at)) UTC: \(e(summary))"
                 return KlaxonHTTP.json(encoded: Answer(update: .init(message: line), ephemeralText: line), status: .ok)
             case .refused(let why), .failed(let why):

@@ -132,7 +132,7 @@ struct SlackPress: Sendable {
 
     /// `Acked by <@U024BE7LH>, 09:50 UTC`.
     static func line(_ action: ChatAction, user: String, at: Int64) -> String {
-        let verb = action == .ack ? "Acked" : "Silenced for 1h"
+        let verb = action.doneVerb
         return "\(verb) by <@\(user)>, \(ChatText.clock(at)) UTC"
     }
 

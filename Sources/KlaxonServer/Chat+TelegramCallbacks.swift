@@ -27,7 +27,8 @@ enum TelegramCallbackEndpoint {
 
     static func add(
         to router: Router<BasicRequestContext>, settings: ChatEndpoints.Settings, seen: any ReplayGuard,
-        now: @escaping @Sendable () -> Int64, act: @escaping ChatEndpoints.Act
+        now: @escaping @Sendable () -> Int64, answer command: @escaping ChatEndpoints.Answer,
+        act: @escaping ChatEndpoints.Act
     ) {
         router.post("/chat/telegram") { request, _ -> Response in
             guard let secret = settings.telegramSecretToken else { return Response(status: .notFound) }
@@ -39,7 +40,12 @@ enum TelegramCallbackEndpoint {
             guard let update = JSONValue.parse(body.readableBytesView)?.object else {
                 return APIError(.badRequest, "the update is not a JSON object").response
             }
-            // Anything but a button press (a message to the bot, a member change): taken, ignored.
+            // A message to the bot: a command (issue 43).
+            if let message = update["message"]?.object {
+                return try await TelegramCommandEndpoint.handle(
+                    message, updateID: update["update_id"]?.number, seen: seen, now: now(), answer: command)
+            }
+            // Anything else (an edited message, a member change): taken, ignored.
             guard let query = update["callback_query"]?.object else { return Response(status: .ok) }
             guard let id = query["id"]?.string, !id.isEmpty, id.utf8.count <= 64,
                 let from = query["from"]?.object, let number = from["id"]?.number, number == number.rounded(),
@@ -60,7 +66,7 @@ enum TelegramCallbackEndpoint {
             let outcome = await act(ChatEndpoints.Press(user: user, action: press.action, episode: press.episode), at)
             switch outcome {
             case .done(let summary):
-                let verb = press.action == .ack ? "Acked" : "Silenced for 1h"
+                let verb = press.action.doneVerb
                 return answer(id, "\(verb) by \(user.name), \(ChatText.clock(at)) UTC: \(summary)")
             case .refused(let why), .failed(let why):
                 // Nothing was done: the button may still be used (by someone who may act).

@@ -86,13 +86,19 @@ public enum ChatEndpoints {
         /// The channel the command was sent in (`channel_id`), when the platform said; a watch made
         /// there posts there (issue 43).
         public var channel: String?
+        /// The command came in the person's private chat with the bot (a Telegram private chat):
+        /// a watch made there is delivered as direct messages.
+        public var direct: Bool
 
-        public init(platform: String, team: String?, user: String, name: String, channel: String? = nil) {
+        public init(
+            platform: String, team: String?, user: String, name: String, channel: String? = nil, direct: Bool = false
+        ) {
             self.platform = platform
             self.team = team
             self.user = user
             self.name = name
             self.channel = channel
+            self.direct = direct
         }
 
         /// The keys `chat.users` may use for this user, most specific first: `TEAM:USER`, then `USER`.
@@ -169,7 +175,7 @@ public enum ChatEndpoints {
         }
         SlackActions.add(to: router, settings: settings, seen: seen, now: now, act: act, responses: responses)
         MattermostActionEndpoint.add(to: router, settings: settings, seen: seen, now: now, act: act)
-        TelegramCallbackEndpoint.add(to: router, settings: settings, seen: seen, now: now, act: act)
+        TelegramCallbackEndpoint.add(to: router, settings: settings, seen: seen, now: now, answer: answer, act: act)
     }
 
     /// A Slack request that passed `verifiedSlack`: its body as signed, its signature and time.

@@ -35,6 +35,8 @@ public final class MattermostStandIn: TestServer {
         var requests: [(method: String, path: String)] = []
         var limited: [Double] = []
         var directs: [String] = []
+        /// The direct channel with each user (the bot's own side implied).
+        var directWith: [String: String] = [:]
         var next = 0
     }
 
@@ -81,6 +83,11 @@ public final class MattermostStandIn: TestServer {
     /// The next `count` requests answer 429, asking to wait `retryAfter` seconds.
     public func rateLimit(_ count: Int, retryAfter: Double) {
         core.state.withLock { $0.limited += Array(repeating: retryAfter, count: count) }
+    }
+
+    /// The user a direct channel of the bot is with (nil: not a direct channel).
+    public func directUser(of channel: String) -> String? {
+        core.state.withLock { s in s.directWith.first { $0.value == channel }?.key }
     }
 
     /// Deletes a post, as its channel's people can: a patch of it then answers 404.
@@ -150,10 +157,16 @@ extension MattermostStandIn.Core {
                 return .json(200, Object(id: bot))
             case ("POST", "/api/v4/channels/direct"):
                 guard let ids = try? JSONDecoder().decode([String].self, from: r.body), ids.count == 2,
-                    ids.contains(bot)
+                    ids.contains(bot), let other = ids.first(where: { $0 != bot }) ?? ids.first,
+                    other.utf8.count == 26,
+                    other.utf8.allSatisfy({ (97...122).contains($0) || (48...57).contains($0) })
                 else { return refuse(400, "api.context.invalid_body_param.app_error", "invalid user ids") }
-                let id = "direct" + String(repeating: "0", count: 19) + String(s.directs.count + 1)
+                // Mattermost keeps one direct channel per pair: asked again, it answers the same one.
+                if let known = s.directWith[other] { return .json(201, Object(id: known, type: "D")) }
+                let n = String(s.directs.count + 1)
+                let id = "direct" + String(repeating: "0", count: 20 - n.count) + n
                 s.directs.append(id)
+                s.directWith[other] = id
                 return .json(201, Object(id: id, type: "D"))
             case ("POST", "/api/v4/posts"),
                 ("PUT", _) where r.method == "PUT" && patch:

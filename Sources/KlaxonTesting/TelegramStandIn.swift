@@ -39,6 +39,8 @@ public final class TelegramStandIn: TestServer {
         var calls: [String] = []
         var limited: [Int] = []
         var next: Int64 = 100
+        /// Users who opened the bot: their private chats (the chat id is the user's id).
+        var privateChats: Set<String> = []
     }
 
     final class Core: Sendable {
@@ -82,6 +84,11 @@ public final class TelegramStandIn: TestServer {
     public func rateLimit(_ count: Int, retryAfter: Int) {
         core.state.withLock { $0.limited += Array(repeating: retryAfter, count: count) }
     }
+
+    /// A user opens the bot (presses Start): the bot may then message their private chat, whose id
+    /// is the user's. A user who never did is 403 "Forbidden: bot can't initiate conversation with
+    /// a user", as Telegram answers.
+    public func start(user: Int64) { core.state.withLock { _ = $0.privateChats.insert(String(user)) } }
 
     /// Deletes a message, as a chat's admin can: an edit of it is then "message to edit not found".
     public func delete(_ id: Int64) { core.state.withLock { s in s.messages.removeAll { $0.id == id } } }
@@ -193,7 +200,12 @@ extension TelegramStandIn.Core {
                 let body = JSONValue.parse(r.body)?.object
             else { return fail(400, "Bad Request: the body is not a JSON object") }
             let chatID = body["chat_id"]?.number.map { String(Int64($0)) } ?? body["chat_id"]?.string
-            guard chatID == chat else { return fail(400, "Bad Request: chat not found") }
+            guard let target = chatID, target == chat || s.privateChats.contains(target) else {
+                if let id = chatID, let n = Int64(id), n > 0 {
+                    return fail(403, "Forbidden: bot can't initiate conversation with a user")
+                }
+                return fail(400, "Bad Request: chat not found")
+            }
             let html = body["text"]?.string ?? ""
             guard !html.isEmpty else { return fail(400, "Bad Request: message text is empty") }
             guard body["parse_mode"]?.string == "HTML" else { return fail(400, "Bad Request: expected HTML") }
@@ -217,17 +229,20 @@ extension TelegramStandIn.Core {
                     buttons.append(datas)
                 }
             }
-            let chatNumber = Int64(chat) ?? 0
+            let chatNumber = Int64(target) ?? 0
+            let chatType = target == chat ? "supergroup" : "private"
             switch method {
             case "sendMessage":
                 s.next += 1
                 s.messages.append(
                     TelegramStandIn.Message(
-                        id: s.next, chat: chat, text: text, html: html, buttons: buttons, edits: 0))
-                return .json(200, Success(result: Sent(message_id: s.next, chat: Chat(id: chatNumber), text: text)))
+                        id: s.next, chat: target, text: text, html: html, buttons: buttons, edits: 0))
+                return .json(
+                    200,
+                    Success(result: Sent(message_id: s.next, chat: Chat(id: chatNumber, type: chatType), text: text)))
             case "editMessageText":
                 let id = body["message_id"]?.number.map { Int64($0) } ?? 0
-                guard let i = s.messages.firstIndex(where: { $0.id == id }) else {
+                guard let i = s.messages.firstIndex(where: { $0.id == id && $0.chat == target }) else {
                     return fail(400, "Bad Request: message to edit not found", problem: false)
                 }
                 if s.messages[i].html == html && s.messages[i].buttons == buttons {
@@ -244,7 +259,8 @@ extension TelegramStandIn.Core {
                     200,
                     Success(
                         result: Sent(
-                            message_id: id, edit_date: 1_772_373_700, chat: Chat(id: chatNumber), text: text)))
+                            message_id: id, edit_date: 1_772_373_700, chat: Chat(id: chatNumber, type: chatType),
+                            text: text)))
             default:
                 return fail(404, "Not Found")
             }

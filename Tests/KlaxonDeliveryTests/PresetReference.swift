@@ -131,7 +131,7 @@ extension WebhookPayloads {
             guard let signer = n.chatActions, !n.externalURL.isEmpty else { return p }
             let url = AlertNotification.trimmed(n.externalURL) + "/chat/mattermost/actions"
             for (i, a) in n.alerts.enumerated() where ackHint(a) != nil {
-                list[i]["actions"] = ChatAction.allCases.map { action -> [String: Any] in
+                list[i]["actions"] = [ChatAction.ack, .silence1h].map { action -> [String: Any] in
                     [
                         "id": "\(action == .ack ? "ack" : "silence")\(i)", "type": "button", "name": action.label,
                         "style": action == .ack ? "primary" : "default",
@@ -336,7 +336,7 @@ extension SlackBlocks {
             }
             // Ack and Silence only while the alert fires, and only for a logged one (a test message has id 0).
             if WebhookPayloads.ackHint(a) != nil {
-                for action in ChatAction.allCases {
+                for action in [ChatAction.ack, .silence1h] {
                     var button: [String: Any] = [
                         "type": "button", "action_id": action.actionID(position: i),
                         "text": plain(action.label, Limit.buttonText), "value": String(a.id),

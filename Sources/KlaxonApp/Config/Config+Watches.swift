@@ -19,6 +19,10 @@ public struct WatchSettings: Sendable {
     /// The channels watches may post to, each with the receiver that posts there (`channels`:
     /// `slack:C0123: team-river`). A watch made in any other channel is refused.
     public var channels: [String: String] = [:]
+    /// The receiver that carries each platform's direct messages (`direct`: `slack: slack-app`): a
+    /// Slack receiver in app mode (`bot_token`), a Mattermost one with a bot token, a Telegram one.
+    /// A watch asking for direct messages on a platform it does not name is refused.
+    public var direct: [String: String] = [:]
 
     public init() {}
 
@@ -98,6 +102,49 @@ extension Config {
             }
             cm.markAllUsed()
         }
+        if let dn = m.value("direct"), var dm = file.map(dn, what: "watches.direct") {
+            for (platform, value) in dm.entries {
+                guard let name = file.string(value, what: "watches.direct.\(platform)") else { continue }
+                guard DirectReceiver.platforms.contains(platform) else {
+                    file.error(
+                        value,
+                        "watches.direct: unknown platform \"\(String(platform.prefix(40)))\" (platforms are \(DirectReceiver.platforms.joined(separator: ", ")))"
+                    )
+                    continue
+                }
+                if let receiver = receiver(named: name) {
+                    if let problem = Self.directProblem(receiver, platform: platform) {
+                        file.error(value, "watches.direct.\(platform): receiver \"\(name)\" \(problem)")
+                        continue
+                    }
+                } else {
+                    references.append(
+                        (name, file.path, value.mark?.line ?? 1, value.mark?.column ?? 1, "watches.direct.\(platform)"))
+                }
+                watches.direct[platform] = name
+            }
+            dm.markAllUsed()
+        }
         m.rejectUnknown(known: ConfigKeys.watches, what: "watches")
+    }
+}
+
+extension Config {
+    /// Why `receiver` cannot carry `platform`'s direct messages (nil: it can): Slack's and
+    /// Mattermost's need a receiver of that preset posting through the platform's API with a bot
+    /// token (an incoming webhook posts to one channel only); Telegram's a `type: telegram` receiver.
+    static func directProblem(_ receiver: Receiver, platform: String) -> String? {
+        switch (platform, receiver) {
+        case ("slack", .webhook(let w)) where w.preset == .slack,
+            ("mattermost", .webhook(let w)) where w.preset == .mattermost:
+            return w.botToken == nil
+                ? "has no bot_token: direct messages go through the platform's API, not an incoming webhook" : nil
+        case ("telegram", .telegram):
+            return nil
+        case ("telegram", _):
+            return "is not a telegram receiver"
+        default:
+            return "is not a \(platform) receiver (preset: \(platform) with a bot_token)"
+        }
     }
 }

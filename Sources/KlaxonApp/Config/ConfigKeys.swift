@@ -29,7 +29,9 @@ public enum ConfigKeys {
     public static let ruleLevel = ["name", "at"]
     public static let ruleForecast = ["horizon", "stale_after"]
     public static let quakePlace = ["name", "latitude", "longitude", "radius_km", "min_intensity"]
-    public static let watches = ["kinds", "max_per_person", "stations", "air_places", "places", "channels"]
+    public static let watches = [
+        "kinds", "max_per_person", "stations", "air_places", "places", "channels", "direct",
+    ]
     public static let watchPlace = ["name", "latitude", "longitude", "radius_km"]
 
     /// Every section's allowed keys, by the name the reference uses for it: `klaxon.yaml` (the top

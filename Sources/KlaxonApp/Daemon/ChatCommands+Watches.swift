@@ -24,14 +24,29 @@ extension ChatCommands {
         switch parsed {
         case .failure(let problem):
             return problem.message
-        case .success(.watch(let target)):
-            guard let channel = user.channel else {
-                return "I can't tell which channel this is, so a watch has nowhere to post."
-            }
-            let destination = WatchDestination.channel(platform: user.platform, channel: channel)
-            guard WatchWiring.receiver(for: destination, config: config) != nil else {
-                return
-                    "Watches can't post in this channel: `watches.channels` does not list \(WatchText.shown(destination.key)). An operator can add it."
+        case .success(.watch(let target, let direct)):
+            let destination: WatchDestination
+            if direct || user.direct {
+                // To the person: their platform id, a direct message through `watches.direct`.
+                guard config.watches.direct[user.platform] != nil else {
+                    return
+                        "Direct messages on \(user.platform) aren't set up here (`watches.direct` names no receiver for it). An operator can add one; without `dm`, a watch posts to the channel it is made in."
+                }
+                destination = .direct(platform: user.platform, user: user.user)
+                guard WatchWiring.receiver(for: destination, config: config) != nil else {
+                    return "I can't send direct messages to your \(user.platform) user id, so that watch was not kept."
+                }
+            } else {
+                guard let channel = user.channel else {
+                    return "I can't tell which channel this is, so a watch has nowhere to post."
+                }
+                destination = .channel(platform: user.platform, channel: channel)
+                guard WatchWiring.receiver(for: destination, config: config) != nil else {
+                    return
+                        "Watches can't post in this channel: `watches.channels` does not list \(WatchText.shown(destination.key)). An operator can add it."
+                        + (config.watches.direct[user.platform] != nil
+                            ? " Add `dm` to the command for direct messages instead." : "")
+                }
             }
             // A category the gauge has no stage for would never fire: say so now, not never.
             if case .gauge(let station, _, .category(let category)) = target {
@@ -46,7 +61,7 @@ extension ChatCommands {
             switch try await store.addWatch(watch, limit: limit) {
             case .added(let w):
                 return
-                    "Watch \(w.number): \(w.target.words), posted to \(w.destination.words). `watching` lists your watches; `unwatch \(w.number)` stops this one."
+                    "Watch \(w.number): \(w.target.words), \(w.destination.isDirect ? "sent to you as direct messages" : "posted to \(w.destination.words)"). `watching` lists your watches; `unwatch \(w.number)` stops this one."
             case .duplicate(let w):
                 return "You already have that watch (\(w.number): \(w.target.words))."
             case .full(let limit):
@@ -91,4 +106,43 @@ extension ChatCommands {
     }
 
     static let watchHint = "Try `watch gauge ID minor` (`help` lists the commands)."
+
+    /// Whether `user` is the person `owner` names: the same platform and stable id (`TEAM:USER`,
+    /// or `USER` when one of the requests named no team).
+    static func isOwner(_ user: ChatEndpoints.User, of owner: WatchOwner) -> Bool {
+        guard owner.platform == user.platform else { return false }
+        if user.ids.contains(owner.id) { return true }
+        return user.team == nil && owner.id.split(separator: ":").last.map(String.init) == user.user
+    }
+
+    /// A press of a watch's *Stop watching* or *Mute 24h* (the alert's episode names the watch by
+    /// its `watch` label): only the watch's owner may, and the same store calls as `unwatch N` and
+    /// a silence of the watch's rule for a day.
+    func watchPress(_ press: ChatEndpoints.Press, now: Int64) async -> ChatEndpoints.Outcome {
+        do {
+            guard let first = try await store.episode(press.episode)?.transitions.first?.transition,
+                let id = first.labels[Watch.label].flatMap({ Int64($0) }), let ownerKey = first.labels["watch_owner"]
+            else { return .failed("No watch's alert has id \(press.episode): nothing was changed.") }
+            guard let watch = try await store.watches(owner: ownerKey).first(where: { $0.id == id }) else {
+                return .failed("That watch was stopped already: nothing was changed.")
+            }
+            guard Self.isOwner(press.user, of: watch.owner) else {
+                return .refused("Only the person who made this watch may stop or mute it: nothing was changed.")
+            }
+            if press.action == .unwatch {
+                guard let w = try await store.removeWatch(owner: watch.owner.key, number: watch.number) else {
+                    return .failed("That watch was stopped already: nothing was changed.")
+                }
+                return .done(summary: "watch \(w.number), \(w.target.words)")
+            }
+            let s = try await addSilence(
+                rule: watch.ruleName, station: nil, duration: ChatAction.muteSeconds, user: press.user, now: now,
+                comment: "a watch's Mute 24h button")
+            return .done(summary: "watch \(watch.number), \(watch.target.words) (silence \(s.id.prefix(8)))")
+        } catch let e as SilenceError {
+            return .failed("Nothing was muted: \(e.message).")
+        } catch {
+            return .failed("Sorry, that failed: \(error)")
+        }
+    }
 }

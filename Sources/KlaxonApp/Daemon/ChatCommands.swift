@@ -31,7 +31,7 @@ public struct ChatCommands: Sendable {
         • `silence RULE [STATION] DURATION` — mute an alert (like `silence flood-stage 14211720 2h`)
         • `ack ALERT_ID` — stop reminders until the alert changes
         • `trip NAME` — your trip's packing list
-        • `watch gauge ID minor`, `watch air PLACE poor`, `watch quakes near "PLACE" M5` — tell this channel
+        • `watch gauge ID minor`, `watch air PLACE poor`, `watch quakes near "PLACE" M5` — tell this channel (add `dm`: tell you)
         • `watching`, `unwatch N` — your watches
         • `help`
         """
@@ -61,9 +61,12 @@ public struct ChatCommands: Sendable {
     /// A pressed button (Slack or Mattermost): the same checks and the same store calls as the
     /// `ack` and `silence` commands.
     public func act(_ press: ChatEndpoints.Press, now: Int64) async -> ChatEndpoints.Outcome {
+        // A watch's buttons are its owner's, whoever `chat.may_act` names.
+        if press.action == .unwatch || press.action == .mute24h { return await watchPress(press, now: now) }
         guard mayAct(press.user) else { return .refused(Self.mayNotAct) }
         do {
             switch press.action {
+            case .unwatch, .mute24h: return await watchPress(press, now: now)
             case .ack: return try await ack(press.episode, user: press.user, now: now)
             case .silence1h:
                 // The alert's rule at its station, as `silence RULE STATION 1h` would.

@@ -93,8 +93,13 @@ struct RemovedRulesPlanner: TransitionPlanner {
     func plan(_ t: inout Transition) -> TransitionPlan {
         TransitionPlan(
             message: t.summary,
-            deliveries: routing?.plan(for: t, notify: notify[t.rule] ?? []).filter { receivers.contains($0.receiver) }
-                ?? [])
+            deliveries: routing?.plan(for: t, notify: notify[t.rule] ?? []).filter { configured($0.receiver) } ?? [])
+    }
+
+    /// A receiver the config has: one of its own, or a person's direct messages through one (a
+    /// removed watch's `BASE+dm:USER`).
+    func configured(_ receiver: String) -> Bool {
+        receivers.contains(receiver) || DirectReceiver(name: receiver).map { receivers.contains($0.base) } == true
     }
 
     /// The resolve also goes to each receiver that heard the firing and that the routing leaves out

@@ -52,9 +52,10 @@ public enum WatchWiring {
     }
 
     /// The receiver that delivers to `destination`: the receiver `watches.channels` names for a
-    /// channel; for an address, an email receiver that sends to exactly it. Nil for a direct
-    /// message: the platforms' direct-message notifiers are not wired here yet (issue 43 leaves them
-    /// to the living-messages work), so such a watch is kept and not evaluated until they are.
+    /// channel; for an address, an email receiver that sends to exactly it; for a direct message,
+    /// the person's own receiver (`DirectReceiver`: `BASE+dm:USER`) through the receiver
+    /// `watches.direct` names for the platform. Nil when there is none (the watch is kept and not
+    /// evaluated until there is).
     public static func receiver(for destination: WatchDestination, config: Config) -> String? {
         switch destination {
         case .channel:
@@ -67,8 +68,14 @@ public enum WatchWiring {
                 if case .email(let e) = $0 { return e.to.map { $0.lowercased() } == [address.lowercased()] }
                 return false
             }?.name
-        case .direct:
-            return nil
+        case .direct(let platform, let user):
+            guard let base = config.watches.direct[platform], let receiver = config.receiver(named: base),
+                Config.directProblem(receiver, platform: platform) == nil,
+                DirectReceiver.isUserID(user, platform: platform)
+            else { return nil }
+            let name = DirectReceiver(base: base, user: user).name
+            // A configured receiver of that very name would take the person's messages: none then.
+            return config.receiver(named: name) == nil ? name : nil
         }
     }
 

@@ -82,7 +82,9 @@ extension Dispatcher {
     /// few edits, not one each; nor is it edited when its words would not change), and a post marked
     /// in the store so the other daemon does not post one too. After a post or an edit it looks
     /// again: folds the other daemon made while this one posted (it left the summary to this one)
-    /// are shown too. A summary that cannot be sent is logged; the next fold or resolve tries again.
+    /// are shown too. A summary that cannot be sent is logged and tried again with backoff (or as a
+    /// 429 asks) at a later pass, also when no fold or resolve comes (`retryDueSummaries`), until it
+    /// goes out or `give_up_after` has passed since the first failure.
     func refreshSummary(receiver: String, budget: Budget, notifier: any Notifier) async {
         await budgetSummaries.serially(receiver) {
             for _ in 0..<3 {
@@ -109,7 +111,10 @@ extension Dispatcher {
                 }
             }
             step = next
-            guard step != .none else { return false }
+            guard step != .none else {
+                budgetSummaries.succeeded(receiver)
+                return false
+            }
             let tally = try await livingStoreCall("counting the folded alerts") {
                 try await store.foldTally(receiver: receiver)
             }
@@ -149,17 +154,40 @@ extension Dispatcher {
                 }
                 try await shown(posted: nil)
             }
+            budgetSummaries.succeeded(receiver)
             return true
         } catch {
+            let wait = max(
+                settings.backoff.delay(attempt: budgetSummaries.failures(receiver) + 1, random: random()),
+                (error as? DeliveryError)?.retryAfter ?? 0)
+            let retry = budgetSummaries.failed(
+                receiver, now: now, retryAt: now.addingClamped(Int64(wait * 1000)),
+                giveUpAfter: settings.giveUpAfter.multipliedClamped(by: 1000))
             if step == .post {
                 // Not posted (or not recorded): another sender may post it.
                 _ = try? await store.updateBudget(receiver: receiver, now: now) { $0.postFailed() }
             }
+            let outcome = retry ? "tried again later" : "given up after give_up_after"
             logger.warning(
-                "storm summary not sent; the next fold or resolve tries again",
+                "storm summary not sent; \(outcome)",
                 metadata: ["receiver": "\(receiver)", "error": "\(ErrorWords.describe(error))"])
             return false
         }
+    }
+
+    /// Tries again the storm summaries whose last update failed and whose retry is due (`run` and
+    /// `dispatchOnce` look at every turn; the look is in memory, no store call).
+    func retryDueSummaries(now: Int64) async {
+        for receiver in budgetSummaries.takeDue(now: now) { await retrySummary(receiver) }
+    }
+
+    /// Tries receiver's summary again; a receiver no longer configured with a budget is dropped.
+    func retrySummary(_ receiver: String) async {
+        guard let budget = settings.budgets[receiver], let notifier = notifiers[receiver] else {
+            budgetSummaries.succeeded(receiver)
+            return
+        }
+        await refreshSummary(receiver: receiver, budget: budget, notifier: notifier)
     }
 
     /// The summary as a notification of one alert Klaxon raises about itself, so every preset
@@ -207,9 +235,50 @@ extension Dispatcher {
     }
 }
 
-/// One summary update at a time per receiver (in this process).
+/// One summary update at a time per receiver (in this process), and the summaries whose last
+/// update failed, to be tried again.
 final class BudgetSummaries: Sendable {
     private let waiting = Mutex<[String: [CheckedContinuation<Void, Never>]]>([:])
+
+    /// A summary whose update failed: since when (ms), how many times, and when to try again (nil:
+    /// being tried now).
+    struct Retry {
+        var since: Int64
+        var failures: Int
+        var at: Int64?
+    }
+    private let retries = Mutex<[String: Retry]>([:])
+
+    /// How many times in a row the receiver's summary failed.
+    func failures(_ receiver: String) -> Int { retries.withLock { $0[receiver]?.failures ?? 0 } }
+
+    /// Notes a failed update, to be tried again at `retryAt` (ms); false when it has failed for
+    /// `giveUpAfter` (ms) since the first failure: it is given up.
+    func failed(_ receiver: String, now: Int64, retryAt: Int64, giveUpAfter: Int64) -> Bool {
+        retries.withLock { r in
+            var entry = r[receiver] ?? Retry(since: now, failures: 0, at: nil)
+            entry.failures += 1
+            guard now - entry.since < giveUpAfter else {
+                r[receiver] = nil
+                return false
+            }
+            entry.at = retryAt
+            r[receiver] = entry
+            return true
+        }
+    }
+
+    /// The summary is up to date: nothing to try again.
+    func succeeded(_ receiver: String) { _ = retries.withLock { $0.removeValue(forKey: receiver) } }
+
+    /// The receivers whose retry is due at `now` (ms), marked as being tried.
+    func takeDue(now: Int64) -> [String] {
+        retries.withLock { r in
+            let due = r.filter { $0.value.at.map { $0 <= now } ?? false }.keys.sorted()
+            for k in due { r[k]?.at = nil }
+            return due
+        }
+    }
 
     func serially(_ receiver: String, _ body: @Sendable () async -> Void) async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in

@@ -243,6 +243,7 @@ public final class Dispatcher: EvaluationObserver {
     /// nothing is written unless something is due.
     public func dispatchOnce() async throws -> Pass {
         let now = clock()
+        await retryDueSummaries(now: now)
         guard let due = try await store.nextDue(), due <= now else { return Pass() }
         try await registerOnce()
         let batches = try await store.claim(
@@ -558,6 +559,10 @@ public final class Dispatcher: EvaluationObserver {
                 }
                 lastTurn.withLock { $0 = .now }
                 let now = clock()
+                // Storm summaries whose last update failed, tried again beside the sends.
+                for receiver in budgetSummaries.takeDue(now: now) {
+                    senders.addTask { await self.retrySummary(receiver) }
+                }
                 let reclaim = lastReclaim == .min || now - lastReclaim >= settings.reclaimEvery
                 if reclaim { lastReclaim = now }
                 let room = min(settings.claimLimit - flight.rows, settings.laneLimit)

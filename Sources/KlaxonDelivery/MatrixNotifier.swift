@@ -50,6 +50,15 @@ public struct MatrixNotifier: Notifier {
         try await client.edit(room: config.roomID, eventID: messageID, content(n), txnID: n.key + ".edit")
     }
 
+    /// `PUT …/send/m.room.message/{txnId}` and the `m.replace` event.
+    public func renderEdit(_ n: AlertNotification, messageID: String) throws -> RenderedEdit? {
+        guard editsMessages else { return nil }
+        return RenderedEdit(
+            request:
+                "PUT /_matrix/client/v3/rooms/\(MatrixClient.segment(config.roomID))/send/m.room.message/\(MatrixClient.segment(n.key + ".edit"))",
+            body: JSONText.encode(.object(MatrixClient.replacementEvent(of: messageID, content(n)))))
+    }
+
     static let limit = 24_000
 
     /// Plain text and HTML of a notification, the timeline last.

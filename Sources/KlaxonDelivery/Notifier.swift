@@ -275,6 +275,22 @@ public protocol Notifier: Sendable {
     /// Edits the message `messageID` to show `notification`. A message the platform no longer has
     /// throws a `DeliveryError` whose `isMessageGone` is true.
     func edit(_ notification: AlertNotification, messageID: String) async throws
+    /// For a receiver that edits: the request that edits message `messageID` to show `notification`,
+    /// as `render` shows a post (what `notify-test` and `dry-run --render` print); nil for a receiver
+    /// that does not edit. Never holds a secret: a token in a path shows as `<secret>`.
+    func renderEdit(_ notification: AlertNotification, messageID: String) throws -> RenderedEdit?
+}
+
+/// An edit request as `notify-test` and `dry-run --render` show it: the method and where it goes
+/// (`POST chat.update`, `PATCH …/messages/{id}`), and its body (JSON).
+public struct RenderedEdit: Sendable, Equatable {
+    public var request: String
+    public var body: String
+
+    public init(request: String, body: String) {
+        self.request = request
+        self.body = body
+    }
 }
 
 extension Notifier {
@@ -289,6 +305,7 @@ extension Notifier {
     public func edit(_ notification: AlertNotification, messageID: String) async throws {
         try await send(notification)
     }
+    public func renderEdit(_ notification: AlertNotification, messageID: String) throws -> RenderedEdit? { nil }
 }
 
 extension AlertNotification {

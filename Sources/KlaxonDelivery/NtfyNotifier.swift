@@ -92,6 +92,13 @@ public struct NtfyNotifier: Notifier {
         _ = try await publish(n, sequence: messageID)
     }
 
+    /// `POST /` with `X-Sequence-ID` and the JSON publish body.
+    public func renderEdit(_ n: AlertNotification, messageID: String) throws -> RenderedEdit? {
+        guard editsMessages else { return nil }
+        return RenderedEdit(
+            request: "POST / (X-Sequence-ID: \(messageID))", body: JSONText.encode(.object(body(n))))
+    }
+
     /// Publishes; returns the message's `id` ("" when the answer has none).
     func publish(_ n: AlertNotification, sequence: String?) async throws -> String {
         var headers: [(String, String)] = []

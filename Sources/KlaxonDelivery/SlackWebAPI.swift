@@ -73,10 +73,15 @@ public struct SlackWebAPI: Sendable {
 
     /// Replaces message `ref`'s text, blocks and attachments with `payload`'s.
     public func update(_ ref: MessageRef, payload: [String: JSONValue], key: String) async throws {
+        _ = try await call("chat.update", Self.updateBody(ref, payload: payload), key: key)
+    }
+
+    /// `chat.update`'s body: the payload's text, blocks and attachments, and where the message is.
+    static func updateBody(_ ref: MessageRef, payload: [String: JSONValue]) -> [String: JSONValue] {
         var body = payload.filter { ["text", "blocks", "attachments"].contains($0.key) }
         body["channel"] = .string(ref.channel)
         body["ts"] = .string(ref.ts)
-        _ = try await call("chat.update", body, key: key)
+        return body
     }
 
     struct Reply: Decodable {

@@ -52,6 +52,21 @@ public struct TelegramNotifier: Notifier {
         try await api.editMessageText(ref, message(n))
     }
 
+    /// `POST …/bot<secret>/editMessageText` and its body (the token is never shown).
+    public func renderEdit(_ n: AlertNotification, messageID: String) throws -> RenderedEdit? {
+        guard editsMessages else { return nil }
+        var body = message(n).fields
+        if let ref = TelegramBotAPI.MessageRef(messageID) {
+            body["chat_id"] = TelegramBotAPI.chatValue(ref.chat)
+            body["message_id"] = .number(Double(ref.messageID))
+        } else {
+            // A preview's stand-in for the id Telegram will answer.
+            body["chat_id"] = TelegramBotAPI.chatValue(config.chatID)
+            body["message_id"] = .string(messageID)
+        }
+        return RenderedEdit(request: "POST …/bot<secret>/editMessageText", body: JSONText.encode(.object(body)))
+    }
+
     /// The most alerts given buttons in one message (two buttons each).
     static let buttonRows = 8
 

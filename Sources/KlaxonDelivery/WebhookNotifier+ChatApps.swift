@@ -50,6 +50,21 @@ enum ChatApp: Sendable {
         }
     }
 
+    /// The edit of message `messageID` as `notify-test` and `dry-run --render` show it.
+    func renderEdit(_ payload: [String: JSONValue], messageID: String) -> RenderedEdit {
+        switch self {
+        case .slack(_, let channel, _):
+            let ref = SlackWebAPI.MessageRef(messageID) ?? SlackWebAPI.MessageRef(channel: channel, ts: messageID)
+            return RenderedEdit(
+                request: "POST chat.update",
+                body: JSONText.encode(.object(SlackWebAPI.updateBody(ref, payload: payload))))
+        case .mattermost:
+            return RenderedEdit(
+                request: "PUT /api/v4/posts/\(messageID)/patch",
+                body: JSONText.encode(.object(MattermostAPI.post(payload))))
+        }
+    }
+
     /// Posts a new message; returns its reference ("" when the answer named none).
     func post(_ payload: [String: JSONValue], key: String) async throws -> String {
         switch self {

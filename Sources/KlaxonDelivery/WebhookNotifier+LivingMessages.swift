@@ -36,6 +36,15 @@ extension WebhookNotifier {
         _ = try await request(n, payload: try body(n), method: .PATCH, url: target)
     }
 
+    /// Discord's `PATCH …/messages/{id}` (the webhook's path, which holds its token, not shown),
+    /// Slack's `chat.update` or Mattermost's patch, and the body.
+    public func renderEdit(_ n: AlertNotification, messageID: String) throws -> RenderedEdit? {
+        guard editsMessages else { return nil }
+        if let app { return app.renderEdit(try object(n), messageID: messageID) }
+        return RenderedEdit(
+            request: "PATCH …/messages/\(messageID)", body: String(decoding: try body(n), as: UTF8.self))
+    }
+
     func plainPost(_ n: AlertNotification) async throws -> String {
         try await send(n)
         return ""

@@ -79,7 +79,7 @@ public struct WebhookNotifier: Notifier {
         case .mattermost: object = WebhookPayloads.mattermost(n)
         case .discord: object = WebhookPayloads.discord(n)
         case .msteams: object = WebhookPayloads.msteams(n)
-        case .googlechat: object = WebhookPayloads.googlechat(n)
+        case .googlechat: object = threaded(WebhookPayloads.googlechat(n), n)
         }
         return WebhookPayloads.encode(object)
     }
@@ -111,7 +111,7 @@ public struct WebhookNotifier: Notifier {
             _ = try await app.post(try object(n), key: n.key)
             return
         }
-        _ = try await request(n, payload: try body(n))
+        _ = try await request(n, payload: try body(n), url: googleChatURL())
     }
 
     /// Sends one request of `n` (`POST` to the URL unless `method` and `url` say otherwise) and

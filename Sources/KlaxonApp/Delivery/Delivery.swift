@@ -67,4 +67,21 @@ public enum DeliveryWiring {
             key: "test-\(UUID().uuidString.lowercased())", receiver: receiver,
             alerts: [NotifiedAlert(transition: t, message: t.summary, id: 0)])
     }
+
+    /// The edit `notify-test` makes of its sample on a receiver that edits: the test resolved, with a
+    /// timeline, under a key of its own.
+    public static func sampleEdit(of sample: AlertNotification, now: Int64) -> AlertNotification {
+        var edited = sample
+        edited.key = sample.key + "-edit"
+        for i in edited.alerts.indices {
+            edited.alerts[i].transition.state = .resolved
+            edited.alerts[i].transition.at = now
+            edited.alerts[i].message = "This test notification was edited in place: living messages work."
+        }
+        edited.living = LivingView(timeline: [
+            TimelineEntry(at: sample.alerts.first?.transition.at ?? now, text: "test sent"),
+            TimelineEntry(at: now, text: "edited"),
+        ])
+        return edited
+    }
 }

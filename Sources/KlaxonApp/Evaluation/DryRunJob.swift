@@ -229,15 +229,28 @@ public struct DryRunJob: Sendable {
             floods: floods, settings: replaySettings(cfg)
         ) { replay in try await replay.replay(readings, end: to) }
         var printed = 0
+        // A receiver that edits: the first notification of a thread posts its message (`message-N`,
+        // N the payload's number), every later one is shown as the edit of it.
+        var living = LivingPreview()
         func show(_ n: AlertNotification) throws {
             printed += 1
             guard let first = n.alerts.first?.transition else { return }
             let more = n.alerts.count > 1 ? " (+\(n.alerts.count - 1) more)" : ""
+            var shown = n
+            var edit: (of: String, request: RenderedEdit)?
+            if previewer.editsMessages {
+                let step = living.next(n, messageID: "message-\(printed)")
+                shown = step.notification
+                if let of = step.edits, let request = try previewer.renderEdit(shown, messageID: of) {
+                    edit = (of, request)
+                }
+            }
+            let how = edit.map { ", edits \($0.of): \($0.request.request)" } ?? ""
             say(
                 TerminalText.safe(
-                    "--- \(printed): \(first.rule) \(first.station) \(first.state.rawValue) at \(Timestamp.format(first.at))\(more) → \(receiver)"
+                    "--- \(printed): \(first.rule) \(first.station) \(first.state.rawValue) at \(Timestamp.format(first.at))\(more) → \(receiver)\(how)"
                 ))
-            say(try previewer.render(n))
+            say(try edit?.request.body ?? previewer.render(shown))
         }
         for s in sent where s.notification.receiver == receiver { try show(s.notification) }
         // Quake and trip news: each its own episode (the replay has no event rounds), numbered

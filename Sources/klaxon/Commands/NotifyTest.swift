@@ -29,8 +29,28 @@ struct NotifyTestCommand: AsyncParsableCommand {
                 throw UserError("no receiver \"\(receiver)\"\(cfg.knownReceivers)")
             }
             let sample = DeliveryWiring.sample(receiver: receiver, now: nowSeconds())
-            try await notifier.send(sample)
+            guard notifier.editsMessages else {
+                try await notifier.send(sample)
+                print(TerminalText.safe("sent a test message to \(receiver) (key \(sample.key))"))
+                return
+            }
+            // A receiver that edits: the message is posted, then edited in place, as a living
+            // message is; both requests' bodies are shown (JSON, no secret: tokens are not in them).
+            let id = try await notifier.post(sample)
             print(TerminalText.safe("sent a test message to \(receiver) (key \(sample.key))"))
+            print(TerminalText.safe("--- post: message \(id.isEmpty ? "(the answer named none)" : id)"))
+            print(try notifier.render(sample))
+            guard !id.isEmpty else {
+                print("not edited: the platform's answer named no message to edit")
+                return
+            }
+            let edited = DeliveryWiring.sampleEdit(of: sample, now: nowSeconds())
+            if let shown = try notifier.renderEdit(edited, messageID: id) {
+                print(TerminalText.safe("--- edit: \(shown.request)"))
+                print(shown.body)
+            }
+            try await notifier.edit(edited, messageID: id)
+            print(TerminalText.safe("edited it in place (message \(id))"))
         } catch let e as DiagnosticsError {
             printError(e.description)
             throw ExitCode(1)

@@ -163,8 +163,11 @@ enum GaugePages {
 
     /// The picture of a gauge for `chart.png`: its page's first chart over `from…to` (stage, else
     /// discharge, else precipitation), as SVG, and whether any reading falls in the range. Read and
-    /// drawn as the page reads and draws it.
-    static func chart(station: String, from: Int64, to: Int64, site: StatusSite.Context) async throws -> (
+    /// drawn as the page reads and draws it: with `forecastAfter` (a range that ends then, now), the
+    /// series' latest forecast issuance after it, dashed.
+    static func chart(
+        station: String, from: Int64, to: Int64, site: StatusSite.Context, forecastAfter: Int64? = nil
+    ) async throws -> (
         svg: String, empty: Bool
     ) {
         let store = site.store
@@ -182,9 +185,14 @@ enum GaugePages {
             var unit = unitOf[metric] ?? nil
             if unit == nil { unit = try await store.latest(station: station, metric: metric)?.unit }
             let ladder = flood?.ladder(forMetric: metric) ?? []
+            var forecast: ForecastView? = nil
+            if let now = forecastAfter {
+                forecast = try await forecastView(station: station, metric: metric, now: now, store: store)
+            }
+            let overlay = forecast.flatMap { $0.points.isEmpty ? nil : $0.chart(now: to, unit: unit, zone: zone) }
             let chart = seriesChart(
                 stage: metric == height, name: name, unit: unit, points: points, ladder: ladder, flood: flood,
-                from: from, to: to, zone: zone)
+                from: from, to: overlay?.points.last.map { max(to, $0.time) } ?? to, zone: zone, forecast: overlay)
             return (try await offPool { chart.svg() }, points.isEmpty)
         }
         if let metric = pick(precipitationMetrics, names) {

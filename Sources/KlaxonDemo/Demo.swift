@@ -87,6 +87,7 @@ public enum Demo {
             kind: levels
             metric: gage_height
             levels: nws
+            forecast: {horizon: 48h, stale_after: 36h}
             deadband: 0.5
             min_dwell: 15m
             severity: critical
@@ -140,7 +141,7 @@ public enum Demo {
             notify_max_age: 0s
             sources:
               - {name: river, kind: usgs-ogc, base_url: "\(u)/ogcapi/v0/", sites: ["\(DemoScenario.site)"], parameters: [gage_height], period: 1d, every: 15m}
-              - {name: flood-stages, kind: nwps, base_url: "\(u)/nwps/v1/", gauges: [\(DemoScenario.lid)], every: 6h}
+              - {name: flood-stages, kind: nwps, base_url: "\(u)/nwps/v1/", gauges: [\(DemoScenario.lid)], forecast: true, every: 6h}
               - {name: quakes, kind: usgs-quakes, base_url: "\(u)/earthquakes/feed/v1.0/summary/", feed: significant_day, every: 5m}
               - {name: city-air, kind: aqi-websocket, url: "ws://127.0.0.1:\(upstreams.port)/aqi", sample_every: 20m}
               - {name: forecast, kind: open-meteo, base_url: "\(u)/v1/", every: 1h}

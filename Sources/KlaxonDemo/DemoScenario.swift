@@ -7,7 +7,9 @@ import KlaxonCore
 /// daemon reads them with the same sources and parsers it uses in production.
 ///
 /// - A river (USGS site 01100500, NWS gauge RVTM3) rises from 6 ft through action (9), minor (11)
-///   and moderate (13), crests at 13.7 ft about 8½ hours in, and recedes.
+///   and moderate (13), crests at 13.7 ft about 8½ hours in, and recedes. Its official forecast,
+///   issued 16 hours before the story starts (a day before the crest), already has the flood:
+///   moderate flood stage about 8 hours in, crest near 13.3 ft.
 /// - Delhi's AQI (India NAQI) worsens from moderate to poor to very poor; Mumbai stays satisfactory.
 /// - An M6.8 earthquake off the Boso peninsula, about 130 km from Tokyo, appears in the feed six
 ///   hours in and is revised to M7.0 (reviewed, PAGER yellow) two hours later.
@@ -93,6 +95,32 @@ public struct DemoScenario: Sendable {
             separator: ",")
         return #"""
             {"lid":"\#(Self.lid)","usgsId":"\#(Self.site)","reachId":"7700001","name":"\#(Self.riverName)","description":"\#(Self.riverName), CT","rfc":{"abbreviation":"NERFC","name":"Northeast River Forecast Center"},"wfo":{"abbreviation":"BOX","name":"Boston/Norton"},"state":{"abbreviation":"CT","name":"Connecticut"},"county":"Litchfield","timeZone":"EST5EDT","latitude":41.9612,"longitude":-73.0201,"pedts":{"observed":"HGIRG","forecast":"HGIFF"},"status":{"observed":{"primary":6.0,"primaryUnit":"ft","secondary":-999,"secondaryUnit":"kcfs","floodCategory":"no_flooding","validTime":"\#(Timestamp.format(start))"},"forecast":{"primary":-999,"primaryUnit":"","secondary":-999,"secondaryUnit":"","floodCategory":"","validTime":""}},"flood":{"stageUnits":"ft","flowUnits":"cfs","categories":{\#(cats)},"lro":null,"crests":{"historic":[],"recent":[]},"lowWaters":{"historic":[]},"impacts":[]},"inService":{"enabled":true,"message":""},"ObservedFloodCategory":"no_flooding","ForecastFloodCategory":"no_flooding"}
+            """#
+    }
+
+    /// When the river forecast the NWPS stand-in serves was issued: 16 hours before the story starts,
+    /// about a day before the crest.
+    public var forecastIssued: Int64 { start - 16 * 3_600 }
+
+    /// That issuance's stage (ft) at `t`: the flood a day ahead, cresting when the river will (near
+    /// 13.3 ft), and receding faster than the river will (so once the observed alert has taken over,
+    /// the forecast never reaches above the observed river again).
+    public func forecastStage(at t: Int64) -> Double {
+        let h = hours(t)
+        let width = h < 8.5 ? 3.5 : 4.0
+        return ((6 + 7.4 * exp(-pow((h - 8.5) / width, 2))) * 100).rounded() / 100
+    }
+
+    /// NWPS `/gauges/RVTM3/stageflow/forecast`: the issuance, hourly for 48 hours after its issue
+    /// time, stage only (flow -999, as NWPS sends a series it does not forecast).
+    public func nwpsForecast() -> String {
+        let issued = Timestamp.format(forecastIssued)
+        let points = stride(from: forecastIssued + 3_600, through: forecastIssued + 48 * 3_600, by: 3_600).map {
+            t -> String in
+            #"{"validTime":"\#(Timestamp.format(t))","generatedTime":"\#(issued)","primary":\#(String(format: "%.2f", forecastStage(at: t))),"secondary":-999}"#
+        }.joined(separator: ",")
+        return #"""
+            {"pedts":"HGIFF","issuedTime":"\#(issued)","wfo":"BOX","timeZone":"EST5EDT","primaryName":"Stage","primaryUnits":"ft","secondaryName":"Flow","secondaryUnits":"kcfs","data":[\#(points)]}
             """#
     }
 

@@ -20,6 +20,7 @@ import Synchronization
 /// | `GET /ogcapi/v0/collections/continuous/items` | USGS Water Data OGC API, continuous values (`time=FROM/..`) |
 /// | `GET /ogcapi/v0/collections/monitoring-locations/items/USGS-01100500` | the site's monitoring location |
 /// | `GET /nwps/v1/gauges/{lid}` | NOAA NWPS gauge metadata and flood categories |
+/// | `GET /nwps/v1/gauges/{lid}/stageflow/forecast` | the gauge's official forecast issuance |
 /// | `GET /earthquakes/feed/v1.0/summary/significant_day.geojson` | the USGS significant-quakes feed |
 /// | `GET /v1/forecast` | Open-Meteo daily forecast |
 /// | `GET /stations/{id}`, `GET /stations/{id}/observations` | NWS station and its observations (`start`) |
@@ -264,6 +265,8 @@ extension DemoUpstreams.World {
             return await json(scenario.usgsOGCLocation(), service: "usgs-ogc")
         case (.get, "/nwps/v1/gauges/\(DemoScenario.lid)"):
             return await json(scenario.nwpsGauge(), service: "nwps")
+        case (.get, "/nwps/v1/gauges/\(DemoScenario.lid)/stageflow/forecast"):
+            return await json(scenario.nwpsForecast(), service: "nwps")
         case (.get, "/earthquakes/feed/v1.0/summary/significant_day.geojson"):
             // The story's two versions of the quake are each served at least once, however late a
             // starved daemon polls: the revision shows only after the automatic version was served.

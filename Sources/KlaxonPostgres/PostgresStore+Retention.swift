@@ -111,6 +111,12 @@ extension PostgresStore {
             return try await n(
                 "SELECT count(*) FROM quake_revisions r WHERE \(Self.revisionsPrunable(cut: "$1::bigint"))"
                     .with(cut))
+        case .forecastIssuances:
+            return try await n(
+                "SELECT count(*) FROM forecast_issuances f WHERE \(RetentionSQL.issuancesPrunable(cut: "$1::bigint"))"
+                    .with(cut))
+        case .airForecasts:
+            return try await n("SELECT count(*) FROM air_forecasts WHERE date < \(RetentionPlan.day(cut))")
         }
     }
 
@@ -240,6 +246,23 @@ extension PostgresStore {
                   LIMIT $2)
                 RETURNING 1
                 """.with(cut, Int64(limit)), on: c)
+            return (n, n == limit ? cursor : cursor.next())
+        case .forecastIssuances:
+            let n = try await execute(
+                """
+                DELETE FROM forecast_issuances WHERE ctid IN (
+                  SELECT f.ctid FROM forecast_issuances f WHERE \(RetentionSQL.issuancesPrunable(cut: "$1::bigint"))
+                  LIMIT $2)
+                RETURNING 1
+                """.with(cut, Int64(limit)), on: c)
+            return (n, n == limit ? cursor : cursor.next())
+        case .airForecasts:
+            let n = try await execute(
+                """
+                DELETE FROM air_forecasts WHERE ctid IN (
+                  SELECT ctid FROM air_forecasts WHERE date < \(RetentionPlan.day(cut)) LIMIT \(limit))
+                RETURNING 1
+                """, on: c)
             return (n, n == limit ? cursor : cursor.next())
         }
     }

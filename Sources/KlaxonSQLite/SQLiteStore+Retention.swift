@@ -106,6 +106,14 @@ extension SQLiteStore {
             return try Int.fetchOne(
                 db, sql: "SELECT count(*) FROM quake_revisions r WHERE \(revisionsPrunable)", arguments: ["cut": cut])
                 ?? 0
+        case .forecastIssuances:
+            return try Int.fetchOne(
+                db,
+                sql: "SELECT count(*) FROM forecast_issuances f WHERE \(RetentionSQL.issuancesPrunable(cut: "?"))",
+                arguments: [cut]) ?? 0
+        case .airForecasts:
+            return try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM air_forecasts WHERE date < ?", arguments: [RetentionPlan.day(cut)]) ?? 0
         }
     }
 
@@ -224,6 +232,21 @@ extension SQLiteStore {
             try deleteRowids(rows, table: "quake_revisions", db)
             guard rows.count == limit, let last = rows.last else { return (rows.count, cursor.next()) }
             return (rows.count, PruneCursor(step: cursor.step, a: last, b: .min, c: 0))
+        case .forecastIssuances:
+            try db.execute(
+                sql: """
+                    DELETE FROM forecast_issuances WHERE rowid IN (
+                      SELECT f.rowid FROM forecast_issuances f WHERE \(RetentionSQL.issuancesPrunable(cut: "?")) LIMIT ?)
+                    """, arguments: [cut, limit])
+            let n = db.changesCount
+            return (n, n == limit ? cursor : cursor.next())
+        case .airForecasts:
+            try db.execute(
+                sql:
+                    "DELETE FROM air_forecasts WHERE rowid IN (SELECT rowid FROM air_forecasts WHERE date < ? LIMIT ?)",
+                arguments: [RetentionPlan.day(cut), limit])
+            let n = db.changesCount
+            return (n, n == limit ? cursor : cursor.next())
         }
     }
 

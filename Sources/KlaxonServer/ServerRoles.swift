@@ -7,11 +7,12 @@ import KlaxonStore
 // composition root (`Daemon`, the commands) passes the whole store (`Store`) to each.
 
 /// What the status site's pages (and its chart images) query: series, stations and gauges, the
-/// sources' states, alerts and episodes, the notification history, quakes, trips and their weather.
+/// sources' states, alerts and episodes, the notification history, quakes, trips and their weather,
+/// river forecast issuances (a gauge's page).
 /// Reads, though a role is taken whole (`TripStore` also saves and removes trips).
 public typealias SiteReads =
     SeriesReads & StationReads & SourceStates & AlertReads & QuakeStore & TripStore & WeatherStore
-    & AirForecastStore & NotificationHistory
+    & AirForecastStore & NotificationHistory & ForecastReads
 
 /// The status site: its pages' reads and what its forms do (ack, silence: `AlertActions`).
 public typealias SiteStore = SiteReads & AlertActions

@@ -15,10 +15,15 @@ public enum HistoryKind: String, CaseIterable, Sendable, Hashable {
     case forecasts
     /// Older versions of quake events (the newest version of each event is kept).
     case quakeRevisions = "quake_revisions"
+    /// River forecast issuances, by when they were issued (the latest of each gauge series is kept).
+    case forecastIssuances = "forecast_issuances"
+    /// AirNow air-quality forecasts, by the day they are for. Pruned with `forecasts`.
+    case airForecasts = "air_forecasts"
 
     /// The order a pass works in: outbox rows first, so the transitions they held can go after them.
     static let passOrder: [HistoryKind] = [
-        .delivered, .dead, .transitions, .readings, .ingestLog, .forecasts, .quakeRevisions,
+        .delivered, .dead, .transitions, .readings, .ingestLog, .forecasts, .quakeRevisions, .forecastIssuances,
+        .airForecasts,
     ]
 }
 
@@ -26,7 +31,8 @@ public enum HistoryKind: String, CaseIterable, Sendable, Hashable {
 public struct RetentionPlan: Sendable, Equatable {
     /// Seconds since the epoch.
     public var now: Int64
-    /// Seconds each kind is kept; a kind absent is kept forever. `ingestLog` follows `readings`.
+    /// Seconds each kind is kept; a kind absent is kept forever. `ingestLog` follows `readings`,
+    /// `airForecasts` follows `forecasts`.
     public var keep: [HistoryKind: Int64]
     /// Seconds of readings the rules look back over (rate windows, flood trends): a series keeps at
     /// least this much before its newest reading, whatever its age, so pruning never changes an
@@ -44,7 +50,13 @@ public struct RetentionPlan: Sendable, Equatable {
 
     /// Rows of `kind` older than this (seconds) may go; nil: the kind is kept forever.
     public func cutoff(_ kind: HistoryKind) -> Int64? {
-        guard let k = keep[kind == .ingestLog ? .readings : kind] else { return nil }
+        let governing: HistoryKind =
+            switch kind {
+            case .ingestLog: .readings
+            case .airForecasts: .forecasts
+            default: kind
+            }
+        guard let k = keep[governing] else { return nil }
         return now.subtractingClamped(max(0, k))
     }
 }
@@ -91,6 +103,7 @@ public struct PruneCursor: Sendable, Equatable {
         (.delivered, "sent"), (.delivered, "muted"), (.delivered, "dropped"), (.delivered, "superseded"),
         (.delivered, "skipped"), (.dead, "dead"),
         (.transitions, nil), (.readings, nil), (.ingestLog, nil), (.forecasts, nil), (.quakeRevisions, nil),
+        (.forecastIssuances, nil), (.airForecasts, nil),
     ]
 
     /// The start of the next step.
@@ -175,6 +188,18 @@ public enum RetentionSQL {
           AND NOT (o.state = 'sent' AND o.alert IN (SELECT k FROM firing_keys)
             AND o.seq = (SELECT p.seq FROM outbox p WHERE p.alert = o.alert AND p.receiver = o.receiver
                            AND p.state = 'sent' ORDER BY p.sent_at DESC, p.seq DESC LIMIT 1))
+        """
+    }
+}
+
+extension RetentionSQL {
+    /// River forecast issuances (alias `f`) that may go: issued before the cut, and not the latest
+    /// issuance of their gauge series (the forecast rule and `klaxon gauge --forecast` read it, however
+    /// old). `cut` is the dialect's placeholder.
+    public static func issuancesPrunable(cut: String) -> String {
+        """
+        f.issued < \(cut) AND f.issued < (
+            SELECT max(k.issued) FROM forecast_issuances k WHERE k.station = f.station AND k.metric = f.metric)
         """
     }
 }

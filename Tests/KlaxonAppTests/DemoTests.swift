@@ -85,6 +85,24 @@ struct DemoScenarioTests {
         #expect(gauge.usgsID == DemoScenario.site)
     }
 
+    @Test("the river's forecast, issued a day before the crest: moderate flood stage, receding faster than the river")
+    func riverForecast() throws {
+        let batch = try FloodForecastParser.nwps(
+            Data(scenario.nwpsForecast().utf8), station: DemoScenario.site, site: DemoScenario.lid)
+        #expect(batch.forecastSkips.isEmpty)
+        let f = try #require(batch.forecasts.first)
+        #expect(batch.forecasts.count == 1)  // stage only: the flow series is all -999
+        #expect(f.metric == "gage_height" && f.unit == "ft" && f.station == DemoScenario.site)
+        #expect(f.issued == scenario.start - 16 * 3_600)
+        let crest = try #require(f.crest)
+        #expect(crest.time == scenario.start + 8 * 3_600 || crest.time == scenario.start + 9 * 3_600)
+        #expect(crest.value >= 13 && crest.value < 13.7)
+        // After the crest the forecast stays below the river (the observed alert keeps the lead).
+        for p in f.points where p.time > scenario.start + 8 * 3_600 + 1_800 && p.time <= scenario.end {
+            #expect(p.value < scenario.stage(at: p.time) - 0.05, "\(p.time)")
+        }
+    }
+
     @Test("the summit station: 48 hours of observations every 10 minutes; the wind passes 50 mph once")
     func summit() throws {
         let station = try #require(try NWSObservationsParser.station(Data(scenario.nwsStation().utf8)))
@@ -169,11 +187,25 @@ struct DemoTests {
         }
         // The flood in order: firing, changes up through moderate and down, resolved (one message per
         // evaluation at most: levels an evaluation passed through are folded into its message).
-        let floodLines = r.lines.filter { $0.contains("flood-stage") }
+        let forecast = " gage_height.forecast "
+        let floodLines = r.lines.filter { $0.contains("flood-stage") && !$0.contains(forecast) }
         let flood = floodLines.map { ["FIRING", "CHANGED", "RESOLVED"].first(where: $0.contains) ?? "?" }
         #expect(flood.first == "FIRING" && flood.last == "RESOLVED", "\(floodLines)")
         #expect(flood.dropFirst().dropLast().allSatisfy { $0 == "CHANGED" } && (3...6).contains(flood.count))
         #expect(floodLines.contains { $0.contains("moderate") })
+        // The forecast alert (issue 42): it fires on the forecast issued a day before the crest, before
+        // the river gets there, and resolves when the observed alert takes over. (Folded into one
+        // message of its latest state when the dispatcher saw both together.)
+        let forecastLines = r.lines.filter { $0.contains("flood-stage") && $0.contains(forecast) }
+        let told = forecastLines.map { ["FIRING", "CHANGED", "RESOLVED"].first(where: $0.contains) ?? "?" }
+        #expect(told == ["FIRING", "RESOLVED"] || told == ["RESOLVED"], "\(forecastLines)")
+        #expect(forecastLines.last?.contains("the observed alert takes over") == true, "\(forecastLines)")
+        if told.count == 2, let fired = r.lines.firstIndex(of: forecastLines[0]),
+            let observed = floodLines.first.flatMap({ r.lines.firstIndex(of: $0) })
+        {
+            #expect(forecastLines[0].contains("forecast: moderate flood stage"), "\(forecastLines)")
+            #expect(fired < observed, "the forecast alert fires before the observed one")
+        }
         // The summary counts what stdout and the chat page show.
         let alerts = r.lines.count
         #expect(r.stderr.contains("delivered to console (stdout): sent \(alerts)"), "\(r.stderr)")
@@ -255,7 +287,9 @@ struct DemoTests {
 
         // Transitions, by rule and state, as the story has them.
         let expected: [(String, String, Int)] = [
-            ("flood-stage", "firing", 1), ("flood-stage", "changed", 4), ("flood-stage", "resolved", 1),
+            // The observed alert (firing, 4 changes, resolved) and the forecast alert (firing, resolved
+            // when the observed one takes over).
+            ("flood-stage", "firing", 2), ("flood-stage", "changed", 4), ("flood-stage", "resolved", 2),
             ("delhi-air", "firing", 1), ("delhi-air", "changed", 2),
             ("quake-near-tokyo", "firing", 1), ("quake-near-tokyo", "changed", 1),
             ("trip-packing", "firing", 1), ("trip-packing", "changed", 1), ("ski-air", "firing", 1),

@@ -367,6 +367,93 @@ struct AirFetchTests {
         #expect(error.contains("API_KEY=%3Csecret%3E") || error.contains("API_KEY=<secret>"))
     }
 
+    @Test(
+        "airnow forecast: true asks each location's forecast (by point or ZIP) and stores it; a place without one, a huge or hostile answer is a counted skip"
+    )
+    func airNowForecast() async throws {
+        try await HTTPSink.with { sink in try await airNowForecast(sink: sink) }
+    }
+
+    func airNowForecast(sink: HTTPSink) async throws {
+        let store = try tempStore()
+        let observations = try fixture("aqi_airnow_legacy.json")
+        let source = ConfiguredSource(
+            source: AirNowSource(
+                name: "airnow", baseURL: sink.url + "/", apiKey: "s3cret-key",
+                locations: [
+                    .init(latitude: 39.74, longitude: -104.99), .init(zipCode: "80202"),
+                    .init(latitude: 10, longitude: 10, distance: 50),
+                ],
+                forecast: true))
+        // The legacy and the current field sets, the same area from two locations; a place AirNow
+        // has no forecast for.
+        await sink.script([
+            .respond(status: 200, body: observations),
+            .respond(status: 200, body: try fixture("aqi_airnow_forecast_legacy.json")),
+            .respond(status: 200, body: observations),
+            .respond(status: 200, body: try fixture("aqi_airnow_forecast_current.json")),
+            .respond(status: 200, body: observations),
+            .respond(status: 404, body: #"{"WebServiceError":[{"Message":"Not found"}]}"#),
+        ])
+        let first = await Fetch.run(sources: [source], store: store, now: now)
+        #expect(first[0].error == nil, "\(first[0].error ?? "")")
+        let requests = await sink.requests()
+        #expect(
+            requests.map(\.path) == [
+                "/aq/observation/latLong/current/", "/aq/forecast/latLong/", "/aq/observation/zipCode/current/",
+                "/aq/forecast/zipCode/", "/aq/observation/latLong/current/", "/aq/forecast/latLong/",
+            ])
+        #expect(requests[1].query.contains("latitude=39.74&longitude=-104.99&distance=25&API_KEY=s3cret-key"))
+        #expect(requests[3].query.contains("zipCode=80202&distance=25&API_KEY=s3cret-key"))
+        #expect(first[0].requests == 6)
+        #expect(first[0].forecastSkipCount == 1)
+        let notFound = try #require(first[0].forecastSkips.first)
+        #expect(notFound.hasPrefix("10.00,10.00: no forecast: ") && notFound.contains("HTTP 404"), "\(notFound)")
+        #expect(!notFound.contains("s3cret-key"))
+        #expect(first[0].line.contains("1 forecast item skipped"), "\(first[0].line)")
+        let stored = try await store.airForecasts(area: "Denver-Boulder")
+        let tuesday = try #require(stored.first { $0.date == "2026-12-08" && $0.parameter == "PM2.5" })
+        #expect(tuesday.aqi == 125 && tuesday.actionDay && tuesday.issued == "2026-12-07")
+        #expect(first[0].stats.forecasts > 0)
+
+        // Hostile answers: huge; two issue dates, control characters, an absurd AQI; not JSON.
+        await sink.clear()
+        await sink.script([
+            .respond(status: 200, body: observations),
+            .respond(status: 200, body: "[" + String(repeating: " ", count: AirNowSource.maxForecastBody) + "]"),
+            .respond(status: 200, body: observations),
+            .respond(status: 200, body: try fixture("aqi_airnow_forecast_hostile.json")),
+            .respond(status: 200, body: observations),
+            .respond(status: 200, body: "\u{1B}[31mnot JSON at all"),
+        ])
+        let second = await Fetch.run(sources: [source], store: store, now: now + 3_600)
+        #expect(second[0].error == nil, "\(second[0].error ?? "")")
+        let skips = second[0].forecastSkips
+        #expect(second[0].forecastSkipCount == 5, "\(skips)")
+        #expect(skips.count == 5)
+        #expect(skips.first?.hasPrefix("39.74,-104.99: no forecast: ") == true)
+        #expect(skips.first?.contains("larger than \(AirNowSource.maxForecastBody) bytes") == true, "\(skips)")
+        #expect(skips.contains("80202: 1 record not stored: a reporting area name that is not a short line of text"))
+        #expect(skips.contains("80202: 1 record not stored: an AQI that is not -1 or a whole number 0–500"))
+        #expect(skips.contains { $0.hasPrefix("80202: the answer holds two issue dates: 1 record") })
+        #expect(skips.contains { $0.hasPrefix("10.00,10.00: no forecast: GET ") })
+        #expect(!skips.joined().contains("s3cret-key"))
+        let after = try await store.airForecasts(area: "Denver-Boulder")
+        let worse = try #require(after.first { $0.date == "2026-12-08" && $0.parameter == "PM2.5" })
+        #expect(worse.aqi == 155 && worse.category == 4 && worse.issued == "2026-12-07")
+        let discussion = try #require(worse.discussion)
+        #expect(!discussion.unicodeScalars.contains { $0.properties.generalCategory == .control })
+        #expect(try await store.airForecasts(area: "Evil\u{1B}]0;pwned\u{07}Area").isEmpty)
+        #expect(!after.contains { $0.aqi == 700 })
+
+        // A server failure other than 404 fails the fetch as an observation's would, key hidden.
+        await sink.clear()
+        await sink.script([.respond(status: 200, body: observations), .respond(status: 500, body: "oops")])
+        let third = await Fetch.run(sources: [source], store: store, now: now + 7_200)
+        let error = try #require(third[0].error)
+        #expect(error.contains("HTTP 500") && !error.contains("s3cret-key"), "\(error)")
+    }
+
     @Test("waqi: a status:error body with HTTP 200 is an error, and the token stays secret")
     func waqi() async throws {
         try await HTTPSink.with { sink in try await waqi(sink: sink) }

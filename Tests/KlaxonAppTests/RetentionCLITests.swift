@@ -15,6 +15,7 @@ import Testing
         #expect(defaults.dead == 90 * d)
         #expect(defaults.forecasts == 14 * d)
         #expect(defaults.quakeRevisions == 90 * d)
+        #expect(defaults.forecastIssuances == 365 * d)
         let set = try Config.load(
             path: s.write(
                 "b.yaml",
@@ -38,7 +39,7 @@ import Testing
         #expect(Retention.forever.prunesAnything == false)
         #expect(
             set.plan(now: 1_000 * d, rules: []).keep == [
-                .readings: 7 * d, .dead: 2 * d, .forecasts: d, .quakeRevisions: 3650 * d,
+                .readings: 7 * d, .dead: 2 * d, .forecasts: d, .quakeRevisions: 3650 * d, .forecastIssuances: 365 * d,
             ])
     }
 

@@ -125,6 +125,45 @@ struct SiteChartImageTests {
         }
     }
 
+    @Test("a gauge's chart.png draws its latest forecast issuance after now; a new issuance draws it anew (issue 42)")
+    func gaugeForecastPNG() async throws {
+        let store = try await store()
+        try await withSite(store) { get in
+            let before = try await get("/gauges/\(Self.gauge)/chart.png")
+            #expect(before.status == 200)
+            let etag = try #require(before.header("ETag"))
+            var batch = SourceBatch()
+            batch.forecasts = [
+                FloodForecast(
+                    station: Self.gauge, metric: "gage_height", issued: now - 3_600, unit: "ft", source: "nwps",
+                    points: [.init(time: now + 6 * 3_600, value: 21), .init(time: now + 24 * 3_600, value: 24.5)])
+            ]
+            _ = try await store.write(batch, source: nil, cursor: nil, at: now)
+            let after = try await get("/gauges/\(Self.gauge)/chart.png")
+            #expect(after.status == 200)
+            #expect(pngSize(after.bytes)?.width == 1440)
+            #expect(after.header("ETag") != etag, "the picture with the forecast is a new one")
+            keepPicture(after.bytes, "chart-gauge-forecast.png")
+        }
+        // The overlay's labels (the issuance, the crest) are text: hostile ones keep the SVG well-formed.
+        let start: Int64 = 1_767_225_600
+        let end = start + 99 * 900
+        let chart = LineChart(
+            title: "forecast", unit: "ft", points: (0..<100).map { (start + Int64($0) * 900, Double($0 % 13)) },
+            from: start, to: end + 86_400, zone: TimeZone(identifier: "UTC")!,
+            forecast: .init(
+                now: end, points: [(end + 3_600, 5), (end + 7_200, 14), (end + 80_000, 3)], issued: Self.hostile,
+                crestLabel: Self.hostile))
+        let svg = chart.svg()
+        #expect(!svg.contains("<script>") && !svg.contains("]]>"))
+        #expect(SVGRasterTests.wellFormed(svg.replacingOccurrences(of: "<", with: "")))  // no control characters
+        #expect(svg.contains("<title>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39; ]]&gt;"))
+        #expect(svg.contains("stroke-dasharray=\"6 4\""))
+        // librsvg reads it (it refuses a document that is not well-formed XML).
+        let picture = try await SVGRaster(limits: .init(threads: 1)).png(svg)
+        #expect(pngSize(picture.png).map { [$0.width, $0.height] } == [720, 260])
+    }
+
     @Test("a city's and a weather station's chart.png: their pages' charts; a station's names its metric")
     func airAndStationPNG() async throws {
         try await withSite(try await store()) { get in

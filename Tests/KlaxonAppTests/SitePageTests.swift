@@ -69,7 +69,7 @@ struct SitePageTests {
 
     /// A gauge with NWS categories (action 15, minor 18, moderate 23, major 28 ft), 8 days of
     /// 15-minute stage and discharge rising to 19 ft (minor), and hourly rain.
-    func gaugeStore() async throws -> any Store {
+    func gaugeStore(name: String = "Willamette River at Portland") async throws -> any Store {
         let store = try tempStore()
         var readings: [Reading] = []
         for i in 0..<(8 * 96) {
@@ -84,10 +84,10 @@ struct SitePageTests {
             }
         }
         let info = StationInfo(
-            id: "14211720", source: "usgs-iv", name: "Willamette River at Portland", latitude: 45.5175,
+            id: "14211720", source: "usgs-iv", name: name, latitude: 45.5175,
             longitude: -122.6692, timeZone: "America/Los_Angeles", usgsID: "14211720", nwsLID: "PRTO3")
         let gauge = GaugeInfo(
-            lid: "PRTO3", usgsID: "14211720", name: "Willamette River at Portland", state: "OR",
+            lid: "PRTO3", usgsID: "14211720", name: name, state: "OR",
             categories: FloodCategories(stage: ["action": 15, "minor": 18, "moderate": 23, "major": 28]))
         try await store.write(SourceBatch(stations: [info], gauges: [gauge], readings: readings), at: now)
         return store
@@ -138,6 +138,45 @@ struct SitePageTests {
             let off = try await site.get("/gauges/14211720?refresh=off")
             #expect(off.header("Refresh") == nil)
             #expect(off.body.contains("href=\"/gauges/14211720?range=7d&amp;refresh=off\""))
+        }
+    }
+
+    @Test("a gauge's latest forecast: dashed after now, its crest marked, its issuance stated; a hostile name escaped")
+    func gaugeForecast() async throws {
+        let hostile = "<script>alert(1)</script> & \"Mill\" River"
+        let store = try await gaugeStore(name: hostile)
+        var batch = SourceBatch()
+        batch.forecasts = [
+            FloodForecast(
+                station: "14211720", metric: "gage_height", issued: now - 3 * 3600, unit: "ft", source: "nwps",
+                points: [
+                    .init(time: now - 3600, value: 30), .init(time: now + 6 * 3600, value: 20),
+                    .init(time: now + 24 * 3600, value: 24.5), .init(time: now + 48 * 3600, value: 22),
+                ])
+        ]
+        _ = try await store.write(batch, source: nil, cursor: nil, at: now)
+        try await SiteServer.with(store, now: now + 60) { site in
+            let page = try await site.get("/gauges/14211720")
+            #expect(page.status == 200)
+            // One dashed line (stage; discharge has no forecast), its crest and the issuance.
+            #expect(page.count("class=\"forecast-line\"") == 1)
+            #expect(page.body.contains("stroke-dasharray=\"6 4\""))
+            #expect(page.body.contains("<line class=\"now\""))
+            #expect(page.body.contains("<g class=\"crest\"><title>crest 24.5 ft "), "\(page.body)")
+            #expect(page.body.contains("<title>forecast issued "))
+            #expect(page.body.contains("and the river forecast after now (dashed)"))
+            // The crest is the highest value after now, not the higher one before it.
+            #expect(!page.body.contains("crest 30 ft"))
+            #expect(page.body.contains("Forecast (dashed), issued "))
+            #expect(page.body.contains("(nwps): crest 24.5 ft "))
+            #expect(page.body.contains("moderate flood stage."))
+            // The station's name is text everywhere: in the page and inside the SVG.
+            #expect(!page.body.contains("<script>alert(1)</script>"))
+            #expect(page.body.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; "))
+            // A range in the past draws no forecast.
+            let past = try await site.get("/gauges/14211720?since=2020-01-01&until=2020-01-03")
+            #expect(!past.body.contains("forecast-line"))
+            #expect(!past.body.contains("Forecast (dashed)"))
         }
     }
 

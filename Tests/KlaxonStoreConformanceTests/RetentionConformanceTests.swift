@@ -183,4 +183,50 @@ private func lookBack(_ rules: [Rule]) -> Int64 { rules.map(\.kind.historySpan).
             #expect(try await store.forecasts(place: "25.76,-80.19").map(\.date) == ["2025-03-01"])
         }
     }
+
+    @Test(
+        "river forecast issuances: those older than the retention go, never a gauge series' latest; air forecasts go by day",
+        arguments: Backend.allCases)
+    func forecastIssuancesKeepTheLatestPerSeries(_ backend: Backend) async throws {
+        try await backend.withStore { f in
+            let store = f.store
+            func issuance(_ station: String, _ metric: String = "gage_height", issued: Int64) -> FloodForecast {
+                FloodForecast(
+                    station: station, metric: metric, issued: issued, unit: "ft", source: "nwps",
+                    points: [.init(time: issued + 3_600, value: 10), .init(time: issued + 7_200, value: 12)])
+            }
+            var batch = SourceBatch()
+            // MILC1 stage: four issuances, two within the retention; its flow: one old issuance only
+            // (its latest, so it stays); EADM7: two old ones (the newer stays).
+            batch.forecasts = [
+                issuance("MILC1", issued: start), issuance("MILC1", issued: start + day),
+                issuance("MILC1", issued: start + 40 * day), issuance("MILC1", issued: start + 41 * day),
+                issuance("MILC1", "discharge", issued: start),
+                issuance("EADM7", issued: start + 2 * day), issuance("EADM7", issued: start + 3 * day),
+            ]
+            batch.airForecasts = ["2025-01-01", "2025-01-02", "2025-02-20"].map {
+                AirForecast(area: "Denver-Boulder", date: $0, parameter: "PM2.5", aqi: 60, category: 2, issued: $0)
+            }
+            _ = try await store.write(batch, source: nil, cursor: nil, at: start + 41 * day)
+            let plan = RetentionPlan(
+                now: start + 42 * day, keep: [.forecastIssuances: 30 * day, .forecasts: 14 * day], batch: 1)
+            let dry = try await store.prunable(plan)
+            #expect(dry[.forecastIssuances] == 3)
+            #expect(dry[.airForecasts] == 2)
+            let removed = try await store.prune(plan)
+            #expect(removed == dry)
+            let stage = try await store.forecasts(station: "MILC1", metric: "gage_height").map {
+                ($0.issued - start) / day
+            }
+            #expect(stage.sorted() == [40, 41])
+            #expect(try await store.latestForecast(station: "MILC1", metric: "discharge")?.issued == start)
+            #expect(
+                try await store.forecasts(station: "EADM7", metric: "gage_height").map(\.issued) == [start + 3 * day])
+            #expect(try await store.airForecasts(area: "denver-boulder").map(\.date) == ["2025-02-20"])
+            // Kept forever without a retention for them.
+            let forever = RetentionPlan(now: start + 400 * day, keep: [:])
+            #expect(try await store.prune(forever).total == 0)
+            #expect(try await store.latestForecast(station: "MILC1", metric: "gage_height")?.issued == start + 41 * day)
+        }
+    }
 }

@@ -21,7 +21,7 @@ public enum ConfigKeys {
     ]
     public static let routeMatch = ["rule", "severity", "station", "metric", "level", "labels"]
     public static let quietHours = ["timezone", "from", "to", "days", "policy", "bypass_severity"]
-    public static let airNowLocation = ["latitude", "longitude", "distance"]
+    public static let airNowLocation = ["latitude", "longitude", "distance", "zip_code"]
     public static let cwmsTimeSeries = ["name", "metric"]
     public static let httpJSONHeader = ["value", "value_file"]
     // Rule files.

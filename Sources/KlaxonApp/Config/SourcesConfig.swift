@@ -57,7 +57,7 @@ extension ConfigReader {
             keys: ["url", "sample_every", "max_frame_bytes", "ping_every", "listen"],
             read: { r, m, c in r.readAQIWebSocket(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
         SourceKindSpec(
-            name: AirNowSource.kindName, keys: ["api_key", "api_key_file", "locations"],
+            name: AirNowSource.kindName, keys: ["api_key", "api_key_file", "locations", "forecast"],
             read: { r, m, c in r.readAirNow(&m, name: c.name, baseURL: c.baseURL, every: c.every, what: c.what) }),
         SourceKindSpec(
             name: OpenAQSource.kindName, keys: ["api_key", "api_key_file", "locations"],
@@ -309,6 +309,23 @@ extension ConfigReader {
         if let n = m.required("locations", what: what), let items = file.list(n, what: "locations") {
             for item in items {
                 guard var lm = file.map(item, what: "a location") else { continue }
+                if let z = lm.value("zip_code") {
+                    // By ZIP code instead of a point.
+                    let d = lm.value("distance").flatMap { file.number($0, what: "distance") } ?? 25
+                    for k in ["latitude", "longitude"] {
+                        if let n = lm.value(k) {
+                            file.error(n, "a location has zip_code or latitude/longitude, not both")
+                        }
+                    }
+                    lm.rejectUnknown(known: ConfigKeys.airNowLocation, what: "a location")
+                    guard let zip = file.string(z, what: "zip_code") else { continue }
+                    guard zip.utf8.count == 5, zip.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+                        file.error(z, "zip_code must be a 5-digit US ZIP code (quote it: \"02134\")")
+                        continue
+                    }
+                    locations.append(.init(zipCode: zip, distance: d))
+                    continue
+                }
                 let lat = lm.required("latitude", what: "the location").flatMap {
                     file.number($0, what: "latitude")
                 }
@@ -320,10 +337,11 @@ extension ConfigReader {
                 if let lat, let lon { locations.append(.init(latitude: lat, longitude: lon, distance: d)) }
             }
         }
+        let forecast = m.value("forecast").flatMap { file.bool($0, what: "forecast") } ?? false
         if let key {
             built = AirNowSource(
                 name: name, baseURL: baseURL ?? AirNowSource.defaultBaseURL, every: every ?? 3_600,
-                apiKey: key.value, locations: locations)
+                apiKey: key.value, locations: locations, forecast: forecast)
         }
         return built
     }

@@ -271,6 +271,9 @@ public final class Daemon: Sendable {
             for refused in o.refused {
                 logger.warning("readings refused", metadata: ["source": "\(o.source)", "reason": "\(refused)"])
             }
+            for skip in o.forecastSkips {
+                logger.info("forecast item skipped", metadata: ["source": "\(o.source)", "reason": "\(skip)"])
+            }
             for conflict in o.stats.quakeConflicts.prefix(10) {
                 logger.warning(
                     "quake ids conflict", metadata: ["source": "\(o.source)", "conflict": "\(conflict)"])

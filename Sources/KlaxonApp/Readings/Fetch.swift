@@ -30,6 +30,10 @@ public enum Fetch {
         /// their series cannot take (`SeriesUnitRule`); the first few worded for people.
         public var refused: [String] = []
         public var refusedCount = 0
+        /// Items of a forecast answer not stored (a place without a forecast, records that cannot
+        /// be forecasts), the first few worded for people (`PLACE: reason`), and how many in all.
+        public var forecastSkips: [String] = []
+        public var forecastSkipCount = 0
 
         /// One line for people.
         public var line: String {
@@ -41,6 +45,11 @@ public enum Fetch {
             if stats.suspect > 0 { parts.append("\(stats.suspect) marked suspect") }
             if refusedCount > 0 {
                 parts.append("\(refusedCount) refused (\(refused.first ?? "")\(refused.count > 1 ? "; …" : ""))")
+            }
+            if forecastSkipCount > 0 {
+                parts.append(
+                    "\(forecastSkipCount) forecast item\(forecastSkipCount == 1 ? "" : "s") skipped "
+                        + "(\(forecastSkips.first ?? "")\(forecastSkipCount > 1 ? "; …" : ""))")
             }
             if stations > 0 { parts.append("\(stations) stations") }
             if gauges > 0 { parts.append("\(gauges) NWS gauges") }
@@ -127,6 +136,8 @@ public enum Fetch {
                 o.refusedCount = ahead.count + o.stats.unitRefusedCount
                 o.refused = Array((ahead + o.stats.unitRefused.map(\.description)).prefix(Self.listedRefusals))
                 o.gaps = batch.gaps
+                o.forecastSkipCount = batch.forecastSkips.count
+                o.forecastSkips = batch.forecastSkips.prefix(Self.listedRefusals).map { "\($0.site): \($0.reason)" }
                 o.stations = Set(batch.stations.map(\.id)).count
                 o.gauges = batch.gauges.count
                 o.requests = result.requests

@@ -20,6 +20,9 @@ public struct Retention: Sendable, Equatable {
     public var forecasts: Int64? = 14 * 86_400
     /// Older versions of quake events (the newest of each event is always kept).
     public var quakeRevisions: Int64? = 90 * 86_400
+    /// River forecast issuances, by when issued (the latest of each gauge series is always kept): a
+    /// year, so `dry-run --lead-time` can measure last year's floods.
+    public var forecastIssuances: Int64? = 365 * 86_400
 
     public init() {}
 
@@ -33,7 +36,7 @@ public struct Retention: Sendable, Equatable {
     /// Config keys, with the kind each one sets.
     public static let kinds: [(key: String, kind: HistoryKind)] = [
         ("readings", .readings), ("transitions", .transitions), ("delivered", .delivered), ("dead", .dead),
-        ("forecasts", .forecasts), ("quake_revisions", .quakeRevisions),
+        ("forecasts", .forecasts), ("quake_revisions", .quakeRevisions), ("forecast_issuances", .forecastIssuances),
     ]
 
     /// The shortest retention accepted: shorter is more often a slip than a wish (and a delivered row
@@ -47,8 +50,9 @@ public struct Retention: Sendable, Equatable {
             case .transitions: transitions
             case .delivered: delivered
             case .dead: dead
-            case .forecasts: forecasts
+            case .forecasts, .airForecasts: forecasts
             case .quakeRevisions: quakeRevisions
+            case .forecastIssuances: forecastIssuances
             }
         }
         set {
@@ -57,8 +61,9 @@ public struct Retention: Sendable, Equatable {
             case .transitions: transitions = newValue
             case .delivered: delivered = newValue
             case .dead: dead = newValue
-            case .forecasts: forecasts = newValue
+            case .forecasts, .airForecasts: forecasts = newValue
             case .quakeRevisions: quakeRevisions = newValue
+            case .forecastIssuances: forecastIssuances = newValue
             }
         }
     }

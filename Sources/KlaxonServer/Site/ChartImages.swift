@@ -113,7 +113,7 @@ public struct ChartImages: Sendable {
             range.since == nil ? site.settings.timeZone : SiteHTML.zone(try await store.stationInfos()[station], site)
         let (from, to, key) = try GaugePages.range(
             since: range.since, until: range.until, key: range.key, now: now, zone: zone)
-        let drawn: String
+        var drawn: String
         if kind == .air {
             // A city's chart is its last samples, whatever the range.
             drawn = "last \(AirPages.samples)"
@@ -122,6 +122,11 @@ public struct ChartImages: Sendable {
             // chart, 1 to 15 minutes) it is drawn anew even without a new reading.
             let bucket = min(900, max(60, (to - from) / 720))
             drawn = "\(key)@\(now / bucket)"
+            if kind == .gauge {
+                // A gauge's chart draws its latest forecast issuance after now: a new one draws it anew.
+                let issued = try await store.forecastSeries().filter { $0.key.station == station }.values.max()
+                drawn += issued.map { " forecast \($0)" } ?? ""
+            }
         } else {
             drawn = "\(from)-\(to)"
         }
@@ -137,7 +142,8 @@ public struct ChartImages: Sendable {
                 let city = try await AirPages.city(station, infos: infos, site: site)
                 chart = (try await offPool { AirPages.chart(city) }, city.samples.isEmpty)
             case .gauge:
-                chart = try await GaugePages.chart(station: station, from: from, to: to, site: site)
+                chart = try await GaugePages.chart(
+                    station: station, from: from, to: to, site: site, forecastAfter: key == nil ? nil : to)
             default:
                 chart = try await StationPage.chart(station: station, metric: metric, from: from, to: to, site: site)
             }

@@ -12,7 +12,8 @@ struct PruneCommand: AsyncParsableCommand {
         abstract: "Remove history older than retention: (klaxon.yaml) allows; --dry-run counts it first.",
         discussion: """
             Never removes an alert's state, a firing alert's latest transition, an undelivered notification \
-            or its transition, a series' newest reading or the readings the rules look back over.
+            or its transition, a series' newest reading or the readings the rules look back over, or a \
+            gauge series' latest forecast issuance.
             """)
 
     @OptionGroup var store: StoreOptions
@@ -47,6 +48,9 @@ struct PruneCommand: AsyncParsableCommand {
                     var line = "\(key): \(verb) \(counts[kind]) older than \(Retention.describe(keep))"
                     if kind == .readings, counts[.ingestLog] > 0 {
                         line += " (and fold \(counts[.ingestLog]) ingest-log entries)"
+                    }
+                    if kind == .forecasts, counts[.airForecasts] > 0 {
+                        line += " (and \(counts[.airForecasts]) air-quality forecasts)"
                     }
                     print(line)
                 }

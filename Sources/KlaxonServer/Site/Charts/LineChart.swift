@@ -27,6 +27,25 @@ struct LineChart {
     var bands: [Band] = []
     /// Moments marked with a dashed line and a label (an alert's transitions on its page).
     var marks: [(time: Int64, label: String, colour: String)] = []
+    /// A river forecast drawn after "now": a dashed line, its crest marked, its issuance stated.
+    var forecast: Forecast? = nil
+
+    /// The part of a forecast issuance after "now" (`points` by time, all after `now`).
+    struct Forecast {
+        var now: Int64
+        var points: [(time: Int64, value: Double)]
+        /// `forecast issued Mon 09:12` (shown in the plot and in the line's `<title>`).
+        var issued: String
+        /// `crest 16.5 ft Wed 06:00` (the crest marker's `<title>` and label).
+        var crestLabel: String
+
+        /// The highest point (the earliest of equal highs).
+        var crest: (time: Int64, value: Double)? {
+            var best: (time: Int64, value: Double)?
+            for p in points where best == nil || p.value > best!.value { best = p }
+            return best
+        }
+    }
     var width = 720
     var height = 260
     /// A small multiple: smaller margins and fewer ticks.
@@ -54,6 +73,10 @@ struct LineChart {
                 lo = min(lo, c.min)
                 hi = max(hi, c.max)
             }
+        }
+        for p in forecast?.points ?? [] where p.time >= from && p.time <= to && p.value.isFinite {
+            lo = min(lo, p.value)
+            hi = max(hi, p.value)
         }
         let bandLows = bands.map(\.low).filter(\.isFinite)
         if let bl = bandLows.min(), let bh = bandLows.max() {
@@ -222,8 +245,72 @@ struct LineChart {
                     "stroke-linejoin": "round", "stroke-linecap": "round",
                 ])
         }
+        if let forecast { drawForecast(forecast, &w, x: x, y: y, top: top, bottom: bottom) }
         w.close("svg")
         return w.output
+    }
+
+    /// "now" as a thin line, the forecast after it dashed, the crest as a ring with its label, and
+    /// the issuance time at the top of the plot.
+    private func drawForecast(
+        _ f: Forecast, _ w: inout SVGWriter, x: (Int64) -> Double, y: (Double) -> Double, top: Double, bottom: Double
+    ) {
+        let shown = f.points.filter { $0.time >= from && $0.time <= to && $0.value.isFinite }
+        w.open("g", ["class": "forecast"])
+        w.title(f.issued)
+        if f.now >= from && f.now <= to {
+            let xx = SVGWriter.num(x(f.now))
+            w.leaf(
+                "line",
+                [
+                    "class": "now", "x1": xx, "x2": xx, "y1": SVGWriter.num(top), "y2": SVGWriter.num(bottom),
+                    "stroke": "#4a5360", "stroke-width": "1",
+                ])
+        }
+        if shown.count > 1 {
+            var d = ""
+            for (i, p) in shown.enumerated() {
+                d += i == 0 ? "M" : "L"
+                d += SVGWriter.num(x(p.time)) + " " + SVGWriter.num(y(p.value))
+            }
+            w.leaf(
+                "path",
+                [
+                    "class": "forecast-line", "d": d, "fill": "none", "stroke": stroke, "stroke-width": "1.5",
+                    "stroke-dasharray": "6 4", "stroke-linejoin": "round",
+                ])
+        } else if let p = shown.first {
+            w.leaf(
+                "circle",
+                [
+                    "class": "forecast-point", "cx": SVGWriter.num(x(p.time)), "cy": SVGWriter.num(y(p.value)),
+                    "r": "2", "fill": stroke,
+                ])
+        }
+        if let c = f.crest, c.time >= from, c.time <= to {
+            w.open("g", ["class": "crest"])
+            w.title(f.crestLabel)
+            w.leaf(
+                "circle",
+                [
+                    "cx": SVGWriter.num(x(c.time)), "cy": SVGWriter.num(y(c.value)), "r": "4", "fill": "#ffffff",
+                    "stroke": stroke, "stroke-width": "2",
+                ])
+            w.element(
+                "text",
+                [
+                    "x": SVGWriter.num(x(c.time)), "y": SVGWriter.num(max(top + 10, y(c.value) - 8)),
+                    "text-anchor": "middle", "fill": "#1a1a1a", "font-size": "10",
+                ], text: f.crestLabel)
+            w.close("g")
+        }
+        w.element(
+            "text",
+            [
+                "class": "forecast-issued", "x": SVGWriter.num(x(max(from, min(f.now, to))) + 3),
+                "y": SVGWriter.num(top + 10), "fill": "#1a1a1a", "font-size": "10",
+            ], text: f.issued)
+        w.close("g")
     }
 }
 

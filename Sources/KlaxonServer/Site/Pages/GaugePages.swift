@@ -91,14 +91,65 @@ enum GaugePages {
     /// bands: the chart its page shows, and the one `chart.png` draws.
     static func seriesChart(
         stage: Bool, name: String, unit: String?, points: [(time: Int64, value: Double)],
-        ladder: [LevelsRule.Level], flood: FloodCategories?, from: Int64, to: Int64, zone: TimeZone
+        ladder: [LevelsRule.Level], flood: FloodCategories?, from: Int64, to: Int64, zone: TimeZone,
+        forecast: LineChart.Forecast? = nil
     ) -> LineChart {
         LineChart(
             title:
-                "\(stage ? "Stage" : "Discharge") at \(name), \(SiteTime.short(from, zone: zone)) to \(SiteTime.short(to, zone: zone))\(ladder.isEmpty ? "" : ", with NWS flood categories")",
+                "\(stage ? "Stage" : "Discharge") at \(name), \(SiteTime.short(from, zone: zone)) to \(SiteTime.short(to, zone: zone))\(ladder.isEmpty ? "" : ", with NWS flood categories")\(forecast == nil ? "" : ", and the river forecast after now (dashed)")",
             unit: unit, points: points, from: from, to: to, zone: zone,
             bands: bands(ladder, unit: stage ? (flood?.stageUnit ?? "ft") : (flood?.flowUnit ?? "cfs")),
-            classes: stage ? "stage" : "discharge")
+            forecast: forecast, classes: stage ? "stage" : "discharge")
+    }
+
+    /// The furthest after "now" a gauge chart extends to show a forecast.
+    static let forecastReach: Int64 = 10 * 86_400
+
+    /// What the page says and draws of a series' latest forecast issuance, when the range ends now.
+    struct ForecastView: Sendable {
+        /// The issuance's points after now (at most `forecastReach` ahead).
+        var points: [(time: Int64, value: Double)]
+        var issued: Int64
+        var source: String
+
+        var crest: (time: Int64, value: Double)? {
+            var best: (time: Int64, value: Double)?
+            for p in points where best == nil || p.value > best!.value { best = p }
+            return best
+        }
+
+        /// The chart's overlay.
+        func chart(now: Int64, unit: String?, zone: TimeZone) -> LineChart.Forecast {
+            LineChart.Forecast(
+                now: now, points: points, issued: "forecast issued \(SiteTime.short(issued, zone: zone))",
+                crestLabel: crest.map {
+                    "crest \(SiteHTML.value($0.value, unit)) \(SiteTime.short($0.time, zone: zone))"
+                }
+                    ?? "")
+        }
+
+        /// `Forecast (dashed), issued 2025-03-03 09:12 PST (nwps): crest 16.5 ft 2025-03-05 06:00 PST,
+        /// minor flood stage.`
+        func sentence(unit: String?, ladder: [LevelsRule.Level], zone: TimeZone) -> String {
+            var text = "Forecast (dashed), issued \(SiteTime.full(issued, zone: zone)) (\(source))"
+            guard let c = crest else { return text + ": no values after now." }
+            text += ": crest \(SiteHTML.value(c.value, unit)) \(SiteTime.full(c.time, zone: zone))"
+            if !ladder.isEmpty {
+                let cat = category(c.value, ladder)
+                text += ", " + (cat.map { LevelsRule.floodTitle($0.name) } ?? "below flood categories")
+            }
+            return text + "."
+        }
+    }
+
+    /// The latest issuance of `metric` as drawn after `now`, nil when none is stored.
+    static func forecastView(
+        station: String, metric: String, now: Int64, store: any SiteStore
+    ) async throws -> ForecastView? {
+        guard let f = try await store.latestForecast(station: station, metric: metric) else { return nil }
+        let ahead = f.points.lazy.filter { $0.time > now && $0.time <= now + forecastReach && $0.value.isFinite }
+            .map { (time: $0.time, value: $0.value) }
+        return ForecastView(points: Array(ahead), issued: f.issued, source: f.source)
     }
 
     /// A gauge's precipitation bars over `from…to`.
@@ -112,8 +163,11 @@ enum GaugePages {
 
     /// The picture of a gauge for `chart.png`: its page's first chart over `from…to` (stage, else
     /// discharge, else precipitation), as SVG, and whether any reading falls in the range. Read and
-    /// drawn as the page reads and draws it.
-    static func chart(station: String, from: Int64, to: Int64, site: StatusSite.Context) async throws -> (
+    /// drawn as the page reads and draws it: with `forecastAfter` (a range that ends then, now), the
+    /// series' latest forecast issuance after it, dashed.
+    static func chart(
+        station: String, from: Int64, to: Int64, site: StatusSite.Context, forecastAfter: Int64? = nil
+    ) async throws -> (
         svg: String, empty: Bool
     ) {
         let store = site.store
@@ -131,9 +185,14 @@ enum GaugePages {
             var unit = unitOf[metric] ?? nil
             if unit == nil { unit = try await store.latest(station: station, metric: metric)?.unit }
             let ladder = flood?.ladder(forMetric: metric) ?? []
+            var forecast: ForecastView? = nil
+            if let now = forecastAfter {
+                forecast = try await forecastView(station: station, metric: metric, now: now, store: store)
+            }
+            let overlay = forecast.flatMap { $0.points.isEmpty ? nil : $0.chart(now: to, unit: unit, zone: zone) }
             let chart = seriesChart(
                 stage: metric == height, name: name, unit: unit, points: points, ladder: ladder, flood: flood,
-                from: from, to: to, zone: zone)
+                from: from, to: overlay?.points.last.map { max(to, $0.time) } ?? to, zone: zone, forecast: overlay)
             return (try await offPool { chart.svg() }, points.isEmpty)
         }
         if let metric = pick(precipitationMetrics, names) {
@@ -180,6 +239,8 @@ enum GaugePages {
             var points: [(time: Int64, value: Double)]
             var latest: StoredReading?
             var ladder: [LevelsRule.Level]
+            /// Its latest forecast, when the range ends now.
+            var forecast: ForecastView?
         }
         // The three series are read at once (the pool has several readers): a year of 15-minute
         // readings is 35,040 rows each.
@@ -198,8 +259,15 @@ enum GaugePages {
             let latest = try await store.latest(station: station, metric: metric)
             let unit = unitOf[metric] ?? nil
             let ladder = flood?.ladder(forMetric: metric) ?? []
+            // A chosen range (not since/until) ends now: the forecast goes after it.
+            var forecast: ForecastView? = nil
+            if range.key != nil {
+                forecast = try await forecastView(station: station, metric: metric, now: now, store: store)
+            }
             parts.append(
-                Part(metric: metric, unit: unit ?? latest?.unit, points: points, latest: latest, ladder: ladder))
+                Part(
+                    metric: metric, unit: unit ?? latest?.unit, points: points, latest: latest, ladder: ladder,
+                    forecast: forecast))
         }
         var rain: [(time: Int64, value: Double)] = []
         var totals: [(label: String, total: Double)] = []
@@ -223,10 +291,14 @@ enum GaugePages {
         let charts: [String] = try await offPool {
             var out: [String] = []
             for p in drawn {
+                let ahead = p.forecast?.points.last.map { max(to, $0.time) } ?? to
                 out.append(
                     seriesChart(
                         stage: p.metric == height, name: name, unit: p.unit, points: p.points, ladder: p.ladder,
-                        flood: flood, from: from, to: to, zone: zone
+                        flood: flood, from: from, to: ahead, zone: zone,
+                        forecast: p.forecast.flatMap {
+                            $0.points.isEmpty ? nil : $0.chart(now: to, unit: p.unit, zone: zone)
+                        }
                     ).svg())
             }
             if precipitation != nil {
@@ -314,6 +386,10 @@ enum GaugePages {
             for (i, p) in parts.enumerated() {
                 Node<HTML.BodyContext>.h2(SiteHTML.text(p.metric == height ? "Stage" : "Discharge"))
                 Node<HTML.BodyContext>.element(named: "figure", nodes: [.class("chart"), SiteHTML.svg(charts[i])])
+                if let f = p.forecast {
+                    Node<HTML.BodyContext>.p(
+                        .class("forecast"), SiteHTML.text(f.sentence(unit: p.unit, ladder: p.ladder, zone: zone)))
+                }
                 if !p.ladder.isEmpty {
                     Node<HTML.BodyContext>.p(
                         .class("categories muted"),

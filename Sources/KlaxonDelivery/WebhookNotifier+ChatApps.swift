@@ -58,7 +58,7 @@ enum ChatApp: Sendable {
             return RenderedEdit(
                 request: "POST chat.update",
                 body: JSONText.encode(.object(SlackWebAPI.updateBody(ref, payload: payload))))
-        case .mattermost:
+        case .mattermost, .mattermostDirect:
             return RenderedEdit(
                 request: "PUT /api/v4/posts/\(messageID)/patch",
                 body: JSONText.encode(.object(MattermostAPI.post(payload))))

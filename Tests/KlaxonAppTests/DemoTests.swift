@@ -198,8 +198,12 @@ struct DemoTests {
         // message of its latest state when the dispatcher saw both together.)
         let forecastLines = r.lines.filter { $0.contains("flood-stage") && $0.contains(forecast) }
         let told = forecastLines.map { ["FIRING", "CHANGED", "RESOLVED"].first(where: $0.contains) ?? "?" }
-        #expect(told == ["FIRING", "RESOLVED"] || told == ["RESOLVED"], "\(forecastLines)")
-        #expect(forecastLines.last?.contains("the observed alert takes over") == true, "\(forecastLines)")
+        // A machine starved enough that the daemon's first look at the forecast comes after the river
+        // reached moderate (the story runs an hour a second) has the observed alert first: then the
+        // forecast alert never fires, rightly (a soak's loaded run).
+        #expect(told == ["FIRING", "RESOLVED"] || told == ["RESOLVED"] || told.isEmpty, "\(forecastLines)")
+        #expect(
+            told.isEmpty || forecastLines.last?.contains("the observed alert takes over") == true, "\(forecastLines)")
         if told.count == 2, let fired = r.lines.firstIndex(of: forecastLines[0]),
             let observed = floodLines.first.flatMap({ r.lines.firstIndex(of: $0) })
         {
@@ -286,10 +290,14 @@ struct DemoTests {
         #expect((metric(m, "klaxon_source_errors_total", #"source="garbled""#) ?? 0) >= 1)
 
         // Transitions, by rule and state, as the story has them.
+        // The forecast alert (firing, then resolved when the observed alert takes over) fires only when
+        // the daemon looked at the forecast before the river reached moderate: a starved machine's first
+        // evaluation can come after (the story runs an hour a second), and then it rightly never fires.
+        let forecastAlerts = metric(m, "klaxon_transitions_total", #"rule="flood-stage",state="firing""#) == 2 ? 1 : 0
         let expected: [(String, String, Int)] = [
-            // The observed alert (firing, 4 changes, resolved) and the forecast alert (firing, resolved
-            // when the observed one takes over).
-            ("flood-stage", "firing", 2), ("flood-stage", "changed", 4), ("flood-stage", "resolved", 2),
+            // The observed alert (firing, 4 changes, resolved) and the forecast alert.
+            ("flood-stage", "firing", 1 + forecastAlerts), ("flood-stage", "changed", 4),
+            ("flood-stage", "resolved", 1 + forecastAlerts),
             ("delhi-air", "firing", 1), ("delhi-air", "changed", 2),
             ("quake-near-tokyo", "firing", 1), ("quake-near-tokyo", "changed", 1),
             ("trip-packing", "firing", 1), ("trip-packing", "changed", 1), ("ski-air", "firing", 1),
